@@ -1,0 +1,55 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Dependency arrows point one way: DSP ← Engine ← Server; the C-library shims and the
+// modules wrapping them (Media, SOFA, Pulse, X11) plug in at the edges.
+let package = Package(
+    name: "SceneSound",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "scenesound", targets: ["scenesound"]),
+        .library(name: "SceneSoundDSP", targets: ["SceneSoundDSP"]),
+        .library(name: "SceneSoundEngine", targets: ["SceneSoundEngine"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // System libraries (Debian -dev packages, installed by scripts/deps).
+        .systemLibrary(name: "CMySofa", pkgConfig: "libmysofa"),
+        .systemLibrary(name: "CSndFile", pkgConfig: "sndfile"),
+        .systemLibrary(name: "CSoxr", pkgConfig: "soxr"),
+        .systemLibrary(name: "CPulse", pkgConfig: "libpulse"),
+        .systemLibrary(name: "CXCB", pkgConfig: "xcb"),
+
+        // Pure-Swift signal processing: no Foundation, no I/O.
+        .target(name: "SceneSoundDSP", swiftSettings: dspSettings),
+        // Audio files (libsndfile) and sample-rate conversion (libsoxr).
+        .target(name: "SceneSoundMedia", dependencies: ["CSndFile", "CSoxr"]),
+        // SOFA (AES69) HRTF sets through libmysofa, prepared by the DSP module, cached on disk.
+        .target(name: "SceneSoundSOFA", dependencies: ["CMySofa", "SceneSoundDSP", "SceneSoundMedia"]),
+        // Voices, anchors, head pose and the render loop; device-independent.
+        .target(name: "SceneSoundEngine", dependencies: ["SceneSoundDSP"], swiftSettings: dspSettings),
+        .target(name: "SceneSoundPulse", dependencies: ["CPulse"]),
+        .target(name: "SceneSoundProtocol"),
+        // @@TARGETS@@ (helpers add their targets above this line)
+
+        .executableTarget(name: "scenesound", dependencies: [
+            "SceneSoundEngine", "SceneSoundSOFA", "SceneSoundMedia",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
+        .testTarget(name: "SceneSoundDSPTests", dependencies: ["SceneSoundDSP"]),
+        .testTarget(name: "SceneSoundMediaTests", dependencies: ["SceneSoundMedia"]),
+        .testTarget(name: "SceneSoundSOFATests", dependencies: ["SceneSoundSOFA"]),
+        .testTarget(name: "SceneSoundEngineTests", dependencies: ["SceneSoundEngine", "SceneSoundSOFA", "SceneSoundMedia"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["SceneSoundDSP", "SceneSoundMedia"]),
+        .testTarget(name: "SceneSoundPulseTests", dependencies: ["SceneSoundPulse"]),
+        .testTarget(name: "SceneSoundProtocolTests", dependencies: ["SceneSoundProtocol"]),
+        // @@TESTS@@ (helpers add their test targets above this line)
+    ]
+)
+
+// The render kernels are optimised even in debug builds: the tests render seconds of
+// audio, and an unoptimised FIR loop is fifty times slower.
+var dspSettings: [SwiftSetting] { [.unsafeFlags(["-O"])] }

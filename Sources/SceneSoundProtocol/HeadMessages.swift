@@ -1,0 +1,95 @@
+// Head pose input from clients (trackers, `scenesound head set`). HEAD_RECENTER has no payload
+// and is represented by `Message.headRecenter`.
+
+/// A rotation as a unit quaternion, in the design's right-handed frame (+x right, +y up,
+/// −z forward). A positive rotation about +y (yaw) turns the head left.
+public struct Quaternion: Equatable, Sendable {
+    public var w: Float
+    public var x: Float
+    public var y: Float
+    public var z: Float
+
+    public init(w: Float, x: Float, y: Float, z: Float) {
+        self.w = w
+        self.x = x
+        self.y = y
+        self.z = z
+    }
+
+    public static let identity = Quaternion(w: 1, x: 0, y: 0, z: 0)
+}
+
+/// A point in metres, in the same frame; the neutral head is at the origin.
+public struct PositionMetres: Equatable, Sendable {
+    public var x: Float
+    public var y: Float
+    public var z: Float
+
+    public init(x: Float, y: Float, z: Float) {
+        self.x = x
+        self.y = y
+        self.z = z
+    }
+}
+
+/// `HEAD_POSE` (one-way, request id 0): the listener's head orientation and optional position.
+public struct HeadPose: WirePayload {
+    /// CLOCK_MONOTONIC when the pose was measured; 0 means "now" (the server uses arrival time).
+    public var timestampNanoseconds: UInt64
+    public var orientation: Quaternion
+    /// nil keeps the head at the neutral position (three degrees of freedom).
+    public var position: PositionMetres?
+
+    public init(timestampNanoseconds: UInt64, orientation: Quaternion, position: PositionMetres? = nil) {
+        self.timestampNanoseconds = timestampNanoseconds
+        self.orientation = orientation
+        self.position = position
+    }
+
+    init(reading reader: inout PayloadReader) throws(ProtocolError) {
+        timestampNanoseconds = try reader.readU64()
+        orientation = Quaternion(w: try reader.readF32(), x: try reader.readF32(),
+                                 y: try reader.readF32(), z: try reader.readF32())
+        let hasPosition = try reader.readBool()
+        let positionBits = (try reader.readU32(), try reader.readU32(), try reader.readU32())
+        if hasPosition {
+            position = PositionMetres(x: Float(bitPattern: positionBits.0), y: Float(bitPattern: positionBits.1),
+                                      z: Float(bitPattern: positionBits.2))
+        } else {
+            // Absent position fields must be zero so that every pose has exactly one encoding.
+            guard positionBits == (0, 0, 0) else {
+                throw ProtocolError(.malformedPayload, "HEAD_POSE: position bytes set while has_position is 0")
+            }
+            position = nil
+        }
+    }
+
+    func write(into bytes: inout [UInt8]) {
+        bytes.writeU64(timestampNanoseconds)
+        bytes.writeF32(orientation.w)
+        bytes.writeF32(orientation.x)
+        bytes.writeF32(orientation.y)
+        bytes.writeF32(orientation.z)
+        bytes.writeBool(position != nil)
+        let written = position ?? PositionMetres(x: 0, y: 0, z: 0)
+        bytes.writeF32(written.x)
+        bytes.writeF32(written.y)
+        bytes.writeF32(written.z)
+    }
+
+    public func validate() throws(ProtocolError) {
+        let q = orientation
+        for (value, field) in [(q.w, "w"), (q.x, "x"), (q.y, "y"), (q.z, "z")] {
+            try Check.finite(value, "quaternion \(field)")
+        }
+        let norm = (q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z).squareRoot()
+        guard abs(norm - 1) <= ProtocolLimits.quaternionNormTolerance else {
+            throw ProtocolError(.invalidArgument, "quaternion norm \(norm) is not 1")
+        }
+        if let position {
+            try Check.finite(position.x, "position x_metres")
+            try Check.finite(position.y, "position y_metres")
+            try Check.finite(position.z, "position z_metres")
+        }
+    }
+}
