@@ -43,7 +43,8 @@ let package = Package(
         .testTarget(name: "SceneSoundMediaTests", dependencies: ["SceneSoundMedia"]),
         .testTarget(name: "SceneSoundSOFATests", dependencies: ["SceneSoundSOFA"]),
         .testTarget(name: "SceneSoundEngineTests", dependencies: ["SceneSoundEngine", "SceneSoundSOFA", "SceneSoundMedia"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["SceneSoundDSP", "SceneSoundMedia"]),
+        // Runs the real binaries (built as dependencies) as a user would.
+        .testTarget(name: "IntegrationTests", dependencies: ["scenesound", "SceneSoundDSP", "SceneSoundMedia"]),
         .testTarget(name: "SceneSoundPulseTests", dependencies: ["SceneSoundPulse"]),
         .testTarget(name: "SceneSoundProtocolTests", dependencies: ["SceneSoundProtocol"]),
         // @@TESTS@@ (helpers add their test targets above this line)

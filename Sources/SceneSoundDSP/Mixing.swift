@@ -1,0 +1,53 @@
+// Small buffer operations shared by the voices and the bus, each with a scalar reference and
+// a SIMD version.
+
+public enum Mixing {
+    /// output[n] += from[n] + (to[n] − from[n]) · (n + 1) / frames: a linear crossfade that
+    /// reaches `to` exactly at the last sample.
+    public static func crossfadeAddScalar(from a: UnsafePointer<Float>, to b: UnsafePointer<Float>,
+                                          into output: UnsafeMutablePointer<Float>, frames: Int) {
+        let inverse = 1 / Float(frames)
+        for n in 0..<frames {
+            output[n] += a[n] + (b[n] - a[n]) * (Float(n + 1) * inverse)
+        }
+    }
+
+    public static func crossfadeAdd(from a: UnsafePointer<Float>, to b: UnsafePointer<Float>,
+                                    into output: UnsafeMutablePointer<Float>, frames: Int) {
+        let inverse = 1 / Float(frames)
+        var ramp = SIMD8<Float>(1, 2, 3, 4, 5, 6, 7, 8) * inverse
+        let step = SIMD8<Float>(repeating: 8 * inverse)
+        let pa = UnsafeRawPointer(a), pb = UnsafeRawPointer(b), po = UnsafeMutableRawPointer(output)
+        let size = MemoryLayout<Float>.stride
+        var n = 0
+        while n + 8 <= frames {
+            let va = pa.loadUnaligned(fromByteOffset: n * size, as: SIMD8<Float>.self)
+            let vb = pb.loadUnaligned(fromByteOffset: n * size, as: SIMD8<Float>.self)
+            let vo = po.loadUnaligned(fromByteOffset: n * size, as: SIMD8<Float>.self)
+            po.storeBytes(of: vo + va + (vb - va) * ramp, toByteOffset: n * size, as: SIMD8<Float>.self)
+            ramp += step
+            n += 8
+        }
+        while n < frames {
+            output[n] += a[n] + (b[n] - a[n]) * (Float(n + 1) * inverse)
+            n += 1
+        }
+    }
+
+    public static func addScalar(_ a: UnsafePointer<Float>, into output: UnsafeMutablePointer<Float>, frames: Int) {
+        for n in 0..<frames { output[n] += a[n] }
+    }
+
+    public static func add(_ a: UnsafePointer<Float>, into output: UnsafeMutablePointer<Float>, frames: Int) {
+        let pa = UnsafeRawPointer(a), po = UnsafeMutableRawPointer(output)
+        let size = MemoryLayout<Float>.stride
+        var n = 0
+        while n + 8 <= frames {
+            let sum = po.loadUnaligned(fromByteOffset: n * size, as: SIMD8<Float>.self)
+                + pa.loadUnaligned(fromByteOffset: n * size, as: SIMD8<Float>.self)
+            po.storeBytes(of: sum, toByteOffset: n * size, as: SIMD8<Float>.self)
+            n += 8
+        }
+        while n < frames { output[n] += a[n]; n += 1 }
+    }
+}

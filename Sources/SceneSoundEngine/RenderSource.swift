@@ -1,0 +1,65 @@
+import SceneSoundDSP
+
+/// Where a source's audio comes from. Called on the render thread: implementations must not
+/// allocate, lock, log or wait.
+public protocol SourceInput: AnyObject {
+    /// Fills up to `frames` frames of planar audio (`channels` buffers of `frames` floats) and
+    /// returns how many it wrote; the rest of the block is silence.
+    func read(into channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, frames: Int) -> Int
+    /// True once no more audio will come.
+    var isFinished: Bool { get }
+}
+
+/// One playing stream as the render thread sees it: its input, placement and voices.
+public final class RenderSource {
+    public let channelCount: Int
+    public let input: SourceInput
+    public var mode: SpatialMode
+    /// Per-channel positions in metres: world coordinates for `.anchored`, head coordinates
+    /// for `.headLocked`, ignored for `.off`.
+    public var channelPositions: [Vector3]
+    public var gain: Float
+    /// Extra low-pass cutoff (muffling), on top of air absorption.
+    public var lowpassCutoffHz: Double = .infinity
+
+    let voices: [BinauralVoice]
+    let planar: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    var appliedGain: Float
+    var cullFade: Float = 1
+    /// Frames rendered since the cull fade reached silence.
+    var culledFrames = 0
+    /// Frames of silence rendered since the input finished (to let filters and delays ring out).
+    var framesSinceEnd = 0
+
+    public init(input: SourceInput, channelCount: Int, mode: SpatialMode, channelPositions: [Vector3],
+                gain: Float, hrtf: HRTFSet, maximumFrames: Int) {
+        precondition((1...2).contains(channelCount) && channelPositions.count == channelCount)
+        self.input = input
+        self.channelCount = channelCount
+        self.mode = mode
+        self.channelPositions = channelPositions
+        self.gain = gain
+        appliedGain = gain
+        voices = (0..<channelCount).map { _ in BinauralVoice(hrtf: hrtf, maximumFrames: maximumFrames) }
+        planar = .allocate(capacity: channelCount)
+        for c in 0..<channelCount {
+            planar[c] = .allocate(capacity: maximumFrames)
+            planar[c].initialize(repeating: 0, count: maximumFrames)
+        }
+    }
+
+    deinit {
+        for c in 0..<channelCount { planar[c].deallocate() }
+        planar.deallocate()
+    }
+
+    /// Positions for a stream placed at `position`: mono at the point, stereo as two sources
+    /// `spreadDegrees` apart around it (rotated about the listener's vertical axis).
+    public static func channelPositions(around position: Vector3, channelCount: Int, spreadDegrees: Double) -> [Vector3] {
+        guard channelCount == 2 else { return [position] }
+        let half = spreadDegrees / 2 * .pi / 180
+        let up = Vector3(x: 0, y: 1, z: 0)
+        return [Quaternion(axis: up, angleRadians: half).rotate(position),
+                Quaternion(axis: up, angleRadians: -half).rotate(position)]
+    }
+}

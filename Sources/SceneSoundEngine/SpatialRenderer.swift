@@ -1,0 +1,183 @@
+import SceneSoundDSP
+
+/// The device-independent render core: mixes every source into one interleaved stereo
+/// block per call — binaural voices, plain-stereo streams, the room, the limiter.
+///
+/// Everything it touches while rendering is allocated up front. It is owned by one thread
+/// (the render thread, or the caller of an offline render); nothing here is thread-safe.
+public final class SpatialRenderer {
+    public let configuration: EngineConfiguration
+    public let hrtf: HRTFSet
+    public private(set) var sources: ContiguousArray<RenderSource>
+    public let maximumSources: Int
+
+    private var previousPose = HeadPose.neutral
+    private var targetPose = HeadPose.neutral
+    private let subBlockFrames: Int
+    private let left: UnsafeMutablePointer<Float>
+    private let right: UnsafeMutablePointer<Float>
+    private let send: UnsafeMutablePointer<Float>
+    private let reverb: LateReverb
+    public let limiter: Limiter
+    /// Frames a source keeps rendering after its input ends, so filters and delays ring out.
+    public let ringOutFrames: Int
+
+    public init(hrtf: HRTFSet, configuration: EngineConfiguration, maximumSources: Int = 256) {
+        precondition(EngineConfiguration.blockFramesRange.contains(configuration.blockFrames))
+        precondition(hrtf.sampleRateHz == configuration.sampleRateHz, "the HRTF set must be prepared at the output rate")
+        self.hrtf = hrtf
+        self.configuration = configuration
+        self.maximumSources = maximumSources
+        sources = []
+        sources.reserveCapacity(maximumSources)
+        let block = configuration.blockFrames
+        subBlockFrames = block / configuration.subBlockCount
+        precondition(subBlockFrames * configuration.subBlockCount == block,
+                     "the block must split into equal sub-blocks of at least 128 frames")
+        left = .allocate(capacity: block); left.initialize(repeating: 0, count: block)
+        right = .allocate(capacity: block); right.initialize(repeating: 0, count: block)
+        send = .allocate(capacity: block); send.initialize(repeating: 0, count: block)
+        reverb = LateReverb(room: configuration.room, sampleRateHz: configuration.sampleRateHz)
+        limiter = Limiter(sampleRateHz: configuration.sampleRateHz,
+                          thresholdDecibels: configuration.limiterThresholdDecibels)
+        ringOutFrames = hrtf.filterTaps + Int(hrtf.maximumDelaySamples.rounded(.up)) + 4
+    }
+
+    deinit {
+        left.deallocate(); right.deallocate(); send.deallocate()
+    }
+
+    /// Frames of delay between a sample entering and leaving (the limiter's look-ahead).
+    public var latencyFrames: Int { limiter.latencyFrames }
+    /// Frames of reverb tail after the last source stops.
+    public var tailFrames: Int { Int(reverb.tailSeconds * configuration.sampleRateHz) + ringOutFrames + latencyFrames }
+
+    public func add(_ source: RenderSource) {
+        precondition(sources.count < maximumSources, "source capacity exceeded")
+        sources.append(source)  // within the reserved capacity: no allocation
+    }
+
+    /// Removes and returns a source; the caller releases it away from the render thread.
+    @discardableResult
+    public func remove(_ source: RenderSource) -> RenderSource? {
+        guard let index = sources.firstIndex(where: { $0 === source }) else { return nil }
+        sources.swapAt(index, sources.count - 1)
+        return sources.removeLast()
+    }
+
+    /// The head pose reached at the end of the next block; the render glides to it from the
+    /// previous one, sub-block by sub-block, unless `glide` is false (a first pose, a recenter).
+    public func setHeadPose(_ pose: HeadPose, glide: Bool = true) {
+        targetPose = pose
+        if !glide { previousPose = pose }
+    }
+    public var headPose: HeadPose { targetPose }
+
+    /// True when the source's input has ended and its voices have rung out.
+    public func hasFinished(_ source: RenderSource) -> Bool {
+        source.input.isFinished && source.framesSinceEnd >= ringOutFrames
+    }
+
+    /// Renders one block (`configuration.blockFrames` frames) of interleaved stereo.
+    public func render(into output: UnsafeMutablePointer<Float>) {
+        let block = configuration.blockFrames
+        left.update(repeating: 0, count: block)
+        right.update(repeating: 0, count: block)
+        send.update(repeating: 0, count: block)
+
+        for source in sources { pull(source, frames: block) }
+
+        let count = configuration.subBlockCount
+        for sub in 0..<count {
+            let pose = HeadPose.interpolate(previousPose, targetPose, Double(sub + 1) / Double(count))
+            let offset = sub * subBlockFrames
+            for source in sources { renderSubBlock(source, pose: pose, offset: offset) }
+        }
+        previousPose = targetPose
+
+        reverb.process(send: send, left: left, right: right, frames: block)
+        for n in 0..<block {
+            output[2 * n] = left[n]
+            output[2 * n + 1] = right[n]
+        }
+        limiter.process(interleaved: output, frames: block)
+    }
+
+    private func pull(_ source: RenderSource, frames: Int) {
+        let got = source.input.read(into: source.planar, frames: frames)
+        if got < frames {
+            for c in 0..<source.channelCount { (source.planar[c] + got).update(repeating: 0, count: frames - got) }
+        }
+        if source.input.isFinished { source.framesSinceEnd += frames - got }
+    }
+
+    private func renderSubBlock(_ source: RenderSource, pose: HeadPose, offset: Int) {
+        let frames = subBlockFrames
+        if source.mode == .off {
+            renderPlain(source, offset: offset)
+            return
+        }
+        let rate = configuration.sampleRateHz
+        let model = configuration.distanceModel
+        for c in 0..<source.channelCount {
+            let position = source.channelPositions[c]
+            let relative = source.mode == .anchored ? pose.relative(position) : SphericalPosition(cartesian: position)
+            let distance = relative.distanceMetres
+
+            // Fade out past the cull distance (and back in), linearly over cullFadeSeconds;
+            // once silent and rung out, the voices stop costing anything.
+            if c == 0 {
+                let step = Float(Double(frames) / max(model.cullFadeSeconds * rate, 1))
+                let culled = model.isCulled(distanceMetres: distance)
+                source.cullFade = culled ? max(0, source.cullFade - step) : min(1, source.cullFade + step)
+                if source.cullFade == 0 {
+                    if source.culledFrames >= ringOutFrames {
+                        if source.culledFrames == ringOutFrames {
+                            for voice in source.voices { voice.reset() }
+                            source.culledFrames += 1
+                        }
+                        return
+                    }
+                    source.culledFrames = min(source.culledFrames + frames, ringOutFrames)
+                } else {
+                    source.culledFrames = 0
+                }
+            }
+            let distanceGain = Float(model.gain(distanceMetres: distance))
+            let cutoff = min(model.airAbsorptionCutoffHz(distanceMetres: distance), source.lowpassCutoffHz)
+            let target = BinauralTarget(azimuthDegrees: relative.azimuthDegrees,
+                                        elevationDegrees: relative.elevationDegrees,
+                                        gain: source.gain * distanceGain * source.cullFade,
+                                        lowpassCoefficient: OnePoleLowpass.coefficient(cutoffHz: cutoff, sampleRateHz: rate))
+            source.voices[c].render(input: source.planar[c] + offset, frames: frames, target: target,
+                                    left: left + offset, right: right + offset)
+            if configuration.room != .none {
+                // The diffuse field falls off more slowly than the direct sound: that
+                // difference is what tells near from far.
+                let sendGain = source.gain * distanceGain.squareRoot() * source.cullFade
+                let input = source.planar[c] + offset
+                for n in 0..<frames { send[offset + n] += input[n] * sendGain }
+            }
+        }
+    }
+
+    /// `.off`: straight to the bus; exactly the input when the gain is 1.
+    private func renderPlain(_ source: RenderSource, offset: Int) {
+        let frames = subBlockFrames
+        let start = source.appliedGain, end = source.gain
+        source.appliedGain = end
+        let l = source.planar[0] + offset
+        let r = source.planar[source.channelCount - 1] + offset
+        if start == 1 && end == 1 {
+            Mixing.add(l, into: left + offset, frames: frames)
+            Mixing.add(r, into: right + offset, frames: frames)
+            return
+        }
+        let step = (end - start) / Float(frames)
+        for n in 0..<frames {
+            let g = start + step * Float(n + 1)
+            left[offset + n] += l[n] * g
+            right[offset + n] += r[n] * g
+        }
+    }
+}

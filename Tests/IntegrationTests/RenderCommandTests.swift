@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+import SceneSoundDSP
+import SceneSoundMedia
+
+/// `scenesound render`, run as a user runs it.
+@Suite struct RenderCommandTests {
+    let dir = temporaryDirectory("render")
+    /// Each test gets its own HRTF cache, so the cold path is exercised too.
+    var environment: [String: String] { ["XDG_CACHE_HOME": dir + "/cache"] }
+
+    func writeNoise(_ name: String, rateHz: Int = 48000, channels: Int = 1, seconds: Double = 0.5) throws -> String {
+        var noise = WhiteNoise(seed: 99)
+        let path = dir + "/" + name
+        let writer = try AudioFileWriter(path: path, sampleRateHz: rateHz, channelCount: channels)
+        try writer.write(noise.samples(Int(Double(rateHz) * seconds) * channels, amplitude: 0.3))
+        try writer.finish()
+        return path
+    }
+
+    func render(_ arguments: [String]) throws -> CommandResult {
+        try Binaries.run("scenesound", ["render"] + arguments, environment: environment)
+    }
+
+    func cues(_ path: String) throws -> BinauralCues {
+        let audio = try AudioFileReader.read(path: path)
+        return CueAnalysis.cues(left: audio.channel(0), right: audio.channel(1), sampleRateHz: audio.sampleRateHz)
+    }
+
+    @Test func rendersToTheLeftAndTheHeadTurnMovesItRight() throws {
+        let input = try writeNoise("in.wav")
+        let left = try render([input, "-o", dir + "/left.wav", "--azimuth", "60"])
+        #expect(left.status == 0, "\(left.standardError)")
+        let turned = try render([input, "-o", dir + "/turned.wav", "--head-yaw", "90"])
+        #expect(turned.status == 0)
+        let right = try render([input, "-o", dir + "/right.wav", "--azimuth=-90"])
+        #expect(right.status == 0)
+        #expect(try cues(dir + "/left.wav").itdMicroseconds > 500)
+        let a = try cues(dir + "/turned.wav"), b = try cues(dir + "/right.wav")
+        #expect(abs(a.itdMicroseconds - b.itdMicroseconds) < 1 && a.itdMicroseconds < -600)
+        // Same length as the input, plus the filters' ring-out.
+        let out = try AudioFileReader.read(path: dir + "/left.wav")
+        #expect(out.channelCount == 2 && out.sampleRateHz == 48000)
+        #expect(out.frameCount >= 24000 && out.frameCount < 24000 + 1000)
+    }
+
+    @Test func stereoAtAnotherRateIsResampledAndSpread() throws {
+        let input = try writeNoise("stereo.wav", rateHz: 44100, channels: 2)
+        let result = try render([input, "-o", dir + "/out.wav", "--room", "small", "--yaw-rate", "90"])
+        #expect(result.status == 0, "\(result.standardError)")
+        let out = try AudioFileReader.read(path: dir + "/out.wav")
+        #expect(out.sampleRateHz == 48000)
+        #expect(out.frameCount > 24000)  // resampled length plus the room's tail
+    }
+
+    @Test func aMissingOrCorruptHRTFFailsCleanly() throws {
+        let input = try writeNoise("in.wav")
+        let missing = try render([input, "-o", dir + "/a.wav", "--hrtf", dir + "/none.sofa"])
+        #expect(missing.status == 1)
+        #expect(missing.standardError.split(separator: "\n").count == 1)
+        #expect(missing.standardError.contains("none.sofa"))
+
+        let corrupt = dir + "/corrupt.sofa"
+        try Data(contentsOf: URL(fileURLWithPath: "/usr/share/libmysofa/default.sofa")).prefix(300_000)
+            .write(to: URL(fileURLWithPath: corrupt))
+        let broken = try render([input, "-o", dir + "/b.wav", "--hrtf", corrupt])
+        #expect(broken.status == 1)
+        #expect(broken.standardError.split(separator: "\n").count == 1)
+        #expect(!FileManager.default.fileExists(atPath: dir + "/a.wav"))
+        #expect(!FileManager.default.fileExists(atPath: dir + "/b.wav"))
+    }
+
+    @Test func badInputFilesFailWithOneLineAndNoOutput() throws {
+        let text = dir + "/notes.wav"
+        try Data("not audio at all".utf8).write(to: URL(fileURLWithPath: text))
+        let sixChannels = try writeNoise("six.wav", channels: 6, seconds: 0.1)
+        let lowRate = try writeNoise("low.wav", rateHz: 4000, seconds: 0.1)
+        for (input, phrase) in [(text, "not a readable audio file"), (sixChannels, "6 channels"),
+                                (lowRate, "4000 Hz"), (dir + "/absent.wav", "no such file")] {
+            let result = try render([input, "-o", dir + "/out.wav"])
+            #expect(result.status == 1)
+            #expect(result.standardError.split(separator: "\n").count == 1)
+            #expect(result.standardError.contains(phrase), "\(result.standardError)")
+            let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.contains("out.wav") }
+            #expect(leftovers.isEmpty)
+        }
+    }
+
+    @Test func usageErrorsExitTwo() throws {
+        let input = try writeNoise("in.wav")
+        for arguments in [[input, "-o", dir + "/x.wav", "--rate", "1000"],
+                          [input, "-o", dir + "/x.wav", "--room", "cathedral"],
+                          [input, "-o", dir + "/x.wav", "--distance", "0"],
+                          [input]] {
+            let result = try render(arguments)
+            #expect(result.status == 2, "\(arguments): \(result.standardError)")
+            #expect(result.standardError.split(separator: "\n").count == 1)
+        }
+        let help = try render(["--help"])
+        #expect(help.status == 0 && help.standardOutput.contains("--azimuth"))
+    }
+}

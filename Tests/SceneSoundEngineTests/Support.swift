@@ -1,0 +1,75 @@
+import Foundation
+import SceneSoundDSP
+import SceneSoundEngine
+import SceneSoundMedia
+import SceneSoundSOFA
+
+/// The real KEMAR set, prepared once for all tests in this process (through a private cache).
+enum KEMAR {
+    static let rateHz = 48000.0
+    static let file: SOFAFile = try! SOFAFile.load(path: SOFAFile.defaultPath)
+    static let measurements: [HRIRMeasurement] = try! file.resampled(to: rateHz)
+    static let set: HRTFSet = try! HRTFPreparation.prepare(measurements, sampleRateHz: rateHz)
+
+    static func measurement(azimuthDegrees: Double, elevationDegrees: Double = 0) -> HRIRMeasurement {
+        var az = azimuthDegrees.truncatingRemainder(dividingBy: 360)
+        if az < 0 { az += 360 }
+        return measurements.first { abs($0.azimuthDegrees - az) < 0.01 && abs($0.elevationDegrees - elevationDegrees) < 0.01 }!
+    }
+
+    /// The set's own cues for a direction: noise convolved with the measured responses.
+    static func referenceCues(azimuthDegrees: Double, noise: [Float]) -> BinauralCues {
+        let m = measurement(azimuthDegrees: azimuthDegrees)
+        return CueAnalysis.cues(left: convolve(noise, m.left), right: convolve(noise, m.right), sampleRateHz: rateHz)
+    }
+
+    static func convolve(_ x: [Float], _ h: [Float]) -> [Float] {
+        var y = [Float](repeating: 0, count: x.count)
+        for n in 0..<x.count {
+            var s: Float = 0
+            for k in 0..<min(h.count, n + 1) { s += h[k] * x[n - k] }
+            y[n] = s
+        }
+        return y
+    }
+}
+
+/// Renders mono input through the engine with a per-block head pose and source position.
+struct OfflineRender {
+    var configuration = EngineConfiguration()
+    var hrtf: HRTFSet = KEMAR.set
+
+    /// `place(t)` gives the source position and head pose at time t (seconds, block end).
+    func render(_ input: [Float], mode: SpatialMode = .anchored,
+                place: (Double) -> (position: Vector3, pose: HeadPose)) -> (left: [Float], right: [Float]) {
+        let renderer = SpatialRenderer(hrtf: hrtf, configuration: configuration, maximumSources: 1)
+        let initial = place(0)
+        let source = RenderSource(input: BufferInput(channels: [input]), channelCount: 1, mode: mode,
+                                  channelPositions: [initial.position], gain: 1, hrtf: hrtf,
+                                  maximumFrames: configuration.blockFrames)
+        renderer.add(source)
+        renderer.setHeadPose(initial.pose, glide: false)
+        let block = configuration.blockFrames
+        var left: [Float] = [], right: [Float] = []
+        var out = [Float](repeating: 0, count: block * 2)
+        var frames = 0
+        let latency = renderer.latencyFrames
+        while frames < input.count + latency {
+            frames += block
+            let now = place(Double(frames) / configuration.sampleRateHz)
+            source.channelPositions[0] = now.position
+            renderer.setHeadPose(now.pose)
+            renderer.render(into: &out)
+            for n in 0..<block { left.append(out[2 * n]); right.append(out[2 * n + 1]) }
+        }
+        return (Array(left[latency..<(latency + input.count)]), Array(right[latency..<(latency + input.count)]))
+    }
+
+    func renderStatic(_ input: [Float], azimuthDegrees: Double, distanceMetres: Double = 1,
+                      headYawDegrees: Double = 0) -> (left: [Float], right: [Float]) {
+        render(input) { _ in
+            (SphericalPosition(azimuthDegrees: azimuthDegrees, distanceMetres: distanceMetres).cartesian,
+             HeadPose(orientation: Quaternion(yawDegrees: headYawDegrees)))
+        }
+    }
+}
