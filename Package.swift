@@ -8,11 +8,14 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "scenesound", targets: ["scenesound"]),
+        .executable(name: "scenesoundd", targets: ["scenesoundd"]),
         .library(name: "SceneSoundDSP", targets: ["SceneSoundDSP"]),
         .library(name: "SceneSoundEngine", targets: ["SceneSoundEngine"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
         // System libraries (Debian -dev packages, installed by scripts/deps).
@@ -32,10 +35,25 @@ let package = Package(
         .target(name: "SceneSoundEngine", dependencies: ["SceneSoundDSP"], swiftSettings: dspSettings),
         .target(name: "SceneSoundPulse", dependencies: ["CPulse"]),
         .target(name: "SceneSoundProtocol"),
+        // Output backends: pulse, wav, null. They own the thread that drives the engine.
+        .target(name: "SceneSoundOutputs", dependencies: ["SceneSoundEngine", "SceneSoundMedia", "SceneSoundPulse"]),
+        // The daemon's heart: the Unix socket (SwiftNIO), sessions, streams, scenes, status.
+        .target(name: "SceneSoundServer", dependencies: [
+            "SceneSoundEngine", "SceneSoundProtocol", "SceneSoundMedia", "SceneSoundOutputs",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .executableTarget(name: "scenesoundd", dependencies: [
+            "SceneSoundServer", "SceneSoundOutputs", "SceneSoundSOFA", "SceneSoundEngine", "SceneSoundDSP",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .target(name: "SceneSoundClient", dependencies: ["SceneSoundProtocol"]),
         // @@TARGETS@@ (helpers add their targets above this line)
 
         .executableTarget(name: "scenesound", dependencies: [
-            "SceneSoundEngine", "SceneSoundSOFA", "SceneSoundMedia",
+            "SceneSoundEngine", "SceneSoundSOFA", "SceneSoundMedia", "SceneSoundClient",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -47,6 +65,10 @@ let package = Package(
         .testTarget(name: "IntegrationTests", dependencies: ["scenesound", "SceneSoundDSP", "SceneSoundMedia"]),
         .testTarget(name: "SceneSoundPulseTests", dependencies: ["SceneSoundPulse"]),
         .testTarget(name: "SceneSoundProtocolTests", dependencies: ["SceneSoundProtocol"]),
+        .testTarget(name: "SceneSoundServerTests", dependencies: [
+            "scenesoundd", "SceneSoundServer", "SceneSoundProtocol", "SceneSoundDSP", "SceneSoundMedia",
+        ]),
+        .testTarget(name: "SceneSoundClientTests", dependencies: ["SceneSoundClient"]),
         // @@TESTS@@ (helpers add their test targets above this line)
     ]
 )

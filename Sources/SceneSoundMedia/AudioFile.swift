@@ -61,8 +61,10 @@ public enum AudioFileReader {
     }
 }
 
-/// Writes 32-bit float WAV. The file appears under its name only when `finish` succeeds
-/// (it is written beside it and renamed), so a failed run leaves no partial output.
+/// Writes 32-bit float WAV. By default the file appears under its name only when `finish`
+/// succeeds (it is written beside it and renamed), so a failed run leaves no partial output.
+/// `inPlace` writes the named file directly, for a long-running recording that others read
+/// while it grows (with `flushHeader` after each write).
 public final class AudioFileWriter {
     public let path: String
     private let temporaryPath: String
@@ -70,11 +72,11 @@ public final class AudioFileWriter {
     public let channelCount: Int
     public private(set) var framesWritten = 0
 
-    public init(path: String, sampleRateHz: Int, channelCount: Int) throws {
+    public init(path: String, sampleRateHz: Int, channelCount: Int, inPlace: Bool = false) throws {
         self.path = path
         self.channelCount = channelCount
         let url = URL(fileURLWithPath: path)
-        temporaryPath = url.deletingLastPathComponent()
+        temporaryPath = inPlace ? path : url.deletingLastPathComponent()
             .appendingPathComponent(".\(url.lastPathComponent).\(getpid()).partial").path
         var info = SF_INFO()
         info.samplerate = Int32(sampleRateHz)
@@ -117,19 +119,20 @@ public final class AudioFileWriter {
             unlink(temporaryPath)
             throw AudioFileError("\(path): closing failed")
         }
-        guard rename(temporaryPath, path) == 0 else {
+        guard temporaryPath == path || rename(temporaryPath, path) == 0 else {
             let reason = String(cString: strerror(errno))
             unlink(temporaryPath)
             throw AudioFileError("\(path): cannot move into place (\(reason))")
         }
     }
 
-    /// Closes and deletes what was written.
+    /// Closes and deletes what was written (an in-place recording is only closed: it is the
+    /// user's data).
     public func discard() {
         if let file {
             sf_close(file)
             self.file = nil
-            unlink(temporaryPath)
+            if temporaryPath != path { unlink(temporaryPath) }
         }
     }
 }

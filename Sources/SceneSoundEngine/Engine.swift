@@ -1,0 +1,213 @@
+import SceneSoundDSP
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real-time engine: the render core plus the server's streams and scenes, fed by a
+/// lock-free command queue and reporting through an event queue. `render(into:)` is called by
+/// the output backend's thread once per block; it never allocates, locks, logs or waits.
+public final class Engine: @unchecked Sendable {
+    public let configuration: EngineConfiguration
+    public let hrtf: HRTFSet
+    public let renderer: SpatialRenderer
+    public let commands: SPSCQueue<EngineCommand>
+    public let events: SPSCQueue<EngineEvent>
+    public let maximumStreams: Int
+    public let maximumScenes: Int
+    /// Where an unknown scene sounds: straight ahead at the screen.
+    public let defaultScenePosition: Vector3
+
+    private var streams: ContiguousArray<EngineStream>
+    private let scenes: UnsafeMutablePointer<SceneState>
+
+    // Counters read by the server (status); written only here.
+    private let outputFrames = Atomic<Int>(0)
+    private let loadPermille = Atomic<Int>(0)
+    private let peakLoadPermille = Atomic<Int>(0)
+    private let droppedEvents = Atomic<Int>(0)
+    /// Set by the backend after it handed a block to the device (or file).
+    private let deliveredFrames = Atomic<Int>(0)
+
+    struct SceneState {
+        var position: Vector3
+        var widthMetres: Double
+        var lowpassCutoffHz: Double
+        var gain: Float
+    }
+
+    public init(hrtf: HRTFSet, configuration: EngineConfiguration, maximumStreams: Int = 256,
+                maximumScenes: Int = 1024, listenerDistanceMetres: Double = 0.6) {
+        self.hrtf = hrtf
+        self.configuration = configuration
+        self.maximumStreams = maximumStreams
+        self.maximumScenes = maximumScenes
+        renderer = SpatialRenderer(hrtf: hrtf, configuration: configuration, maximumSources: maximumStreams)
+        commands = SPSCQueue(capacity: 8192)
+        events = SPSCQueue(capacity: 8192)
+        streams = []
+        streams.reserveCapacity(maximumStreams)
+        defaultScenePosition = Vector3(x: 0, y: 0, z: -listenerDistanceMetres)
+        scenes = .allocate(capacity: maximumScenes)
+        scenes.initialize(repeating: SceneState(position: defaultScenePosition, widthMetres: 0,
+                                                lowpassCutoffHz: .infinity, gain: 1),
+                          count: maximumScenes)
+    }
+
+    deinit {
+        scenes.deinitialize(count: maximumScenes)
+        scenes.deallocate()
+    }
+
+    // MARK: Read from other threads
+
+    /// Output frames rendered so far.
+    public var renderedFrames: Int { outputFrames.load(ordering: .acquiring) }
+    /// Output frames the backend has delivered so far.
+    public var deliveredFrameCount: Int { deliveredFrames.load(ordering: .acquiring) }
+    /// Render time of the last block over its duration, and the peak since the last call.
+    public var renderLoad: Double { Double(loadPermille.load(ordering: .relaxed)) / 1000 }
+    public func takePeakRenderLoad() -> Double {
+        Double(peakLoadPermille.exchange(0, ordering: .relaxed)) / 1000
+    }
+    public var droppedEventCount: Int { droppedEvents.load(ordering: .relaxed) }
+
+    /// Backend: the block ending at output frame `frame` has been handed to the device.
+    public func markDelivered(throughFrame frame: Int) { deliveredFrames.store(frame, ordering: .releasing) }
+
+    // MARK: Render thread
+
+    /// Renders one block of interleaved stereo (`configuration.blockFrames` frames).
+    public func render(into output: UnsafeMutablePointer<Float>) {
+        let start = Self.monotonicNanoseconds()
+        applyCommands()
+        for stream in streams { place(stream) }
+        renderer.render(into: output)
+        let end = outputFrames.load(ordering: .relaxed) + configuration.blockFrames
+        outputFrames.store(end, ordering: .releasing)
+        finishBlock(outputFrame: end)
+
+        let elapsed = Double(Self.monotonicNanoseconds() - start) * 1e-9
+        let load = Int(elapsed * configuration.sampleRateHz / Double(configuration.blockFrames) * 1000)
+        loadPermille.store(load, ordering: .relaxed)
+        if load > peakLoadPermille.load(ordering: .relaxed) { peakLoadPermille.store(load, ordering: .relaxed) }
+    }
+
+    private func applyCommands() {
+        // Bounded, so that a flood of commands cannot push a block past its deadline.
+        for _ in 0..<512 {
+            guard let command = commands.pop() else { return }
+            apply(command)
+        }
+    }
+
+    private func apply(_ command: EngineCommand) {
+        switch command {
+        case .addStream(let stream):
+            guard streams.count < maximumStreams else {
+                emit(.released(stream))  // the server checks its limit first; never grow here
+                return
+            }
+            streams.append(stream)
+            renderer.add(stream.source)
+        case .removeStream(let id):
+            if let stream = stream(id) {
+                stream.removing = true
+                stream.source.gain = 0
+            }
+        case .notifyWhenDrained(let id, let through):
+            if let stream = stream(id) {
+                stream.drainThroughFrame = max(stream.drainThroughFrame, through)
+                stream.drainAtOutputFrame = .max
+            }
+        case .setGain(let id, let gain):
+            if let stream = stream(id) { stream.gain = gain }
+        case .setMode(let id, let mode):
+            stream(id)?.source.mode = mode
+        case .setScene(let id, let index):
+            if let stream = stream(id), index >= 0, index < maximumScenes { stream.sceneIndex = index }
+        case .placeScene(let index, let position, let width):
+            guard index >= 0, index < maximumScenes else { return }
+            scenes[index].position = position
+            scenes[index].widthMetres = width
+        case .setSceneLowpass(let index, let cutoff, let gain):
+            guard index >= 0, index < maximumScenes else { return }
+            scenes[index].lowpassCutoffHz = cutoff
+            scenes[index].gain = gain
+        case .setHeadPose(let pose, let glide):
+            renderer.setHeadPose(pose, glide: glide)
+        }
+    }
+
+    private func stream(_ id: StreamID) -> EngineStream? {
+        for stream in streams where stream.id == id { return stream }
+        return nil
+    }
+
+    /// Channel positions and level from the stream's scene.
+    private func place(_ stream: EngineStream) {
+        let scene = scenes[stream.sceneIndex]
+        let source = stream.source
+        if !stream.removing { source.gain = stream.gain * scene.gain }
+        source.lowpassCutoffHz = scene.lowpassCutoffHz
+        let p = scene.position
+        if source.channelCount == 1 {
+            source.channelPositions[0] = p
+        } else if scene.widthMetres > 0 {
+            // A window's stereo spans it: the channels at its left and right thirds.
+            let right = Self.horizontalRight(of: p)
+            source.channelPositions[0] = p - right * (scene.widthMetres / 6)
+            source.channelPositions[1] = p + right * (scene.widthMetres / 6)
+        } else {
+            let half = configuration.stereoSpreadDegrees / 2 * .pi / 180
+            let up = Vector3(x: 0, y: 1, z: 0)
+            source.channelPositions[0] = Quaternion(axis: up, angleRadians: half).rotate(p)
+            source.channelPositions[1] = Quaternion(axis: up, angleRadians: -half).rotate(p)
+        }
+    }
+
+    static func horizontalRight(of p: Vector3) -> Vector3 {
+        let flat = Vector3(x: p.x, y: 0, z: p.z)
+        let length = flat.length
+        guard length > 1e-9 else { return Vector3(x: 1, y: 0, z: 0) }
+        // Right of the direction towards p, seen from the listener: (−z, 0, x)/|p|.
+        return Vector3(x: -flat.z / length, y: 0, z: flat.x / length)
+    }
+
+    private func finishBlock(outputFrame: Int) {
+        var index = 0
+        while index < streams.count {
+            let stream = streams[index]
+            if stream.removing {
+                // Faded out during this block: hand it back for release off this thread.
+                renderer.remove(stream.source)
+                streams.swapAt(index, streams.count - 1)
+                emit(.released(streams.removeLast()))
+                continue
+            }
+            if stream.drainThroughFrame > 0 {
+                if stream.drainAtOutputFrame == .max, stream.input.ring.framesRead >= stream.drainThroughFrame {
+                    // The last frame entered this block; it leaves after the limiter's delay.
+                    stream.drainAtOutputFrame = outputFrame + renderer.latencyFrames
+                }
+                if outputFrame >= stream.drainAtOutputFrame {
+                    emit(.drained(stream.id, throughFrame: stream.drainThroughFrame, outputFrame: stream.drainAtOutputFrame))
+                    stream.drainThroughFrame = 0
+                    stream.drainAtOutputFrame = .max
+                }
+            }
+            index += 1
+        }
+    }
+
+    private func emit(_ event: EngineEvent) {
+        if !events.push(event) { droppedEvents.add(1, ordering: .relaxed) }
+    }
+
+    static func monotonicNanoseconds() -> Int {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+    }
+}

@@ -1,0 +1,52 @@
+import SceneSoundDSP
+
+/// Identifies a stream between the server and the engine.
+public typealias StreamID = UInt32
+
+/// What the server asks of the render thread. Everything a command carries was allocated
+/// before it was sent.
+public enum EngineCommand {
+    case addStream(EngineStream)
+    case removeStream(StreamID)
+    /// Ask for an event once ring frame `throughFrame` (exclusive) has been rendered to the
+    /// output. A later request replaces an earlier one (its target is never smaller).
+    case notifyWhenDrained(StreamID, throughFrame: Int)
+    case setGain(StreamID, linear: Float)
+    case setMode(StreamID, SpatialMode)
+    case setScene(StreamID, sceneIndex: Int)
+    case placeScene(index: Int, position: Vector3, widthMetres: Double)
+    case setSceneLowpass(index: Int, cutoffHz: Double, gain: Float)
+    case setHeadPose(HeadPose, glide: Bool)
+}
+
+/// What the render thread tells the server.
+public enum EngineEvent {
+    /// The stream's frames up to `throughFrame` have left the engine; the last of them is in
+    /// the output before output frame `outputFrame`.
+    case drained(StreamID, throughFrame: Int, outputFrame: Int)
+    /// A stream removed from the render thread, handed back to be released off it.
+    case released(EngineStream)
+}
+
+/// A stream as the engine holds it: the render source plus its scene.
+public final class EngineStream: @unchecked Sendable {
+    public let id: StreamID
+    public let source: RenderSource
+    public let input: RingInput
+    var sceneIndex: Int
+    /// The gain the server set; the scene's gain multiplies it.
+    var gain: Float
+    /// Drain target in ring frames (0: none pending) and the output frame it is reached at.
+    var drainThroughFrame = 0
+    var drainAtOutputFrame = Int.max
+    /// Set when the server removes the stream: fade for one block, then hand it back.
+    var removing = false
+
+    public init(id: StreamID, source: RenderSource, input: RingInput, sceneIndex: Int) {
+        self.id = id
+        self.source = source
+        self.input = input
+        self.sceneIndex = sceneIndex
+        gain = source.gain
+    }
+}

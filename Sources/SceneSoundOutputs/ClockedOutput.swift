@@ -1,0 +1,76 @@
+import Glibc
+import SceneSoundEngine
+import Synchronization
+
+/// Renders on its own real-time-paced thread: one block per block duration on the monotonic
+/// clock (absolute deadlines, so it never drifts). Each block goes to a sink closure — the
+/// null output drops it, the wav output queues it for its writer thread.
+final class ClockedRenderThread: @unchecked Sendable {
+    private let running = Atomic<Bool>(false)
+    private var thread: pthread_t?
+    private let engine: Engine
+    private let deliver: (UnsafeMutablePointer<Float>, Int) -> Void
+
+    init(engine: Engine, deliver: @escaping (UnsafeMutablePointer<Float>, Int) -> Void) {
+        self.engine = engine
+        self.deliver = deliver
+    }
+
+    func start() throws {
+        running.store(true, ordering: .releasing)
+        let box = Unmanaged.passRetained(self)
+        var handle = pthread_t()
+        let result = pthread_create(&handle, nil, { context in
+            let me = Unmanaged<ClockedRenderThread>.fromOpaque(context!).takeRetainedValue()
+            me.run()
+            return nil
+        }, box.toOpaque())
+        guard result == 0 else {
+            box.release()
+            running.store(false, ordering: .releasing)
+            throw OutputError("cannot start the render thread (pthread_create: \(result))")
+        }
+        thread = handle
+    }
+
+    func stop() {
+        guard running.exchange(false, ordering: .acquiringAndReleasing), let thread else { return }
+        pthread_join(thread, nil)
+        self.thread = nil
+    }
+
+    private func run() {
+        let block = engine.configuration.blockFrames
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: block * 2)
+        defer { buffer.deallocate() }
+        let periodNanoseconds = Int(Double(block) / engine.configuration.sampleRateHz * 1e9)
+        var deadline = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &deadline)
+        while running.load(ordering: .acquiring) {
+            engine.render(into: buffer)
+            deliver(buffer, block)
+            deadline.tv_nsec += periodNanoseconds
+            while deadline.tv_nsec >= 1_000_000_000 { deadline.tv_nsec -= 1_000_000_000; deadline.tv_sec += 1 }
+            clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nil)
+        }
+    }
+}
+
+/// `--output null`: renders in real time and discards the mix (benchmarks, tests).
+public final class NullOutput: OutputBackend, @unchecked Sendable {
+    private var thread: ClockedRenderThread?
+
+    public init() {}
+
+    public func start(engine: Engine) throws {
+        let thread = ClockedRenderThread(engine: engine) { _, _ in
+            engine.markDelivered(throughFrame: engine.renderedFrames)
+        }
+        try thread.start()
+        self.thread = thread
+    }
+
+    public func stop() throws { thread?.stop() }
+
+    public var status: OutputStatus { OutputStatus(kind: "null") }
+}

@@ -1,0 +1,64 @@
+import SceneSoundEngine
+
+/// Where the rendered mix goes. A backend owns the thread that calls `Engine.render` (the
+/// device's callback thread, or a clock-paced thread) and reports what it did.
+public protocol OutputBackend: AnyObject, Sendable {
+    /// Starts pulling blocks from the engine.
+    func start(engine: Engine) throws
+    /// Stops pulling and releases the device; idempotent. Finalises files.
+    func stop() throws
+    var status: OutputStatus { get }
+}
+
+public struct OutputStatus: Sendable {
+    public var kind: String
+    public var target: String?
+    public var connected: Bool
+    /// Time from a sample leaving the engine to it being heard, as measured by the backend.
+    public var latencySeconds: Double?
+    public var underruns: Int
+    public var reconnects: Int
+    /// The last error the backend met and survived, if any.
+    public var lastError: String?
+
+    public init(kind: String, target: String? = nil, connected: Bool = true, latencySeconds: Double? = nil,
+                underruns: Int = 0, reconnects: Int = 0, lastError: String? = nil) {
+        self.kind = kind
+        self.target = target
+        self.connected = connected
+        self.latencySeconds = latencySeconds
+        self.underruns = underruns
+        self.reconnects = reconnects
+        self.lastError = lastError
+    }
+}
+
+public struct OutputError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// The `--output` value: `pulse[:SINK] | wav:PATH | null`.
+public enum OutputSpecification: Equatable, Sendable, CustomStringConvertible {
+    case pulse(sink: String?)
+    case wav(path: String)
+    case null
+
+    public static let accepted = "pulse, pulse:SINK, wav:PATH or null"
+
+    public init?(_ text: String) {
+        if text == "null" { self = .null }
+        else if text == "pulse" { self = .pulse(sink: nil) }
+        else if text.hasPrefix("pulse:"), text.count > 6 { self = .pulse(sink: String(text.dropFirst(6))) }
+        else if text.hasPrefix("wav:"), text.count > 4 { self = .wav(path: String(text.dropFirst(4))) }
+        else { return nil }
+    }
+
+    public var description: String {
+        switch self {
+        case .pulse(let sink): return sink.map { "pulse:\($0)" } ?? "pulse"
+        case .wav(let path): return "wav:\(path)"
+        case .null: return "null"
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import SceneSoundEngine
+import SceneSoundPulse
+import Synchronization
+
+/// `--output pulse[:SINK]`: the user's PulseAudio (or PipeWire's PulseAudio server), through
+/// the async API with a ~20 ms buffer; PulseAudio's thread pulls the engine. Reconnects by
+/// itself when the server goes away; the engine, and so every client's stream, goes on.
+public final class PulseAudioOutput: OutputBackend, @unchecked Sendable {
+    public let sinkName: String?
+    public let targetLatencySeconds: Double
+    private var pulse: PulseOutput?
+    private let connectedSink = Mutex<String?>(nil)
+    private let lastEvent = Mutex<String?>(nil)
+    private let onEvent: @Sendable (PulseOutput.Event) -> Void
+
+    public init(sinkName: String?, targetLatencySeconds: Double = 0.020,
+                onEvent: @escaping @Sendable (PulseOutput.Event) -> Void = { _ in }) {
+        self.sinkName = sinkName
+        self.targetLatencySeconds = targetLatencySeconds
+        self.onEvent = onEvent
+    }
+
+    public func start(engine: Engine) throws {
+        let configuration = PulseOutput.Configuration(
+            sinkName: sinkName, rateHz: Int(engine.configuration.sampleRateHz),
+            blockFrames: engine.configuration.blockFrames, targetLatencySeconds: targetLatencySeconds,
+            applicationName: "SceneSound", streamName: "SceneSound spatial mix")
+        let pulse = PulseOutput(configuration: configuration) { [weak self] event in
+            self?.record(event)
+        }
+        do {
+            try pulse.start { buffer, _ in
+                engine.render(into: buffer)
+                engine.markDelivered(throughFrame: engine.renderedFrames)
+            }
+        } catch {
+            throw OutputError("PulseAudio output: \(error)")
+        }
+        self.pulse = pulse
+    }
+
+    private func record(_ event: PulseOutput.Event) {
+        switch event {
+        case .connected(let sink): connectedSink.withLock { $0 = sink }; lastEvent.withLock { $0 = nil }
+        case .disconnected(let reason): connectedSink.withLock { $0 = nil }; lastEvent.withLock { $0 = reason }
+        case .failed(let reason): lastEvent.withLock { $0 = reason }
+        case .reconnecting, .underrun: break
+        }
+        onEvent(event)
+    }
+
+    public func stop() throws { pulse?.stop() }
+
+    public var status: OutputStatus {
+        let sink = connectedSink.withLock { $0 }
+        return OutputStatus(kind: "pulse", target: sink ?? sinkName, connected: sink != nil,
+                            latencySeconds: pulse?.measuredLatencySeconds,
+                            underruns: pulse?.underrunCount ?? 0, reconnects: pulse?.reconnectCount ?? 0,
+                            lastError: lastEvent.withLock { $0 })
+    }
+}

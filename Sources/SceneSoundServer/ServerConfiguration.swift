@@ -1,0 +1,17 @@
+/// Limits and settings of the socket server. Every limit is configurable (flags, config file).
+public struct ServerConfiguration: Sendable {
+    public var socketPath: String
+    public var serverName = "scenesoundd 0.1"
+    public var maximumClients = 64
+    public var maximumStreamsPerClient = 16
+    public var maximumFrameBytes = 262_144
+    /// How much audio the server buffers per stream (and so the most credit outstanding).
+    public var streamBufferSeconds = 0.4
+    public var maximumSampleBytes = 16 * 1024 * 1024
+    /// Accept connections from root as well as from the server's own user.
+    public var allowRoot = false
+    /// How often the server grants credit and answers drains.
+    public var tickSeconds = 0.004
+
+    public init(socketPath: String) { self.socketPath = socketPath }
+}

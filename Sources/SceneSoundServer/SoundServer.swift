@@ -1,0 +1,236 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import SceneSoundDSP
+import SceneSoundEngine
+import SceneSoundOutputs
+import SceneSoundProtocol
+
+/// `struct ucred` from <sys/socket.h> (Swift's Glibc hides it without _GNU_SOURCE).
+struct PeerCredentials: Sendable {
+    var pid: Int32 = 0
+    var uid: UInt32 = 0
+    var gid: UInt32 = 0
+}
+
+/// Health counters shown by `status`.
+struct ServerCounters {
+    var rejectedFrames = 0
+    var refusedConnections = 0
+    var connections = 0
+}
+
+/// The socket server: accepts clients on the Unix socket, runs their sessions on one event
+/// loop, feeds the engine and relays its events. Everything here is confined to that loop.
+public final class SoundServer: @unchecked Sendable {
+    public let configuration: ServerConfiguration
+    public let engine: Engine
+    public let output: OutputBackend
+    let logger: Logger
+    let hrtfDescription: JSONValue
+    let eventLoop: EventLoop
+    private let group: MultiThreadedEventLoopGroup
+    private var serverChannel: Channel?
+    private var sessions: [ObjectIdentifier: ClientSession] = [:]
+    private var sessionCounter = 0
+    private var nextStreamID: StreamID = 1
+    private var retired: [StreamID: ServerStream] = [:]
+    private var tickTask: RepeatedTask?
+    lazy var scenes = SceneRegistry(engine: engine)
+    var counters = ServerCounters()
+    private let startTime = Date()
+
+    // Head pose: the latest raw pose and the recenter reference.
+    private var rawHeadPose = SceneSoundDSP.HeadPose.neutral
+    private var headReference = SceneSoundDSP.Quaternion.identity
+    private var headPoseTime: Date?
+
+    public init(configuration: ServerConfiguration, engine: Engine, output: OutputBackend,
+                hrtfPath: String, logger: Logger) {
+        self.configuration = configuration
+        self.engine = engine
+        self.output = output
+        self.logger = logger
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        eventLoop = group.next()
+        hrtfDescription = .object([
+            ("path", .string(hrtfPath)),
+            ("measurements", .integer(engine.hrtf.measurementCount)),
+            ("filter_taps", .integer(engine.hrtf.filterTaps)),
+            ("rate_hz", .number(engine.hrtf.sampleRateHz)),
+        ])
+    }
+
+    /// Binds the socket (directory 0700, socket 0600) and starts serving.
+    public func start() throws {
+        try SocketPlacement.prepare(path: configuration.socketPath)
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(ChannelOptions.backlog, value: 64)
+            .childChannelInitializer { [unowned self] channel in
+                self.eventLoop.makeCompletedFuture {
+                    try self.accept(channel)
+                }
+            }
+        let channel = try bootstrap.bind(unixDomainSocketPath: configuration.socketPath).wait()
+        guard chmod(configuration.socketPath, 0o600) == 0 else {
+            throw ServerError("cannot restrict \(configuration.socketPath) to its owner: \(String(cString: strerror(errno)))")
+        }
+        serverChannel = channel
+        tickTask = eventLoop.scheduleRepeatedTask(initialDelay: .zero,
+                                                  delay: .nanoseconds(Int64(configuration.tickSeconds * 1e9))) { [unowned self] _ in
+            self.tick()
+        }
+        logger.info("listening on \(configuration.socketPath)")
+    }
+
+    /// Stops accepting, ends every session, and stops the event loop.
+    public func stop() {
+        try? eventLoop.submit { [self] in
+            tickTask?.cancel()
+            for session in sessions.values { session.shutDown() }
+        }.wait()
+        try? serverChannel?.close().wait()
+        unlink(configuration.socketPath)
+        try? group.syncShutdownGracefully()
+    }
+
+    private func accept(_ channel: Channel) throws {
+        sessionCounter += 1
+        let session = ClientSession(server: self, sessionNumber: sessionCounter)
+        try channel.pipeline.syncOperations.addHandler(session)
+        counters.connections += 1
+        sessions[ObjectIdentifier(session)] = session
+        // Who is at the other end: only the server's own user (and root, if allowed).
+        if let provider = channel as? SocketOptionProvider {
+            let credentials: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(
+                level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+            credentials.whenComplete { [unowned self] result in
+                switch result {
+                case .success(let peer) where peer.uid == getuid() || (peer.uid == 0 && self.configuration.allowRoot):
+                    break
+                case .success(let peer):
+                    self.refuse(session, ProtocolError(.notPermitted, "uid \(peer.uid) may not use uid \(getuid())'s sound server"))
+                case .failure(let error):
+                    self.refuse(session, ProtocolError(.notPermitted, "peer credentials unavailable: \(error)"))
+                }
+            }
+        }
+        if sessions.count > configuration.maximumClients {
+            refuse(session, ProtocolError(.limitExceeded, "the server takes \(configuration.maximumClients) clients at most"))
+        }
+    }
+
+    private func refuse(_ session: ClientSession, _ error: ProtocolError) {
+        counters.refusedConnections += 1
+        logger.warning("refused a connection: \(error.detail)")
+        session.send(.error(ErrorReply(error)))
+        session.close()
+    }
+
+    func sessionEnded(_ session: ClientSession) {
+        sessions.removeValue(forKey: ObjectIdentifier(session))
+    }
+
+    var totalStreamCount: Int { sessions.values.reduce(0) { $0 + $1.streams.count } + retired.count }
+
+    // MARK: Streams
+
+    func makeStream(_ open: StreamOpen) throws -> ServerStream {
+        let format = open.format
+        let rate = engine.configuration.sampleRateHz
+        let converter = try PCMConverter(format: format, engineRateHz: rate)
+        let capacity = max(Int(configuration.streamBufferSeconds * rate), engine.configuration.blockFrames * 4)
+        let ring = AudioRing(capacityFrames: capacity, channelCount: Int(format.channels))
+        let input = RingInput(ring: ring)
+        let id = nextStreamID
+        nextStreamID &+= 1
+        let sceneIndex = scenes.index(for: open.sceneID)
+        let source = RenderSource(
+            input: input, channelCount: Int(format.channels), mode: Self.engineMode(open.spatialMode),
+            channelPositions: Array(repeating: scenes.defaultPosition, count: Int(format.channels)),
+            gain: ClientSession.linearGain(decibels: open.volumeDecibels), hrtf: engine.hrtf,
+            maximumFrames: engine.configuration.blockFrames)
+        let engineStream = EngineStream(id: id, source: source, input: input, sceneIndex: sceneIndex)
+        return ServerStream(id: id, open: open, converter: converter, engineStream: engineStream,
+                            loopLimitFrames: Int(60 * rate))
+    }
+
+    static func engineMode(_ mode: SceneSoundProtocol.SpatialMode) -> SceneSoundEngine.SpatialMode {
+        switch mode {
+        case .anchored: return .anchored
+        case .headLocked: return .headLocked
+        case .off: return .off
+        }
+    }
+
+    func retire(_ stream: ServerStream) {
+        retired[stream.id] = stream
+    }
+
+    // MARK: The tick: engine events, drains, credit
+
+    private func tick() {
+        while let event = engine.events.pop() {
+            switch event {
+            case .drained(let id, let through, let outputFrame):
+                for session in sessions.values { session.engineDrained(id, throughFrame: through, outputFrame: outputFrame) }
+            case .released(let stream):
+                // The render thread let go of it: its memory is freed here, off that thread.
+                retired.removeValue(forKey: stream.id)
+            }
+        }
+        let delivered = engine.deliveredFrameCount
+        for session in sessions.values { session.tick(deliveredFrame: delivered) }
+    }
+
+    // MARK: Head
+
+    func setHeadPose(_ pose: SceneSoundProtocol.HeadPose) {
+        let q = pose.orientation
+        let orientation = SceneSoundDSP.Quaternion(w: Double(q.w), x: Double(q.x), y: Double(q.y), z: Double(q.z)).normalized
+        let position = pose.position.map { Vector3(x: Double($0.x), y: Double($0.y), z: Double($0.z)) } ?? .zero
+        rawHeadPose = SceneSoundDSP.HeadPose(orientation: orientation, positionMetres: position)
+        headPoseTime = Date()
+        engine.commands.push(.setHeadPose(effectiveHeadPose, glide: true))
+    }
+
+    func recenterHead() {
+        headReference = rawHeadPose.orientation
+        engine.commands.push(.setHeadPose(effectiveHeadPose, glide: true))
+    }
+
+    var effectiveHeadPose: SceneSoundDSP.HeadPose {
+        SceneSoundDSP.HeadPose(orientation: (headReference.conjugate * rawHeadPose.orientation).normalized,
+                               positionMetres: rawHeadPose.positionMetres)
+    }
+
+    // MARK: Status
+
+    func sceneListEntries() -> [SceneListEntry] {
+        scenes.sortedScenes.map { scene in
+            let p = SphericalPosition(cartesian: scene.position)
+            let anchor: SceneAnchor
+            var window: UInt32 = 0
+            switch scene.anchor {
+            case .none: anchor = .none
+            case .window(let id): anchor = .window; window = id
+            case .position: anchor = .position
+            }
+            return SceneListEntry(sceneID: scene.id, anchor: anchor, windowID: window,
+                                  position: ScenePosition(azimuthDegrees: Float(p.azimuthDegrees),
+                                                          elevationDegrees: Float(p.elevationDegrees),
+                                                          distanceMetres: Float(p.distanceMetres)))
+        }
+    }
+
+    func statusDocument() -> JSONValue {
+        StatusReport(server: self, sessions: Array(sessions.values), startTime: startTime,
+                     headPose: effectiveHeadPose, headPoseTime: headPoseTime).document
+    }
+}
+
+public struct ServerError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import SceneSoundDSP
+import SceneSoundEngine
+
+/// The document behind `scenesound status --json`: server, output, HRTF, head, scenes,
+/// streams, render load and health counters.
+struct StatusReport {
+    let server: SoundServer
+    let sessions: [ClientSession]
+    let startTime: Date
+    let headPose: HeadPose
+    let headPoseTime: Date?
+
+    var document: JSONValue {
+        let engine = server.engine
+        let configuration = engine.configuration
+        let output = server.output.status
+        let orientation = headPose.orientation
+        let forward = orientation.rotate(Vector3(x: 0, y: 0, z: -1))
+        let up = orientation.rotate(Vector3(x: 0, y: 1, z: 0))
+        let pitch = asin(max(-1, min(1, forward.y))) * 180 / .pi
+        let roll = atan2(-up.x * forward.z + up.z * forward.x, up.y) * 180 / .pi
+        let p = headPose.positionMetres
+        let blockSeconds = Double(configuration.blockFrames) / configuration.sampleRateHz
+
+        return .object([
+            ("server", .object([
+                ("version", .string(server.configuration.serverName)),
+                ("pid", .integer(Int(getpid()))),
+                ("uptime_seconds", .number(Date().timeIntervalSince(startTime))),
+                ("socket", .string(server.configuration.socketPath)),
+                ("clients", .integer(sessions.count)),
+            ])),
+            ("output", .object([
+                ("kind", .string(output.kind)),
+                ("target", output.target.map(JSONValue.string) ?? .null),
+                ("rate_hz", .number(configuration.sampleRateHz)),
+                ("block_frames", .integer(configuration.blockFrames)),
+                ("latency_seconds", output.latencySeconds.map(JSONValue.number) ?? .null),
+                ("connected", .bool(output.connected)),
+                ("underruns", .integer(output.underruns)),
+                ("reconnects", .integer(output.reconnects)),
+                ("last_error", output.lastError.map(JSONValue.string) ?? .null),
+                ("rendered_seconds", .number(Double(engine.renderedFrames) / configuration.sampleRateHz)),
+            ])),
+            ("hrtf", server.hrtfDescription),
+            ("head", .object([
+                ("yaw_degrees", .number(orientation.yawDegrees)),
+                ("pitch_degrees", .number(pitch)),
+                ("roll_degrees", .number(roll)),
+                ("quaternion", .array([orientation.w, orientation.x, orientation.y, orientation.z].map(JSONValue.number))),
+                ("position_metres", .array([p.x, p.y, p.z].map(JSONValue.number))),
+                ("pose_age_seconds", headPoseTime.map { .number(Date().timeIntervalSince($0)) } ?? .null),
+            ])),
+            ("scenes", .array(server.scenes.sortedScenes.map(scene))),
+            ("streams", .array(sessions.flatMap { session in
+                session.streams.values.sorted { $0.id < $1.id }.map { stream(session, $0) }
+            })),
+            ("render", .object([
+                ("load", .number(engine.renderLoad)),
+                ("peak_load", .number(engine.takePeakRenderLoad())),
+                ("block_deadline_seconds", .number(blockSeconds)),
+            ])),
+            ("health", .object([
+                ("connections", .integer(server.counters.connections)),
+                ("refused_connections", .integer(server.counters.refusedConnections)),
+                ("rejected_frames", .integer(server.counters.rejectedFrames)),
+                ("dropped_engine_events", .integer(engine.droppedEventCount)),
+                ("underruns", .integer(output.underruns)),
+                ("reconnects", .integer(output.reconnects)),
+            ])),
+        ])
+    }
+
+    private func scene(_ scene: SceneRegistry.Scene) -> JSONValue {
+        let p = SphericalPosition(cartesian: scene.position)
+        var fields: [(String, JSONValue)] = [("id", .string(scene.id))]
+        switch scene.anchor {
+        case .none: fields.append(("kind", .string("none")))
+        case .window(let id):
+            fields.append(("kind", .string("window")))
+            fields.append(("window", .string("0x" + String(id, radix: 16))))
+        case .position: fields.append(("kind", .string("fixed")))
+        }
+        fields += [("azimuth_degrees", .number(p.azimuthDegrees)), ("elevation_degrees", .number(p.elevationDegrees)),
+                   ("distance_metres", .number(p.distanceMetres))]
+        return .object(fields)
+    }
+
+    private func stream(_ session: ClientSession, _ stream: ServerStream) -> JSONValue {
+        let rate = server.engine.configuration.sampleRateHz
+        let state: String
+        if stream.defunctCode != nil { state = "failed" }
+        else if !stream.pendingDrains.isEmpty { state = "draining" }
+        else if stream.ring.availableFrames > 0 { state = "playing" }
+        else { state = "idle" }
+        return .object([
+            ("id", .integer(Int(stream.id))),
+            ("client", .string(session.displayName)),
+            ("kind", .string("\(stream.kind)")),
+            ("scene", .string(stream.sceneID)),
+            ("state", .string(state)),
+            ("spatial", .string(SoundServer.engineMode(stream.spatialMode).rawValue)),
+            ("volume_db", .number(Double(stream.volumeDecibels))),
+            ("format", .string("\(stream.format.sampleFormat) \(stream.format.channels)ch \(stream.format.rateHz)Hz")),
+            ("buffered_seconds", .number(Double(stream.ring.availableFrames) / rate)),
+            ("starved_seconds", .number(Double(stream.engineStream.input.starvedFrameCount) / rate)),
+            ("loop", .bool(stream.loops)),
+        ])
+    }
+}

@@ -1,0 +1,94 @@
+import ArgumentParser
+import Foundation
+import SceneSoundDSP
+import SceneSoundEngine
+import SceneSoundOutputs
+import SceneSoundSOFA
+import Logging
+
+extension Room: ExpressibleByArgument {}
+
+/// The daemon's flags (DESIGN.md "Daemon"). Every flag is checked here, before anything
+/// starts, and a bad value is one line naming the flag and what it accepts.
+struct DaemonOptions: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scenesoundd",
+        abstract: "The SceneSound sound server: spatial, head-tracked, window-anchored audio.")
+
+    @Option(help: ArgumentHelp("The Unix socket (default: $SCENESOUND_SOCKET, else $XDG_RUNTIME_DIR/scenesound/socket).", valueName: "PATH"))
+    var socket: String?
+
+    @Option(help: ArgumentHelp("Where the mix goes: pulse, pulse:SINK, wav:PATH or null.", valueName: "OUTPUT"))
+    var output: String = "pulse"
+
+    @Option(name: .customLong("rate"), help: ArgumentHelp("Output sample rate.", valueName: "HZ"))
+    var rateHz: Int = 48000
+
+    @Option(name: .customLong("block"), help: ArgumentHelp("Render quantum in frames.", valueName: "FRAMES"))
+    var blockFrames: Int = 256
+
+    @Option(name: .customLong("hrtf"), help: ArgumentHelp("The HRTF set (any AES69 SOFA file).", valueName: "FILE.sofa"))
+    var hrtfPath: String = SOFAFile.defaultPath
+
+    @Option(help: ArgumentHelp("The X display to follow windows on, or none.", valueName: "DISPLAY"))
+    var display: String?
+
+    @Option(help: "Late reverb for externalisation: none, small or medium.")
+    var room: Room = .small
+
+    @Option(name: .customLong("max-clients"), help: "Most clients connected at once.")
+    var maximumClients: Int = 64
+
+    @Option(name: .customLong("max-streams-per-client"), help: "Most streams one client may have open.")
+    var maximumStreamsPerClient: Int = 16
+
+    @Option(name: .customLong("max-frame-bytes"), help: "Largest protocol frame accepted (4096 or more).")
+    var maximumFrameBytes: Int = 262_144
+
+    @Option(name: .customLong("stream-buffer-seconds"), help: "Audio buffered per stream (0.05 to 10).")
+    var streamBufferSeconds: Double = 0.4
+
+    @Flag(name: .customLong("allow-root"), help: "Also accept clients running as root.")
+    var allowRoot = false
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String = "info"
+
+    func validate() throws {
+        guard OutputSpecification(output) != nil else {
+            throw ValidationError("--output '\(output)' is not valid (accepted: \(OutputSpecification.accepted))")
+        }
+        guard EngineConfiguration.sampleRateRange.contains(Double(rateHz)) else {
+            throw ValidationError("--rate \(rateHz) is out of range (accepted: 8000 to 192000 Hz)")
+        }
+        guard EngineConfiguration.blockFramesRange.contains(blockFrames),
+              blockFrames % EngineConfiguration(blockFrames: blockFrames).subBlockCount == 0
+        else {
+            throw ValidationError("--block \(blockFrames) is not usable (accepted: 128 to 8192 frames that split into equal parts of at least 128, e.g. 256 or 480)")
+        }
+        guard (1...4096).contains(maximumClients) else {
+            throw ValidationError("--max-clients \(maximumClients) is out of range (accepted: 1 to 4096)")
+        }
+        guard (1...256).contains(maximumStreamsPerClient) else {
+            throw ValidationError("--max-streams-per-client \(maximumStreamsPerClient) is out of range (accepted: 1 to 256)")
+        }
+        guard (4096...(16 << 20)).contains(maximumFrameBytes) else {
+            throw ValidationError("--max-frame-bytes \(maximumFrameBytes) is out of range (accepted: 4096 to 16777216)")
+        }
+        guard (0.05...10).contains(streamBufferSeconds) else {
+            throw ValidationError("--stream-buffer-seconds \(streamBufferSeconds) is out of range (accepted: 0.05 to 10)")
+        }
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level '\(logLevel)' is not valid (accepted: trace, debug, info, notice, warning, error, critical)")
+        }
+    }
+
+    /// `--socket`, else $SCENESOUND_SOCKET, else $XDG_RUNTIME_DIR/scenesound/socket.
+    func socketPath(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
+        if let socket { return socket }
+        if let path = environment["SCENESOUND_SOCKET"], !path.isEmpty { return path }
+        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty { return runtime + "/scenesound/socket" }
+        throw ValidationError("no socket path: pass --socket, or set SCENESOUND_SOCKET or XDG_RUNTIME_DIR")
+    }
+}
+

@@ -1,0 +1,110 @@
+import ArgumentParser
+import Foundation
+import Logging
+import SceneSoundDSP
+import SceneSoundEngine
+import SceneSoundOutputs
+import SceneSoundServer
+import SceneSoundSOFA
+
+// scenesoundd: loads the HRTF set, starts the engine on the chosen output and serves the
+// socket until SIGINT or SIGTERM, then shuts down cleanly (the wav file finalised).
+
+func die(_ message: String, status: Int32) -> Never {
+    FileHandle.standardError.write(Data("scenesoundd: \(message)\n".utf8))
+    exit(status)
+}
+
+let options: DaemonOptions
+do {
+    options = try DaemonOptions.parse()
+} catch {
+    if DaemonOptions.exitCode(for: error) == .success {
+        print(DaemonOptions.fullMessage(for: error))
+        exit(0)
+    }
+    let message = DaemonOptions.message(for: error).split(separator: "\n").first.map(String.init) ?? "invalid usage"
+    die(message.replacingOccurrences(of: "Error: ", with: "") + " (see 'scenesoundd --help')", status: 2)
+}
+
+let level = Logger.Level(rawValue: options.logLevel) ?? .info
+LoggingSystem.bootstrap { label in
+    var handler = StreamLogHandler.standardError(label: label)
+    handler.logLevel = level
+    return handler
+}
+let logger = Logger(label: "scenesoundd")
+
+let socketPath: String
+do { socketPath = try options.socketPath() } catch let error as ValidationError { die(error.message, status: 2) }
+
+let hrtf: HRTFSet
+do {
+    let started = Date()
+    let loaded = try HRTFLoader().load(path: options.hrtfPath, sampleRateHz: Double(options.rateHz))
+    hrtf = loaded.set
+    logger.info("HRTF \(options.hrtfPath): \(hrtf.measurementCount) measurements, \(hrtf.filterTaps) taps, \(loaded.origin == .cache ? "from cache" : "prepared") in \(Int(Date().timeIntervalSince(started) * 1000)) ms")
+} catch {
+    die("\(error); pass --hrtf with an AES69 SOFA file", status: 1)
+}
+
+let engine = Engine(hrtf: hrtf, configuration: EngineConfiguration(
+    sampleRateHz: Double(options.rateHz), blockFrames: options.blockFrames, room: options.room))
+
+let output: OutputBackend
+switch OutputSpecification(options.output)! {
+case .null: output = NullOutput()
+case .wav(let path): output = WavOutput(path: path)
+case .pulse(let sink):
+    output = PulseAudioOutput(sinkName: sink) { event in
+        switch event {
+        case .connected(let sink): logger.info("PulseAudio: playing to \(sink)")
+        case .disconnected(let reason): logger.warning("PulseAudio: disconnected (\(reason)); reconnecting")
+        case .reconnecting(let attempt): logger.debug("PulseAudio: reconnect attempt \(attempt)")
+        case .underrun: logger.debug("PulseAudio: underrun")
+        case .failed(let reason): logger.error("PulseAudio: \(reason)")
+        }
+    }
+}
+
+var configuration = ServerConfiguration(socketPath: socketPath)
+configuration.maximumClients = options.maximumClients
+configuration.maximumStreamsPerClient = options.maximumStreamsPerClient
+configuration.maximumFrameBytes = options.maximumFrameBytes
+configuration.streamBufferSeconds = options.streamBufferSeconds
+configuration.allowRoot = options.allowRoot
+
+let server = SoundServer(configuration: configuration, engine: engine, output: output,
+                         hrtfPath: options.hrtfPath, logger: logger)
+do {
+    try output.start(engine: engine)
+    try server.start()
+} catch {
+    try? output.stop()
+    die("\(error)", status: 1)
+}
+logger.info("ready: output \(options.output), \(options.rateHz) Hz, block \(options.blockFrames) frames, room \(options.room.rawValue)")
+
+// Signals are taken synchronously on a dispatch source, then the shutdown runs in order.
+signal(SIGINT, SIG_IGN)
+signal(SIGTERM, SIG_IGN)
+signal(SIGPIPE, SIG_IGN)
+let shutdown = DispatchSemaphore(value: 0)
+let sources = [SIGINT, SIGTERM].map { signalNumber in
+    let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+    source.setEventHandler {
+        logger.info("signal \(signalNumber): shutting down")
+        shutdown.signal()
+    }
+    source.resume()
+    return source
+}
+shutdown.wait()
+server.stop()
+do {
+    try output.stop()
+} catch {
+    die("shutting down the output: \(error)", status: 1)
+}
+logger.info("stopped")
+exit(0)

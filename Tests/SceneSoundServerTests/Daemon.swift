@@ -1,0 +1,77 @@
+import Foundation
+import SceneSoundProtocol
+
+/// A real `scenesoundd` for a test: started with a private socket (and wav output by
+/// default), waited for until its socket answers, stopped by PID.
+final class Daemon: @unchecked Sendable {
+    let directory: String
+    let socketPath: String
+    let wavPath: String
+    let process = Process()
+    private let errorPipe = Pipe()
+    private var stderrData = Data()
+    private let lock = NSLock()
+
+    static var binaries: URL { URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent() }
+
+    init(output: String? = nil, extraArguments: [String] = [], environment: [String: String] = [:]) throws {
+        directory = NSTemporaryDirectory() + "scenesoundd-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        socketPath = directory + "/run/socket"
+        wavPath = directory + "/out.wav"
+        process.executableURL = Self.binaries.appendingPathComponent("scenesoundd")
+        process.arguments = ["--socket", socketPath, "--output", output ?? "wav:\(wavPath)", "--room", "none",
+                             "--display", "none", "--log-level", "debug"] + extraArguments
+        var env = ProcessInfo.processInfo.environment
+        env["XDG_CACHE_HOME"] = NSTemporaryDirectory() + "scenesound-test-cache"
+        process.environment = env.merging(environment) { $1 }
+        process.standardError = errorPipe
+        process.standardOutput = FileHandle.nullDevice
+        errorPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            self?.lock.withLock { self?.stderrData.append(data) }
+        }
+        try process.run()
+        try waitUntil(timeoutSeconds: 20, "the daemon's socket to accept") {
+            guard process.isRunning else { throw TestFailure("scenesoundd exited: \(self.log)") }
+            return (try? RawClient(socketPath: socketPath, handshake: false)) != nil
+        }
+    }
+
+    var log: String { lock.withLock { String(decoding: stderrData, as: UTF8.self) } }
+    var isRunning: Bool { process.isRunning }
+
+    /// SIGTERM, then wait for the exit (the wav file is finalised by then).
+    @discardableResult
+    func stop() -> Int32 {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGTERM)
+            let deadline = Date().addingTimeInterval(10)
+            while process.isRunning && Date() < deadline { usleep(10_000) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+        }
+        errorPipe.fileHandleForReading.readabilityHandler = nil
+        return process.terminationStatus
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Polls a condition until it holds, failing after the timeout (no fixed sleeps).
+func waitUntil(timeoutSeconds: Double, _ what: String, _ condition: () throws -> Bool) throws {
+    let deadline = Date().addingTimeInterval(timeoutSeconds)
+    while Date() < deadline {
+        if try condition() { return }
+        usleep(10_000)
+    }
+    throw TestFailure("timed out after \(timeoutSeconds) s waiting for \(what)")
+}
