@@ -1,0 +1,138 @@
+import CPulse
+
+/// What a playback stream tells its session.
+protocol PlaybackStreamDelegate: AnyObject {
+    func playbackStreamDidStart(sinkName: String)
+    /// The stream failed; `errorCode` is the context's PA_ERR_* code.
+    func playbackStreamDidFail(errorCode: Int32)
+}
+
+/// One pa_stream playing the render's output. Its callbacks run on the mainloop thread;
+/// the write callback is the real-time path: it renders into libpulse's own buffer
+/// (pa_stream_begin_write) and neither allocates nor locks.
+final class PlaybackStream {
+    private let stream: OpaquePointer
+    private let renderer: BlockRenderer
+    private let statistics: OutputStatistics
+    private let events: @Sendable (PulseOutput.Event) -> Void
+    private weak var delegate: PlaybackStreamDelegate?
+    private var isClosed = false
+
+    /// nil when libpulse refuses the stream (the context's errno says why).
+    init?(
+        context: OpaquePointer,
+        configuration: PulseOutput.Configuration,
+        renderer: BlockRenderer,
+        statistics: OutputStatistics,
+        events: @escaping @Sendable (PulseOutput.Event) -> Void,
+        delegate: PlaybackStreamDelegate
+    ) {
+        var spec = PlaybackBufferAttributes.sampleSpec(rateHz: configuration.rateHz)
+        var channels = pa_channel_map()
+        pa_channel_map_init_stereo(&channels)
+        guard let stream = pa_stream_new(context, configuration.streamName, &spec, &channels) else { return nil }
+        self.stream = stream
+        self.renderer = renderer
+        self.statistics = statistics
+        self.events = events
+        self.delegate = delegate
+
+        let userdata = Unmanaged.passUnretained(self).toOpaque()
+        pa_stream_set_state_callback(stream, { stream, userdata in
+            PlaybackStream.from(userdata).stateChanged()
+        }, userdata)
+        pa_stream_set_write_callback(stream, { _, byteCount, userdata in
+            PlaybackStream.from(userdata).writeRequested(byteCount: byteCount)
+        }, userdata)
+        pa_stream_set_underflow_callback(stream, { _, userdata in
+            PlaybackStream.from(userdata).underflowed()
+        }, userdata)
+        pa_stream_set_latency_update_callback(stream, { _, userdata in
+            PlaybackStream.from(userdata).timingUpdated()
+        }, userdata)
+    }
+
+    deinit {
+        close()
+        pa_stream_unref(stream)
+    }
+
+    private static func from(_ userdata: UnsafeMutableRawPointer?) -> PlaybackStream {
+        Unmanaged<PlaybackStream>.fromOpaque(userdata!).takeUnretainedValue()
+    }
+
+    /// Starts playback on `sinkName` (nil = default sink). false = refused at once.
+    func connect(
+        sinkName: String?, rateHz: Int, blockFrames: Int, targetLatencySeconds: Double
+    ) -> Bool {
+        var buffer = PlaybackBufferAttributes.bufferAttributes(
+            rateHz: rateHz, blockFrames: blockFrames, targetLatencySeconds: targetLatencySeconds)
+        let flags = PlaybackBufferAttributes.streamFlags
+        let result: Int32
+        if let sinkName {
+            result = sinkName.withCString { pa_stream_connect_playback(stream, $0, &buffer, flags, nil, nil) }
+        } else {
+            result = pa_stream_connect_playback(stream, nil, &buffer, flags, nil, nil)
+        }
+        return result == 0
+    }
+
+    /// Silences every callback and disconnects. After this the stream never calls back.
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        pa_stream_set_state_callback(stream, nil, nil)
+        pa_stream_set_write_callback(stream, nil, nil)
+        pa_stream_set_underflow_callback(stream, nil, nil)
+        pa_stream_set_latency_update_callback(stream, nil, nil)
+        if PA_STREAM_IS_GOOD(pa_stream_get_state(stream)) != 0 {
+            pa_stream_disconnect(stream)
+        }
+        statistics.recordLatency(seconds: nil)
+    }
+
+    private func stateChanged() {
+        let state = pa_stream_get_state(stream)
+        if state == PA_STREAM_READY {
+            let sinkName = pa_stream_get_device_name(stream).map { String(cString: $0) } ?? "unknown sink"
+            delegate?.playbackStreamDidStart(sinkName: sinkName)
+        } else if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED {
+            let context = pa_stream_get_context(stream)!
+            delegate?.playbackStreamDidFail(errorCode: pa_context_errno(context))
+        }
+    }
+
+    /// The real-time path. Pulse wants `byteCount` more bytes: render whole frames into
+    /// buffers from libpulse's own memory pool (pa_stream_begin_write), so nothing here
+    /// allocates, and no lock is taken besides the mainloop's, which we already hold.
+    private func writeRequested(byteCount: Int) {
+        let bytesPerFrame = BlockRenderer.bytesPerFrame
+        var remainingBytes = byteCount - byteCount % bytesPerFrame
+        while remainingBytes > 0 {
+            var buffer: UnsafeMutableRawPointer?
+            var bufferBytes = remainingBytes
+            guard pa_stream_begin_write(stream, &buffer, &bufferBytes) == 0, let buffer else { return }
+            let frames = min(bufferBytes, remainingBytes) / bytesPerFrame
+            guard frames > 0 else {
+                pa_stream_cancel_write(stream)
+                return
+            }
+            renderer.fill(buffer, frameCount: frames)
+            guard pa_stream_write(stream, buffer, frames * bytesPerFrame, nil, 0, PA_SEEK_RELATIVE) == 0 else { return }
+            remainingBytes -= frames * bytesPerFrame
+        }
+    }
+
+    private func underflowed() {
+        statistics.recordUnderrun()
+        events(.underrun)
+    }
+
+    /// AUTO_TIMING_UPDATE refreshes timing info periodically; each refresh lands here.
+    private func timingUpdated() {
+        var microseconds: pa_usec_t = 0
+        var isNegative: Int32 = 0
+        guard pa_stream_get_latency(stream, &microseconds, &isNegative) == 0 else { return }
+        statistics.recordLatency(seconds: isNegative != 0 ? 0 : Double(microseconds) / 1_000_000)
+    }
+}

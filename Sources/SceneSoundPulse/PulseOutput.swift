@@ -1,0 +1,106 @@
+import CPulse
+import Synchronization
+
+/// Plays the engine's mix through a PulseAudio (or PipeWire-Pulse) server.
+///
+/// Audio is pulled: libpulse's mainloop thread calls `render` whenever the server wants more.
+/// The output keeps going on its own: when the server dies or restarts it reports
+/// `.disconnected`, reconnects with backoff until `stop()`, and resumes pulling from the same
+/// `render`, so nothing upstream needs to know.
+public final class PulseOutput: @unchecked Sendable {
+    public let configuration: Configuration
+    private let events: @Sendable (Event) -> Void
+    private let statistics = OutputStatistics()
+
+    /// A started output. Held under `lifecycle` only long enough to hand it over: never
+    /// while waiting for the mainloop (whose thread may itself be calling `stop()`).
+    private struct Running {
+        let mainloop: PulseMainloop
+        let supervisor: OutputSupervisor
+        /// `stop()` ran on the mainloop thread: the loop has quit but still needs joining.
+        var stoppedFromMainloopThread = false
+    }
+    private let lifecycle = Mutex<Running?>(nil)
+
+    public init(configuration: Configuration, events: @escaping @Sendable (Event) -> Void) {
+        self.configuration = configuration
+        self.events = events
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// Starts the mainloop thread and connects in the background; returns without waiting for
+    /// a server (`.connected` says when audio flows). Throws only for a configuration that
+    /// cannot work, a second start, or a mainloop libpulse cannot create.
+    ///
+    /// `render` is called on the PulseAudio thread, once per block, to fill `blockFrames`
+    /// interleaved stereo Float32 frames. It must be real-time safe.
+    public func start(render: @escaping (UnsafeMutablePointer<Float>, Int) -> Void) throws {
+        try configuration.validate()
+        joinOutputStoppedFromItsOwnThread()
+
+        let mainloop = try PulseMainloop(threadName: "scenesound-pulse")
+        let renderer = BlockRenderer(blockFrames: configuration.blockFrames, render: render)
+        let supervisor = OutputSupervisor(
+            mainloop: mainloop, configuration: configuration, renderer: renderer,
+            statistics: statistics, events: events)
+        try mainloop.start()
+        let claimed = lifecycle.withLock { running in
+            guard running == nil else { return false }
+            running = Running(mainloop: mainloop, supervisor: supervisor)
+            return true
+        }
+        // Not claimed: the unused mainloop stops and is freed when it goes out of scope here.
+        guard claimed else { throw PulseOutputError.alreadyStarted }
+        mainloop.withLock { supervisor.begin() }
+    }
+
+    /// Disconnects without draining and joins the PulseAudio thread. Idempotent; callable from
+    /// any thread. Called from the PulseAudio thread itself (an event handler, `render`), it
+    /// disconnects and ends the loop as soon as the current callback returns (`render` may be
+    /// called until then); the thread is joined by the next `stop()`, `start()` or deinit on
+    /// another thread.
+    public func stop() {
+        let current = lifecycle.withLock { $0.map { ($0.mainloop, $0.supervisor) } }
+        guard let (mainloop, supervisor) = current else { return }
+
+        if mainloop.isCurrentThread {
+            lifecycle.withLock { $0?.stoppedFromMainloopThread = true }
+            supervisor.stopReacting()
+            mainloop.runSoon {
+                supervisor.shutDown()
+                mainloop.quitFromItsOwnThread()
+            }
+            return
+        }
+        guard let running = takeRunning() else { return }  // another thread got there first
+        running.mainloop.withLock { running.supervisor.shutDown() }
+        running.mainloop.stopAndJoin()
+    }
+
+    /// Output latency (buffered in the server plus the sink's own), from pa_stream_get_latency,
+    /// refreshed with every timing update; nil while no stream is playing.
+    public var measuredLatencySeconds: Double? { statistics.latencySeconds }
+    public var underrunCount: Int { statistics.underrunCount }
+    /// How many times playback resumed after the server went away.
+    public var reconnectCount: Int { statistics.reconnectCount }
+
+    private func takeRunning() -> Running? {
+        lifecycle.withLock { running in
+            let taken = running
+            running = nil
+            return taken
+        }
+    }
+
+    private func joinOutputStoppedFromItsOwnThread() {
+        let stopped = lifecycle.withLock { running -> Running? in
+            guard let current = running, current.stoppedFromMainloopThread else { return nil }
+            running = nil
+            return current
+        }
+        stopped?.mainloop.stopAndJoin()
+    }
+}

@@ -1,0 +1,27 @@
+/// Delays between reconnection attempts: short at first (a restarted server is usually back
+/// within tens of milliseconds), doubling up to a ceiling so a server that stays away costs
+/// one attempt per second.
+struct ReconnectBackoff {
+    let initialSeconds: Double
+    let maximumSeconds: Double
+    private var upcomingSeconds: Double
+
+    init(initialSeconds: Double = 0.050, maximumSeconds: Double = 1.0) {
+        precondition(initialSeconds > 0 && maximumSeconds >= initialSeconds)
+        self.initialSeconds = initialSeconds
+        self.maximumSeconds = maximumSeconds
+        self.upcomingSeconds = initialSeconds
+    }
+
+    /// The delay before the next attempt; each call doubles the following one.
+    mutating func nextDelaySeconds() -> Double {
+        let delay = upcomingSeconds
+        upcomingSeconds = min(upcomingSeconds * 2, maximumSeconds)
+        return delay
+    }
+
+    /// After a successful connection the next loss starts again from the shortest delay.
+    mutating func reset() {
+        upcomingSeconds = initialSeconds
+    }
+}

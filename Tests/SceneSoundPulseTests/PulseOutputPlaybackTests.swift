@@ -1,0 +1,167 @@
+import Foundation
+import Testing
+@testable import SceneSoundPulse
+
+/// Against real PulseAudio servers (scripts/testenv), one at a time: they share two cores
+/// with the build, and parallel servers would only add scheduling noise to the audio.
+@Suite(.serialized) struct PulseOutputPlaybackTests {
+    static let rateHz = PrivatePulseServer.rateHz
+    static let toneHz = 1_000.0
+    static let leftAmplitude: Float = 0.5
+    static let rightAmplitude: Float = 0.25
+    /// 0.4 s = a whole number of periods of the tone, so the Goertzel sees no leakage.
+    static let analysedFrames = 19_200
+    static let timeoutSeconds = 5.0
+
+    static func configuration(for server: PrivatePulseServer, sinkName: String? = PrivatePulseServer.sinkName)
+        -> PulseOutput.Configuration
+    {
+        PulseOutput.Configuration(
+            sinkName: sinkName, rateHz: rateHz, blockFrames: 256, targetLatencySeconds: 0.020,
+            applicationName: "SceneSoundPulseTests", streamName: "1 kHz test tone",
+            serverAddress: server.serverAddress)
+    }
+
+    /// Records what reached the server's sink and checks it is our tone, at our levels.
+    static func expectToneReachesSink(of server: PrivatePulseServer, label: String) throws {
+        let file = server.directory.appendingPathComponent("recording-\(label).raw")
+        let recorder = try SinkRecorder(serverAddress: server.serverAddress, file: file)
+        let recorded = try #require(
+            recorder.record(frameCount: analysedFrames, timeoutSeconds: timeoutSeconds),
+            "parec recorded nothing from \(label)")
+
+        let left = ChannelAnalysis(interleaved: recorded, channel: 0, rateHz: rateHz)
+        let right = ChannelAnalysis(interleaved: recorded, channel: 1, rateHz: rateHz)
+        let expectedLeftRMS = Double(leftAmplitude) / 2.squareRoot()
+        let expectedRightRMS = Double(rightAmplitude) / 2.squareRoot()
+        let leftTone = left.toneAmplitude(atFrequencyHz: toneHz)
+        print("""
+            [\(label)] left RMS \(left.rms) (expected \(expectedLeftRMS)), right RMS \(right.rms) \
+            (expected \(expectedRightRMS)), frequency \(left.zeroCrossingFrequencyHz) Hz, \
+            1 kHz amplitude \(leftTone) (expected \(leftAmplitude))
+            """)
+        #expect(abs(left.rms / expectedLeftRMS - 1) < 0.05, "left level off on \(label)")
+        #expect(abs(right.rms / expectedRightRMS - 1) < 0.05, "right level off on \(label)")
+        #expect(abs(left.zeroCrossingFrequencyHz - toneHz) < 2, "frequency off on \(label)")
+        // A dropout or a phase jump inside the window would pull this well below the amplitude.
+        #expect(abs(leftTone / Double(leftAmplitude) - 1) < 0.05, "tone not clean on \(label)")
+    }
+
+    static func expectLatencyReported(by output: PulseOutput, label: String) {
+        let reported = waitUntil(timeoutSeconds: timeoutSeconds) { output.measuredLatencySeconds != nil }
+        #expect(reported, "no measured latency on \(label)")
+        guard let latency = output.measuredLatencySeconds else { return }
+        print("[\(label)] measured output latency \(latency * 1000) ms, underruns \(output.underrunCount)")
+        #expect(latency > 0 && latency < 0.060, "latency \(latency) s on \(label)")
+    }
+
+    @Test func playsAToneAndGoesOnAfterTheServerIsKilledAndRestarted() throws {
+        let directory = try makeShortTemporaryDirectory(prefix: "ssp")
+        let server = PrivatePulseServer(directory: directory)
+        let events = EventLog()
+        let output = PulseOutput(configuration: Self.configuration(for: server), events: events.append)
+        let tone = SineSource(frequencyHz: Self.toneHz, leftAmplitude: Self.leftAmplitude,
+                              rightAmplitude: Self.rightAmplitude, rateHz: Self.rateHz)
+        defer {
+            output.stop()
+            server.stopAll()
+            try? FileManager.default.removeItem(at: directory)
+        }
+
+        try server.start()
+        try output.start(render: { tone.render($0, frameCount: $1) })
+        #expect(events.wait(timeoutSeconds: Self.timeoutSeconds) { $0.contains(.connected(sinkName: "out")) })
+        try Self.expectToneReachesSink(of: server, label: "first server")
+        Self.expectLatencyReported(by: output, label: "first server")
+
+        // The crash: no goodbye from the server, the socket file stays behind.
+        try server.killCurrent()
+        #expect(events.wait(timeoutSeconds: Self.timeoutSeconds) { $0.contains { $0.isDisconnected } })
+        try server.start()
+        #expect(events.wait(timeoutSeconds: Self.timeoutSeconds) { $0.count { $0.isConnected } == 2 })
+        #expect(output.reconnectCount == 1)
+        #expect(events.count { $0.isReconnecting } >= 1)
+        #expect(events.count { $0.isDisconnected } == 1, "one outage, reported once: \(events.events)")
+
+        try Self.expectToneReachesSink(of: server, label: "restarted server")
+        Self.expectLatencyReported(by: output, label: "restarted server")
+
+        output.stop()
+        let blocksAtStop = tone.renderedBlocks
+        output.stop()  // idempotent
+        #expect(output.measuredLatencySeconds == nil)
+        #expect(tone.renderedBlocks == blocksAtStop, "render called after stop()")
+    }
+
+    @Test func keepsRetryingUntilAServerAppears() throws {
+        let directory = try makeShortTemporaryDirectory(prefix: "ssp")
+        let server = PrivatePulseServer(directory: directory)
+        let events = EventLog()
+        let output = PulseOutput(configuration: Self.configuration(for: server), events: events.append)
+        defer {
+            output.stop()
+            server.stopAll()
+            try? FileManager.default.removeItem(at: directory)
+        }
+
+        try output.start(render: { buffer, frames in buffer.update(repeating: 0, count: frames * 2) })
+        #expect(events.wait(timeoutSeconds: Self.timeoutSeconds) { $0.count { $0.isReconnecting } >= 2 })
+        #expect(events.events.first?.isDisconnected == true, "\(events.events)")
+        try server.start()
+        #expect(events.wait(timeoutSeconds: Self.timeoutSeconds) { $0.contains { $0.isConnected } })
+        #expect(output.reconnectCount == 0, "never played before, so not a reconnection")
+    }
+
+    @Test func unknownSinkIsReportedWithTheSinksThatExist() throws {
+        let directory = try makeShortTemporaryDirectory(prefix: "ssp")
+        let server = PrivatePulseServer(directory: directory)
+        let events = EventLog()
+        let output = PulseOutput(
+            configuration: Self.configuration(for: server, sinkName: "no-such-sink"), events: events.append)
+        defer {
+            output.stop()
+            server.stopAll()
+            try? FileManager.default.removeItem(at: directory)
+        }
+
+        try server.start()
+        try output.start(render: { buffer, frames in buffer.update(repeating: 0, count: frames * 2) })
+        #expect(events.wait(timeoutSeconds: Self.timeoutSeconds) { $0.contains { $0.failureMessage != nil } })
+        let message = try #require(events.events.compactMap(\.failureMessage).first)
+        #expect(message.contains("\"no-such-sink\"") && message.contains("available sinks: out"), "\(message)")
+        // Retries go on (the sink may appear later) without repeating the report.
+        #expect(events.wait(timeoutSeconds: Self.timeoutSeconds) { $0.count { $0.isReconnecting } >= 2 })
+        #expect(events.count { $0.failureMessage != nil } == 1)
+    }
+
+    @Test func stopFromTheEventHandlerOnThePulseThread() throws {
+        let directory = try makeShortTemporaryDirectory(prefix: "ssp")
+        let server = PrivatePulseServer(directory: directory)
+        let events = EventLog()
+        let outputBox = OutputBox()
+        let output = PulseOutput(configuration: Self.configuration(for: server)) { event in
+            events.append(event)
+            if event.isConnected { outputBox.output?.stop() }
+        }
+        outputBox.output = output
+        defer {
+            output.stop()
+            server.stopAll()
+            try? FileManager.default.removeItem(at: directory)
+        }
+
+        try server.start()
+        try output.start(render: { buffer, frames in buffer.update(repeating: 0, count: frames * 2) })
+        #expect(events.wait(timeoutSeconds: Self.timeoutSeconds) { $0.contains { $0.isConnected } })
+        output.stop()  // joins the thread that stopped itself
+        // After stop the output can start again.
+        try output.start(render: { buffer, frames in buffer.update(repeating: 0, count: frames * 2) })
+        #expect(events.wait(timeoutSeconds: Self.timeoutSeconds) { $0.count { $0.isConnected } == 2 })
+        outputBox.output = nil
+    }
+}
+
+/// Lets an event handler reach the output it belongs to (created after the handler).
+final class OutputBox: @unchecked Sendable {
+    weak var output: PulseOutput?
+}
