@@ -1,0 +1,104 @@
+import Foundation
+import SceneSoundMedia
+import SceneSoundProtocol
+
+/// Where `scenesound play` gets its audio: whole audio frames in `format`, chunk by chunk.
+protocol PCMSource {
+    var format: AudioFormat { get }
+    /// Nil when unknown (stdin).
+    var durationSeconds: Double? { get }
+    /// The next chunk of whole frames, or nil at the end.
+    mutating func nextChunk() throws -> [UInt8]?
+    /// Called at the end: throws when the input ended badly (e.g. inside an audio frame).
+    func checkComplete() throws
+}
+
+/// How much audio one chunk holds: small enough for smooth progress, large enough that the
+/// per-call overhead does not matter.
+let chunkSeconds = 0.1
+
+/// A file decoded by libsndfile, sent as 32-bit float at the file's own rate. Mono and stereo
+/// go as they are; more channels are mixed down to mono (their layout is unknown here).
+struct DecodedFileSource: PCMSource {
+    let format: AudioFormat
+    let durationSeconds: Double?
+    private let samples: [Float]
+    private var nextFrame = 0
+    private let framesPerChunk: Int
+
+    init(path: String) throws {
+        let audio: DecodedAudio
+        do { audio = try AudioFileReader.read(path: path) } catch let error as AudioFileError {
+            throw RuntimeError(error.description)
+        }
+        let rate = audio.sampleRateHz
+        guard rate.rounded() == rate, ProtocolLimits.rateHzRange.contains(UInt32(clamping: Int(rate))) else {
+            throw RuntimeError("\(path): sample rate \(rate) Hz is not supported (accepted: 8000 to 192000 Hz)")
+        }
+        guard audio.frameCount > 0 else { throw RuntimeError("\(path): the file holds no audio") }
+        samples = audio.channelCount <= 2 ? audio.interleaved : Self.mixedToMono(audio)
+        let channels = audio.channelCount == 2 ? 2 : 1
+        format = AudioFormat(sampleFormat: .f32le, rateHz: UInt32(rate), channels: UInt8(channels))
+        durationSeconds = audio.durationSeconds
+        framesPerChunk = max(1, Int(rate * chunkSeconds))
+    }
+
+    mutating func nextChunk() throws -> [UInt8]? {
+        let channels = Int(format.channels)
+        let totalFrames = samples.count / channels
+        guard nextFrame < totalFrames else { return nil }
+        let end = min(nextFrame + framesPerChunk, totalFrames)
+        defer { nextFrame = end }
+        // f32le is the host's Float layout on little-endian machines (the only ones Swift on
+        // Linux supports), so the samples go out as they are.
+        return samples[nextFrame * channels..<end * channels].withUnsafeBytes { Array($0) }
+    }
+
+    func checkComplete() throws {}
+
+    private static func mixedToMono(_ audio: DecodedAudio) -> [Float] {
+        let channels = audio.channelCount
+        let scale = 1 / Float(channels)
+        return (0..<audio.frameCount).map { frame in
+            audio.interleaved[frame * channels..<(frame + 1) * channels].reduce(0, +) * scale
+        }
+    }
+}
+
+/// Raw interleaved PCM from standard input, in the format the options name.
+struct StandardInputSource: PCMSource {
+    let format: AudioFormat
+    var durationSeconds: Double? { nil }
+    private var leftover: [UInt8] = []
+    private let chunkBytes: Int
+
+    init(format: AudioFormat) {
+        self.format = format
+        let framesPerChunk = max(1, Int(Double(format.rateHz) * chunkSeconds))
+        chunkBytes = framesPerChunk * format.bytesPerFrame
+    }
+
+    mutating func nextChunk() throws -> [UInt8]? {
+        var chunk = leftover
+        leftover = []
+        var buffer = [UInt8](repeating: 0, count: chunkBytes)
+        while chunk.count < chunkBytes {
+            let count = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, chunkBytes - chunk.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw RuntimeError("reading standard input failed (\(String(cString: strerror(errno))))")
+            }
+            if count == 0 { break }
+            chunk += buffer[..<count]
+        }
+        let whole = chunk.count - chunk.count % format.bytesPerFrame
+        leftover = Array(chunk[whole...])
+        return whole > 0 ? Array(chunk[..<whole]) : nil
+    }
+
+    func checkComplete() throws {
+        guard leftover.isEmpty else {
+            throw RuntimeError("standard input ended inside an audio frame: the last \(leftover.count) bytes were not played (frames are \(format.bytesPerFrame) bytes)")
+        }
+    }
+}
