@@ -17,7 +17,7 @@ build: deps
 # Builds everything (binaries included) then runs every test target.
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	SWIFT_BACKTRACE=enable=no $(SWIFT) test --skip-build
 
 demo: deps
 	$(SWIFT) build

@@ -31,6 +31,20 @@ import SceneSoundProtocol
         return Array(samples[start..<(start + expected.count)]) == expected ? start / 2 : nil
     }
 
+    /// Where `expected` stops matching the recording (for failure messages).
+    static func divergence(_ expected: [Float], in recording: DecodedAudio, after frame: Int = 0) -> String {
+        let samples = recording.interleaved
+        var start = frame * 2
+        while start < samples.count, samples[start] == 0 && samples[start + 1] == 0 { start += 2 }
+        for i in 0..<expected.count {
+            guard start + i < samples.count else { return "the recording ends \(expected.count - i) samples early" }
+            if samples[start + i] != expected[i] {
+                return "sample \(i) of \(expected.count) differs: \(samples[start + i]) instead of \(expected[i]) (stream starts at frame \(start / 2))"
+            }
+        }
+        return "matches"
+    }
+
     @Test func sixteenBitAndFloatStreamsComeOutExactAndComplete() throws {
         let daemon = try Daemon()
         let client = try RawClient(socketPath: daemon.socketPath)

@@ -3,7 +3,7 @@ import SceneSoundProtocol
 
 /// A deliberately simple protocol client for tests: blocking socket, explicit frames. It can
 /// also send raw bytes, which is how the malformed-input tests speak.
-final class RawClient {
+final class RawClient: @unchecked Sendable {
     let fd: Int32
     private var decoder = FrameDecoder(maxFrameBytes: 16 << 20)
     private var nextRequestID: UInt32 = 1
