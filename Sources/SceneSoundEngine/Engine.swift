@@ -29,6 +29,10 @@ public final class Engine: @unchecked Sendable {
     private let droppedEvents = Atomic<Int>(0)
     /// Set by the backend after it handed a block to the device (or file).
     private let deliveredFrames = Atomic<Int>(0)
+    /// When the newest head pose took effect: the first output frame rendered with it, and
+    /// the monotonic time it was picked up (for motion-to-sound latency).
+    private let poseAppliedFrame = Atomic<Int>(-1)
+    private let poseAppliedNanoseconds = Atomic<Int>(0)
 
     struct SceneState {
         var position: Vector3
@@ -72,6 +76,11 @@ public final class Engine: @unchecked Sendable {
         Double(peakLoadPermille.exchange(0, ordering: .relaxed)) / 1000
     }
     public var droppedEventCount: Int { droppedEvents.load(ordering: .relaxed) }
+    /// The output frame from which the newest pose is rendered (−1: none yet), and when
+    /// (CLOCK_MONOTONIC nanoseconds) the render thread picked it up.
+    public var headPoseApplied: (outputFrame: Int, monotonicNanoseconds: Int) {
+        (poseAppliedFrame.load(ordering: .acquiring), poseAppliedNanoseconds.load(ordering: .relaxed))
+    }
 
     /// Backend: the block ending at output frame `frame` has been handed to the device.
     public func markDelivered(throughFrame frame: Int) { deliveredFrames.store(frame, ordering: .releasing) }
@@ -137,6 +146,8 @@ public final class Engine: @unchecked Sendable {
             scenes[index].gain = gain
         case .setHeadPose(let pose, let glide):
             renderer.setHeadPose(pose, glide: glide)
+            poseAppliedNanoseconds.store(Self.monotonicNanoseconds(), ordering: .relaxed)
+            poseAppliedFrame.store(outputFrames.load(ordering: .relaxed), ordering: .releasing)
         }
     }
 
@@ -205,7 +216,7 @@ public final class Engine: @unchecked Sendable {
         if !events.push(event) { droppedEvents.add(1, ordering: .relaxed) }
     }
 
-    static func monotonicNanoseconds() -> Int {
+    public static func monotonicNanoseconds() -> Int {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return ts.tv_sec * 1_000_000_000 + ts.tv_nsec

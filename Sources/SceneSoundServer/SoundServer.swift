@@ -41,10 +41,8 @@ public final class SoundServer: @unchecked Sendable {
     var counters = ServerCounters()
     private let startTime = Date()
 
-    // Head pose: the latest raw pose and the recenter reference.
-    private var rawHeadPose = SceneSoundDSP.HeadPose.neutral
-    private var headReference = SceneSoundDSP.Quaternion.identity
-    private var headPoseTime: Date?
+    lazy var head = HeadTracking(engine: engine)
+    private var openTrackChannel: Channel?
 
     public init(configuration: ServerConfiguration, engine: Engine, output: OutputBackend,
                 hrtfPath: String, logger: Logger) {
@@ -91,6 +89,7 @@ public final class SoundServer: @unchecked Sendable {
             for session in sessions.values { session.shutDown() }
         }.wait()
         try? serverChannel?.close().wait()
+        try? openTrackChannel?.close().wait()
         unlink(configuration.socketPath)
         try? group.syncShutdownGracefully()
     }
@@ -188,21 +187,38 @@ public final class SoundServer: @unchecked Sendable {
 
     func setHeadPose(_ pose: SceneSoundProtocol.HeadPose) {
         let q = pose.orientation
-        let orientation = SceneSoundDSP.Quaternion(w: Double(q.w), x: Double(q.x), y: Double(q.y), z: Double(q.z)).normalized
         let position = pose.position.map { Vector3(x: Double($0.x), y: Double($0.y), z: Double($0.z)) } ?? .zero
-        rawHeadPose = SceneSoundDSP.HeadPose(orientation: orientation, positionMetres: position)
-        headPoseTime = Date()
-        engine.commands.push(.setHeadPose(effectiveHeadPose, glide: true))
+        head.update(SceneSoundDSP.HeadPose(
+            orientation: SceneSoundDSP.Quaternion(w: Double(q.w), x: Double(q.x), y: Double(q.y), z: Double(q.z)),
+            positionMetres: position))
     }
 
-    func recenterHead() {
-        headReference = rawHeadPose.orientation
-        engine.commands.push(.setHeadPose(effectiveHeadPose, glide: true))
+    func recenterHead() { head.recenter() }
+
+    /// Listens for opentrack on 127.0.0.1:`port` (loopback only: head poses are the user's).
+    public func startOpenTrack(port: Int) throws {
+        let bootstrap = DatagramBootstrap(group: group)
+            .channelInitializer { [unowned self] channel in
+                self.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(OpenTrackHandler(server: self))
+                }
+            }
+        do {
+            openTrackChannel = try bootstrap.bind(host: "127.0.0.1", port: port).wait()
+        } catch {
+            throw ServerError("cannot listen for opentrack on 127.0.0.1:\(port): \(error)")
+        }
+        logger.info("opentrack input on 127.0.0.1:\(port)")
     }
 
-    var effectiveHeadPose: SceneSoundDSP.HeadPose {
-        SceneSoundDSP.HeadPose(orientation: (headReference.conjugate * rawHeadPose.orientation).normalized,
-                               positionMetres: rawHeadPose.positionMetres)
+    func receiveOpenTrack(_ bytes: ByteBuffer) {
+        let pose = bytes.withUnsafeReadableBytes { OpenTrackPacket.decode($0) }
+        guard let pose else {
+            head.openTrackRejected += 1
+            return
+        }
+        head.openTrackAccepted += 1
+        head.update(pose)
     }
 
     // MARK: Status
@@ -225,12 +241,23 @@ public final class SoundServer: @unchecked Sendable {
     }
 
     func statusDocument() -> JSONValue {
-        StatusReport(server: self, sessions: Array(sessions.values), startTime: startTime,
-                     headPose: effectiveHeadPose, headPoseTime: headPoseTime).document
+        StatusReport(server: self, sessions: Array(sessions.values), startTime: startTime).document
     }
 }
 
 public struct ServerError: Error, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
+}
+
+/// Feeds opentrack datagrams to the server, on its event loop.
+final class OpenTrackHandler: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = AddressedEnvelope<ByteBuffer>
+    private unowned let server: SoundServer
+
+    init(server: SoundServer) { self.server = server }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        server.receiveOpenTrack(unwrapInboundIn(data).data)
+    }
 }

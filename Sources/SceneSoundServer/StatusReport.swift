@@ -8,19 +8,11 @@ struct StatusReport {
     let server: SoundServer
     let sessions: [ClientSession]
     let startTime: Date
-    let headPose: HeadPose
-    let headPoseTime: Date?
 
     var document: JSONValue {
         let engine = server.engine
         let configuration = engine.configuration
         let output = server.output.status
-        let orientation = headPose.orientation
-        let forward = orientation.rotate(Vector3(x: 0, y: 0, z: -1))
-        let up = orientation.rotate(Vector3(x: 0, y: 1, z: 0))
-        let pitch = asin(max(-1, min(1, forward.y))) * 180 / .pi
-        let roll = atan2(-up.x * forward.z + up.z * forward.x, up.y) * 180 / .pi
-        let p = headPose.positionMetres
         let blockSeconds = Double(configuration.blockFrames) / configuration.sampleRateHz
 
         return .object([
@@ -44,13 +36,8 @@ struct StatusReport {
                 ("rendered_seconds", .number(Double(engine.renderedFrames) / configuration.sampleRateHz)),
             ])),
             ("hrtf", server.hrtfDescription),
-            ("head", .object([
-                ("yaw_degrees", .number(orientation.yawDegrees)),
-                ("pitch_degrees", .number(pitch)),
-                ("roll_degrees", .number(roll)),
-                ("quaternion", .array([orientation.w, orientation.x, orientation.y, orientation.z].map(JSONValue.number))),
-                ("position_metres", .array([p.x, p.y, p.z].map(JSONValue.number))),
-                ("pose_age_seconds", headPoseTime.map { .number(Date().timeIntervalSince($0)) } ?? .null),
+            ("head", .object(server.head.statusFields + [
+                ("motion_to_sound_seconds", motionToSound(output.latencySeconds)),
             ])),
             ("scenes", .array(server.scenes.sortedScenes.map(scene))),
             ("streams", .array(sessions.flatMap { session in
@@ -70,6 +57,13 @@ struct StatusReport {
                 ("reconnects", .integer(output.reconnects)),
             ])),
         ])
+    }
+
+    /// Pose arrival → render thread, plus the output's own latency.
+    private func motionToSound(_ outputLatency: Double?) -> JSONValue {
+        guard case .number(let render)? = server.head.statusFields.first(where: { $0.0 == "motion_to_render_seconds" })?.1
+        else { return .null }
+        return .number(render + (outputLatency ?? 0))
     }
 
     private func scene(_ scene: SceneRegistry.Scene) -> JSONValue {

@@ -33,6 +33,9 @@ struct DaemonOptions: ParsableCommand {
     @Option(help: ArgumentHelp("The X display to follow windows on, or none.", valueName: "DISPLAY"))
     var display: String?
 
+    @Option(help: ArgumentHelp("opentrack UDP head-pose input on 127.0.0.1, or off.", valueName: "PORT|off"))
+    var opentrack: String = "4242"
+
     @Option(help: "Late reverb for externalisation: none, small or medium.")
     var room: Room = .small
 
@@ -78,10 +81,15 @@ struct DaemonOptions: ParsableCommand {
         guard (0.05...10).contains(streamBufferSeconds) else {
             throw ValidationError("--stream-buffer-seconds \(streamBufferSeconds) is out of range (accepted: 0.05 to 10)")
         }
+        guard opentrack == "off" || (Int(opentrack).map { (1...65535).contains($0) } ?? false) else {
+            throw ValidationError("--opentrack '\(opentrack)' is not valid (accepted: a UDP port 1 to 65535, or off)")
+        }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level '\(logLevel)' is not valid (accepted: trace, debug, info, notice, warning, error, critical)")
         }
     }
+
+    var openTrackPort: Int? { Int(opentrack) }
 
     /// `--socket`, else $SCENESOUND_SOCKET, else $XDG_RUNTIME_DIR/scenesound/socket.
     func socketPath(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {

@@ -79,6 +79,10 @@ let server = SoundServer(configuration: configuration, engine: engine, output: o
 do {
     try output.start(engine: engine)
     try server.start()
+    if let port = options.openTrackPort {
+        // Head tracking is optional: a port in use costs head tracking, not the server.
+        do { try server.startOpenTrack(port: port) } catch { logger.warning("\(error); head tracking by opentrack is off") }
+    }
 } catch {
     try? output.stop()
     die("\(error)", status: 1)

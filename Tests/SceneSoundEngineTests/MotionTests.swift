@@ -75,6 +75,22 @@ import SceneSoundEngine
         #expect(turn < 2 * reference)
     }
 
+    @Test func posesAt250HzSweepingTheHeadForTenSecondsHaveNoClicks() {
+        // The head swings ±90° at 0.5 Hz (up to 283°/s); a tracker reports it every 4 ms and
+        // the renderer takes the newest report each block, gliding between them.
+        let seconds = 10.0
+        let sine = (0..<Int(48000 * seconds)).map { Float(sin(2 * .pi * 500 * Double($0) / 48000)) * 0.5 }
+        let out = OfflineRender().render(sine) { t in
+            let reported = (t * 250).rounded(.down) / 250  // sample-and-hold at 250 Hz
+            return (SphericalPosition(azimuthDegrees: 0).cartesian,
+                    HeadPose(orientation: Quaternion(yawDegrees: 90 * sin(2 * .pi * 0.5 * reported))))
+        }
+        let reference = Self.discontinuity(OfflineRender().renderStatic(Self.sine, azimuthDegrees: 30).left)
+        let measured = max(Self.discontinuity(out.left), Self.discontinuity(out.right))
+        print("250 Hz poses, head sweeping ±90° for 10 s: discontinuity \(measured) (static \(reference))")
+        #expect(measured < 2 * reference)
+    }
+
     @Test func theMeasureCatchesAFilterSwitchWithoutCrossfade() {
         // A naive renderer: each 256-sample block convolved with the nearest measured
         // response, switched at the block boundary. The measure must flag it.

@@ -21,7 +21,8 @@ final class Daemon: @unchecked Sendable {
         wavPath = directory + "/out.wav"
         process.executableURL = Self.binaries.appendingPathComponent("scenesoundd")
         process.arguments = ["--socket", socketPath, "--output", output ?? "wav:\(wavPath)", "--room", "none",
-                             "--display", "none", "--log-level", "debug"] + extraArguments
+                             "--display", "none", "--log-level", "debug"]
+            + (extraArguments.contains("--opentrack") ? [] : ["--opentrack", "off"]) + extraArguments
         var env = ProcessInfo.processInfo.environment
         env["XDG_CACHE_HOME"] = NSTemporaryDirectory() + "scenesound-test-cache"
         process.environment = env.merging(environment) { $1 }

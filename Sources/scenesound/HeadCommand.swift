@@ -1,0 +1,118 @@
+import ArgumentParser
+import Foundation
+import SceneSoundClient
+import SceneSoundDSP
+import SceneSoundProtocol
+
+struct HeadCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "head",
+        abstract: "Set, recenter and show the listener's head pose.",
+        discussion: """
+            Positive yaw turns the head left, positive pitch looks up, positive roll tilts it \
+            to the right: after 'head set --yaw 90' a window straight ahead sounds from the right.
+            """,
+        subcommands: [HeadSetCommand.self, HeadRecenterCommand.self, HeadShowCommand.self])
+}
+
+struct HeadSetCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "set", abstract: "Set the head's orientation (and position).")
+
+    @Option(name: .customLong("yaw"), parsing: .unconditional, help: ArgumentHelp("Degrees, + = turned left.", valueName: "DEG"))
+    var yawDegrees: Double
+
+    @Option(name: .customLong("pitch"), parsing: .unconditional, help: ArgumentHelp("Degrees, + = looking up.", valueName: "DEG"))
+    var pitchDegrees: Double = 0
+
+    @Option(name: .customLong("roll"), parsing: .unconditional, help: ArgumentHelp("Degrees, + = tilted right.", valueName: "DEG"))
+    var rollDegrees: Double = 0
+
+    @Option(name: .customLong("position"), parsing: .unconditional,
+            help: ArgumentHelp("Head position x,y,z in metres (+x right, +y up, +z back).", valueName: "X,Y,Z"))
+    var position: String?
+
+    @OptionGroup var server: ServerOptions
+
+    func validate() throws {
+        for (name, value, limit) in [("--yaw", yawDegrees, 360.0), ("--pitch", pitchDegrees, 90), ("--roll", rollDegrees, 180)] {
+            guard value.isFinite, abs(value) <= limit else {
+                throw ValidationError("\(name) \(value) is out of range (accepted: -\(Int(limit)) to \(Int(limit)) degrees)")
+            }
+        }
+        _ = try positionMetres()
+    }
+
+    private func positionMetres() throws -> PositionMetres? {
+        guard let position else { return nil }
+        let parts = position.split(separator: ",").compactMap { Float($0.trimmingCharacters(in: .whitespaces)) }
+        guard parts.count == 3, parts.allSatisfy({ $0.isFinite && abs($0) <= 10 }) else {
+            throw ValidationError("--position '\(position)' is not valid (accepted: three numbers x,y,z in metres, each within ±10)")
+        }
+        return PositionMetres(x: parts[0], y: parts[1], z: parts[2])
+    }
+
+    func run() throws {
+        let q = SceneSoundDSP.Quaternion(yawDegrees: yawDegrees, pitchDegrees: pitchDegrees, rollDegrees: rollDegrees)
+        let pose = SceneSoundProtocol.HeadPose(timestampNanoseconds: 0,
+                                               orientation: .init(w: Float(q.w), x: Float(q.x), y: Float(q.y), z: Float(q.z)),
+                                               position: try positionMetres())
+        let connection = try server.connect()
+        defer { connection.close() }
+        try withClientErrors { () throws(ClientError) in
+            try connection.sendHeadPose(pose)
+            // A round trip, so the pose has been taken when this command returns.
+            _ = try connection.status()
+        }
+    }
+}
+
+struct HeadRecenterCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "recenter", abstract: "Make the current orientation straight ahead.")
+
+    @OptionGroup var server: ServerOptions
+
+    func run() throws {
+        let connection = try server.connect()
+        defer { connection.close() }
+        try withClientErrors { () throws(ClientError) in try connection.recenterHead() }
+    }
+}
+
+struct HeadShowCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "show", abstract: "Show the head pose the server renders with.")
+
+    @Flag(help: "Print the head section of the status as JSON.")
+    var json = false
+
+    @OptionGroup var server: ServerOptions
+
+    func run() throws {
+        let connection = try server.connect()
+        defer { connection.close() }
+        let document = try withClientErrors { () throws(ClientError) in try connection.status() }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(document.utf8)) as? [String: Any],
+              let head = object["head"] as? [String: Any] else {
+            throw RuntimeError("the server's status has no head section")
+        }
+        if json {
+            let data = try JSONSerialization.data(withJSONObject: head, options: [.sortedKeys])
+            print(String(decoding: data, as: UTF8.self))
+            return
+        }
+        func number(_ key: String) -> String {
+            (head[key] as? Double).map { String(format: "%.1f", $0) } ?? "–"
+        }
+        print("yaw \(number("yaw_degrees"))°, pitch \(number("pitch_degrees"))°, roll \(number("roll_degrees"))°")
+        if let p = head["position_metres"] as? [Double], p.count == 3 {
+            print(String(format: "position x %.2f, y %.2f, z %.2f m", p[0], p[1], p[2]))
+        }
+        if let age = head["pose_age_seconds"] as? Double {
+            print(String(format: "last pose %.1f s ago", age))
+        } else {
+            print("no pose received yet")
+        }
+        if let latency = head["motion_to_sound_seconds"] as? Double {
+            print(String(format: "motion to sound %.1f ms", latency * 1000))
+        }
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+import Testing
+import SceneSoundDSP
+import SceneSoundMedia
+import SceneSoundProtocol
+@testable import SceneSoundServer
+
+/// Head tracking end to end: opentrack datagrams and HEAD_POSE through the real daemon,
+/// measured on its wav output.
+@Suite(.serialized) struct HeadTrackingTests {
+    /// A free UDP port on loopback (bound and released).
+    static func freeUDPPort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    static func sendUDP(_ bytes: [UInt8], port: Int) {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        _ = bytes.withUnsafeBytes { raw in
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(fd, raw.baseAddress, raw.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        }
+    }
+
+    /// x, y, z (cm), yaw, pitch, roll (degrees) as opentrack sends them.
+    static func openTrackPacket(_ values: [Double]) -> [UInt8] {
+        values.flatMap { v in withUnsafeBytes(of: v.bitPattern.littleEndian) { Array($0) } }
+    }
+
+    static func status(_ client: RawClient) throws -> [String: Any] {
+        guard case .statusReply(let reply) = try client.request(.statusRequest) else { throw TestFailure("no status") }
+        return try JSONSerialization.jsonObject(with: Data(reply.json.utf8)) as? [String: Any] ?? [:]
+    }
+
+    static func head(_ client: RawClient) throws -> [String: Any] { try status(client)["head"] as? [String: Any] ?? [:] }
+
+    // MARK: The mapping, without a server
+
+    @Test func openTrackAxesMapOntoTheDesignsConventions() throws {
+        func decode(_ values: [Double]) -> SceneSoundDSP.HeadPose? {
+            Self.openTrackPacket(values).withUnsafeBytes { OpenTrackPacket.decode($0) }
+        }
+        // yaw +90 (opentrack: turned left) → a source straight ahead is heard at −90° (right).
+        let left = try #require(decode([0, 0, 0, 90, 0, 0]))
+        #expect(abs(left.relative(Vector3(x: 0, y: 0, z: -1)).azimuthDegrees + 90) < 1e-6)
+        let right = try #require(decode([0, 0, 0, -90, 0, 0]))
+        #expect(abs(right.relative(Vector3(x: 0, y: 0, z: -1)).azimuthDegrees - 90) < 1e-6)
+        // Pitch up: a source ahead is below the gaze.
+        let up = try #require(decode([0, 0, 0, 0, 30, 0]))
+        #expect(abs(up.relative(Vector3(x: 0, y: 0, z: -1)).elevationDegrees + 30) < 1e-6)
+        // Centimetres to metres; opentrack x + = left, z + = back.
+        let moved = try #require(decode([10, 5, -20, 0, 0, 0]))
+        #expect(abs(moved.positionMetres.x + 0.1) < 1e-12 && abs(moved.positionMetres.y - 0.05) < 1e-12
+                && abs(moved.positionMetres.z + 0.2) < 1e-12)
+        // Leaning 20 cm towards a window 0.6 m ahead brings it to 0.4 m.
+        #expect(abs(moved.relative(Vector3(x: -0.1, y: 0.05, z: -0.6)).distanceMetres - 0.4) < 1e-9)
+        // Anything else is rejected.
+        #expect(decode([0, 0, 0, .nan, 0, 0]) == nil)
+        #expect(decode([0, 0, 0, 9999, 0, 0]) == nil)
+        #expect([UInt8](repeating: 0, count: 47).withUnsafeBytes { OpenTrackPacket.decode($0) } == nil)
+    }
+
+    // MARK: Through the daemon
+
+    @Test func openTrackTurnsTheHeadAndGarbageIsCountedAndIgnored() throws {
+        let port = Self.freeUDPPort()
+        let daemon = try Daemon(extraArguments: ["--opentrack", String(port)])
+        let client = try RawClient(socketPath: daemon.socketPath)
+        try waitUntil(timeoutSeconds: 5, "the opentrack listener") { daemon.log.contains("opentrack input on 127.0.0.1:\(port)") }
+
+        // Garbage first: counted, and the head does not move.
+        for size in [0, 1, 40, 47, 49, 100] { Self.sendUDP([UInt8](repeating: 0x7f, count: size), port: port) }
+        Self.sendUDP(Self.openTrackPacket([0, 0, 0, .infinity, 0, 0]), port: port)
+        try waitUntil(timeoutSeconds: 5, "the garbage to be counted") {
+            (try Self.head(client)["opentrack_rejected_packets"] as? Int ?? 0) >= 6
+        }
+        #expect(try Self.head(client)["poses_received"] as? Int == 0)
+
+        // Noise straight ahead; the head turns +90 (left) then −90 (right) by opentrack.
+        var noise = WhiteNoise(seed: 8)
+        let samples = (0..<(48000 * 4)).map { _ in Int16(noise.next(amplitude: 10000)) }
+        let stream = try client.openStream(format: AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1))
+        let writer = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            try? client.write(stream: stream, pcm: LosslessStreamTests.bytes(samples), bytesPerFrame: 2)
+            writer.signal()
+        }
+        #expect(writer.wait(timeout: .now() + 20) == .success)
+        // (The client wrote everything; the server still holds 0.4 s.) Turn now and record when.
+        let statusClient = try RawClient(socketPath: daemon.socketPath)
+        Self.sendUDP(Self.openTrackPacket([0, 0, 0, 90, 0, 0]), port: port)
+        try waitUntil(timeoutSeconds: 5, "the pose") { (try Self.head(statusClient)["pose_applied_output_frame"] as? Int) != nil }
+        let turned = try Self.head(statusClient)
+        #expect(abs((turned["yaw_degrees"] as? Double ?? 0) - 90) < 1e-6)
+        let applied = turned["pose_applied_output_frame"] as! Int
+        _ = try client.request(.streamDrain(StreamReference(streamID: stream)))
+        #expect(try Self.head(statusClient)["opentrack_packets"] as? Int == 1)
+
+        // After the pose, the source ahead sounds from the right: the cues of −90°.
+        let recording = try AudioFileReader.read(path: daemon.wavPath)
+        let left = recording.channel(0), right = recording.channel(1)
+        let after = (applied + 256)..<min(left.count, applied + 256 + 9600)
+        let cues = CueAnalysis.cues(left: Array(left[after]), right: Array(right[after]), sampleRateHz: 48000)
+        print("opentrack yaw +90: ITD \(cues.itdMicroseconds) µs, ILD \(cues.interauralLevelDifferenceDecibels) dB")
+        #expect(abs(cues.itdMicroseconds + 706) <= 30)
+        let before = max(0, applied - 9600)..<max(0, applied - 256)
+        let ahead = CueAnalysis.cues(left: Array(left[before]), right: Array(right[before]), sampleRateHz: 48000)
+        #expect(abs(ahead.itdMicroseconds) <= 30)
+    }
+
+    @Test func aPoseIsRenderedWithinOneQuantumOfItsArrival() throws {
+        let daemon = try Daemon()
+        let client = try RawClient(socketPath: daemon.socketPath)
+        var worstFrames = 0, worstSeconds = 0.0
+        for (i, yaw) in [30.0, -45, 90, 0, 120].enumerated() {
+            let q = SceneSoundDSP.Quaternion(yawDegrees: yaw)
+            try client.send(.headPose(SceneSoundProtocol.HeadPose(timestampNanoseconds: 0,
+                orientation: .init(w: Float(q.w), x: Float(q.x), y: Float(q.y), z: Float(q.z)))))
+            try waitUntil(timeoutSeconds: 5, "pose \(i + 1)") {
+                let head = try Self.head(client)
+                return head["poses_received"] as? Int == i + 1 && head["pose_applied_output_frame"] != nil
+            }
+            let head = try Self.head(client)
+            let received = head["pose_received_output_frame"] as! Int
+            let applied = head["pose_applied_output_frame"] as! Int
+            worstFrames = max(worstFrames, applied - received)
+            worstSeconds = max(worstSeconds, head["motion_to_render_seconds"] as! Double)
+        }
+        print("head pose → render: at most \(worstFrames) frames after arrival, \(worstSeconds * 1000) ms (block 256 = 5.3 ms)")
+        // Picked up by the next block: the first frame rendered with it is at most one
+        // quantum after the frame the engine had reached when the pose arrived.
+        #expect(worstFrames <= 256)
+        #expect(worstSeconds < 0.0053 + 0.005)  // one quantum, plus scheduling slack
+    }
+
+    @Test func headSetYawNinetyMakesAheadSoundFromTheRight() throws {
+        let daemon = try Daemon()
+        let result = try runCLI(["head", "set", "--yaw", "90", "--socket", daemon.socketPath])
+        #expect(result.status == 0, "\(result.error)")
+        let client = try RawClient(socketPath: daemon.socketPath)
+        let head = try Self.head(client)
+        #expect(abs((head["yaw_degrees"] as? Double ?? 0) - 90) < 1e-3)
+        let show = try runCLI(["head", "show", "--socket", daemon.socketPath])
+        #expect(show.status == 0 && show.output.contains("yaw 90.0°"))
+        // A stream straight ahead now comes from the right.
+        var noise = WhiteNoise(seed: 4)
+        let samples = (0..<48000).map { _ in Int16(noise.next(amplitude: 10000)) }
+        let stream = try client.openStream(format: AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1))
+        try client.write(stream: stream, pcm: LosslessStreamTests.bytes(samples), bytesPerFrame: 2)
+        _ = try client.request(.streamDrain(StreamReference(streamID: stream)))
+        let recording = try AudioFileReader.read(path: daemon.wavPath)
+        let heard = audible((recording.channel(0), recording.channel(1)))
+        let cues = CueAnalysis.cues(left: heard.left, right: heard.right, sampleRateHz: 48000)
+        #expect(abs(cues.itdMicroseconds + 706) <= 30)
+        #expect(try runCLI(["head", "recenter", "--socket", daemon.socketPath]).status == 0)
+        #expect(abs(try Self.head(client)["yaw_degrees"] as? Double ?? 1) < 1e-6)
+    }
+}
+
+/// Runs the `scenesound` CLI built beside the tests.
+func runCLI(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
+    let process = Process()
+    process.executableURL = Daemon.binaries.appendingPathComponent("scenesound")
+    process.arguments = arguments
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let output = out.fileHandleForReading.readDataToEndOfFile(), error = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: output, as: UTF8.self), String(decoding: error, as: UTF8.self))
+}
