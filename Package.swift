@@ -11,6 +11,8 @@ let package = Package(
         .executable(name: "scenesoundd", targets: ["scenesoundd"]),
         .library(name: "SceneSoundDSP", targets: ["SceneSoundDSP"]),
         .library(name: "SceneSoundEngine", targets: ["SceneSoundEngine"]),
+        // For the nested Benchmarks package: it loads the real HRTF set through the disk cache.
+        .library(name: "SceneSoundSOFA", targets: ["SceneSoundSOFA"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -50,10 +52,12 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "SceneSoundClient", dependencies: ["SceneSoundProtocol"]),
+        // freedesktop Sound Theme and Sound Naming lookup (pure Swift, Foundation for files).
+        .target(name: "SceneSoundThemes"),
         // @@TARGETS@@ (helpers add their targets above this line)
 
         .executableTarget(name: "scenesound", dependencies: [
-            "SceneSoundEngine", "SceneSoundSOFA", "SceneSoundMedia", "SceneSoundClient",
+            "SceneSoundEngine", "SceneSoundSOFA", "SceneSoundMedia", "SceneSoundClient", "SceneSoundThemes",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -66,9 +70,10 @@ let package = Package(
         .testTarget(name: "SceneSoundPulseTests", dependencies: ["SceneSoundPulse"]),
         .testTarget(name: "SceneSoundProtocolTests", dependencies: ["SceneSoundProtocol"]),
         .testTarget(name: "SceneSoundServerTests", dependencies: [
-            "scenesoundd", "SceneSoundServer", "SceneSoundProtocol", "SceneSoundDSP", "SceneSoundMedia",
+            "scenesoundd", "scenesound", "SceneSoundServer", "SceneSoundProtocol", "SceneSoundDSP", "SceneSoundMedia",
         ]),
         .testTarget(name: "SceneSoundClientTests", dependencies: ["SceneSoundClient"]),
+        .testTarget(name: "SceneSoundThemesTests", dependencies: ["SceneSoundThemes"]),
         // @@TESTS@@ (helpers add their test targets above this line)
     ]
 )
