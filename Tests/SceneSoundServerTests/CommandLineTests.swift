@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+import SceneSoundDSP
+import SceneSoundMedia
+
+/// The CLI verbs of the sound server issue, run as a user runs them against the real daemon.
+@Suite(.serialized) struct CommandLineTests {
+    static func runCLI(_ arguments: [String], input: Data? = nil) throws -> (status: Int32, output: String, error: String) {
+        let process = Process()
+        process.executableURL = Daemon.binaries.appendingPathComponent("scenesound")
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe(), stdin = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = stdin
+        try process.run()
+        if let input { stdin.fileHandleForWriting.write(input) }
+        try stdin.fileHandleForWriting.close()
+        let output = out.fileHandleForReading.readDataToEndOfFile(), error = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self), String(decoding: error, as: UTF8.self))
+    }
+
+    @Test func playAFileAndRawStdinExactlyWithSpatialOff() throws {
+        let daemon = try Daemon()
+        var noise = WhiteNoise(seed: 12)
+        let samples = (0..<(48000 * 2)).map { _ in noise.next(amplitude: 0.5) }.map { $0 == 0 ? 0.01 : $0 }
+        let file = daemon.directory + "/in.wav"
+        let writer = try AudioFileWriter(path: file, sampleRateHz: 48000, channelCount: 2)
+        try writer.write(samples)
+        try writer.finish()
+
+        let played = try Self.runCLI(["play", file, "--spatial", "off", "--socket", daemon.socketPath])
+        #expect(played.status == 0, "\(played.error)")
+        #expect(played.error.isEmpty, "no progress line when stderr is not a terminal: \(played.error)")
+        let first = try AudioFileReader.read(path: daemon.wavPath)
+        let start = LosslessStreamTests.locate(samples, in: first)
+        #expect(start != nil, "\(LosslessStreamTests.divergence(samples, in: first))")
+
+        let raw = (0..<24000).map { i -> Int16 in Int16(truncatingIfNeeded: (i * 37) % 20000 - 10000) | 1 }
+        let piped = try Self.runCLI(["play", "-", "--format", "s16le", "--rate", "48000", "--channels", "1",
+                                     "--spatial", "off", "--socket", daemon.socketPath],
+                                    input: Data(LosslessStreamTests.bytes(raw)))
+        #expect(piped.status == 0, "\(piped.error)")
+        let second = try AudioFileReader.read(path: daemon.wavPath)
+        let expected = raw.flatMap { v -> [Float] in let f = Float(v) / 32768; return [f, f] }
+        #expect(LosslessStreamTests.locate(expected, in: second, after: (start ?? 0) + samples.count / 2) != nil)
+    }
+
+    @Test func scenesAndStatus() throws {
+        let daemon = try Daemon()
+        let socket = ["--socket", daemon.socketPath]
+        #expect(try Self.runCLI(["scene", "place", "music", "--azimuth", "30", "--distance", "2"] + socket).status == 0)
+        let list = try Self.runCLI(["scene", "list", "--json"] + socket)
+        #expect(list.status == 0)
+        let scenes = try JSONSerialization.jsonObject(with: Data(list.output.utf8)) as? [[String: Any]] ?? []
+        let music = scenes.first { $0["id"] as? String == "music" }
+        #expect(abs((music?["azimuth_degrees"] as? Double ?? 0) - 30) < 1e-3)
+        #expect(abs((music?["distance_metres"] as? Double ?? 0) - 2) < 1e-3)
+
+        let json = try Self.runCLI(["status", "--json"] + socket)
+        #expect(json.status == 0)
+        let status = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any] ?? [:]
+        for key in ["server", "output", "hrtf", "head", "scenes", "streams", "render", "health"] {
+            #expect(status[key] != nil, "status has no \(key)")
+        }
+        let human = try Self.runCLI(["status"] + socket)
+        #expect(human.status == 0 && human.output.contains("music"))
+    }
+
+    @Test func errorsAreOneLineWithTheRightExitCode() throws {
+        let missing = try Self.runCLI(["status", "--socket", "/nonexistent/socket"])
+        #expect(missing.status == 1)
+        #expect(missing.error.contains("cannot reach the SceneSound server at /nonexistent/socket"))
+        #expect(missing.error.split(separator: "\n").count == 1)
+        let badFormat = try Self.runCLI(["play", "-", "--format", "u8", "--rate", "48000", "--channels", "1"])
+        #expect(badFormat.status == 2)
+        #expect(badFormat.error.split(separator: "\n").count == 1)
+        let noFormat = try Self.runCLI(["play", "-"])
+        #expect(noFormat.status == 2)
+    }
+}
