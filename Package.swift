@@ -18,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
         // System libraries (Debian -dev packages, installed by scripts/deps).
@@ -50,6 +51,7 @@ let package = Package(
             "SceneSoundServer", "SceneSoundOutputs", "SceneSoundSOFA", "SceneSoundEngine", "SceneSoundDSP",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         .target(name: "SceneSoundClient", dependencies: ["SceneSoundProtocol"]),
         // freedesktop Sound Theme and Sound Naming lookup (pure Swift, Foundation for files).

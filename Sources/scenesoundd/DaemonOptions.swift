@@ -15,6 +15,9 @@ struct DaemonOptions: ParsableCommand {
         commandName: "scenesoundd",
         abstract: "The SceneSound sound server: spatial, head-tracked, window-anchored audio.")
 
+    @Option(help: ArgumentHelp("A TOML config file; every flag has a key (max_clients for --max-clients). Default: $XDG_CONFIG_HOME/scenesound/config.toml.", valueName: "FILE"))
+    var config: String?
+
     @Option(help: ArgumentHelp("The Unix socket (default: $SCENESOUND_SOCKET, else $XDG_RUNTIME_DIR/scenesound/socket).", valueName: "PATH"))
     var socket: String?
 

@@ -15,9 +15,22 @@ func die(_ message: String, status: Int32) -> Never {
     exit(status)
 }
 
+// The config file's settings come first, so that flags on the command line override them.
+var arguments = Array(CommandLine.arguments.dropFirst())
+if let config = ConfigFile.path(arguments: arguments, environment: ProcessInfo.processInfo.environment) {
+    guard config.explicit ? FileManager.default.fileExists(atPath: config.path) : true else {
+        die("--config \(config.path): no such file", status: 2)
+    }
+    do {
+        arguments = try ConfigFile.arguments(fromFile: config.path) + arguments
+    } catch let failure as ConfigFile.Failure {
+        die(failure.description, status: 2)
+    }
+}
+
 let options: DaemonOptions
 do {
-    options = try DaemonOptions.parse()
+    options = try DaemonOptions.parse(arguments)
 } catch {
     if DaemonOptions.exitCode(for: error) == .success {
         print(DaemonOptions.fullMessage(for: error))

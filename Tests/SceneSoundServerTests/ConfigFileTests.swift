@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+
+/// `scenesoundd --config FILE`: every flag has a key; bad values name the key and what it
+/// accepts; flags on the command line win over the file.
+@Suite struct ConfigFileTests {
+    static func runDaemon(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, error: String) {
+        let process = Process()
+        process.executableURL = Daemon.binaries.appendingPathComponent("scenesoundd")
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let data = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test(arguments: [
+        ("output = \"speaker\"", "key 'output'", "pulse, pulse:SINK, wav:PATH or null"),
+        ("max_clients = \"ten\"", "key 'max_clients' must be an integer", ""),
+        ("rate = 1000", "key 'rate'", "8000 to 192000"),
+        ("room = \"cathedral\"", "key 'room'", "none"),
+        ("colour = 3", "unknown key 'colour'", "max_clients"),
+        ("block = [", "not valid TOML", ""),
+    ])
+    func badValuesNameTheKeyAndTheAcceptedValues(line: String, names: String, accepted: String) throws {
+        let dir = NSTemporaryDirectory() + "scenesound-config-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try (line + "\n").write(toFile: dir + "/config.toml", atomically: true, encoding: .utf8)
+        let result = try Self.runDaemon(["--config", dir + "/config.toml"])
+        #expect(result.status == 2)
+        #expect(result.error.split(separator: "\n").count == 1, "\(result.error)")
+        #expect(result.error.contains(names) && (accepted.isEmpty || result.error.contains(accepted)), "\(result.error)")
+    }
+
+    @Test func theDefaultFileIsReadAndFlagsOverrideIt() throws {
+        let dir = NSTemporaryDirectory() + "scenesound-config-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir + "/scenesound", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // The file says a bad rate; the command line's --rate wins, so the daemon starts.
+        try "rate = 1000\n".write(toFile: dir + "/scenesound/config.toml", atomically: true, encoding: .utf8)
+        let refused = try Self.runDaemon(["--help"], environment: ["XDG_CONFIG_HOME": dir])
+        #expect(refused.status == 2 && refused.error.contains("key 'rate'"))
+
+        try "output = \"null\"\nopentrack = \"off\"\nmax_clients = 3\n".write(toFile: dir + "/scenesound/config.toml", atomically: true, encoding: .utf8)
+        let daemon = try Daemon(environment: ["XDG_CONFIG_HOME": dir])
+        // --output on the command line (wav) overrides the file's null.
+        try waitUntil(timeoutSeconds: 5, "the wav output") { FileManager.default.fileExists(atPath: daemon.wavPath) }
+        let status = try RawClient(socketPath: daemon.socketPath).request(.statusRequest)
+        guard case .statusReply(let reply) = status else { throw TestFailure("no status") }
+        #expect(reply.json.contains("\"kind\":\"wav\""))
+        // max_clients = 3 from the file: the fourth concurrent client is refused.
+        let clients = try (0..<3).map { _ in try RawClient(socketPath: daemon.socketPath) }
+        let fourth = try RawClient(socketPath: daemon.socketPath, handshake: false)
+        #expect(fourth.isClosedByServer())
+        _ = clients
+    }
+}
