@@ -1,0 +1,42 @@
+import Benchmark
+import SceneSoundEngine
+
+// One benchmark iteration is one render block (256 frames at 48 kHz, 5.33 ms of audio).
+//
+// The gate is `mallocCountTotal`: zero allocations in every block, at every percentile —
+// DESIGN.md's "Render thread: zero allocations per block". The static thresholds in
+// Benchmarks/Thresholds (checked by `make bench`) hold 0, and the tolerance below allows no
+// deviation from it. Set-up (streams, voices, the HRTF load) happens outside the measurement.
+
+let benchmarks: @Sendable () -> Void = {
+    let zeroMallocs = BenchmarkThresholds(absolute: [.p0: 0, .p25: 0, .p50: 0, .p75: 0, .p90: 0, .p99: 0, .p100: 0])
+    Benchmark.defaultConfiguration = .init(
+        // Process CPU time ticks in 10 ms steps, too coarse for one call; `scenesound bench`
+        // measures CPU seconds per audio second with the thread's CPU clock instead.
+        metrics: [.wallClock, .mallocCountTotal],
+        timeUnits: .microseconds,
+        warmupIterations: 10,
+        scalingFactor: .one,
+        maxDuration: .seconds(2),
+        maxIterations: 2000,
+        thresholds: [.mallocCountTotal: zeroMallocs]
+    )
+
+    // Names without spaces: the tool writes threshold files with spaces turned into '_' but
+    // looks them up by the name as it is.
+    for sources in [1, 16, 64, 255, 1024] {
+        Benchmark("Engine.render_block_\(sources)_sources") { benchmark, harness in
+            for _ in benchmark.scaledIterations { harness.renderBlock() }
+        } setup: {
+            EngineRingHarness(sourceCount: sources)
+        }
+    }
+
+    for sources in [1, 16, 64, 255] {
+        Benchmark("SpatialRenderer.render_block_\(sources)_sources") { benchmark, harness in
+            for _ in benchmark.scaledIterations { harness.renderBlock() }
+        } setup: {
+            RendererRingHarness(sourceCount: sources)
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import SceneSoundDSP
+import SceneSoundEngine
+
+/// The ring scene running through the real-time `Engine`: each source is an `EngineStream`
+/// fed through its `AudioRing`, added with `.addStream` on the command queue and placed with
+/// `.placeScene`; the head pose arrives as `.setHeadPose` before every block, as from the
+/// server. Everything is allocated in `init`; `renderBlock()` is what the benchmark measures.
+final class EngineRingHarness {
+    let engine: Engine
+    let sourceCount: Int
+    private let rings: [AudioRing]
+    private let noise: UnsafeMutableBufferPointer<Float>
+    private var noisePosition = 0
+    private let output: UnsafeMutablePointer<Float>
+    private var renderedFrames = 0
+
+    init(sourceCount: Int) {
+        let configuration = RingScene.configuration
+        let hrtf = RingScene.hrtf
+        self.sourceCount = sourceCount
+        engine = Engine(hrtf: hrtf, configuration: configuration, maximumStreams: sourceCount,
+                        maximumScenes: sourceCount)
+        noise = .allocate(capacity: Int(RingScene.sampleRateHz))
+        _ = noise.initialize(from: NoiseTable(frames: noise.count).samples)
+        output = .allocate(capacity: 2 * configuration.blockFrames)
+
+        var rings: [AudioRing] = []
+        for index in 0..<sourceCount {
+            // Two blocks of room: the producer refills one block ahead of the render.
+            let ring = AudioRing(capacityFrames: 4 * configuration.blockFrames, channelCount: 1)
+            let input = RingInput(ring: ring)
+            input.setIdle(false)
+            let position = RingScene.position(ofSource: index, count: sourceCount)
+            let source = RenderSource(input: input, channelCount: 1, mode: .anchored, channelPositions: [position],
+                                      gain: RingScene.sourceGain(count: sourceCount), hrtf: hrtf,
+                                      maximumFrames: configuration.blockFrames)
+            let stream = EngineStream(id: StreamID(index + 1), source: source, input: input, sceneIndex: index)
+            precondition(engine.commands.push(.placeScene(index: index, position: position, widthMetres: 0)))
+            precondition(engine.commands.push(.addStream(stream)))
+            rings.append(ring)
+        }
+        self.rings = rings
+        precondition(engine.commands.push(.setHeadPose(RingScene.headPose(atSeconds: 0), glide: false)))
+        // The engine applies at most 512 commands a block; render until every stream is in
+        // and every voice has passed its first block (which sets up its filters).
+        while engine.renderer.sources.count < sourceCount { renderBlock() }
+        renderBlock()
+    }
+
+    deinit {
+        noise.deallocate()
+        output.deallocate()
+    }
+
+    /// One block as the server and the render thread see it: refill each ring (the server's
+    /// event loop), send the new head pose, render.
+    func renderBlock() {
+        let block = RingScene.blockFrames
+        if noisePosition + block > noise.count { noisePosition = 0 }
+        for (index, ring) in rings.enumerated() where ring.availableFrames < block {
+            // Each ring reads the table from its own offset: mutually uncorrelated sources.
+            let offset = (noisePosition + index * 97) % (noise.count - block)
+            ring.write(noise.baseAddress! + offset, frames: block)
+        }
+        noisePosition += block
+        renderedFrames += block
+        let pose = RingScene.headPose(atSeconds: Double(renderedFrames) / RingScene.sampleRateHz)
+        _ = engine.commands.push(.setHeadPose(pose, glide: true))
+        engine.render(into: output)
+    }
+}
+
+/// The same scene straight through `SpatialRenderer` (no command queue, no rings): the render
+/// core alone.
+final class RendererRingHarness {
+    let renderer: SpatialRenderer
+    private let noise: UnsafeMutableBufferPointer<Float>
+    private let output: UnsafeMutablePointer<Float>
+    private var renderedFrames = 0
+
+    init(sourceCount: Int) {
+        let configuration = RingScene.configuration
+        let hrtf = RingScene.hrtf
+        renderer = SpatialRenderer(hrtf: hrtf, configuration: configuration, maximumSources: sourceCount)
+        noise = .allocate(capacity: Int(RingScene.sampleRateHz))
+        _ = noise.initialize(from: NoiseTable(frames: noise.count).samples)
+        output = .allocate(capacity: 2 * configuration.blockFrames)
+        for index in 0..<sourceCount {
+            let source = RenderSource(input: LoopingNoiseInput(table: noise, offset: index * 4801), channelCount: 1,
+                                      mode: .anchored,
+                                      channelPositions: [RingScene.position(ofSource: index, count: sourceCount)],
+                                      gain: RingScene.sourceGain(count: sourceCount), hrtf: hrtf,
+                                      maximumFrames: configuration.blockFrames)
+            renderer.add(source)
+        }
+        renderer.setHeadPose(RingScene.headPose(atSeconds: 0), glide: false)
+        renderBlock()
+    }
+
+    deinit {
+        noise.deallocate()
+        output.deallocate()
+    }
+
+    func renderBlock() {
+        renderedFrames += RingScene.blockFrames
+        renderer.setHeadPose(RingScene.headPose(atSeconds: Double(renderedFrames) / RingScene.sampleRateHz))
+        renderer.render(into: output)
+    }
+}
