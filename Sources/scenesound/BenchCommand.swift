@@ -1,0 +1,184 @@
+import ArgumentParser
+import Foundation
+import SceneSoundDSP
+import SceneSoundEngine
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `scenesound bench`: the throughput scene of DESIGN.md "Performance and quality bars" — N
+/// mono noise sources on a 2 m ring, the head turning at 90°/s — through the real engine
+/// (streams, rings, command queue), offline and as fast as it goes. Prints one JSON line.
+/// Benchmarks/openal/openal_bench.c renders the same scene with OpenAL Soft for comparison.
+struct BenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Measure the engine's CPU cost on N moving sources (one JSON line).",
+        discussion: """
+            cpu_seconds_per_audio_second is the render thread's CPU time (CLOCK_THREAD_CPUTIME_ID, \
+            so other load on the machine does not inflate it) spent in Engine.render, over the \
+            audio rendered; 1.0 means one core is fully busy keeping up in real time. Feeding \
+            the streams' rings (the server's side) is not counted.
+            """)
+
+    @Option(name: .customLong("sources"), help: ArgumentHelp("Number of mono noise sources on the ring.", valueName: "N"))
+    var sourceCount: Int = 64
+
+    @Option(name: .customLong("seconds"), help: ArgumentHelp("Audio seconds to render (after a short warm-up).", valueName: "S"))
+    var seconds: Double = 10
+
+    @OptionGroup var rendering: RenderingOptions
+
+    static let ringRadiusMetres = 2.0
+    static let yawDegreesPerSecond = 90.0
+
+    func validate() throws {
+        guard (1...4096).contains(sourceCount) else {
+            throw ValidationError("--sources \(sourceCount) is out of range (accepted: 1 to 4096)")
+        }
+        guard seconds > 0, seconds <= 3600 else {
+            throw ValidationError("--seconds \(seconds) is out of range (accepted: more than 0, up to 3600)")
+        }
+    }
+
+    func run() throws {
+        let hrtf = try rendering.loadHRTF()
+        let scene = BenchScene(hrtf: hrtf, sourceCount: sourceCount,
+                               configuration: EngineConfiguration(sampleRateHz: Double(rendering.rateHz),
+                                                                  blockFrames: rendering.blockFrames))
+        let result = scene.measure(seconds: seconds)
+        let fields: [(String, String)] = [
+            ("cpu_seconds_per_audio_second", String(format: "%.4f", result.renderCPUSeconds / result.audioSeconds)),
+            ("sources", "\(sourceCount)"),
+            ("seconds", String(format: "%.3f", result.audioSeconds)),
+            ("block_frames", "\(rendering.blockFrames)"),
+            ("rate_hz", "\(rendering.rateHz)"),
+            ("hrtf_voices", "\(scene.hrtfVoiceCount)"),
+            ("bus_voices", "0"),  // no ambisonic bus yet: every voice is a per-source HRTF voice
+            ("peak_block_load", String(format: "%.3f", result.peakBlockLoad)),
+            ("wall_seconds", String(format: "%.3f", result.wallSeconds)),
+        ]
+        print("{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}")
+    }
+}
+
+/// The ring scene set up on an `Engine` exactly as the server would: one `EngineStream` per
+/// source with its own `AudioRing`, added and placed through the command queue, the head pose
+/// sent before every block.
+final class BenchScene {
+    let engine: Engine
+    let configuration: EngineConfiguration
+    private let rings: [AudioRing]
+    private let noise: [Float]
+    private let output: UnsafeMutablePointer<Float>
+    private var renderedFrames = 0
+
+    init(hrtf: HRTFSet, sourceCount: Int, configuration: EngineConfiguration) {
+        self.configuration = configuration
+        engine = Engine(hrtf: hrtf, configuration: configuration, maximumStreams: sourceCount,
+                        maximumScenes: sourceCount)
+        // One second of white noise (fixed seed); each source reads it from its own offset.
+        var state: UInt32 = 0x9E37_79B9
+        noise = (0..<Int(configuration.sampleRateHz)).map { _ in
+            state ^= state << 13; state ^= state >> 17; state ^= state << 5
+            return Float(state) / Float(UInt32.max) * 2 - 1
+        }
+        output = .allocate(capacity: 2 * configuration.blockFrames)
+
+        let gain = Float(0.3 / Double(sourceCount).squareRoot())  // keeps the mix near full scale
+        var rings: [AudioRing] = []
+        var commands: [EngineCommand] = []
+        for index in 0..<sourceCount {
+            let ring = AudioRing(capacityFrames: 4 * configuration.blockFrames, channelCount: 1)
+            let input = RingInput(ring: ring)
+            input.setIdle(false)
+            let azimuth = 360.0 * Double(index) / Double(sourceCount)
+            let position = SphericalPosition(azimuthDegrees: azimuth, distanceMetres: BenchCommand.ringRadiusMetres).cartesian
+            let source = RenderSource(input: input, channelCount: 1, mode: .anchored, channelPositions: [position],
+                                      gain: gain, hrtf: hrtf, maximumFrames: configuration.blockFrames)
+            let stream = EngineStream(id: StreamID(index + 1), source: source, input: input, sceneIndex: index)
+            commands.append(.placeScene(index: index, position: position, widthMetres: 0))
+            commands.append(.addStream(stream))
+            rings.append(ring)
+        }
+        self.rings = rings
+        send(.setHeadPose(Self.headPose(atSeconds: 0), glide: false))
+        for command in commands { send(command) }
+        // The engine takes at most 512 commands a block; warm up until every stream is in and
+        // every voice is past its first block.
+        while engine.renderer.sources.count < sourceCount { renderBlock() }
+        renderBlock()
+    }
+
+    deinit { output.deallocate() }
+
+    var hrtfVoiceCount: Int {
+        engine.renderer.sources.reduce(0) { $0 + ($1.mode == .off ? 0 : $1.channelCount) }
+    }
+
+    static func headPose(atSeconds seconds: Double) -> HeadPose {
+        HeadPose(orientation: Quaternion(yawDegrees: BenchCommand.yawDegreesPerSecond * seconds))
+    }
+
+    /// Queues a command, rendering blocks while the queue is full (only while setting up).
+    private func send(_ command: EngineCommand) {
+        while !engine.commands.push(command) { renderBlock() }
+    }
+
+    struct Measurement {
+        var audioSeconds: Double
+        var renderCPUSeconds: Double
+        var wallSeconds: Double
+        /// The engine's own figure: the slowest block's render time over its duration.
+        var peakBlockLoad: Double
+    }
+
+    func measure(seconds: Double) -> Measurement {
+        let block = configuration.blockFrames
+        let blocks = max(1, Int((seconds * configuration.sampleRateHz / Double(block)).rounded()))
+        _ = engine.takePeakRenderLoad()
+        var cpuNanoseconds = 0
+        let wallStart = Self.nanoseconds(CLOCK_MONOTONIC)
+        for _ in 0..<blocks {
+            feedRings()
+            let poseSeconds = Double(renderedFrames + block) / configuration.sampleRateHz
+            _ = engine.commands.push(.setHeadPose(Self.headPose(atSeconds: poseSeconds), glide: true))
+            let start = Self.nanoseconds(CLOCK_THREAD_CPUTIME_ID)
+            engine.render(into: output)
+            cpuNanoseconds += Self.nanoseconds(CLOCK_THREAD_CPUTIME_ID) - start
+            renderedFrames += block
+        }
+        let wall = Double(Self.nanoseconds(CLOCK_MONOTONIC) - wallStart) * 1e-9
+        return Measurement(audioSeconds: Double(blocks * block) / configuration.sampleRateHz,
+                           renderCPUSeconds: Double(cpuNanoseconds) * 1e-9, wallSeconds: wall,
+                           peakBlockLoad: engine.takePeakRenderLoad())
+    }
+
+    private func renderBlock() {
+        feedRings()
+        let block = configuration.blockFrames
+        let pose = Self.headPose(atSeconds: Double(renderedFrames + block) / configuration.sampleRateHz)
+        _ = engine.commands.push(.setHeadPose(pose, glide: true))
+        engine.render(into: output)
+        renderedFrames += block
+    }
+
+    /// The server's side: one block of noise into each ring that needs it.
+    private func feedRings() {
+        let block = configuration.blockFrames
+        let span = noise.count - block
+        noise.withUnsafeBufferPointer { noise in
+            for (index, ring) in rings.enumerated() where ring.availableFrames < block {
+                let offset = (renderedFrames + index * 4801) % span
+                ring.write(noise.baseAddress! + offset, frames: block)
+            }
+        }
+    }
+
+    private static func nanoseconds(_ clock: clockid_t) -> Int {
+        var ts = timespec()
+        clock_gettime(clock, &ts)
+        return ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+    }
+}
