@@ -4,7 +4,7 @@
 export PATH := /opt/swift/usr/bin:$(PATH)
 SWIFT ?= swift
 
-.PHONY: all deps build test demo bench clean
+.PHONY: all deps build test soak demo bench clean
 
 all: build
 
@@ -14,19 +14,47 @@ deps:
 build: deps
 	$(SWIFT) build
 
-# Builds everything (binaries included) then runs every test target.
+# Builds everything (binaries included), runs every test target, then the soak on its own
+# (it loads the machine, so it does not share it with the other suites).
+# SWIFT_BACKTRACE=enable=no: a crashing test must fail fast, not hang in the backtracer.
+TEST = SWIFT_BACKTRACE=enable=no $(SWIFT) test --skip-build
 test: deps
 	$(SWIFT) build --build-tests
-	SWIFT_BACKTRACE=enable=no $(SWIFT) test --skip-build
+	$(TEST) --skip SoakTests
+	SCENESOUND_SOAK_SECONDS=60 $(TEST) --filter SoakTests
+
+# The long soak: five minutes.
+soak: deps
+	$(SWIFT) build --build-tests
+	SCENESOUND_SOAK_SECONDS=300 $(TEST) --filter SoakTests
 
 demo: deps
 	$(SWIFT) build
 	scripts/demo
 
-# Heavy benchmarks live in the nested Benchmarks package.
+# Heavy benchmarks live in the nested Benchmarks package: run and store them, print them, fail
+# if any render block allocated (p90 by the tool against Benchmarks/Thresholds, every block by
+# check_zero_mallocs.py), then compare with OpenAL Soft on the same scene.
 bench:
 	scripts/deps bench
-	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark
+	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark baseline update bench --no-progress
+	cd Benchmarks && $(SWIFT) package benchmark baseline read bench --no-progress
+	cd Benchmarks && $(SWIFT) package benchmark thresholds check bench --target RenderBenchmarks --no-progress
+	Benchmarks/check_zero_mallocs.py Benchmarks/.benchmarkBaselines/RenderBenchmarks/bench/results.json
+	scripts/bench-compare
 
 clean:
 	rm -rf .build Benchmarks/.build out
+
+# libscenesound.so.0 (Swift standard library linked in, only scenesound_* exported) into
+# LIB_BUILD, and `make install PREFIX=…`: library, header, scenesound.pc, both programs (built
+# in release, or taken from BINARIES=DIR), the systemd user unit, man pages from --help.
+.PHONY: lib install
+PREFIX ?= /usr/local
+LIB_BUILD ?= .build-clib/lib
+BINARIES ?=
+lib:
+	packaging/build-lib.sh $(LIB_BUILD)
+
+install: lib
+	packaging/install.sh $(PREFIX) $(LIB_BUILD) $(BINARIES)

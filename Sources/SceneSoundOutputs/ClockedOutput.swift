@@ -39,20 +39,50 @@ final class ClockedRenderThread: @unchecked Sendable {
         self.thread = nil
     }
 
+    /// Blocks finished after their period ended: what a sound card would have heard as an
+    /// underrun.
+    var lateBlockCount: Int { lateBlocks.load(ordering: .relaxed) }
+    private let lateBlocks = Atomic<Int>(0)
+
     private func run() {
+        RealtimePriority.request()
         let block = engine.configuration.blockFrames
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: block * 2)
         defer { buffer.deallocate() }
-        let periodNanoseconds = Int(Double(block) / engine.configuration.sampleRateHz * 1e9)
-        var deadline = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &deadline)
+        let period = Int(Double(block) / engine.configuration.sampleRateHz * 1e9)
+        var deadline = Self.now()
         while running.load(ordering: .acquiring) {
             engine.render(into: buffer)
             deliver(buffer, block)
-            deadline.tv_nsec += periodNanoseconds
-            while deadline.tv_nsec >= 1_000_000_000 { deadline.tv_nsec -= 1_000_000_000; deadline.tv_sec += 1 }
-            clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nil)
+            deadline += period
+            let now = Self.now()
+            if now > deadline {
+                lateBlocks.add(1, ordering: .relaxed)
+                // Far behind (the machine stalled): start afresh rather than burst to catch up.
+                if now - deadline > 20 * period { deadline = now }
+                continue
+            }
+            var wake = timespec(tv_sec: deadline / 1_000_000_000, tv_nsec: deadline % 1_000_000_000)
+            clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &wake, nil)
         }
+    }
+
+    private static func now() -> Int {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+    }
+}
+
+/// Asks for real-time scheduling for the calling (render) thread. Root, or a user with an
+/// rtprio limit, gets it; otherwise the thread keeps normal scheduling and that is fine.
+enum RealtimePriority {
+    static let priority: Int32 = 20
+
+    static func request() {
+        var parameters = sched_param()
+        parameters.sched_priority = priority
+        _ = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters)
     }
 }
 
@@ -72,5 +102,5 @@ public final class NullOutput: OutputBackend, @unchecked Sendable {
 
     public func stop() throws { thread?.stop() }
 
-    public var status: OutputStatus { OutputStatus(kind: "null") }
+    public var status: OutputStatus { OutputStatus(kind: "null", underruns: thread?.lateBlockCount ?? 0) }
 }

@@ -95,9 +95,14 @@ public final class WavOutput: OutputBackend, @unchecked Sendable {
         writer = nil
     }
 
+    private var overflowDescription: String? {
+        let lost = overflowFrames.load(ordering: .relaxed)
+        return lost > 0 ? "\(lost) frames dropped: the disk did not keep up" : nil
+    }
+
     public var status: OutputStatus {
         OutputStatus(kind: "wav", target: path, connected: errorLock.withLock { $0 } == nil,
-                     underruns: overflowFrames.load(ordering: .relaxed) > 0 ? 1 : 0,
-                     lastError: errorLock.withLock { $0 })
+                     underruns: renderThread?.lateBlockCount ?? 0,
+                     lastError: errorLock.withLock { $0 } ?? overflowDescription)
     }
 }

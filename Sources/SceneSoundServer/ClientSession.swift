@@ -21,6 +21,8 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
     private(set) var streams: [StreamID: ServerStream] = [:]
     private var logger: Logger
     private var closing = false
+    /// Since when the client has left more than the high-water mark of our messages unread.
+    private var unreadSince: NIODeadline?
 
     init(server: SoundServer, sessionNumber: Int) {
         self.server = server
@@ -66,7 +68,8 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
     // MARK: Sending
 
     func send(_ message: Message, requestID: UInt32 = 0) {
-        guard let context, context.channel.isActive else { return }
+        guard let context, context.channel.isActive, !closing else { return }
+        if !context.channel.isWritable, unreadSince == nil { unreadSince = NIODeadline.now() }
         var bytes: [UInt8] = []
         FrameEncoder.append(message, requestID: requestID, to: &bytes)
         context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)), promise: nil)
@@ -193,8 +196,10 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
             send(.ok, requestID: requestID)
         case .statusRequest:
             send(.statusReply(StatusReply(json: server.statusDocument().serialized)), requestID: requestID)
-        case .sampleUpload, .samplePlay:
-            reply(requestID, ProtocolError(.notPermitted, "the sample cache is not available in this server version"))
+        case .sampleUpload(let chunk):
+            server.samples.upload(chunk, from: self, requestID: requestID)
+        case .samplePlay(let play):
+            server.samples.play(play, from: self, requestID: requestID)
         case .welcome, .ok, .error, .sceneListReply, .streamOpened, .samplePlaying, .statusReply,
              .creditGranted, .streamEnded, .streamError, .playbackEnded:
             // Server-to-client types; Message.decode(frame:) already rejects their direction.
@@ -309,7 +314,20 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
     // MARK: Tick (called by the server on the event loop)
 
     /// Grants credit, tops up loops and answers drains whose last frame reached the output.
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { unreadSince = nil }
+        context.fireChannelWritabilityChanged()
+    }
+
     func tick(deliveredFrame: Int) {
+        // A client that stops reading its replies and events would make us buffer without
+        // bound: after a grace period it is disconnected, and its streams freed.
+        if let since = unreadSince, NIODeadline.now() - since > .seconds(Int64(server.configuration.unreadGraceSeconds)) {
+            logger.warning("closing connection: the client has not read its messages for \(server.configuration.unreadGraceSeconds) s")
+            server.counters.stalledClients += 1
+            close()
+            return
+        }
         for stream in streams.values {
             if stream.loopClosed { stream.refillLoop() }
             completeDrains(stream, deliveredFrame: deliveredFrame)

@@ -10,8 +10,12 @@ public struct ServerConfiguration: Sendable {
     public var maximumSampleBytes = 16 * 1024 * 1024
     /// Accept connections from root as well as from the server's own user.
     public var allowRoot = false
+    /// How long a client may leave over 1 MiB of our messages unread before it is dropped.
+    public var unreadGraceSeconds = 5
     /// How often the server grants credit and answers drains.
     public var tickSeconds = 0.004
+    /// The sample cache, system and alert sounds (SampleConfiguration.swift).
+    public var samples = SampleConfiguration()
 
     public init(socketPath: String) { self.socketPath = socketPath }
 }

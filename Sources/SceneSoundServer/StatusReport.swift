@@ -51,6 +51,7 @@ struct StatusReport {
             ("health", .object([
                 ("connections", .integer(server.counters.connections)),
                 ("refused_connections", .integer(server.counters.refusedConnections)),
+                ("stalled_clients_dropped", .integer(server.counters.stalledClients)),
                 ("rejected_frames", .integer(server.counters.rejectedFrames)),
                 ("dropped_engine_events", .integer(engine.droppedEventCount)),
                 ("underruns", .integer(output.underruns)),

@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+import SceneSoundDSP
+import SceneSoundMedia
+import SceneSoundProtocol
+
+/// Clients that die or stop reading: the server frees what was theirs and serves the rest.
+@Suite(.serialized) struct FaultTests {
+    static func streams(_ client: RawClient) throws -> [[String: Any]] {
+        try HeadTrackingTests.status(client)["streams"] as? [[String: Any]] ?? []
+    }
+
+    @Test func aClientKilledMidStreamIsCleanedUp() throws {
+        let daemon = try Daemon()
+        let observer = try RawClient(socketPath: daemon.socketPath)
+        // A real CLI process playing 30 s of audio from a file.
+        var noise = WhiteNoise(seed: 3)
+        let file = daemon.directory + "/long.wav"
+        let writer = try AudioFileWriter(path: file, sampleRateHz: 48000, channelCount: 2)
+        try writer.write(noise.samples(48000 * 2 * 30, amplitude: 0.2))
+        try writer.finish()
+        let player = Process()
+        player.executableURL = Daemon.binaries.appendingPathComponent("scenesound")
+        player.arguments = ["play", file, "--socket", daemon.socketPath]
+        player.standardError = FileHandle.nullDevice
+        try player.run()
+        try waitUntil(timeoutSeconds: 10, "the player's stream") { try Self.streams(observer).count == 1 }
+        kill(player.processIdentifier, SIGKILL)
+        player.waitUntilExit()
+        try waitUntil(timeoutSeconds: 5, "the dead client's stream to be freed") { try Self.streams(observer).isEmpty }
+        let status = try HeadTrackingTests.status(observer)
+        #expect((status["server"] as? [String: Any])?["clients"] as? Int == 1)
+        // And the server still plays for others.
+        let stream = try observer.openStream(format: AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1))
+        try observer.write(stream: stream, pcm: [UInt8](repeating: 1, count: 9600), bytesPerFrame: 2)
+        #expect(try observer.request(.streamDrain(StreamReference(streamID: stream))) == .ok)
+    }
+
+    @Test func aClientThatNeverReadsIsDroppedWhileOthersPlay() throws {
+        let daemon = try Daemon()
+        let deaf = try RawClient(socketPath: daemon.socketPath, name: "deaf")
+        // Thousands of status requests whose replies it never reads.
+        let request = FrameEncoder.frame(.statusRequest, requestID: 1)
+        let burst = (0..<20000).flatMap { _ in request }
+        Thread.detachNewThread { try? deaf.sendRaw(burst) }
+
+        let good = try RawClient(socketPath: daemon.socketPath, name: "good")
+        let stream = try good.openStream(format: AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1), mode: .off)
+        let tone = (0..<(48000 * 8)).map { Int16(sin(2 * Double.pi * 440 * Double($0) / 48000 + 0.2) * 8000) }
+        try good.write(stream: stream, pcm: LosslessStreamTests.bytes(tone), bytesPerFrame: 2)
+        #expect(try good.request(.streamDrain(StreamReference(streamID: stream))) == .ok)
+        let status = try HeadTrackingTests.status(good)
+        let health = status["health"] as? [String: Any] ?? [:]
+        #expect(health["stalled_clients_dropped"] as? Int == 1, "\(health)")
+        #expect((status["server"] as? [String: Any])?["clients"] as? Int == 1)
+        #expect(daemon.stop() == 0)
+        let recording = try AudioFileReader.read(path: daemon.wavPath)
+        let expected = tone.flatMap { v -> [Float] in let f = Float(v) / 32768; return [f, f] }
+        #expect(LosslessStreamTests.locate(expected, in: recording) != nil,
+                "\(LosslessStreamTests.divergence(expected, in: recording))")
+    }
+}
