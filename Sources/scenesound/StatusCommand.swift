@@ -11,12 +11,25 @@ struct StatusCommand: ParsableCommand {
     @Flag(help: "Print the status document as JSON.")
     var json = false
 
+    @Option(help: ArgumentHelp("Also draw a top-down map of the listener, monitors, windows and sources.", valueName: "FILE.svg"))
+    var plot: String?
+
     @OptionGroup var server: ServerOptions
 
     func run() throws {
         let connection = try server.connect()
         defer { connection.close() }
         let document = try withClientErrors { () throws(ClientError) in try connection.status() }
+        if let plot {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(document.utf8)) as? [String: Any] else {
+                throw RuntimeError("the server's status is not a JSON object; see 'scenesound status --json'")
+            }
+            do {
+                try MapPlot(status: object).svg.write(toFile: plot, atomically: true, encoding: .utf8)
+            } catch {
+                throw RuntimeError("cannot write the map to \(plot): \(error.localizedDescription)")
+            }
+        }
         if json {
             print(document)
             return
