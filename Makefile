@@ -4,7 +4,7 @@
 export PATH := /opt/swift/usr/bin:$(PATH)
 SWIFT ?= swift
 
-.PHONY: all deps build test soak demo bench clean
+.PHONY: all deps build test soak fuzz demo bench clean
 
 all: build
 
@@ -27,6 +27,11 @@ test: deps
 soak: deps
 	$(SWIFT) build --build-tests
 	SCENESOUND_SOAK_SECONDS=300 $(TEST) --filter SoakTests
+
+# libFuzzer on the protocol decoder for a bounded time (FUZZ_SECONDS), over the committed corpus.
+FUZZ_SECONDS ?= 120
+fuzz:
+	Fuzz/run.sh $(FUZZ_SECONDS)
 
 demo: deps
 	$(SWIFT) build
