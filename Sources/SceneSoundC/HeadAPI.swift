@@ -1,0 +1,25 @@
+import SceneSoundClient
+import SceneSoundProtocol
+
+// The user's head pose, shared by every client of the server.
+
+@_cdecl("scenesound_set_head_pose")
+public func scenesound_set_head_pose(_ client: OpaquePointer?, _ timestampNanoseconds: UInt64,
+                                     _ w: Float, _ x: Float, _ y: Float, _ z: Float,
+                                     _ positionMetres: UnsafePointer<Float>?) -> Int32 {
+    apiCall { () throws(CFailure) in
+        let connection = try Handles.client(client).connection
+        let position = positionMetres.map { PositionMetres(x: $0[0], y: $0[1], z: $0[2]) }
+        let pose = HeadPose(timestampNanoseconds: timestampNanoseconds,
+                            orientation: Quaternion(w: w, x: x, y: y, z: z), position: position)
+        try clientCall { () throws(ClientError) in try connection.sendHeadPose(pose) }
+    }
+}
+
+@_cdecl("scenesound_recenter_head")
+public func scenesound_recenter_head(_ client: OpaquePointer?) -> Int32 {
+    apiCall { () throws(CFailure) in
+        let connection = try Handles.client(client).connection
+        try clientCall { () throws(ClientError) in try connection.recenterHead() }
+    }
+}

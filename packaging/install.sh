@@ -1,0 +1,29 @@
+#!/bin/sh
+# `make install`: the C library, its header and pkg-config file, both programs, the systemd
+# user unit and man pages made from --help, under PREFIX (DESTDIR is honoured for packagers).
+#   install.sh PREFIX LIB_BUILD_DIR [BINARIES_DIR]
+# Without BINARIES_DIR the programs are built with `swift build -c release`.
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+case $1 in /*) prefix=$1 ;; *) prefix=$(pwd)/$1 ;; esac  # .pc and unit need absolute paths
+lib_build=$2
+binaries=${3:-}
+dest=${DESTDIR:-}$prefix
+swift=${SWIFT:-/opt/swift/usr/bin/swift}
+
+if [ -z "$binaries" ]; then
+    (cd "$root" && "$swift" build -c release --product scenesound && "$swift" build -c release --product scenesoundd)
+    binaries=$(cd "$root" && "$swift" build -c release --show-bin-path)
+fi
+
+install -d "$dest/lib/pkgconfig" "$dest/include" "$dest/bin" "$dest/lib/systemd/user" "$dest/share/man/man1"
+install -m 0755 "$lib_build/libscenesound.so.0" "$dest/lib/libscenesound.so.0"
+ln -sf libscenesound.so.0 "$dest/lib/libscenesound.so"
+install -m 0644 "$root/Sources/CSceneSound/include/scenesound.h" "$dest/include/scenesound.h"
+sed "s|@PREFIX@|$prefix|g" "$root/packaging/scenesound.pc.in" > "$dest/lib/pkgconfig/scenesound.pc"
+sed "s|@PREFIX@|$prefix|g" "$root/packaging/scenesound.service.in" > "$dest/lib/systemd/user/scenesound.service"
+for program in scenesound scenesoundd; do
+    install -m 0755 "$binaries/$program" "$dest/bin/$program"
+    "$root/packaging/help-to-man.sh" "$binaries/$program" 1 > "$dest/share/man/man1/$program.1"
+done
+echo "installed SceneSound under $dest"
