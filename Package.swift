@@ -56,12 +56,10 @@ let package = Package(
         .target(name: "SceneSoundClient", dependencies: ["SceneSoundProtocol"]),
         // freedesktop Sound Theme and Sound Naming lookup (pure Swift, Foundation for files).
         .target(name: "SceneSoundThemes"),
-        // freedesktop Sound Theme and Sound Naming lookup (pure Swift, Foundation for files).
-        .target(name: "SceneSoundThemes"),
         // @@TARGETS@@ (helpers add their targets above this line)
 
         .executableTarget(name: "scenesound", dependencies: [
-            "SceneSoundEngine", "SceneSoundSOFA", "SceneSoundMedia", "SceneSoundClient", "SceneSoundThemes", "SceneSoundThemes",
+            "SceneSoundEngine", "SceneSoundSOFA", "SceneSoundMedia", "SceneSoundClient", "SceneSoundThemes",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -77,7 +75,6 @@ let package = Package(
             "scenesoundd", "scenesound", "SceneSoundServer", "SceneSoundProtocol", "SceneSoundDSP", "SceneSoundMedia",
         ]),
         .testTarget(name: "SceneSoundClientTests", dependencies: ["SceneSoundClient"]),
-        .testTarget(name: "SceneSoundThemesTests", dependencies: ["SceneSoundThemes"]),
         .testTarget(name: "SceneSoundThemesTests", dependencies: ["SceneSoundThemes"]),
         // @@TESTS@@ (helpers add their test targets above this line)
     ]
