@@ -6,6 +6,12 @@
 //
 // All memory is allocated in init; `render` is real-time safe.
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 public struct BinauralTarget: Equatable, Sendable {
     public var azimuthDegrees: Double
     public var elevationDegrees: Double
@@ -34,6 +40,10 @@ public final class BinauralVoice {
     private let scratch: (old: UnsafeMutablePointer<Float>, new: UnsafeMutablePointer<Float>)  // maximumFrames
     private var lowpass = OnePoleLowpass()
     private var state: BinauralTarget?
+    /// The direction the current filters were interpolated for.
+    private var filterDirection: (azimuthDegrees: Double, elevationDegrees: Double) = (0, 0)
+    /// How far a source may move before its filters are re-interpolated (and crossfaded).
+    public var filterUpdateThresholdDegrees = 1.0
     private var delays: (left: Float, right: Float) = (0, 0)
 
     private struct Filters {
@@ -77,17 +87,21 @@ public final class BinauralVoice {
     public func render(input source: UnsafePointer<Float>?, frames: Int, target: BinauralTarget,
                        left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
         precondition(frames > 0 && frames <= maximumFrames)
-        let moved: Bool
         let start: BinauralTarget
+        var refilter = false
         if let state {
             start = state
-            moved = state.azimuthDegrees != target.azimuthDegrees || state.elevationDegrees != target.elevationDegrees
+            // The delays follow every move; the filters only once the direction has drifted
+            // far enough from theirs to matter, which spares most crossfades of a slowly
+            // moving source (at 90°/s a sub-block moves 0.24°).
+            refilter = Self.angleDegrees(filterDirection, (target.azimuthDegrees, target.elevationDegrees))
+                >= filterUpdateThresholdDegrees
         } else {
             // First block: start at the target, so that a sound's attack is reproduced as it is.
             delays = hrtf.interpolate(azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees,
                                       reversedLeft: filters.current.left, reversedRight: filters.current.right)
+            filterDirection = (target.azimuthDegrees, target.elevationDegrees)
             start = target
-            moved = false
         }
 
         // Gain ramp and low-pass into the input history.
@@ -100,21 +114,34 @@ public final class BinauralVoice {
         }
         lowpass.process(x, frames: frames, targetCoefficient: target.lowpassCoefficient)
 
-        var endDelays = delays
-        if moved {
+        let endDelays: (left: Float, right: Float)
+        if refilter {
             endDelays = hrtf.interpolate(azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees,
                                          reversedLeft: filters.next.left, reversedRight: filters.next.right)
+            filterDirection = (target.azimuthDegrees, target.elevationDegrees)
+        } else if start.azimuthDegrees != target.azimuthDegrees || start.elevationDegrees != target.elevationDegrees {
+            endDelays = hrtf.delays(azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees)
+        } else {
+            endDelays = delays
         }
         renderEar(x, frames: frames, delayed: delayed.0, from: delays.left, to: endDelays.left,
-                  current: filters.current.left, next: moved ? filters.next.left : nil, output: left)
+                  current: filters.current.left, next: refilter ? filters.next.left : nil, output: left)
         renderEar(x, frames: frames, delayed: delayed.1, from: delays.right, to: endDelays.right,
-                  current: filters.current.right, next: moved ? filters.next.right : nil, output: right)
+                  current: filters.current.right, next: refilter ? filters.next.right : nil, output: right)
 
-        if moved { filters = (current: filters.next, next: filters.current) }
+        if refilter { filters = (current: filters.next, next: filters.current) }
         delays = endDelays
         state = target
         // Keep the tails for the next block.
         input.update(from: input + frames, count: historyLength)
+    }
+
+    /// The angle between two directions, in degrees (exact, via the unit vectors).
+    static func angleDegrees(_ a: (Double, Double), _ b: (Double, Double)) -> Double {
+        if a == b { return 0 }
+        let u = SphericalPosition(azimuthDegrees: a.0, elevationDegrees: a.1).cartesian
+        let v = SphericalPosition(azimuthDegrees: b.0, elevationDegrees: b.1).cartesian
+        return degrees(acos(max(-1, min(1, u.dot(v)))))
     }
 
     private func renderEar(_ x: UnsafeMutablePointer<Float>, frames: Int, delayed: UnsafeMutablePointer<Float>,

@@ -95,6 +95,12 @@ public final class HRTFSet: @unchecked Sendable {  // immutable after init
         }
     }
 
+    /// The per-ear delays alone for a direction (cheap: four nodes, two ears).
+    public func delays(azimuthDegrees: Double, elevationDegrees: Double) -> (left: Float, right: Float) {
+        let hood = neighbourhood(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees)
+        return (blendDelay(hood, ear: 0), blendDelay(hood, ear: 1))
+    }
+
     @inline(__always)
     private func blend(_ filters: UnsafePointer<Float>, _ hood: Neighbourhood, ear: Int, into out: UnsafeMutablePointer<Float>) {
         let taps = filterTaps

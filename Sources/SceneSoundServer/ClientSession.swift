@@ -15,6 +15,8 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
     let sessionNumber: Int
     private(set) var clientName = ""
     private(set) var clientPID: UInt32 = 0
+    /// The peer's pid from SO_PEERCRED (trusted, unlike HELLO's).
+    var peerPID: Int32 = 0
     private var decoder: FrameDecoder
     private var welcomed = false
     private var context: ChannelHandlerContext?
@@ -38,11 +40,26 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
 
+    func channelActive(context: ChannelHandlerContext) {
+        server.admit(self, channel: context.channel)
+        context.fireChannelActive()
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         do { try decoder.finish() } catch { logger.debug("connection ended mid-frame") }
         releaseAllStreams()
         server.sessionEnded(self)
         self.context = nil
+    }
+
+    /// The client closed its side: the session is over (half-closure is only allowed so that
+    /// our own graceful close can drain it).
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event {
+            context.close(promise: nil)
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
@@ -91,10 +108,20 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
         }
     }
 
-    func close() {
-        guard !closing else { return }
+    /// Closes after what was sent has gone out: our side is shut for writing first and what
+    /// the client still sends is read and dropped, so that its last frames in flight do not
+    /// turn into a reset that would swallow our final ERROR. Fully closed on its EOF, or after
+    /// a grace period.
+    func close(graceful: Bool = true) {
+        guard !closing, let context else { return }
         closing = true
-        context?.close(promise: nil)
+        let channel = context.channel
+        if graceful {
+            context.close(mode: .output, promise: nil)
+        } else {
+            channel.close(promise: nil)
+        }
+        channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
     }
 
     // MARK: Protocol
@@ -320,12 +347,13 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
     }
 
     func tick(deliveredFrame: Int) {
+        guard !closing else { return }
         // A client that stops reading its replies and events would make us buffer without
         // bound: after a grace period it is disconnected, and its streams freed.
         if let since = unreadSince, NIODeadline.now() - since > .seconds(Int64(server.configuration.unreadGraceSeconds)) {
             logger.warning("closing connection: the client has not read its messages for \(server.configuration.unreadGraceSeconds) s")
             server.counters.stalledClients += 1
-            close()
+            close(graceful: false)  // it reads nothing, so nothing more can reach it
             return
         }
         for stream in streams.values {

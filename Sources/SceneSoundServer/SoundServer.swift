@@ -18,6 +18,7 @@ struct PeerCredentials: Sendable {
 struct ServerCounters {
     var rejectedFrames = 0
     var refusedConnections = 0
+    var stalledClients = 0
     var connections = 0
 }
 
@@ -38,6 +39,8 @@ public final class SoundServer: @unchecked Sendable {
     private var retired: [StreamID: ServerStream] = [:]
     private var tickTask: RepeatedTask?
     lazy var scenes = SceneRegistry(engine: engine)
+    /// The sample cache and system/alert plays (SamplePlayback.swift).
+    lazy var samples = SamplePlayback(server: self)
     var counters = ServerCounters()
     private let startTime = Date()
 
@@ -65,6 +68,10 @@ public final class SoundServer: @unchecked Sendable {
         try SocketPlacement.prepare(path: configuration.socketPath)
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 64)
+            // Past 1 MiB of unread output the channel turns unwritable (see ClientSession.tick).
+            .childChannelOption(ChannelOptions.writeBufferWaterMark, value: .init(low: 256 * 1024, high: 1024 * 1024))
+            // A client's EOF is seen as such, so a graceful close can wait for it.
+            .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { [unowned self] channel in
                 self.eventLoop.makeCompletedFuture {
                     try self.accept(channel)
@@ -100,23 +107,28 @@ public final class SoundServer: @unchecked Sendable {
         try channel.pipeline.syncOperations.addHandler(session)
         counters.connections += 1
         sessions[ObjectIdentifier(session)] = session
-        // Who is at the other end: only the server's own user (and root, if allowed).
-        if let provider = channel as? SocketOptionProvider {
-            let credentials: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(
-                level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
-            credentials.whenComplete { [unowned self] result in
-                switch result {
-                case .success(let peer) where peer.uid == getuid() || (peer.uid == 0 && self.configuration.allowRoot):
-                    break
-                case .success(let peer):
-                    self.refuse(session, ProtocolError(.notPermitted, "uid \(peer.uid) may not use uid \(getuid())'s sound server"))
-                case .failure(let error):
-                    self.refuse(session, ProtocolError(.notPermitted, "peer credentials unavailable: \(error)"))
-                }
-            }
+    }
+
+    /// Called by a session once its channel is active: who is at the other end (only the
+    /// server's own user, and root if allowed) and whether there is room for them.
+    func admit(_ session: ClientSession, channel: Channel) {
+        guard let provider = channel as? SocketOptionProvider else {
+            return refuse(session, ProtocolError(.notPermitted, "peer credentials unavailable"))
         }
-        if sessions.count > configuration.maximumClients {
-            refuse(session, ProtocolError(.limitExceeded, "the server takes \(configuration.maximumClients) clients at most"))
+        let credentials: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(
+            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+        credentials.whenComplete { [unowned self] result in
+            switch result {
+            case .success(let peer) where peer.uid == getuid() || (peer.uid == 0 && self.configuration.allowRoot):
+                session.peerPID = peer.pid
+                if self.sessions.count > self.configuration.maximumClients {
+                    self.refuse(session, ProtocolError(.limitExceeded, "the server takes \(self.configuration.maximumClients) clients at most"))
+                }
+            case .success(let peer):
+                self.refuse(session, ProtocolError(.notPermitted, "uid \(peer.uid) may not use uid \(getuid())'s sound server"))
+            case .failure(let error):
+                self.refuse(session, ProtocolError(.notPermitted, "peer credentials unavailable: \(error)"))
+            }
         }
     }
 
@@ -128,6 +140,7 @@ public final class SoundServer: @unchecked Sendable {
     }
 
     func sessionEnded(_ session: ClientSession) {
+        samples.sessionEnded(session)
         sessions.removeValue(forKey: ObjectIdentifier(session))
     }
 
@@ -151,6 +164,8 @@ public final class SoundServer: @unchecked Sendable {
             gain: ClientSession.linearGain(decibels: open.volumeDecibels), hrtf: engine.hrtf,
             maximumFrames: engine.configuration.blockFrames)
         let engineStream = EngineStream(id: id, source: source, input: input, sceneIndex: sceneIndex)
+        engineStream.isAlert = open.kind == .alert
+        engineStream.ducksUnderAlerts = open.kind == .playback
         return ServerStream(id: id, open: open, converter: converter, engineStream: engineStream,
                             loopLimitFrames: Int(60 * rate))
     }
@@ -174,6 +189,7 @@ public final class SoundServer: @unchecked Sendable {
             switch event {
             case .drained(let id, let through, let outputFrame):
                 for session in sessions.values { session.engineDrained(id, throughFrame: through, outputFrame: outputFrame) }
+                samples.engineDrained(id, outputFrame: outputFrame)
             case .released(let stream):
                 // The render thread let go of it: its memory is freed here, off that thread.
                 retired.removeValue(forKey: stream.id)
@@ -181,6 +197,7 @@ public final class SoundServer: @unchecked Sendable {
         }
         let delivered = engine.deliveredFrameCount
         for session in sessions.values { session.tick(deliveredFrame: delivered) }
+        samples.tick(deliveredFrame: delivered)
     }
 
     // MARK: Head
