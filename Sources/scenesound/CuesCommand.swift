@@ -18,13 +18,38 @@ struct CuesCommand: ParsableCommand {
     @Flag(help: "Print one JSON object.")
     var json = false
 
+    @Option(help: ArgumentHelp("Measure successive segments of this length (silent ones are skipped).", valueName: "SECONDS"))
+    var segment: Double?
+
+    func validate() throws {
+        if let segment, !(segment >= 0.05 && segment.isFinite) {
+            throw ValidationError("--segment \(segment) is too short (accepted: 0.05 seconds or more)")
+        }
+    }
+
     func run() throws {
         let audio: DecodedAudio
         do { audio = try AudioFileReader.read(path: path) } catch let error as AudioFileError {
             throw RuntimeError(error.description)
         }
         guard audio.channelCount == 2 else { throw RuntimeError("\(path): needs 2 channels, has \(audio.channelCount)") }
-        let cues = CueAnalysis.cues(left: audio.channel(0), right: audio.channel(1), sampleRateHz: audio.sampleRateHz)
+        let left = audio.channel(0), right = audio.channel(1)
+        if let segment {
+            let length = Int(segment * audio.sampleRateHz)
+            for start in stride(from: 0, to: left.count - length + 1, by: length) {
+                let l = Array(left[start..<(start + length)]), r = Array(right[start..<(start + length)])
+                guard (l + r).contains(where: { abs($0) > 0.001 }) else { continue }  // silence has no cues
+                let cues = CueAnalysis.cues(left: l, right: r, sampleRateHz: audio.sampleRateHz)
+                let t = Double(start) / audio.sampleRateHz
+                if json {
+                    print(#"{"start_seconds":\#(round1(t)),"itd_microseconds":\#(round1(cues.itdMicroseconds)),"ild_decibels":\#(round1(cues.interauralLevelDifferenceDecibels))}"#)
+                } else {
+                    print(String(format: "%6.2f s  ITD %7.1f µs  ILD %6.1f dB", t, cues.itdMicroseconds, cues.interauralLevelDifferenceDecibels))
+                }
+            }
+            return
+        }
+        let cues = CueAnalysis.cues(left: left, right: right, sampleRateHz: audio.sampleRateHz)
         if json {
             print(#"{"itd_microseconds":\#(round1(cues.itdMicroseconds)),"ild_decibels":\#(round1(cues.interauralLevelDifferenceDecibels)),"seconds":\#(round1(audio.durationSeconds))}"#)
         } else {
