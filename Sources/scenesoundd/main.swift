@@ -106,6 +106,8 @@ logger.info("ready: output \(options.output), \(options.rateHz) Hz, block \(opti
 signal(SIGINT, SIG_IGN)
 signal(SIGTERM, SIG_IGN)
 signal(SIGPIPE, SIG_IGN)
+// A file-size limit on the wav output must fail the write (reported), not kill the server.
+signal(SIGXFSZ, SIG_IGN)
 let shutdown = DispatchSemaphore(value: 0)
 let sources = [SIGINT, SIGTERM].map { signalNumber in
     let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())

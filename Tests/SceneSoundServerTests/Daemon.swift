@@ -14,13 +14,16 @@ final class Daemon: @unchecked Sendable {
 
     static var binaries: URL { URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent() }
 
-    init(output: String? = nil, extraArguments: [String] = [], environment: [String: String] = [:]) throws {
+    /// `launcher`: a command that runs the daemon (e.g. prlimit with its arguments).
+    init(output: String? = nil, extraArguments: [String] = [], environment: [String: String] = [:],
+         launcher: [String] = []) throws {
         directory = NSTemporaryDirectory() + "scenesoundd-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         socketPath = directory + "/run/socket"
         wavPath = directory + "/out.wav"
-        process.executableURL = Self.binaries.appendingPathComponent("scenesoundd")
-        process.arguments = ["--socket", socketPath, "--output", output ?? "wav:\(wavPath)", "--room", "none",
+        let daemon = Self.binaries.appendingPathComponent("scenesoundd")
+        process.executableURL = launcher.isEmpty ? daemon : URL(fileURLWithPath: launcher[0])
+        process.arguments = Array(launcher.dropFirst()) + (launcher.isEmpty ? [] : [daemon.path]) + ["--socket", socketPath, "--output", output ?? "wav:\(wavPath)", "--room", "none",
                              "--display", "none", "--log-level", "debug"]
             + (extraArguments.contains("--opentrack") ? [] : ["--opentrack", "off"]) + extraArguments
         var env = ProcessInfo.processInfo.environment

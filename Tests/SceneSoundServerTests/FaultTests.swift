@@ -60,3 +60,36 @@ import SceneSoundProtocol
                 "\(LosslessStreamTests.divergence(expected, in: recording))")
     }
 }
+
+/// Faults outside the server: its HRTF file vanishing, its disk filling up.
+@Suite(.serialized) struct EnvironmentFaultTests {
+    @Test func theHRTFFileRemovedAfterStartChangesNothing() throws {
+        let copy = NSTemporaryDirectory() + "kemar-\(UUID().uuidString.prefix(8)).sofa"
+        try FileManager.default.copyItem(atPath: "/usr/share/libmysofa/MIT_KEMAR_normal_pinna.sofa", toPath: copy)
+        let daemon = try Daemon(extraArguments: ["--hrtf", copy])
+        try FileManager.default.removeItem(atPath: copy)
+        let client = try RawClient(socketPath: daemon.socketPath)
+        let stream = try client.openStream(format: AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1))
+        try client.write(stream: stream, pcm: [UInt8](repeating: 7, count: 19200), bytesPerFrame: 2)
+        #expect(try client.request(.streamDrain(StreamReference(streamID: stream))) == .ok)
+        #expect(daemon.isRunning)
+    }
+
+    @Test func aFullDiskUnderTheWavOutputIsReportedAndPlaybackGoesOn() throws {
+        // prlimit caps the files the daemon may write at 300 kB: the wav output hits it after
+        // about 0.8 s of audio, like a disk that fills up.
+        let daemon = try Daemon(launcher: ["/usr/bin/prlimit", "--fsize=300000", "--"])
+        let client = try RawClient(socketPath: daemon.socketPath)
+        try waitUntil(timeoutSeconds: 10, "the output to report the write error") {
+            let output = try HeadTrackingTests.status(client)["output"] as? [String: Any] ?? [:]
+            return output["last_error"] is String
+        }
+        // Streams still open, play and drain: the clients never notice.
+        let stream = try client.openStream(format: AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1))
+        try client.write(stream: stream, pcm: [UInt8](repeating: 3, count: 48000), bytesPerFrame: 2)
+        #expect(try client.request(.streamDrain(StreamReference(streamID: stream))) == .ok)
+        let output = try HeadTrackingTests.status(client)["output"] as? [String: Any] ?? [:]
+        print("wav output after the disk filled: \(output["last_error"] ?? "-")")
+        #expect(daemon.isRunning)
+    }
+}
