@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+
+/// libscenesound as its users see it: the installed .so, header and .pc; the C examples and a
+/// C++ consumer built strictly against them; the Python client written from SPEC.md; all
+/// against a live daemon whose output is checked.
+@Suite struct LibraryTests {
+    func installed() throws -> InstalledLibrary { try InstalledLibrary.shared.get() }
+
+    @Test func exportsExactlyTheHeadersFunctionsAndNoSwiftRuntime() throws {
+        let library = try installed()
+        let symbols = try run("nm", ["-D", "--defined-only", library.library]).output
+            .split(separator: "\n").compactMap { $0.split(separator: " ").last.map(String.init) }
+        #expect(!symbols.isEmpty)
+        #expect(symbols.allSatisfy { $0.hasPrefix("scenesound_") }, "\(symbols.filter { !$0.hasPrefix("scenesound_") })")
+        // Every function the header declares is exported, and nothing else.
+        let header = try String(contentsOfFile: library.prefix + "/include/scenesound.h", encoding: .utf8)
+        let declared = Set(header.split(separator: "\n").compactMap { line -> String? in
+            guard !line.hasPrefix(" *"), let match = line.firstMatch(of: /(scenesound_[a-z_]+)\(/) else { return nil }
+            return String(match.1)
+        })
+        #expect(Set(symbols) == declared)
+
+        let ldd = try run("ldd", [library.library]).output
+        #expect(!ldd.contains("swift"), "\(ldd)")
+        #expect(!ldd.contains("not found"), "\(ldd)")
+        let dynamic = try run("readelf", ["-d", library.library]).output
+        #expect(dynamic.contains("Library soname: [libscenesound.so.0]"))
+        for file in ["lib/libscenesound.so", "lib/pkgconfig/scenesound.pc", "bin/scenesound", "bin/scenesoundd",
+                     "lib/systemd/user/scenesound.service", "share/man/man1/scenesoundd.1", "share/man/man1/scenesound.1"] {
+            #expect(FileManager.default.fileExists(atPath: library.prefix + "/" + file), "\(file)")
+        }
+    }
+
+    @Test func alertOnWindowIsHeard() throws {
+        let library = try installed()
+        let daemon = try LiveDaemon()
+        let result = try run(library.program("alert-on-window"), ["0x3a00007"],
+                             environment: library.environment.merging(daemon.environment) { $1 })
+        #expect(result.status == 0, "\(result.text)")
+        #expect(result.output.contains("x11:0x3a00007"))
+        let mix = try daemon.stopAndReadMix()
+        let audible = try #require(mix.audibleRange())
+        // The chime: 0.35 s, decaying.
+        #expect(mix.seconds(audible) > 0.2 && mix.seconds(audible) < 0.6, "\(mix.seconds(audible)) s")
+        #expect(mix.peak(in: audible) > 0.05)
+    }
+
+    @Test func synthPitchFollowsItsScene() throws {
+        let library = try installed()
+        let daemon = try LiveDaemon()
+        let environment = library.environment.merging(daemon.environment) { $1 }
+        let scenesound = Paths.binaries + "/scenesound"
+        #expect(try run(scenesound, ["scene", "place", "synth-test", "--azimuth", "0"], environment: environment).status == 0)
+        let synth = try RunningProcess(library.program("synth"), ["synth-test", "3"], environment: environment)
+        usleep(1_500_000)
+        // 90° left: an octave up.
+        #expect(try run(scenesound, ["scene", "place", "synth-test", "--azimuth", "90"], environment: environment).status == 0)
+        let result = synth.finish()
+        #expect(result.status == 0, "\(result.text)")
+        #expect(result.output.contains("440.0 Hz") && result.output.contains("880.0 Hz"), "\(result.output)")
+
+        let mix = try daemon.stopAndReadMix()
+        let audible = try #require(mix.audibleRange())
+        #expect(abs(mix.seconds(audible) - 3) < 0.1, "\(mix.seconds(audible)) s")
+        let start = audible.lowerBound, rate = Int(mix.rateHz)
+        let early = mix.frequencyHz(in: start + rate / 4..<start + rate)
+        let late = mix.frequencyHz(in: start + 2 * rate..<start + 11 * rate / 4)
+        #expect(abs(early - 440) < 3, "early \(early) Hz")
+        #expect(abs(late - 880) < 5, "late \(late) Hz")
+    }
+
+    @Test func cppConsumerPlaysAToneAtUnityGain() throws {
+        let library = try installed()
+        let daemon = try LiveDaemon()
+        let result = try run(library.program("consumer"), ["1000"],
+                             environment: library.environment.merging(daemon.environment) { $1 })
+        #expect(result.status == 0, "\(result.text)")
+        let mix = try daemon.stopAndReadMix()
+        let audible = try #require(mix.audibleRange())
+        #expect(abs(mix.seconds(audible) - 0.5) < 0.05, "\(mix.seconds(audible)) s")
+        let middle = mix.middle(of: audible)
+        #expect(abs(mix.frequencyHz(in: middle) - 1000) < 2, "\(mix.frequencyHz(in: middle)) Hz")
+        // Spatial mode off is plain stereo at unity gain: the 0.25 sine comes out as written.
+        #expect(abs(mix.peak(in: middle) - 0.25) < 0.01, "\(mix.peak(in: middle))")
+    }
+
+    @Test func misuseReturnsErrorCodes() throws {
+        let library = try installed()
+        let daemon = try LiveDaemon()
+        let result = try run(library.program("misuse"), [daemon.socketPath, String(daemon.pid)],
+                             environment: library.environment)
+        #expect(result.status == 0, "\(result.text)")
+        #expect(result.output.contains("ok: 0 failed checks"))
+    }
+
+    @Test func pythonClientPassesTheVectorsAndPlaysATone() throws {
+        let examples = Paths.repository + "/examples/python"
+        let vectors = try run("python3", [examples + "/test_vectors.py"], directory: examples)
+        #expect(vectors.status == 0, "\(vectors.text)")
+        let counts = try #require(vectors.output.firstMatch(of: /(\d+)\/(\d+) vectors pass/), "\(vectors.output)")
+        #expect(counts.1 == counts.2 && Int(counts.2)! >= 53, "\(vectors.output)")
+
+        let daemon = try LiveDaemon()
+        let tone = try run("python3", [examples + "/play_tone.py", "--socket", daemon.socketPath,
+                                       "--frequency", "660", "--seconds", "1"], directory: examples)
+        #expect(tone.status == 0, "\(tone.text)")
+        #expect(tone.output.contains("connected to scenesoundd"))
+        let mix = try daemon.stopAndReadMix()
+        let audible = try #require(mix.audibleRange())
+        #expect(abs(mix.seconds(audible) - 1) < 0.1, "\(mix.seconds(audible)) s")
+        #expect(abs(mix.frequencyHz(in: mix.middle(of: audible)) - 660) < 2)
+    }
+}
