@@ -56,6 +56,8 @@ let package = Package(
         .target(name: "SceneSoundClient", dependencies: ["SceneSoundProtocol"]),
         // freedesktop Sound Theme and Sound Naming lookup (pure Swift, Foundation for files).
         .target(name: "SceneSoundThemes"),
+        // libscenesound.so.0, the C API over the client (built by packaging/build-lib.sh, `make lib`).
+        .target(name: "SceneSoundC", dependencies: ["SceneSoundClient", "SceneSoundProtocol"]),
         // @@TARGETS@@ (helpers add their targets above this line)
 
         .executableTarget(name: "scenesound", dependencies: [
@@ -76,6 +78,9 @@ let package = Package(
         ]),
         .testTarget(name: "SceneSoundClientTests", dependencies: ["SceneSoundClient"]),
         .testTarget(name: "SceneSoundThemesTests", dependencies: ["SceneSoundThemes"]),
+        // Builds libscenesound into a temporary prefix and runs C, C++ and Python clients against a live daemon.
+        .testTarget(name: "CLibraryTests", dependencies: ["scenesoundd", "scenesound", "SceneSoundC"],
+                    exclude: ["Consumers"]),
         // @@TESTS@@ (helpers add their test targets above this line)
     ]
 )
