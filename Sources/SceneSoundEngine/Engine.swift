@@ -20,6 +20,7 @@ public final class Engine: @unchecked Sendable {
     public let defaultScenePosition: Vector3
 
     private var streams: ContiguousArray<EngineStream>
+    private var duck = AlertDuckEnvelope()
     private let scenes: UnsafeMutablePointer<SceneState>
 
     // Counters read by the server (status); written only here.
@@ -91,6 +92,8 @@ public final class Engine: @unchecked Sendable {
     public func render(into output: UnsafeMutablePointer<Float>) {
         let start = Self.monotonicNanoseconds()
         applyCommands()
+        duck.advance(alerting: streams.contains { $0.isAlert && !$0.removing && $0.input.ring.availableFrames > 0 },
+                     blockSeconds: Double(configuration.blockFrames) / configuration.sampleRateHz)
         for stream in streams { place(stream) }
         renderer.render(into: output)
         let end = outputFrames.load(ordering: .relaxed) + configuration.blockFrames
@@ -148,6 +151,8 @@ public final class Engine: @unchecked Sendable {
             renderer.setHeadPose(pose, glide: glide)
             poseAppliedNanoseconds.store(Self.monotonicNanoseconds(), ordering: .relaxed)
             poseAppliedFrame.store(outputFrames.load(ordering: .relaxed), ordering: .releasing)
+        case .setDucking(let parameters):
+            duck.parameters = parameters
         }
     }
 
@@ -160,8 +165,10 @@ public final class Engine: @unchecked Sendable {
     private func place(_ stream: EngineStream) {
         let scene = scenes[stream.sceneIndex]
         let source = stream.source
-        if !stream.removing { source.gain = stream.gain * scene.gain }
-        source.lowpassCutoffHz = scene.lowpassCutoffHz
+        // Alerts skip the scene's muffling (minimized, other desktop) so they get through.
+        let sceneGain = stream.isAlert ? 1 : scene.gain
+        if !stream.removing { source.gain = stream.gain * sceneGain * (stream.ducksUnderAlerts ? duck.gain : 1) }
+        source.lowpassCutoffHz = stream.isAlert ? .infinity : scene.lowpassCutoffHz
         let p = scene.position
         if source.channelCount == 1 {
             source.channelPositions[0] = p

@@ -17,6 +17,8 @@ public enum EngineCommand {
     case placeScene(index: Int, position: Vector3, widthMetres: Double)
     case setSceneLowpass(index: Int, cutoffHz: Double, gain: Float)
     case setHeadPose(HeadPose, glide: Bool)
+    /// How far and how fast alerts duck playback streams.
+    case setDucking(DuckingParameters)
 }
 
 /// What the render thread tells the server.
@@ -41,6 +43,12 @@ public final class EngineStream: @unchecked Sendable {
     var drainAtOutputFrame = Int.max
     /// Set when the server removes the stream: fade for one block, then hand it back.
     var removing = false
+    /// An alert: while it has audio to play, the streams that `ducksUnderAlerts` are lowered;
+    /// it ignores its scene's muffling (a minimized window's alert stays clearly audible) and
+    /// must never be degraded under load. Set before `addStream`, read only by the render thread.
+    public var isAlert = false
+    /// A playback stream: lowered while an alert plays. Set before `addStream`.
+    public var ducksUnderAlerts = false
 
     public init(id: StreamID, source: RenderSource, input: RingInput, sceneIndex: Int) {
         self.id = id
