@@ -3,12 +3,12 @@
  *   alert-on-window WINDOW [SOUND_NAME]
  *
  * WINDOW is an X11 window id (e.g. 0x3a00007, from `xdotool getactivewindow` or xwininfo); the
- * sound plays in the scene "x11:0x…", which the server keeps at that window. SOUND_NAME
- * (default "alert-on-window-chime") is played from the server's sample cache; when the cache
- * does not have it, this program synthesizes a short chime, uploads it under that name and
- * plays it — the library decodes no files, see "Sounds by name and file" in scenesound.h.
- * A server without a sample cache refuses samples (SCENESOUND_E_NOT_PERMITTED); the chime then
- * goes through an alert stream instead, which sounds the same.
+ * sound plays in the scene "x11:0x…", which the server keeps at that window. SOUND_NAME is
+ * played from the server's sample cache (`scenesound alert NAME` puts sound-theme sounds there).
+ * Without one, or when the cache does not have it, this program plays its own chime, cached as
+ * "alert-on-window-chime": synthesized and uploaded the first time — the library decodes no
+ * files, see "Sounds by name and file" in scenesound.h. (It never uploads under SOUND_NAME:
+ * that would replace the theme's sound for every client.)
  *
  * Build: cc -std=c99 alert-on-window.c $(pkg-config --cflags --libs scenesound) -lm
  */
@@ -17,7 +17,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#define CHIME_NAME "alert-on-window-chime"
 #define CHIME_RATE_HZ 48000
 #define CHIME_FRAMES (CHIME_RATE_HZ * 35 / 100) /* 0.35 s */
 
@@ -37,19 +39,6 @@ static void synthesize_chime(int16_t *pcm, size_t frames)
 
 static int16_t chime[CHIME_FRAMES];
 
-/* The chime as an alert stream: write it, wait until it has been played, close. */
-static int stream_chime(scenesound_client *client, const char *scene)
-{
-    scenesound_stream *stream = NULL;
-    int status = scenesound_stream_open(client, SCENESOUND_KIND_ALERT, SCENESOUND_FORMAT_S16LE, CHIME_RATE_HZ, 1,
-                                        scene, SCENESOUND_SPATIAL_ANCHORED, 0.0f, 0, &stream);
-    if (status != SCENESOUND_OK) return status;
-    status = scenesound_stream_write(stream, chime, sizeof chime);
-    if (status == SCENESOUND_OK) status = scenesound_stream_drain(stream);
-    scenesound_stream_close(stream);
-    return status;
-}
-
 static int fail(const char *what, int status)
 {
     fprintf(stderr, "alert-on-window: %s: %s (%s)\n", what, scenesound_strerror(status),
@@ -59,7 +48,7 @@ static int fail(const char *what, int status)
 
 int main(int argc, char **argv)
 {
-    const char *name = argc > 2 ? argv[2] : "alert-on-window-chime";
+    const char *name = argc > 2 ? argv[2] : CHIME_NAME;
     scenesound_client *client = NULL;
     unsigned long window;
     char *end = NULL;
@@ -83,19 +72,16 @@ int main(int argc, char **argv)
     if (status != SCENESOUND_OK) return fail("connect", status);
 
     status = scenesound_play_alert_sound(client, name, scene, 0.0f, &play_id);
+    if (status == SCENESOUND_E_UNKNOWN_SOUND && strcmp(name, CHIME_NAME) != 0) {
+        fprintf(stderr, "alert-on-window: \"%s\" is not in the server's cache; playing the chime\n", name);
+        name = CHIME_NAME;
+        status = scenesound_play_alert_sound(client, name, scene, 0.0f, &play_id);
+    }
     if (status == SCENESOUND_E_UNKNOWN_SOUND) {
         synthesize_chime(chime, CHIME_FRAMES);
         status = scenesound_sample_upload(client, name, SCENESOUND_FORMAT_S16LE, CHIME_RATE_HZ, 1,
                                           chime, sizeof chime);
         if (status == SCENESOUND_OK) status = scenesound_play_alert_sound(client, name, scene, 0.0f, &play_id);
-    }
-    if (status == SCENESOUND_E_NOT_PERMITTED) {
-        synthesize_chime(chime, CHIME_FRAMES);
-        status = stream_chime(client, scene);
-        scenesound_disconnect(client);
-        if (status != SCENESOUND_OK) return fail("alert stream", status);
-        printf("played the chime at %s (alert stream)\n", scene);
-        return 0;
     }
     if (status != SCENESOUND_OK) {
         scenesound_disconnect(client);
