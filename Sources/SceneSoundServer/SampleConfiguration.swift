@@ -27,3 +27,12 @@ public struct SampleConfiguration: Sendable {
 public protocol AlertAttention: AnyObject {
     func alertNeedsAttention(windowID: UInt32, sceneID: String)
 }
+
+extension SoundServer {
+    /// Where alerts ask for their window to be flagged (the X11 tracker, once it exists). Set
+    /// it on the server's event loop, or before `start()`; held weakly.
+    public var alertAttention: AlertAttention? {
+        get { samples.attention }
+        set { samples.attention = newValue }
+    }
+}
