@@ -14,10 +14,11 @@ deps:
 build: deps
 	$(SWIFT) build
 
-# Builds everything (binaries included), runs every test target, then the soak on its own
-# (it loads the machine, so it does not share it with the other suites).
+# Builds everything (binaries included), runs every test target, then the soak on its own.
+# --no-parallel: the suites start real servers with real-time render threads, PulseAudio and
+# X servers; on a small machine, running them side by side only tests the scheduler.
 # SWIFT_BACKTRACE=enable=no: a crashing test must fail fast, not hang in the backtracer.
-TEST = SWIFT_BACKTRACE=enable=no $(SWIFT) test --skip-build
+TEST = SWIFT_BACKTRACE=enable=no $(SWIFT) test --skip-build --no-parallel
 test: deps
 	$(SWIFT) build --build-tests
 	$(TEST) --skip SoakTests

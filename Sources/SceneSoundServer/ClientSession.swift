@@ -23,6 +23,8 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
     private(set) var streams: [StreamID: ServerStream] = [:]
     private var logger: Logger
     private var closing = false
+    private lazy var rate = MessageRateLimiter(messagesPerSecond: server.configuration.maximumMessagesPerSecond)
+    private var lastRateError: NIODeadline?
     /// Since when the client has left more than the high-water mark of our messages unread.
     private var unreadSince: NIODeadline?
 
@@ -73,6 +75,11 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
         buffer.withUnsafeReadableBytes { decoder.append($0) }
         do {
             while !closing, let frame = try decoder.nextFrame() {
+                // Audio is paced by credit; everything else by the message rate.
+                if frame.typeCode != MessageType.streamData.rawValue, !rate.take() {
+                    rejectForRate(frame)
+                    continue
+                }
                 try handle(frame)
             }
         } catch let error as ProtocolError {
@@ -122,6 +129,23 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
             channel.close(promise: nil)
         }
         channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
+    }
+
+    /// A message over the rate is not carried out. A request still gets its one reply (the
+    /// error); a one-way message is dropped, and the client hears why at most once a second so
+    /// that a flood does not turn into a flood of errors.
+    private func rejectForRate(_ frame: Frame) {
+        server.counters.rateLimitedMessages += 1
+        let error = ProtocolError(.limitExceeded,
+            "more than \(server.configuration.maximumMessagesPerSecond) messages per second; message not carried out")
+        if frame.requestID != 0 {
+            reply(frame.requestID, error)
+            return
+        }
+        let now = NIODeadline.now()
+        if let last = lastRateError, now - last < .seconds(1) { return }
+        lastRateError = now
+        reply(0, error)
     }
 
     // MARK: Protocol

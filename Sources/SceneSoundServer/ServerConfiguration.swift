@@ -10,6 +10,8 @@ public struct ServerConfiguration: Sendable {
     public var maximumSampleBytes = 16 * 1024 * 1024
     /// Accept connections from root as well as from the server's own user.
     public var allowRoot = false
+    /// Messages a client may send per second (audio data excepted: credit paces it).
+    public var maximumMessagesPerSecond = 2000
     /// How long a client may leave over 1 MiB of our messages unread before it is dropped.
     public var unreadGraceSeconds = 5
     /// How often the server grants credit and answers drains.

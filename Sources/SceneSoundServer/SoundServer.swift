@@ -19,6 +19,7 @@ struct ServerCounters {
     var rejectedFrames = 0
     var refusedConnections = 0
     var stalledClients = 0
+    var rateLimitedMessages = 0
     var connections = 0
 }
 

@@ -52,6 +52,7 @@ struct StatusReport {
                 ("connections", .integer(server.counters.connections)),
                 ("refused_connections", .integer(server.counters.refusedConnections)),
                 ("stalled_clients_dropped", .integer(server.counters.stalledClients)),
+                ("rate_limited_messages", .integer(server.counters.rateLimitedMessages)),
                 ("rejected_frames", .integer(server.counters.rejectedFrames)),
                 ("dropped_engine_events", .integer(engine.droppedEventCount)),
                 ("underruns", .integer(output.underruns)),

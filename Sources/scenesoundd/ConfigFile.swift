@@ -13,6 +13,7 @@ enum ConfigFile {
         ("socket", .string), ("output", .string), ("rate", .integer), ("block", .integer), ("hrtf", .string),
         ("display", .string), ("opentrack", .string), ("room", .string), ("max_clients", .integer),
         ("max_streams_per_client", .integer), ("max_frame_bytes", .integer), ("stream_buffer_seconds", .number),
+        ("max_messages_per_second", .integer),
         ("allow_root", .flag), ("log_level", .string),
     ]
 

@@ -54,6 +54,9 @@ struct DaemonOptions: ParsableCommand {
     @Option(name: .customLong("stream-buffer-seconds"), help: "Audio buffered per stream (0.05 to 10).")
     var streamBufferSeconds: Double = 0.4
 
+    @Option(name: .customLong("max-messages-per-second"), help: "Messages a client may send per second, audio excepted (10 to 1000000).")
+    var maximumMessagesPerSecond: Int = 2000
+
     @Flag(name: .customLong("allow-root"), help: "Also accept clients running as root.")
     var allowRoot = false
 
@@ -80,6 +83,9 @@ struct DaemonOptions: ParsableCommand {
         }
         guard (4096...(16 << 20)).contains(maximumFrameBytes) else {
             throw ValidationError("--max-frame-bytes \(maximumFrameBytes) is out of range (accepted: 4096 to 16777216)")
+        }
+        guard (10...1_000_000).contains(maximumMessagesPerSecond) else {
+            throw ValidationError("--max-messages-per-second \(maximumMessagesPerSecond) is out of range (accepted: 10 to 1000000)")
         }
         guard (0.05...10).contains(streamBufferSeconds) else {
             throw ValidationError("--stream-buffer-seconds \(streamBufferSeconds) is out of range (accepted: 0.05 to 10)")

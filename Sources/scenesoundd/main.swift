@@ -86,6 +86,7 @@ configuration.maximumStreamsPerClient = options.maximumStreamsPerClient
 configuration.maximumFrameBytes = options.maximumFrameBytes
 configuration.streamBufferSeconds = options.streamBufferSeconds
 configuration.allowRoot = options.allowRoot
+configuration.maximumMessagesPerSecond = options.maximumMessagesPerSecond
 
 let server = SoundServer(configuration: configuration, engine: engine, output: output,
                          hrtfPath: options.hrtfPath, logger: logger)

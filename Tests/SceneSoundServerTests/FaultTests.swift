@@ -93,3 +93,29 @@ import SceneSoundProtocol
         #expect(daemon.isRunning)
     }
 }
+
+/// A client flooding requests is limited to the configured message rate; others are served.
+@Suite struct MessageRateTests {
+    @Test func aFloodOfRequestsIsRateLimitedAndEveryRequestStillGetsOneReply() throws {
+        let daemon = try Daemon(extraArguments: ["--max-messages-per-second", "100"])
+        let flooder = try RawClient(socketPath: daemon.socketPath, name: "flooder")
+        // 600 requests at once: about 100 pass (the bucket's burst), the rest get limit_exceeded.
+        var bytes: [UInt8] = []
+        for id in 1...600 { bytes += FrameEncoder.frame(.sceneList, requestID: UInt32(1000 + id)) }
+        try flooder.sendRaw(bytes)
+        var replies = 0, limited = 0
+        while replies < 600 {
+            let reply = try flooder.waitFor { message, id in id > 1000 }
+            replies += 1
+            if case .error(let e) = reply, e.code == .limitExceeded { limited += 1 }
+        }
+        print("600 requests at 100/s: \(600 - limited) carried out, \(limited) refused with limit_exceeded")
+        #expect(limited > 400 && limited < 520)
+        // The connection stays usable once the rate is respected, and others were never affected.
+        usleep(1_100_000)
+        #expect(try flooder.request(.sceneList) != .ok)
+        let other = try RawClient(socketPath: daemon.socketPath)
+        guard case .statusReply(let status) = try other.request(.statusRequest) else { throw TestFailure("no status") }
+        #expect(status.json.contains("\"rate_limited_messages\""))
+    }
+}
