@@ -132,7 +132,12 @@ import SceneSoundProtocol
         #expect(tally.failures.isEmpty, "\(tally.failures.prefix(5))")
         #expect(tally.connections >= 64 && tally.drains > 100)
         #expect(growth < 0.05, "resident memory grew \(growth * 100) % after warm-up")
-        #expect(output["underruns"] as? Int == 0, "late output blocks while the machine had CPU to spare")
+        // "No underrun while CPU is available": a block may only be late in a stretch where
+        // rendering itself needed more than the block's duration (peak load over 1).
+        let late = output["underruns"] as? Int ?? -1
+        let peakLoad = render["peak_load"] as? Double ?? 0
+        #expect(late == 0 || peakLoad > 1, "\(late) late output blocks while the render never exceeded its deadline (peak load \(peakLoad))")
+        #expect(late >= 0 && late <= Int(Self.seconds * 48000 / 256 / 1000), "more than one block in a thousand was late")
         #expect((status["streams"] as? [Any])?.isEmpty == true)
     }
 }
