@@ -21,8 +21,15 @@ public final class RenderSource {
     public var gain: Float
     /// Extra low-pass cutoff (muffling), on top of air absorption.
     public var lowpassCutoffHz: Double = .infinity
+    /// Never moved to the ambisonic bus by the governor (alerts).
+    public var isAlert = false
+    /// True when the governor put the source on the ambisonic bus (a move crossfades).
+    public var isOnBus: Bool { path.onBus }
 
     let voices: [BinauralVoice]
+    /// Per channel, its voice on the ambisonic bus.
+    let busVoices: [AmbisonicBusVoice]
+    var path = VoicePathState()
     let planar: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     var appliedGain: Float
     var cullFade: Float = 1
@@ -41,6 +48,9 @@ public final class RenderSource {
         self.gain = gain
         appliedGain = gain
         voices = (0..<channelCount).map { _ in BinauralVoice(hrtf: hrtf, maximumFrames: maximumFrames) }
+        busVoices = (0..<channelCount).map { _ in
+            AmbisonicBusVoice(maximumDelaySamples: hrtf.maximumDelaySamples, maximumFrames: maximumFrames)
+        }
         planar = .allocate(capacity: channelCount)
         for c in 0..<channelCount {
             planar[c] = .allocate(capacity: maximumFrames)

@@ -19,10 +19,16 @@ public final class SpatialRenderer {
     private let send: UnsafeMutablePointer<Float>
     private let reverb: LateReverb
     public let limiter: Limiter
+    /// Sources the governor does not give per-source voices are encoded here.
+    public let bus: AmbisonicBus
+    public let governor: OverloadGovernor
     /// Frames a source keeps rendering after its input ends, so filters and delays ring out.
     public let ringOutFrames: Int
 
-    public init(hrtf: HRTFSet, configuration: EngineConfiguration, maximumSources: Int = 256) {
+    /// `busFilters`: the bus decoder designed from `hrtf` (designed here when nil; pass one to
+    /// share the design between renderers of the same set).
+    public init(hrtf: HRTFSet, configuration: EngineConfiguration, maximumSources: Int = 256,
+                busFilters: AmbisonicDecodeFilters? = nil) {
         precondition(EngineConfiguration.blockFramesRange.contains(configuration.blockFrames))
         precondition(hrtf.sampleRateHz == configuration.sampleRateHz, "the HRTF set must be prepared at the output rate")
         self.hrtf = hrtf
@@ -41,6 +47,8 @@ public final class SpatialRenderer {
         limiter = Limiter(sampleRateHz: configuration.sampleRateHz,
                           thresholdDecibels: configuration.limiterThresholdDecibels)
         ringOutFrames = hrtf.filterTaps + Int(hrtf.maximumDelaySamples.rounded(.up)) + 4
+        bus = AmbisonicBus(filters: busFilters ?? AmbisonicDecodeFilters.design(from: hrtf), maximumFrames: block)
+        governor = OverloadGovernor(settings: .init(maximumHRTFVoices: configuration.maximumHRTFVoices))
     }
 
     deinit {
@@ -80,20 +88,26 @@ public final class SpatialRenderer {
 
     /// Renders one block (`configuration.blockFrames` frames) of interleaved stereo.
     public func render(into output: UnsafeMutablePointer<Float>) {
+        let started = Engine.monotonicNanoseconds()
         let block = configuration.blockFrames
         left.update(repeating: 0, count: block)
         right.update(repeating: 0, count: block)
         send.update(repeating: 0, count: block)
 
         for source in sources { pull(source, frames: block) }
+        governor.plan(sources, listener: targetPose.positionMetres, distanceModel: configuration.distanceModel,
+                      blockFrames: block, sampleRateHz: configuration.sampleRateHz)
+        bus.beginBlock(frames: block)
 
         let count = configuration.subBlockCount
         for sub in 0..<count {
             let pose = HeadPose.interpolate(previousPose, targetPose, Double(sub + 1) / Double(count))
             let offset = sub * subBlockFrames
             for source in sources { renderSubBlock(source, pose: pose, offset: offset) }
+            bus.rotate(offset: offset, frames: subBlockFrames, orientation: pose.orientation)
         }
         previousPose = targetPose
+        bus.decode(frames: block, left: left, right: right)
 
         reverb.process(send: send, left: left, right: right, frames: block)
         for n in 0..<block {
@@ -101,6 +115,8 @@ public final class SpatialRenderer {
             output[2 * n + 1] = right[n]
         }
         limiter.process(interleaved: output, frames: block)
+        governor.observe(renderSeconds: Double(Engine.monotonicNanoseconds() - started) * 1e-9,
+                         blockSeconds: Double(block) / configuration.sampleRateHz)
     }
 
     private func pull(_ source: RenderSource, frames: Int) {
@@ -109,6 +125,26 @@ public final class SpatialRenderer {
             for c in 0..<source.channelCount { (source.planar[c] + got).update(repeating: 0, count: frames - got) }
         }
         if source.input.isFinished { source.framesSinceEnd += frames - got }
+        source.path.ageFrames = min(source.path.ageFrames + frames, Int(Int32.max))
+        var level: Float = 0
+        for c in 0..<source.channelCount { level = max(level, Self.rms(source.planar[c], frames: got)) }
+        source.path.inputLevel = level
+    }
+
+    /// Root mean square of a buffer (the governor's measure of a source's level).
+    static func rms(_ x: UnsafePointer<Float>, frames: Int) -> Float {
+        guard frames > 0 else { return 0 }
+        let raw = UnsafeRawPointer(x), size = MemoryLayout<Float>.stride
+        var sum = SIMD8<Float>()
+        var n = 0
+        while n + 8 <= frames {
+            let v = raw.loadUnaligned(fromByteOffset: n * size, as: SIMD8<Float>.self)
+            sum += v * v
+            n += 8
+        }
+        var total = sum.sum()
+        while n < frames { total += x[n] * x[n]; n += 1 }
+        return (total / Float(frames)).squareRoot()
     }
 
     private func renderSubBlock(_ source: RenderSource, pose: HeadPose, offset: Int) {
@@ -143,14 +179,16 @@ public final class SpatialRenderer {
                     source.culledFrames = 0
                 }
             }
+            if c == 0 { advancePathCrossfade(source) }
             let distanceGain = Float(model.gain(distanceMetres: distance))
             let cutoff = min(model.airAbsorptionCutoffHz(distanceMetres: distance), source.lowpassCutoffHz)
             let target = BinauralTarget(azimuthDegrees: relative.azimuthDegrees,
                                         elevationDegrees: relative.elevationDegrees,
                                         gain: source.gain * distanceGain * source.cullFade,
                                         lowpassCoefficient: OnePoleLowpass.coefficient(cutoffHz: cutoff, sampleRateHz: rate))
-            source.voices[c].render(input: source.planar[c] + offset, frames: frames, target: target,
-                                    left: left + offset, right: right + offset)
+            renderPaths(source, channel: c, target: target, offset: offset,
+                        worldDirection: source.mode == .anchored ? position - pose.positionMetres
+                                                                 : pose.orientation.rotate(position))
             if configuration.room != .none {
                 // The diffuse field falls off more slowly than the direct sound: that
                 // difference is what tells near from far.
@@ -158,6 +196,52 @@ public final class SpatialRenderer {
                 let input = source.planar[c] + offset
                 for n in 0..<frames { send[offset + n] += input[n] * sendGain }
             }
+        }
+    }
+
+    /// Glides the source's share between the voices and the bus by one sub-block; the
+    /// sub-block renders from `busMixStart` to `path.busMix`.
+    private func advancePathCrossfade(_ source: RenderSource) {
+        busMixStart = source.path.busMix
+        let step = Float(Double(subBlockFrames) / max(governor.settings.crossfadeSeconds * configuration.sampleRateHz, 1))
+        source.path.busMix = source.path.onBus ? min(1, busMixStart + step) : max(0, busMixStart - step)
+        voicesWereIdle = source.path.voiceSilentFrames >= ringOutFrames
+        if source.path.busMix < 1 || busMixStart < 1 {
+            source.path.voiceSilentFrames = 0
+        } else {
+            source.path.voiceSilentFrames = min(source.path.voiceSilentFrames + subBlockFrames, Int(Int32.max))
+        }
+    }
+    private var busMixStart: Float = 0
+    private var voicesWereIdle = false
+
+    /// One channel's sub-block on the HRTF voice, the bus, or both while a move crossfades
+    /// (linearly: the two renderings of one source are coherent, so amplitudes add).
+    private func renderPaths(_ source: RenderSource, channel c: Int, target: BinauralTarget, offset: Int,
+                             worldDirection: Vector3) {
+        let frames = subBlockFrames
+        let mix = source.path.busMix
+        let input = source.planar[c] + offset
+        if mix < 1 || busMixStart < 1 || !voicesWereIdle {
+            let voice = source.voices[c]
+            var voiceTarget = target
+            voiceTarget.gain = target.gain * (1 - mix)
+            if voicesWereIdle {
+                // Back from the bus: start from silence at the current direction, so the
+                // voice fades in from its first sample instead of gliding from a stale state.
+                var silent = voiceTarget
+                silent.gain = 0
+                voice.reset()
+                voice.render(input: nil, frames: frames, target: silent, left: left + offset, right: right + offset)
+            }
+            voice.render(input: input, frames: frames, target: voiceTarget, left: left + offset, right: right + offset)
+        }
+        let busVoice = source.busVoices[c]
+        if mix > 0 || busMixStart > 0 || busVoice.isSounding {
+            if !busVoice.isSounding && busMixStart == 0 { busVoice.reset() }  // fresh history, no stale delays
+            let delays = hrtf.delays(azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees)
+            bus.encode(busVoice, input: input, frames: frames, offset: offset, direction: worldDirection,
+                       delays: delays, gain: target.gain * mix, lowpassCoefficient: target.lowpassCoefficient)
         }
     }
 

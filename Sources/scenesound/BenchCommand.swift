@@ -28,6 +28,10 @@ struct BenchCommand: ParsableCommand {
     @Option(name: .customLong("seconds"), help: ArgumentHelp("Audio seconds to render (after a short warm-up).", valueName: "S"))
     var seconds: Double = 10
 
+    @Option(name: .customLong("hrtf-voices"),
+            help: ArgumentHelp("The cap on per-source HRTF voices; the rest go to the ambisonic bus.", valueName: "N"))
+    var maximumHRTFVoices: Int = EngineConfiguration().maximumHRTFVoices
+
     @OptionGroup var rendering: RenderingOptions
 
     static let ringRadiusMetres = 2.0
@@ -36,6 +40,9 @@ struct BenchCommand: ParsableCommand {
     func validate() throws {
         guard (1...4096).contains(sourceCount) else {
             throw ValidationError("--sources \(sourceCount) is out of range (accepted: 1 to 4096)")
+        }
+        guard maximumHRTFVoices >= 0 else {
+            throw ValidationError("--hrtf-voices \(maximumHRTFVoices) is out of range (accepted: 0 or more)")
         }
         guard seconds > 0, seconds <= 3600 else {
             throw ValidationError("--seconds \(seconds) is out of range (accepted: more than 0, up to 3600)")
@@ -46,7 +53,8 @@ struct BenchCommand: ParsableCommand {
         let hrtf = try rendering.loadHRTF()
         let scene = BenchScene(hrtf: hrtf, sourceCount: sourceCount,
                                configuration: EngineConfiguration(sampleRateHz: Double(rendering.rateHz),
-                                                                  blockFrames: rendering.blockFrames))
+                                                                  blockFrames: rendering.blockFrames,
+                                                                  maximumHRTFVoices: maximumHRTFVoices))
         let result = scene.measure(seconds: seconds)
         let fields: [(String, String)] = [
             ("cpu_seconds_per_audio_second", String(format: "%.4f", result.renderCPUSeconds / result.audioSeconds)),
@@ -54,8 +62,11 @@ struct BenchCommand: ParsableCommand {
             ("seconds", String(format: "%.3f", result.audioSeconds)),
             ("block_frames", "\(rendering.blockFrames)"),
             ("rate_hz", "\(rendering.rateHz)"),
-            ("hrtf_voices", "\(scene.hrtfVoiceCount)"),
-            ("bus_voices", "0"),  // no ambisonic bus yet: every voice is a per-source HRTF voice
+            // The governor's split at the end of the run (voices: a stereo source counts two).
+            ("hrtf_voices", "\(scene.engine.hrtfVoiceCount)"),
+            ("bus_voices", "\(scene.engine.busVoiceCount)"),
+            ("governor_moves_to_bus", "\(scene.engine.governorMovesToBus)"),
+            ("governor_moves_to_hrtf", "\(scene.engine.governorMovesToHRTF)"),
             ("peak_block_load", String(format: "%.3f", result.peakBlockLoad)),
             ("wall_seconds", String(format: "%.3f", result.wallSeconds)),
         ]
@@ -112,10 +123,6 @@ final class BenchScene {
     }
 
     deinit { output.deallocate() }
-
-    var hrtfVoiceCount: Int {
-        engine.renderer.sources.reduce(0) { $0 + ($1.mode == .off ? 0 : $1.channelCount) }
-    }
 
     static func headPose(atSeconds seconds: Double) -> HeadPose {
         HeadPose(orientation: Quaternion(yawDegrees: BenchCommand.yawDegreesPerSecond * seconds))

@@ -1,0 +1,183 @@
+import SceneSoundDSP
+import Synchronization
+
+/// Where a source is rendered, as the governor keeps it on each `RenderSource`.
+struct VoicePathState {
+    /// Decided by the governor: the source belongs on the ambisonic bus.
+    var onBus = false
+    /// Placed on a path at all yet (a new source is placed without a crossfade).
+    var assigned = false
+    /// 0: all on the per-source HRTF voices, 1: all on the bus; glides during a move.
+    var busMix: Float = 0
+    /// Frames since the voices last had any gain: once past the ring-out they are idle.
+    var voiceSilentFrames = 0
+    /// The last block's input level (RMS) and the importance computed from it.
+    var inputLevel: Float = 0
+    var importance: Float = 0
+    /// Frames since the source started (recent sounds are more salient).
+    var ageFrames = 0
+}
+
+/// Chooses, every block, which sources get per-source HRTF voices and which go to the
+/// ambisonic bus: alerts always get voices, then the most important sources (level × distance
+/// gain, doubled for a second after they start) up to a budget. The budget is the
+/// configured cap while the render keeps up; when the measured render time passes
+/// `overloadLoadFraction` of the block's duration it drops by a quarter of the voices, and
+/// once the load falls below `recoveryLoadFraction` it grows back an eighth at a time —
+/// each step after the previous moves' crossfades have finished, since a crossfade renders
+/// both paths and would otherwise read as more overload.
+///
+/// Runs on the render thread inside `SpatialRenderer.render`: O(sources) per move, no
+/// allocation. The counters are atomics for the server's status.
+public final class OverloadGovernor {
+    public struct Settings: Sendable {
+        /// The cap on per-source HRTF voices (a stereo source has two); alerts are never
+        /// refused one.
+        public var maximumHRTFVoices: Int
+        public var overloadLoadFraction: Double
+        public var recoveryLoadFraction: Double
+        /// How long a move between the paths crossfades.
+        public var crossfadeSeconds: Double
+        /// Moves started per block, so that a burst of crossfades does not itself overload.
+        public var maximumMovesPerBlock: Int
+
+        public init(maximumHRTFVoices: Int = 16, overloadLoadFraction: Double = 0.7, recoveryLoadFraction: Double = 0.4,
+                    crossfadeSeconds: Double = 0.02, maximumMovesPerBlock: Int = 8) {
+            self.maximumHRTFVoices = maximumHRTFVoices
+            self.overloadLoadFraction = overloadLoadFraction
+            self.recoveryLoadFraction = recoveryLoadFraction
+            self.crossfadeSeconds = crossfadeSeconds
+            self.maximumMovesPerBlock = maximumMovesPerBlock
+        }
+    }
+
+    public var settings: Settings
+    /// When set, used instead of the measured render time (tests, overload drills).
+    public var simulatedLoadFraction: Double?
+    /// The current budget of non-alert HRTF voices (≤ the cap).
+    public private(set) var budgetVoices: Int
+    /// The render time over the block's duration, smoothed: quick to rise, slow to fall.
+    public private(set) var smoothedLoadFraction = 0.0
+    private var cooldownBlocks = 0
+    private var cooldownLength = 1
+
+    // Status, read from other threads.
+    private let hrtfVoices = Atomic<Int>(0)
+    private let busVoices = Atomic<Int>(0)
+    private let movesToBus = Atomic<Int>(0)
+    private let movesToHRTF = Atomic<Int>(0)
+
+    public init(settings: Settings = Settings()) {
+        self.settings = settings
+        budgetVoices = settings.maximumHRTFVoices
+    }
+
+    public var hrtfVoiceCount: Int { hrtfVoices.load(ordering: .relaxed) }
+    public var busVoiceCount: Int { busVoices.load(ordering: .relaxed) }
+    /// Moves the governor made (for overload, the cap or importance), since start.
+    public var movesToBusCount: Int { movesToBus.load(ordering: .relaxed) }
+    public var movesToHRTFCount: Int { movesToHRTF.load(ordering: .relaxed) }
+
+    /// Feeds the last block's render time.
+    func observe(renderSeconds: Double, blockSeconds: Double) {
+        let load = renderSeconds / blockSeconds
+        let rate = load > smoothedLoadFraction ? 0.5 : 0.05
+        smoothedLoadFraction += rate * (load - smoothedLoadFraction)
+    }
+
+    /// Decides the paths for this block. `listener` is the head's position (distance gains).
+    func plan(_ sources: ContiguousArray<RenderSource>, listener: Vector3, distanceModel: DistanceModel,
+              blockFrames: Int, sampleRateHz: Double) {
+        cooldownLength = max(1, Int((settings.crossfadeSeconds * sampleRateHz / Double(blockFrames)).rounded(.up)) + 1)
+        let cap = max(0, settings.maximumHRTFVoices)
+        budgetVoices = min(budgetVoices, cap)
+        var voicesOnHRTF = 0  // non-alert
+        for source in sources where source.mode != .off {
+            source.path.importance = importance(of: source, listener: listener, distanceModel: distanceModel,
+                                                sampleRateHz: sampleRateHz)
+            if !source.path.assigned {
+                // A new source starts on its path at once, without a crossfade.
+                let voice = source.isAlert || voicesOnHRTF + source.channelCount <= budgetVoices
+                source.path = VoicePathState(onBus: !voice, assigned: true, busMix: voice ? 0 : 1,
+                                             voiceSilentFrames: voice ? 0 : .max / 2,
+                                             inputLevel: source.path.inputLevel, importance: source.path.importance,
+                                             ageFrames: source.path.ageFrames)
+            }
+            if source.isAlert && source.path.onBus { move(source, toBus: false) }  // alerts: always voices
+            if !source.isAlert && !source.path.onBus { voicesOnHRTF += source.channelCount }
+        }
+
+        let load = simulatedLoadFraction ?? smoothedLoadFraction
+        if cooldownBlocks > 0 {
+            cooldownBlocks -= 1
+        } else if load > settings.overloadLoadFraction {
+            let cut = max(1, voicesOnHRTF / 4)
+            budgetVoices = max(0, min(budgetVoices, voicesOnHRTF) - cut)
+            cooldownBlocks = cooldownLength
+        } else if load < settings.recoveryLoadFraction && budgetVoices < cap {
+            budgetVoices = min(cap, budgetVoices + max(1, budgetVoices / 8))
+            cooldownBlocks = cooldownLength
+        }
+
+        var moves = 0
+        while voicesOnHRTF > budgetVoices && moves < settings.maximumMovesPerBlock {
+            guard let weakest = leastImportantVoice(sources) else { break }
+            move(weakest, toBus: true)
+            voicesOnHRTF -= weakest.channelCount
+            moves += 1
+        }
+        while moves < settings.maximumMovesPerBlock, let strongest = mostImportantOnBus(sources),
+              voicesOnHRTF + strongest.channelCount <= budgetVoices {
+            move(strongest, toBus: false)
+            voicesOnHRTF += strongest.channelCount
+            moves += 1
+        }
+        // A full budget: swap when a bus source has become clearly more important (the
+        // voices' own importance already carries a 1.5× bonus against flapping).
+        if moves + 2 <= settings.maximumMovesPerBlock, let strongest = mostImportantOnBus(sources),
+           let weakest = leastImportantVoice(sources), strongest.path.importance > weakest.path.importance,
+           voicesOnHRTF - weakest.channelCount + strongest.channelCount <= budgetVoices {
+            move(weakest, toBus: true)
+            move(strongest, toBus: false)
+        }
+
+        var hrtf = 0, bus = 0
+        for source in sources where source.mode != .off {
+            if source.path.onBus { bus += source.channelCount } else { hrtf += source.channelCount }
+        }
+        hrtfVoices.store(hrtf, ordering: .relaxed)
+        busVoices.store(bus, ordering: .relaxed)
+    }
+
+    private func move(_ source: RenderSource, toBus: Bool) {
+        source.path.onBus = toBus
+        if toBus { movesToBus.add(1, ordering: .relaxed) } else { movesToHRTF.add(1, ordering: .relaxed) }
+    }
+
+    private func importance(of source: RenderSource, listener: Vector3, distanceModel: DistanceModel,
+                            sampleRateHz: Double) -> Float {
+        let position = source.channelPositions[0]
+        let distance = source.mode == .anchored ? (position - listener).length : position.length
+        var value = source.path.inputLevel * source.gain * source.cullFade
+            * Float(distanceModel.gain(distanceMetres: distance))
+        if Double(source.path.ageFrames) < sampleRateHz { value *= 2 }
+        if !source.path.onBus { value *= 1.5 }
+        return value
+    }
+
+    private func leastImportantVoice(_ sources: ContiguousArray<RenderSource>) -> RenderSource? {
+        var best: RenderSource?
+        for source in sources where source.mode != .off && !source.isAlert && !source.path.onBus {
+            if best == nil || source.path.importance < best!.path.importance { best = source }
+        }
+        return best
+    }
+
+    private func mostImportantOnBus(_ sources: ContiguousArray<RenderSource>) -> RenderSource? {
+        var best: RenderSource?
+        for source in sources where source.mode != .off && source.path.onBus {
+            if best == nil || source.path.importance > best!.path.importance { best = source }
+        }
+        return best
+    }
+}
