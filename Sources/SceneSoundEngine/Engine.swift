@@ -40,9 +40,18 @@ public final class Engine: @unchecked Sendable {
         var widthMetres: Double
         var lowpassCutoffHz: Double
         var gain: Float
+        /// Where muffling is heading: gain and cutoff glide there over tens of milliseconds
+        /// (a minimized window fades into the background instead of switching).
+        var targetLowpassCutoffHz: Double = .infinity
+        var targetGain: Float = 1
     }
 
-    public init(hrtf: HRTFSet, configuration: EngineConfiguration, maximumStreams: Int = 256,
+    /// Full-scale gain change per second, and cutoff change in octaves per second: −12 dB
+    /// takes about 25 ms, a cutoff from open down to 800 Hz about 30 ms.
+    static let sceneGainRatePerSecond: Float = 30
+    static let sceneCutoffOctavesPerSecond = 160.0
+
+    public init(hrtf: HRTFSet, configuration: EngineConfiguration, maximumStreams: Int = 1024,
                 maximumScenes: Int = 1024, listenerDistanceMetres: Double = 0.6) {
         self.hrtf = hrtf
         self.configuration = configuration
@@ -94,6 +103,7 @@ public final class Engine: @unchecked Sendable {
         applyCommands()
         duck.advance(alerting: streams.contains { $0.isAlert && !$0.removing && $0.input.ring.availableFrames > 0 },
                      blockSeconds: Double(configuration.blockFrames) / configuration.sampleRateHz)
+        advanceSceneRamps()
         for stream in streams { place(stream) }
         renderer.render(into: output)
         let end = outputFrames.load(ordering: .relaxed) + configuration.blockFrames
@@ -145,8 +155,8 @@ public final class Engine: @unchecked Sendable {
             scenes[index].widthMetres = width
         case .setSceneLowpass(let index, let cutoff, let gain):
             guard index >= 0, index < maximumScenes else { return }
-            scenes[index].lowpassCutoffHz = cutoff
-            scenes[index].gain = gain
+            scenes[index].targetLowpassCutoffHz = cutoff
+            scenes[index].targetGain = gain
         case .setHeadPose(let pose, let glide):
             renderer.setHeadPose(pose, glide: glide)
             poseAppliedNanoseconds.store(Self.monotonicNanoseconds(), ordering: .relaxed)
@@ -175,13 +185,30 @@ public final class Engine: @unchecked Sendable {
         } else if scene.widthMetres > 0 {
             // A window's stereo spans it: the channels at its left and right thirds.
             let right = Self.horizontalRight(of: p)
-            source.channelPositions[0] = p - right * (scene.widthMetres / 6)
-            source.channelPositions[1] = p + right * (scene.widthMetres / 6)
+            source.channelPositions[0] = p - right * (scene.widthMetres / 3)
+            source.channelPositions[1] = p + right * (scene.widthMetres / 3)
         } else {
             let half = configuration.stereoSpreadDegrees / 2 * .pi / 180
             let up = Vector3(x: 0, y: 1, z: 0)
             source.channelPositions[0] = Quaternion(axis: up, angleRadians: half).rotate(p)
             source.channelPositions[1] = Quaternion(axis: up, angleRadians: -half).rotate(p)
+        }
+    }
+
+    /// Moves every scene's muffling one block towards its target.
+    private func advanceSceneRamps() {
+        let blockSeconds = Double(configuration.blockFrames) / configuration.sampleRateHz
+        let gainStep = Self.sceneGainRatePerSecond * Float(blockSeconds)
+        let octaveStep = Self.sceneCutoffOctavesPerSecond * blockSeconds
+        for i in 0..<maximumScenes {
+            var scene = scenes[i]
+            guard scene.gain != scene.targetGain || scene.lowpassCutoffHz != scene.targetLowpassCutoffHz else { continue }
+            scene.gain += max(-gainStep, min(gainStep, scene.targetGain - scene.gain))
+            // Cutoffs glide in octaves; "open" is treated as 24 kHz on the way.
+            let from = log2(min(scene.lowpassCutoffHz, 24000)), to = log2(min(scene.targetLowpassCutoffHz, 24000))
+            let next = from + max(-octaveStep, min(octaveStep, to - from))
+            scene.lowpassCutoffHz = abs(next - to) < 1e-9 ? scene.targetLowpassCutoffHz : exp2(next)
+            scenes[i] = scene
         }
     }
 

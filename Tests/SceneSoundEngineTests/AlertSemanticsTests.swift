@@ -64,6 +64,9 @@ import SceneSoundDSP
         let muffled = Self.engine()
         muffled.commands.push(.setSceneLowpass(index: 1, cutoffHz: 400, gain: 0.1))
         muffled.commands.push(.addStream(Self.stream(1, [Float](repeating: 0.3, count: 48000), engine: muffled, sceneIndex: 1)))
-        #expect(abs((Self.renderBlocks(muffled, count: 4).last ?? 0) - 0.03) < 1e-4)
+        // Scene muffling glides in over ~30 ms (never a switch): 12 blocks are 64 ms.
+        let levels = Self.renderBlocks(muffled, count: 12)
+        #expect(levels[0] > 0.2, "muffling must ramp in, not switch")
+        #expect(abs((levels.last ?? 0) - 0.03) < 1e-4)
     }
 }
