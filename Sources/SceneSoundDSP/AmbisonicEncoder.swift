@@ -95,6 +95,20 @@ public final class AmbisonicBusVoice {
     /// True while the voice still contributes (its gains have not reached zero).
     public var isSounding: Bool { gains != SIMD16<Float>() }
 
+    /// Keeps the delay lines' history current while the source plays on its HRTF voice, so
+    /// that a move to the bus starts from a full delay line (an empty one would put a step
+    /// into the crossfade where the delayed signal begins).
+    public func follow(_ source: UnsafePointer<Float>, frames: Int) {
+        if frames >= historyLength {
+            input.update(from: source + (frames - historyLength), count: historyLength)
+        } else {
+            input.update(from: input + frames, count: historyLength - frames)
+            (input + historyLength - frames).update(from: source, count: frames)
+        }
+        gains = SIMD16<Float>()
+        started = false
+    }
+
     /// Forgets all past audio: the next encode starts from silence at its target.
     public func reset() {
         input.update(repeating: 0, count: historyLength + maximumFrames)

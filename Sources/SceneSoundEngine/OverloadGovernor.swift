@@ -36,13 +36,14 @@ public final class OverloadGovernor {
         public var maximumHRTFVoices: Int
         public var overloadLoadFraction: Double
         public var recoveryLoadFraction: Double
-        /// How long a move between the paths crossfades.
+        /// How long a move between the paths crossfades (long enough that the change of
+        /// timbre between the paths glides instead of clicking on a pure tone).
         public var crossfadeSeconds: Double
         /// Moves started per block, so that a burst of crossfades does not itself overload.
         public var maximumMovesPerBlock: Int
 
         public init(maximumHRTFVoices: Int = 16, overloadLoadFraction: Double = 0.7, recoveryLoadFraction: Double = 0.4,
-                    crossfadeSeconds: Double = 0.02, maximumMovesPerBlock: Int = 8) {
+                    crossfadeSeconds: Double = 0.05, maximumMovesPerBlock: Int = 8) {
             self.maximumHRTFVoices = maximumHRTFVoices
             self.overloadLoadFraction = overloadLoadFraction
             self.recoveryLoadFraction = recoveryLoadFraction

@@ -220,7 +220,10 @@ public final class SpatialRenderer {
     private func renderPaths(_ source: RenderSource, channel c: Int, target: BinauralTarget, offset: Int,
                              worldDirection: Vector3) {
         let frames = subBlockFrames
-        let mix = source.path.busMix
+        // The share follows a smoothstep, not a line: the two paths differ in timbre, and a
+        // linear fade's corners at its ends are kinks in the waveform that the discontinuity
+        // measure (and the ear, on a pure tone) picks up.
+        let mix = Self.smoothstep(source.path.busMix)
         let input = source.planar[c] + offset
         if mix < 1 || busMixStart < 1 || !voicesWereIdle {
             let voice = source.voices[c]
@@ -237,13 +240,16 @@ public final class SpatialRenderer {
             voice.render(input: input, frames: frames, target: voiceTarget, left: left + offset, right: right + offset)
         }
         let busVoice = source.busVoices[c]
-        if mix > 0 || busMixStart > 0 || busVoice.isSounding {
-            if !busVoice.isSounding && busMixStart == 0 { busVoice.reset() }  // fresh history, no stale delays
+        if mix == 0 && busMixStart == 0 && !busVoice.isSounding {
+            busVoice.follow(input, frames: frames)
+        } else {
             let delays = hrtf.delays(azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees)
             bus.encode(busVoice, input: input, frames: frames, offset: offset, direction: worldDirection,
                        delays: delays, gain: target.gain * mix, lowpassCoefficient: target.lowpassCoefficient)
         }
     }
+
+    @inline(__always) static func smoothstep(_ x: Float) -> Float { x * x * (3 - 2 * x) }
 
     /// `.off`: straight to the bus; exactly the input when the gain is 1.
     private func renderPlain(_ source: RenderSource, offset: Int) {

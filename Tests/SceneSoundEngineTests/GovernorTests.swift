@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+import SceneSoundDSP
+import SceneSoundEngine
+
+/// The overload governor: moves between the HRTF voices and the bus crossfade without clicks,
+/// overload moves voices to the bus and recovery brings them back, alerts never move.
+@Suite struct GovernorTests {
+    /// Renders `input` as one source at `azimuthDegrees`, calling `before(block, renderer)`
+    /// ahead of every block.
+    static func render(_ input: [Float], azimuthDegrees: Double, headYawDegreesPerSecond: Double = 0,
+                       before: (Int, SpatialRenderer) -> Void) -> (left: [Float], right: [Float]) {
+        let configuration = EngineConfiguration()
+        let renderer = SpatialRenderer(hrtf: KEMAR.set, configuration: configuration, maximumSources: 1)
+        renderer.governor.simulatedLoadFraction = 0.1
+        let source = RenderSource(input: BufferInput(channels: [input]), channelCount: 1, mode: .anchored,
+                                  channelPositions: [SphericalPosition(azimuthDegrees: azimuthDegrees).cartesian],
+                                  gain: 1, hrtf: KEMAR.set, maximumFrames: configuration.blockFrames)
+        renderer.add(source)
+        let block = configuration.blockFrames
+        var out = [Float](repeating: 0, count: 2 * block)
+        var left: [Float] = [], right: [Float] = []
+        var index = 0
+        while left.count < input.count {
+            before(index, renderer)
+            let seconds = Double((index + 1) * block) / configuration.sampleRateHz
+            renderer.setHeadPose(HeadPose(orientation: Quaternion(yawDegrees: headYawDegreesPerSecond * seconds)))
+            renderer.render(into: &out)
+            for n in 0..<block { left.append(out[2 * n]); right.append(out[2 * n + 1]) }
+            index += 1
+        }
+        return (left, right)
+    }
+
+    @Test func movesBetweenThePathsDoNotClick() {
+        let sine = MotionTests.sine
+        let reference = MotionTests.discontinuity(OfflineRender().renderStatic(sine, azimuthDegrees: 30).left)
+        // To the bus after 0.3 s, back after 0.9 s, and so on every 0.3 s.
+        var onBus: [Bool] = []
+        let out = Self.render(sine, azimuthDegrees: 30) { block, renderer in
+            renderer.governor.settings.maximumHRTFVoices = (block / 56) % 2 == 1 ? 0 : 16
+            onBus.append(renderer.sources[0].isOnBus)
+        }
+        let moves = zip(onBus, onBus.dropFirst()).filter { $0 != $1 }.count
+        let measured = max(MotionTests.discontinuity(out.left), MotionTests.discontinuity(out.right))
+        print("path moves: \(moves), discontinuity \(measured) (static \(reference))")
+        #expect(moves >= 4)
+        #expect(measured < 2 * reference)
+    }
+
+    @Test func aBusSourceUnderAHeadTurningAt360DegreesPerSecondDoesNotClick() {
+        let sine = MotionTests.sine
+        let reference = MotionTests.discontinuity(OfflineRender().renderStatic(sine, azimuthDegrees: 30).left)
+        let out = Self.render(sine, azimuthDegrees: 0, headYawDegreesPerSecond: -360) { _, renderer in
+            renderer.governor.settings.maximumHRTFVoices = 0
+        }
+        let measured = max(MotionTests.discontinuity(out.left), MotionTests.discontinuity(out.right))
+        print("bus, head turning 360°/s: discontinuity \(measured) (static \(reference))")
+        #expect(measured < 2 * reference)
+    }
+
+    @Test func overloadMovesVoicesToTheBusButNeverAlertsAndRecoveryBringsThemBack() {
+        let configuration = EngineConfiguration()
+        let renderer = SpatialRenderer(hrtf: KEMAR.set, configuration: configuration, maximumSources: 8)
+        var noise = WhiteNoise(seed: 21)
+        var sources: [RenderSource] = []
+        for index in 0..<8 {
+            let source = RenderSource(input: BufferInput(channels: [noise.samples(48000, amplitude: 0.1)]), channelCount: 1,
+                                      mode: .anchored,
+                                      channelPositions: [SphericalPosition(azimuthDegrees: Double(index) * 45).cartesian],
+                                      gain: 1, hrtf: KEMAR.set, maximumFrames: configuration.blockFrames)
+            source.isAlert = index < 2
+            renderer.add(source)
+            sources.append(source)
+        }
+        var out = [Float](repeating: 0, count: 2 * configuration.blockFrames)
+        let governor = renderer.governor
+        governor.simulatedLoadFraction = 0.2
+        for _ in 0..<4 { renderer.render(into: &out) }
+        #expect(governor.hrtfVoiceCount == 8 && governor.busVoiceCount == 0)
+
+        governor.simulatedLoadFraction = 0.9  // past 70% of the deadline
+        var alertsStayed = true
+        for _ in 0..<150 {
+            renderer.render(into: &out)
+            alertsStayed = alertsStayed && !sources[0].isOnBus && !sources[1].isOnBus
+        }
+        print("overload: \(governor.hrtfVoiceCount) HRTF voices, \(governor.busVoiceCount) on the bus, \(governor.movesToBusCount) moves")
+        #expect(alertsStayed)
+        #expect(governor.hrtfVoiceCount == 2 && governor.busVoiceCount == 6)
+        #expect(governor.movesToBusCount == 6)
+
+        governor.simulatedLoadFraction = 0.3  // below 40%: back to the voices
+        for _ in 0..<400 { renderer.render(into: &out) }
+        print("recovered: \(governor.hrtfVoiceCount) HRTF voices, \(governor.movesToHRTFCount) moves back")
+        #expect(governor.hrtfVoiceCount == 8 && governor.busVoiceCount == 0)
+        #expect(governor.movesToHRTFCount == 6)
+    }
+}
