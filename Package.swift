@@ -58,6 +58,7 @@ let package = Package(
         .target(name: "SceneSoundThemes"),
         // libscenesound.so.0, the C API over the client (built by packaging/build-lib.sh, `make lib`).
         .target(name: "SceneSoundC", dependencies: ["SceneSoundClient", "SceneSoundProtocol"]),
+        .target(name: "SceneSoundX11", dependencies: ["CXCB", "SceneSoundDSP"]),
         // @@TARGETS@@ (helpers add their targets above this line)
 
         .executableTarget(name: "scenesound", dependencies: [
@@ -81,6 +82,7 @@ let package = Package(
         // Builds libscenesound into a temporary prefix and runs C, C++ and Python clients against a live daemon.
         .testTarget(name: "CLibraryTests", dependencies: ["scenesoundd", "scenesound", "SceneSoundC"],
                     exclude: ["Consumers"]),
+        .testTarget(name: "SceneSoundX11Tests", dependencies: ["SceneSoundX11"]),
         // @@TESTS@@ (helpers add their test targets above this line)
     ]
 )

@@ -1,0 +1,128 @@
+import Foundation
+
+/// A long-running process a test started (Xvfb, openbox, xterm), stopped by its PID.
+///
+/// posix_spawn rather than Foundation's Process, for two reasons seen here: Swift Testing's
+/// worker threads block signals and a child inherits that mask (xterm's shell then ignores the
+/// SIGHUP of its closed terminal and outlives the test), and Process.waitUntilExit never
+/// returned for a SIGKILLed child whose exit its monitor had missed. So: an empty signal mask
+/// and default dispositions for the child, SIGKILL to stop it, and our own waitpid to reap it.
+final class ChildProcess {
+    let pid: pid_t
+    let name: String
+    private var reaped = false
+
+    init(_ executable: String, _ arguments: [String], display: String?,
+         outputPath: String = "/dev/null", errorPath: String = "/dev/null") throws {
+        name = executable
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        var allSignals = sigset_t()
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+
+        var environment = ProcessInfo.processInfo.environment
+        environment["DISPLAY"] = display
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var child = pid_t()
+        let status = posix_spawn(&child, executable, &actions, &attributes, argv, envp)
+        guard status == 0 else {
+            throw ToolFailure(command: executable, status: status, output: String(cString: strerror(status)))
+        }
+        pid = child
+    }
+
+    /// Alive and not yet reaped (a zombie counts as dead).
+    var isRunning: Bool {
+        guard !reaped else { return false }
+        var status: Int32 = 0
+        if waitpid(pid, &status, WNOHANG) == pid {
+            reaped = true
+            return false
+        }
+        return true
+    }
+
+    /// Waits for a child that ends by itself (a tool); its exit status, or -1 if killed.
+    func waitForExit() -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        reaped = true
+        // WIFEXITED / WEXITSTATUS, which Swift does not import (they are macros).
+        return status & 0x7F == 0 ? (status >> 8) & 0xFF : -1
+    }
+
+    /// Idempotent.
+    func kill() {
+        guard !reaped else { return }
+        Foundation.kill(pid, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        reaped = true
+    }
+
+    deinit { kill() }
+}
+
+struct ToolFailure: Error, CustomStringConvertible {
+    let command: String
+    let status: Int32
+    let output: String
+    var description: String { "\(command) exited with \(status): \(output)" }
+}
+
+/// Runs an X tool against `display` to completion; returns stdout, throws on failure.
+@discardableResult
+func runTool(_ executable: String, _ arguments: [String], display: String?) throws -> String {
+    let (status, output, errors) = runToolStatus(executable, arguments, display: display)
+    guard status == 0 else {
+        throw ToolFailure(command: ([executable] + arguments).joined(separator: " "), status: status, output: errors)
+    }
+    return output
+}
+
+func runToolStatus(_ executable: String, _ arguments: [String], display: String?) -> (Int32, String, String) {
+    // Output through files, not pipes: nothing to drain while waiting, so no deadlock on a
+    // chatty tool, and the same posix_spawn path as the long-running children.
+    let base = NSTemporaryDirectory() + "x11tool-\(getpid())-\(UInt64.random(in: 0 ... .max))"
+    let outputPath = base + ".out", errorPath = base + ".err"
+    defer {
+        unlink(outputPath)
+        unlink(errorPath)
+    }
+    let child: ChildProcess
+    do {
+        child = try ChildProcess(executable, arguments, display: display, outputPath: outputPath, errorPath: errorPath)
+    } catch {
+        return (-1, "", "\(error)")
+    }
+    let status = child.waitForExit()
+    let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+    let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
+    return (status, output, errors)
+}
+
+/// Polls `condition` until it holds or the timeout passes, for state with no notification
+/// of its own (a window manager appearing, an X server accepting connections).
+func waitUntil(timeoutSeconds: Double, pollSeconds: Double = 0.01, _ condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(timeoutSeconds)
+    while try !condition() {
+        if Date() >= deadline { return false }
+        Thread.sleep(forTimeInterval: pollSeconds)
+    }
+    return true
+}
