@@ -42,7 +42,7 @@ let package = Package(
         .target(name: "SceneSoundOutputs", dependencies: ["SceneSoundEngine", "SceneSoundMedia", "SceneSoundPulse"]),
         // The daemon's heart: the Unix socket (SwiftNIO), sessions, streams, scenes, status.
         .target(name: "SceneSoundServer", dependencies: [
-            "SceneSoundEngine", "SceneSoundProtocol", "SceneSoundMedia", "SceneSoundOutputs",
+            "SceneSoundEngine", "SceneSoundProtocol", "SceneSoundMedia", "SceneSoundOutputs", "SceneSoundX11",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),

@@ -214,7 +214,7 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
         case .streamSetScene(let change):
             guard let stream = liveStream(change.streamID, requestID: requestID) else { return }
             stream.sceneID = change.sceneID
-            server.engine.commands.push(.setScene(stream.id, sceneIndex: server.scenes.index(for: change.sceneID)))
+            server.engine.commands.push(.setScene(stream.id, sceneIndex: server.sceneIndex(for: change.sceneID, peerPID: peerPID)))
             send(.ok, requestID: requestID)
         case .scenePlace(let place):
             guard SceneID.x11WindowID(place.sceneID) == nil else {
@@ -229,6 +229,7 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
                 return reply(requestID, ProtocolError(.notPermitted, "x11: scenes name their window already"))
             }
             server.scenes.bind(bind.sceneID, window: bind.windowID)
+            server.windows?.place(bind.sceneID)
             send(.ok, requestID: requestID)
         case .sceneUnbind(let unbind):
             guard SceneID.x11WindowID(unbind.sceneID) == nil else {
@@ -281,7 +282,7 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
             return reply(requestID, ProtocolError(.limitExceeded, "the server plays \(server.engine.maximumStreams) streams at most"))
         }
         do {
-            let stream = try server.makeStream(open)
+            let stream = try server.makeStream(open, peerPID: peerPID)
             streams[stream.id] = stream
             server.engine.commands.push(.addStream(stream.engineStream))
             let credit = stream.grantableCreditBytes()

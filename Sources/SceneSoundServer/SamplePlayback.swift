@@ -117,7 +117,7 @@ final class SamplePlayback {
         guard server.totalStreamCount + plays.count < server.engine.maximumStreams else {
             return session.send(.error(ErrorReply(ProtocolError(.limitExceeded, "the server plays \(server.engine.maximumStreams) streams at most"))), requestID: requestID)
         }
-        let stream = makeEngineStream(sample, request)
+        let stream = makeEngineStream(sample, request, peerPID: session.peerPID)
         // The ring already holds the whole sound, so the first block after these commands
         // plays it: the start latency is one render quantum at most.
         server.engine.commands.push(.addStream(stream))
@@ -128,7 +128,7 @@ final class SamplePlayback {
         if request.kind == .alert { requestAttention(for: request.sceneID) }
     }
 
-    private func makeEngineStream(_ sample: CachedSample, _ request: SamplePlay) -> EngineStream {
+    private func makeEngineStream(_ sample: CachedSample, _ request: SamplePlay, peerPID: Int32) -> EngineStream {
         let id = nextStreamID
         nextStreamID = nextStreamID == .max ? 0x8000_0000 : nextStreamID + 1
         let engine = server.engine
@@ -141,7 +141,7 @@ final class SamplePlayback {
             channelPositions: Array(repeating: server.scenes.defaultPosition, count: sample.channelCount),
             gain: ClientSession.linearGain(decibels: request.volumeDecibels), hrtf: engine.hrtf,
             maximumFrames: engine.configuration.blockFrames)
-        let stream = EngineStream(id: id, source: source, input: input, sceneIndex: server.scenes.index(for: request.sceneID))
+        let stream = EngineStream(id: id, source: source, input: input, sceneIndex: server.sceneIndex(for: request.sceneID, peerPID: peerPID))
         stream.isAlert = request.kind == .alert
         return stream
     }
@@ -153,6 +153,8 @@ final class SamplePlayback {
             window = id
         } else if case .window(let id)? = server.scenes.scenes[sceneID]?.anchor {
             window = id
+        } else if let id = server.scenes.scenes[sceneID]?.window?.windowID {
+            window = id  // a program's own window, found through its pid
         } else {
             window = nil
         }

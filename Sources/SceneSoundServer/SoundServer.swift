@@ -6,6 +6,7 @@ import SceneSoundDSP
 import SceneSoundEngine
 import SceneSoundOutputs
 import SceneSoundProtocol
+import SceneSoundX11
 
 /// `struct ucred` from <sys/socket.h> (Swift's Glibc hides it without _GNU_SOURCE).
 struct PeerCredentials: Sendable {
@@ -46,6 +47,9 @@ public final class SoundServer: @unchecked Sendable {
     private let startTime = Date()
 
     lazy var head = HeadTracking(engine: engine)
+    private(set) var windows: WindowAnchoring?
+    private var windowTracker: WindowTracker?
+    private var attentionAdapter: X11AlertAttention?
     private var openTrackChannel: Channel?
 
     public init(configuration: ServerConfiguration, engine: Engine, output: OutputBackend,
@@ -98,6 +102,7 @@ public final class SoundServer: @unchecked Sendable {
         }.wait()
         try? serverChannel?.close().wait()
         try? openTrackChannel?.close().wait()
+        windowTracker?.stop()
         unlink(configuration.socketPath)
         try? group.syncShutdownGracefully()
     }
@@ -149,7 +154,7 @@ public final class SoundServer: @unchecked Sendable {
 
     // MARK: Streams
 
-    func makeStream(_ open: StreamOpen) throws -> ServerStream {
+    func makeStream(_ open: StreamOpen, peerPID: Int32) throws -> ServerStream {
         let format = open.format
         let rate = engine.configuration.sampleRateHz
         let converter = try PCMConverter(format: format, engineRateHz: rate)
@@ -158,7 +163,7 @@ public final class SoundServer: @unchecked Sendable {
         let input = RingInput(ring: ring)
         let id = nextStreamID
         nextStreamID &+= 1
-        let sceneIndex = scenes.index(for: open.sceneID)
+        let sceneIndex = sceneIndex(for: open.sceneID, peerPID: peerPID)
         let source = RenderSource(
             input: input, channelCount: Int(format.channels), mode: Self.engineMode(open.spatialMode),
             channelPositions: Array(repeating: scenes.defaultPosition, count: Int(format.channels)),
@@ -169,6 +174,37 @@ public final class SoundServer: @unchecked Sendable {
         engineStream.ducksUnderAlerts = open.kind == .playback
         return ServerStream(id: id, open: open, converter: converter, engineStream: engineStream,
                             loopLimitFrames: Int(60 * rate))
+    }
+
+    /// The engine slot for a scene a client plays to. With windows tracked, "no scene" and a
+    /// name the program never bound follow the program's own window (`_NET_WM_PID`).
+    func sceneIndex(for id: String, peerPID: Int32) -> Int {
+        guard let windows, peerPID > 0 else { return scenes.index(for: id) }
+        let sceneID = id.isEmpty ? SceneRegistry.processSceneID(pid: peerPID) : id
+        let index = scenes.index(for: sceneID)
+        scenes.adoptForProcess(sceneID, pid: peerPID)
+        windows.place(sceneID)
+        return index
+    }
+
+    // MARK: Windows
+
+    /// Follows the windows of an X display (nil: $DISPLAY) and anchors scenes to them.
+    public func startWindowTracking(displayName: String?, settings: WindowAnchoringSettings = .init()) {
+        let anchoring = WindowAnchoring(server: self, settings: settings)
+        let tracker = WindowTracker(configuration: .init(displayName: displayName)) { [weak self] snapshot in
+            // Handed to the event loop; the tracker thread never waits on the server.
+            self?.eventLoop.execute { self?.windows?.apply(snapshot) }
+        }
+        try? eventLoop.submit {
+            self.windows = anchoring
+            self.windowTracker = tracker
+            let attention = X11AlertAttention(tracker: tracker)
+            self.attentionAdapter = attention  // alertAttention holds it weakly
+            self.alertAttention = attention
+        }.wait()
+        tracker.start()
+        logger.info("following windows on display \(displayName ?? "$DISPLAY")")
     }
 
     static func engineMode(_ mode: SceneSoundProtocol.SpatialMode) -> SceneSoundEngine.SpatialMode {
@@ -250,6 +286,9 @@ public final class SoundServer: @unchecked Sendable {
             case .none: anchor = .none
             case .window(let id): anchor = .window; window = id
             case .position: anchor = .position
+            case .process:
+                // Following its program's window: a window anchor once the window is known.
+                if let found = scene.window?.windowID { anchor = .window; window = found } else { anchor = .none }
             }
             return SceneListEntry(sceneID: scene.id, anchor: anchor, windowID: window,
                                   position: ScenePosition(azimuthDegrees: Float(p.azimuthDegrees),
@@ -277,5 +316,15 @@ final class OpenTrackHandler: ChannelInboundHandler, @unchecked Sendable {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         server.receiveOpenTrack(unwrapInboundIn(data).data)
+    }
+}
+
+/// Alerts flag their window through the tracker's connection (`_NET_WM_STATE_DEMANDS_ATTENTION`).
+final class X11AlertAttention: AlertAttention {
+    private let tracker: WindowTracker
+    init(tracker: WindowTracker) { self.tracker = tracker }
+
+    func alertNeedsAttention(windowID: UInt32, sceneID: String) {
+        tracker.setDemandsAttention(windowID: windowID)
     }
 }

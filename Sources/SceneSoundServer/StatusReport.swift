@@ -39,6 +39,8 @@ struct StatusReport {
             ("head", .object(server.head.statusFields + [
                 ("motion_to_sound_seconds", motionToSound(output.latencySeconds)),
             ])),
+            ("display", .object(server.windows?.displayFields ?? [("connected", .bool(false)), ("tracking", .bool(false))])),
+            ("monitors", server.windows?.monitorsDocument ?? .array([])),
             ("scenes", .array(server.scenes.sortedScenes.map(scene))),
             ("streams", .array(sessions.flatMap { session in
                 session.streams.values.sorted { $0.id < $1.id }.map { stream(session, $0) }
@@ -77,9 +79,20 @@ struct StatusReport {
             fields.append(("kind", .string("window")))
             fields.append(("window", .string("0x" + String(id, radix: 16))))
         case .position: fields.append(("kind", .string("fixed")))
+        case .process(let pid):
+            fields.append(("kind", .string("program")))
+            fields.append(("pid", .integer(Int(pid))))
+        }
+        if let window = scene.window {
+            if case .process = scene.anchor { fields.append(("window", .string("0x" + String(window.windowID, radix: 16)))) }
+            let r = window.rectPixels
+            fields += [("state", .string(window.state)),
+                       ("rect_pixels", .array([r.xPixels, r.yPixels, r.widthPixels, r.heightPixels].map(JSONValue.integer))),
+                       ("width_metres", .number(window.widthMetres))]
         }
         fields += [("azimuth_degrees", .number(p.azimuthDegrees)), ("elevation_degrees", .number(p.elevationDegrees)),
-                   ("distance_metres", .number(p.distanceMetres))]
+                   ("distance_metres", .number(p.distanceMetres)),
+                   ("position_metres", .array([scene.position.x, scene.position.y, scene.position.z].map(JSONValue.number)))]
         return .object(fields)
     }
 

@@ -93,6 +93,13 @@ let server = SoundServer(configuration: configuration, engine: engine, output: o
 do {
     try output.start(engine: engine)
     try server.start()
+    // Windows: --display, else $DISPLAY; "none" (or no display at all) keeps scenes at fixed positions.
+    let display = options.display ?? ProcessInfo.processInfo.environment["DISPLAY"]
+    if let display, display != "none", !display.isEmpty {
+        server.startWindowTracking(displayName: display)
+    } else {
+        logger.info("no X display: scenes stay at fixed positions")
+    }
     if let port = options.openTrackPort {
         // Head tracking is optional: a port in use costs head tracking, not the server.
         do { try server.startOpenTrack(port: port) } catch { logger.warning("\(error); head tracking by opentrack is off") }
