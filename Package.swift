@@ -75,14 +75,16 @@ let package = Package(
         .testTarget(name: "SceneSoundPulseTests", dependencies: ["SceneSoundPulse"]),
         .testTarget(name: "SceneSoundProtocolTests", dependencies: ["SceneSoundProtocol"]),
         .testTarget(name: "SceneSoundServerTests", dependencies: [
-            "scenesoundd", "scenesound", "SceneSoundServer", "SceneSoundProtocol", "SceneSoundDSP", "SceneSoundMedia",
+            "scenesoundd", "scenesound", "SceneSoundServer", "SceneSoundTestSupport", "SceneSoundProtocol", "SceneSoundDSP", "SceneSoundMedia",
         ]),
         .testTarget(name: "SceneSoundClientTests", dependencies: ["SceneSoundClient"]),
         .testTarget(name: "SceneSoundThemesTests", dependencies: ["SceneSoundThemes"]),
         // Builds libscenesound into a temporary prefix and runs C, C++ and Python clients against a live daemon.
         .testTarget(name: "CLibraryTests", dependencies: ["scenesoundd", "scenesound", "SceneSoundC"],
                     exclude: ["Consumers"]),
-        .testTarget(name: "SceneSoundX11Tests", dependencies: ["SceneSoundX11"]),
+        // Real X servers, window managers and windows for tests, started and stopped by PID.
+        .target(name: "SceneSoundTestSupport", path: "Tests/SceneSoundTestSupport"),
+        .testTarget(name: "SceneSoundX11Tests", dependencies: ["SceneSoundX11", "SceneSoundTestSupport"]),
         // @@TESTS@@ (helpers add their test targets above this line)
     ]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import SceneSoundTestSupport
 import Testing
 import SceneSoundDSP
 import SceneSoundX11

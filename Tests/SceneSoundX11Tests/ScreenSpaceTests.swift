@@ -1,3 +1,4 @@
+import SceneSoundTestSupport
 import SceneSoundDSP
 import Testing
 @testable import SceneSoundX11

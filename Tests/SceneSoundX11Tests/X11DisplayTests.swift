@@ -1,3 +1,4 @@
+import SceneSoundTestSupport
 import Testing
 
 /// Every test that runs an X server, one at a time (the trait reaches the nested suites): two

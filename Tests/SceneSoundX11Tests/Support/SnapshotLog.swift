@@ -1,4 +1,5 @@
 import Foundation
+import SceneSoundTestSupport
 import SceneSoundX11
 
 /// Every snapshot a tracker published (they arrive on its thread); lets a test wait for a

@@ -1,4 +1,5 @@
 import Foundation
+import SceneSoundTestSupport
 import SceneSoundX11
 
 /// A tracker on a fixture's display, recording every snapshot.

@@ -1,4 +1,5 @@
 import Foundation
+import SceneSoundTestSupport
 
 /// The geometry oracle: `xwininfo -id W`. Its "Absolute upper-left" is the outer corner of the
 /// window's border and Width/Height exclude the border, so the client area starts one border

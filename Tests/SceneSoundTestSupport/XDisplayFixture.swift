@@ -2,18 +2,18 @@ import Foundation
 
 /// A private X display for one test: Xvfb on a free display number, optionally openbox,
 /// and the windows the test opens. `stopAll()` (in the test's `defer`) kills everything by PID.
-final class XDisplayFixture {
-    let displayNumber: Int
-    var display: String { ":\(displayNumber)" }
-    private(set) var xvfb: ChildProcess
+public final class XDisplayFixture {
+    public let displayNumber: Int
+    public var display: String { ":\(displayNumber)" }
+    public private(set) var xvfb: ChildProcess
     private var others: [ChildProcess] = []
     /// From start to answering requests; printed by tests, since it varies wildly here.
-    private(set) var openboxStartupSeconds: Double?
+    public private(set) var openboxStartupSeconds: Double?
 
-    enum SetupFailure: Error { case noFreeDisplay, notReady(String) }
+    public enum SetupFailure: Error { case noFreeDisplay, notReady(String) }
 
     /// Tries display numbers from 90 up: another test run (or engineer) may hold one.
-    init(windowManager: Bool) throws {
+    public init(windowManager: Bool) throws {
         var started: (Int, ChildProcess)?
         for number in 90 ..< 140 where !Self.isTaken(number) {
             guard let server = try? Self.startXvfb(number) else { continue }
@@ -31,7 +31,7 @@ final class XDisplayFixture {
 
     deinit { stopAll() }
 
-    func stopAll() {
+    public func stopAll() {
         for process in others.reversed() { process.kill() }
         others.removeAll()
         xvfb.kill()
@@ -68,9 +68,9 @@ final class XDisplayFixture {
     }
 
     /// Kills the X server as a crash would and starts a new one on the same number.
-    func killServer() { xvfb.kill() }
+    public func killServer() { xvfb.kill() }
 
-    func restartServer() throws {
+    public func restartServer() throws {
         xvfb.kill()
         // The killed server's lock and socket stay behind; Xvfb clears a stale lock itself
         // (its PID is dead and reaped), and replaces the socket.
@@ -103,18 +103,18 @@ final class XDisplayFixture {
     }
 
     /// A real xterm; its window id comes from the tracker (by `_NET_WM_PID`).
-    func openXTerm(geometry: String) throws -> ChildProcess {
+    public func openXTerm(geometry: String) throws -> ChildProcess {
         let xterm = try ChildProcess("/usr/bin/xterm", ["-geometry", geometry, "-e", "sleep", "600"], display: display)
         others.append(xterm)
         return xterm
     }
 
-    func tool(_ name: String, _ arguments: String...) throws {
+    public func tool(_ name: String, _ arguments: String...) throws {
         try runTool("/usr/bin/\(name)", arguments, display: display)
     }
 
     @discardableResult
-    func toolOutput(_ name: String, _ arguments: [String]) throws -> String {
+    public func toolOutput(_ name: String, _ arguments: [String]) throws -> String {
         try runTool("/usr/bin/\(name)", arguments, display: display)
     }
 }

@@ -7,12 +7,12 @@ import Foundation
 /// SIGHUP of its closed terminal and outlives the test), and Process.waitUntilExit never
 /// returned for a SIGKILLed child whose exit its monitor had missed. So: an empty signal mask
 /// and default dispositions for the child, SIGKILL to stop it, and our own waitpid to reap it.
-final class ChildProcess {
-    let pid: pid_t
-    let name: String
+public final class ChildProcess {
+    public let pid: pid_t
+    public let name: String
     private var reaped = false
 
-    init(_ executable: String, _ arguments: [String], display: String?,
+    public init(_ executable: String, _ arguments: [String], display: String?,
          outputPath: String = "/dev/null", errorPath: String = "/dev/null") throws {
         name = executable
         var attributes = posix_spawnattr_t()
@@ -47,7 +47,7 @@ final class ChildProcess {
     }
 
     /// Alive and not yet reaped (a zombie counts as dead).
-    var isRunning: Bool {
+    public var isRunning: Bool {
         guard !reaped else { return false }
         var status: Int32 = 0
         if waitpid(pid, &status, WNOHANG) == pid {
@@ -58,7 +58,7 @@ final class ChildProcess {
     }
 
     /// Waits for a child that ends by itself (a tool); its exit status, or -1 if killed.
-    func waitForExit() -> Int32 {
+    public func waitForExit() -> Int32 {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
         reaped = true
@@ -67,7 +67,7 @@ final class ChildProcess {
     }
 
     /// Idempotent.
-    func kill() {
+    public func kill() {
         guard !reaped else { return }
         Foundation.kill(pid, SIGKILL)
         var status: Int32 = 0
@@ -78,16 +78,22 @@ final class ChildProcess {
     deinit { kill() }
 }
 
-struct ToolFailure: Error, CustomStringConvertible {
-    let command: String
-    let status: Int32
-    let output: String
-    var description: String { "\(command) exited with \(status): \(output)" }
+public struct ToolFailure: Error, CustomStringConvertible {
+    public let command: String
+    public let status: Int32
+    public let output: String
+    public var description: String { "\(command) exited with \(status): \(output)" }
+
+    public init(command: String, status: Int32, output: String) {
+        self.command = command
+        self.status = status
+        self.output = output
+    }
 }
 
 /// Runs an X tool against `display` to completion; returns stdout, throws on failure.
 @discardableResult
-func runTool(_ executable: String, _ arguments: [String], display: String?) throws -> String {
+public func runTool(_ executable: String, _ arguments: [String], display: String?) throws -> String {
     let (status, output, errors) = runToolStatus(executable, arguments, display: display)
     guard status == 0 else {
         throw ToolFailure(command: ([executable] + arguments).joined(separator: " "), status: status, output: errors)
@@ -95,7 +101,7 @@ func runTool(_ executable: String, _ arguments: [String], display: String?) thro
     return output
 }
 
-func runToolStatus(_ executable: String, _ arguments: [String], display: String?) -> (Int32, String, String) {
+public func runToolStatus(_ executable: String, _ arguments: [String], display: String?) -> (Int32, String, String) {
     // Output through files, not pipes: nothing to drain while waiting, so no deadlock on a
     // chatty tool, and the same posix_spawn path as the long-running children.
     let base = NSTemporaryDirectory() + "x11tool-\(getpid())-\(UInt64.random(in: 0 ... .max))"
@@ -118,7 +124,7 @@ func runToolStatus(_ executable: String, _ arguments: [String], display: String?
 
 /// Polls `condition` until it holds or the timeout passes, for state with no notification
 /// of its own (a window manager appearing, an X server accepting connections).
-func waitUntil(timeoutSeconds: Double, pollSeconds: Double = 0.01, _ condition: () throws -> Bool) rethrows -> Bool {
+public func waitUntil(timeoutSeconds: Double, pollSeconds: Double = 0.01, _ condition: () throws -> Bool) rethrows -> Bool {
     let deadline = Date().addingTimeInterval(timeoutSeconds)
     while try !condition() {
         if Date() >= deadline { return false }

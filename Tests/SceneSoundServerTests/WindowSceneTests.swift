@@ -1,0 +1,177 @@
+import Foundation
+import Testing
+import SceneSoundDSP
+import SceneSoundMedia
+import SceneSoundProtocol
+import SceneSoundTestSupport
+
+/// Scenes anchored to real X11 windows (Xvfb + openbox + xterm), heard through the daemon's
+/// wav output.
+@Suite(.serialized) struct WindowSceneTests {
+    /// An xterm's client window id, found through its pid.
+    static func windowID(of xterm: ChildProcess, on x: XDisplayFixture) throws -> UInt32 {
+        let output = try x.toolOutput("xdotool", ["search", "--sync", "--onlyvisible", "--pid", String(xterm.pid)])
+        guard let line = output.split(separator: "\n").first, let id = UInt32(line) else {
+            throw TestFailure("no window for xterm \(xterm.pid): \(output)")
+        }
+        return id
+    }
+
+    static func scene(_ client: RawClient, _ id: String) throws -> [String: Any] {
+        let scenes = try HeadTrackingTests.status(client)["scenes"] as? [[String: Any]] ?? []
+        return scenes.first { $0["id"] as? String == id } ?? [:]
+    }
+
+    static func noise(seconds: Double, seed: UInt64 = 5) -> [UInt8] {
+        var generator = WhiteNoise(seed: seed)
+        return LosslessStreamTests.bytes((0..<Int(48000 * seconds)).map { _ in Int16(generator.next(amplitude: 8000)) })
+    }
+
+    /// Plays noise to a scene and returns the cues of what came out.
+    static func cues(playing scene: String, daemon: Daemon, client: RawClient) throws -> BinauralCues {
+        let stream = try client.openStream(format: AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1), scene: scene)
+        try client.write(stream: stream, pcm: noise(seconds: 0.6), bytesPerFrame: 2)
+        _ = try client.request(.streamDrain(StreamReference(streamID: stream)))
+        _ = try client.request(.streamClose(StreamReference(streamID: stream)))
+        let recording = try AudioFileReader.read(path: daemon.wavPath)
+        let tail = 48000 * 6 / 10
+        let left = Array(recording.channel(0).suffix(tail + 2000)), right = Array(recording.channel(1).suffix(tail + 2000))
+        let heard = audible((left, right))
+        return CueAnalysis.cues(left: heard.left, right: heard.right, sampleRateHz: 48000)
+    }
+
+    @Test(arguments: [true, false])
+    func windowsInTheLeftAndRightThirdsSoundOnTheirSide(windowManager: Bool) throws {
+        let x = try XDisplayFixture(windowManager: windowManager)
+        defer { x.stopAll() }
+        let leftTerm = try x.openXTerm(geometry: "60x20+80+300"), rightTerm = try x.openXTerm(geometry: "60x20+1450+300")
+        let left = try Self.windowID(of: leftTerm, on: x), right = try Self.windowID(of: rightTerm, on: x)
+        let daemon = try Daemon(extraArguments: ["--display", x.display])
+        let client = try RawClient(socketPath: daemon.socketPath)
+        let leftScene = SceneID.forX11Window(left), rightScene = SceneID.forX11Window(right)
+        let heardLeft = try Self.cues(playing: leftScene, daemon: daemon, client: client)
+        let heardRight = try Self.cues(playing: rightScene, daemon: daemon, client: client)
+        print("window manager \(windowManager): left window ITD \(heardLeft.itdMicroseconds) µs, right window \(heardRight.itdMicroseconds) µs")
+        #expect(heardLeft.itdMicroseconds > 100 && heardLeft.interauralLevelDifferenceDecibels > 2)
+        #expect(heardRight.itdMicroseconds < -100 && heardRight.interauralLevelDifferenceDecibels < -2)
+        let scene = try Self.scene(client, leftScene)
+        #expect(scene["state"] as? String == "visible")
+        #expect((scene["azimuth_degrees"] as? Double ?? 0) > 10)
+    }
+
+    @Test func aMovingWindowMovesItsSoundWithinFiftyMilliseconds() throws {
+        let x = try XDisplayFixture(windowManager: true)
+        defer { x.stopAll() }
+        let term = try x.openXTerm(geometry: "60x20+80+300")
+        let window = try Self.windowID(of: term, on: x)
+        let daemon = try Daemon(extraArguments: ["--display", x.display])
+        let client = try RawClient(socketPath: daemon.socketPath)
+        let scene = SceneID.forX11Window(window)
+        _ = try client.openStream(format: AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1), scene: scene)
+        try waitUntil(timeoutSeconds: 5, "the window's scene") { (try Self.scene(client, scene)["azimuth_degrees"] as? Double ?? 0) > 10 }
+        var worst = 0.0
+        for (step, xPixels) in [400, 800, 1200, 1500].enumerated() {
+            let before = try Self.scene(client, scene)["azimuth_degrees"] as? Double ?? 0
+            try x.tool("xdotool", "windowmove", String(window), String(xPixels), "300")
+            let moved = Date()
+            try waitUntil(timeoutSeconds: 2, "the scene to follow move \(step)") {
+                abs((try Self.scene(client, scene)["azimuth_degrees"] as? Double ?? before) - before) > 1
+            }
+            worst = max(worst, Date().timeIntervalSince(moved))
+        }
+        let last = try Self.scene(client, scene)
+        print("window moved left to right: scene followed within \(Int(worst * 1000)) ms; now at azimuth \(last["azimuth_degrees"] ?? "?")°")
+        #expect(worst < 0.05)
+        #expect((last["azimuth_degrees"] as? Double ?? 0) < -10)
+    }
+
+    @Test func minimizedWindowsAreMuffledRestoredOnesAreNotAndDestroyedOnesStayPut() throws {
+        let x = try XDisplayFixture(windowManager: true)
+        defer { x.stopAll() }
+        let term = try x.openXTerm(geometry: "60x20+80+300")
+        let window = try Self.windowID(of: term, on: x)
+        let daemon = try Daemon(extraArguments: ["--display", x.display])
+        let client = try RawClient(socketPath: daemon.socketPath)
+        let scene = SceneID.forX11Window(window)
+        let visible = try Self.cues(playing: scene, daemon: daemon, client: client)
+        let visibleLevel = try Self.level(daemon)
+
+        try x.tool("xdotool", "windowminimize", "--sync", String(window))
+        try waitUntil(timeoutSeconds: 5, "the minimized state") { try Self.scene(client, scene)["state"] as? String == "minimized" }
+        _ = try Self.cues(playing: scene, daemon: daemon, client: client)
+        let minimizedLevel = try Self.level(daemon)
+        let position = try Self.scene(client, scene)["azimuth_degrees"] as? Double
+
+        try x.tool("xdotool", "windowactivate", "--sync", String(window))
+        try waitUntil(timeoutSeconds: 5, "the restored state") { try Self.scene(client, scene)["state"] as? String == "visible" }
+        _ = try Self.cues(playing: scene, daemon: daemon, client: client)
+        let restoredLevel = try Self.level(daemon)
+        print("window level: visible \(visibleLevel) dB, minimized \(minimizedLevel) dB, restored \(restoredLevel) dB")
+        #expect(minimizedLevel < visibleLevel - 10, "minimized must be attenuated and muffled")
+        #expect(abs(restoredLevel - visibleLevel) < 1)
+        #expect(visible.itdMicroseconds > 100)
+
+        // Destroyed: the scene keeps its place and playback goes on.
+        term.kill()
+        try waitUntil(timeoutSeconds: 5, "the window to be gone") { try Self.scene(client, scene)["state"] as? String == "gone" }
+        let gone = try Self.cues(playing: scene, daemon: daemon, client: client)
+        #expect(gone.itdMicroseconds > 100)
+        #expect(abs((try Self.scene(client, scene)["azimuth_degrees"] as? Double ?? 0) - (position ?? 0)) < 1)
+    }
+
+    /// Broadband level of the last 0.6 s played, in dB.
+    static func level(_ daemon: Daemon) throws -> Double {
+        let recording = try AudioFileReader.read(path: daemon.wavPath)
+        let heard = audible((Array(recording.channel(0).suffix(32000)), Array(recording.channel(1).suffix(32000))))
+        let energy = (heard.left + heard.right).reduce(0.0) { $0 + Double($1) * Double($1) }
+        return 10 * log10(max(energy / Double(max(heard.left.count, 1)), 1e-20))
+    }
+
+    @Test func losingTheXServerKeepsPlayingAndANewOneIsPickedUp() throws {
+        let x = try XDisplayFixture(windowManager: false)
+        defer { x.stopAll() }
+        let daemon = try Daemon(extraArguments: ["--display", x.display])
+        let client = try RawClient(socketPath: daemon.socketPath)
+        func display() throws -> [String: Any] { try HeadTrackingTests.status(client)["display"] as? [String: Any] ?? [:] }
+        try waitUntil(timeoutSeconds: 5, "the display") { try display()["connected"] as? Bool == true }
+        x.killServer()
+        try waitUntil(timeoutSeconds: 5, "the loss to be noticed") { try display()["connected"] as? Bool == false }
+        // Playback goes on without X.
+        let stream = try client.openStream(format: AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1))
+        try client.write(stream: stream, pcm: Self.noise(seconds: 0.3), bytesPerFrame: 2)
+        #expect(try client.request(.streamDrain(StreamReference(streamID: stream))) == .ok)
+        try x.restartServer()
+        try waitUntil(timeoutSeconds: 10, "the new X server to be picked up") { try display()["connected"] as? Bool == true }
+    }
+
+    @Test func theMapIsValidSVGAndNotBlank() throws {
+        let x = try XDisplayFixture(windowManager: true)
+        defer { x.stopAll() }
+        let term = try x.openXTerm(geometry: "60x20+200+300")
+        let window = try Self.windowID(of: term, on: x)
+        let daemon = try Daemon(extraArguments: ["--display", x.display])
+        let client = try RawClient(socketPath: daemon.socketPath)
+        _ = try client.openStream(format: AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1), scene: SceneID.forX11Window(window))
+        _ = try client.request(.scenePlace(ScenePlace(sceneID: "radio", position: ScenePosition(azimuthDegrees: -40, elevationDegrees: 0, distanceMetres: 1.2))))
+        try waitUntil(timeoutSeconds: 5, "the window scene") { try Self.scene(client, SceneID.forX11Window(window))["state"] as? String == "visible" }
+        let svg = daemon.directory + "/map.svg", png = daemon.directory + "/map.png"
+        let plot = try CommandLineTests.runCLI(["status", "--plot", svg, "--socket", daemon.socketPath])
+        #expect(plot.status == 0, "\(plot.error)")
+        let text = try String(contentsOfFile: svg, encoding: .utf8)
+        #expect(text.hasPrefix("<svg") && text.contains("</svg>"))
+        #expect(text.contains("class=\"monitor\"") && text.contains("class=\"window\"") && text.contains("radio"))
+        #expect(text.components(separatedBy: "class=\"source\"").count - 1 == 2)
+        _ = try run("/usr/bin/rsvg-convert", [svg, "-o", png])
+        // Not blank: count pixels that differ from the background, with Python's zlib.
+        let script = """
+            import struct, zlib, sys
+            data = open(sys.argv[1], 'rb').read()
+            w, h = struct.unpack('>II', data[16:24])
+            idat = b''.join(data[i+8:i+8+struct.unpack('>I', data[i:i+4])[0]] for i in range(8, len(data)) if data[i+4:i+8] == b'IDAT')
+            raw = zlib.decompress(idat)
+            print(len(set(raw[::97])))
+            """
+        let distinct = Int(try run("/usr/bin/python3", ["-c", script, png]).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        #expect(distinct > 5, "the map rendered to a blank image")
+    }
+}
