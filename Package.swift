@@ -59,6 +59,9 @@ let package = Package(
         // libscenesound.so.0, the C API over the client (built by packaging/build-lib.sh, `make lib`).
         .target(name: "SceneSoundC", dependencies: ["SceneSoundClient", "SceneSoundProtocol"]),
         .target(name: "SceneSoundX11", dependencies: ["CXCB", "SceneSoundDSP"]),
+        // examples/swift: two XCB windows, a looping tone anchored to each.
+        .executableTarget(name: "scenesound-two-windows", dependencies: ["CXCB", "SceneSoundClient", "SceneSoundProtocol"],
+                          path: "examples/swift"),
         // @@TARGETS@@ (helpers add their targets above this line)
 
         .executableTarget(name: "scenesound", dependencies: [
@@ -75,7 +78,7 @@ let package = Package(
         .testTarget(name: "SceneSoundPulseTests", dependencies: ["SceneSoundPulse"]),
         .testTarget(name: "SceneSoundProtocolTests", dependencies: ["SceneSoundProtocol"]),
         .testTarget(name: "SceneSoundServerTests", dependencies: [
-            "scenesoundd", "scenesound", "SceneSoundServer", "SceneSoundTestSupport", "SceneSoundProtocol", "SceneSoundDSP", "SceneSoundMedia",
+            "scenesoundd", "scenesound", "scenesound-two-windows", "SceneSoundServer", "SceneSoundTestSupport", "SceneSoundProtocol", "SceneSoundDSP", "SceneSoundMedia",
         ]),
         .testTarget(name: "SceneSoundClientTests", dependencies: ["SceneSoundClient"]),
         .testTarget(name: "SceneSoundThemesTests", dependencies: ["SceneSoundThemes"]),

@@ -86,9 +86,9 @@ final class WindowAnchoring {
 
     /// A process's window: the active one if it is theirs, else their top-most visible one.
     static func window(ofProcess pid: Int32, in snapshot: WindowSnapshot) -> TrackedWindow? {
-        let theirs = snapshot.windows.filter { $0.pid == pid }
+        let theirs = snapshot.windows(pid: pid)  // topmost first
         if let active = snapshot.activeWindowID, let window = theirs.first(where: { $0.id == active }) { return window }
-        return theirs.filter { $0.visibility == .visible }.max { $0.stackingIndex < $1.stackingIndex } ?? theirs.last
+        return theirs.first { $0.visibility == .visible } ?? theirs.first
     }
 
     /// How much of a window is hidden under visible windows stacked above it (0…1), sampled

@@ -79,7 +79,7 @@ struct PlayCommand: ParsableCommand {
         var source: any PCMSource = readsStandardInput
             ? StandardInputSource(format: try rawAudioFormat())
             : try DecodedFileSource(path: input)
-        let scene = try window?.sceneID() ?? sceneID ?? ""
+        let scene = try window?.sceneID(server: server) ?? sceneID ?? ""
         let connection = try server.connect()
         defer { connection.close() }
         let options = StreamOpen(kind: .playback, format: source.format, spatialMode: spatialMode, loop: loop,

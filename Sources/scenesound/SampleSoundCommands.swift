@@ -45,7 +45,7 @@ struct SampleSoundOptions: ParsableArguments {
         let file = try ThemeSoundFile(nameOrFile: sound, theme: themeName)
         guard let path = file.path else { return }
         let name = ThemeSoundFile.cacheName(for: path)
-        let scene = try window?.sceneID() ?? sceneID ?? ""
+        let scene = try window?.sceneID(server: server) ?? sceneID ?? ""
         let connection = try server.connect()
         defer { connection.close() }
         let request = SamplePlay(name: name, kind: kind, spatialMode: spatialMode, volumeDecibels: volumeDecibels, sceneID: scene)

@@ -69,7 +69,7 @@ struct SceneBindCommand: ParsableCommand {
     }
 
     func run() throws {
-        let windowID = try window.resolveWindowID()
+        let windowID = try window.resolveWindowID(server: server)
         let connection = try server.connect()
         defer { connection.close() }
         try withClientErrors { () throws(ClientError) in try connection.bindScene(sceneID, toWindow: windowID) }

@@ -1,4 +1,6 @@
 import ArgumentParser
+import Foundation
+import SceneSoundClient
 import SceneSoundProtocol
 
 /// `--window XID|active`: an X11 top-level window, named by its id (hex `0x3a00007` as
@@ -9,26 +11,40 @@ enum WindowSelection: ExpressibleByArgument, Equatable {
 
     init?(argument: String) {
         if argument == "active" { self = .active; return }
-        let parsed = argument.lowercased().hasPrefix("0x")
-            ? UInt32(argument.dropFirst(2), radix: 16)
-            : UInt32(argument, radix: 10)
-        guard let windowID = parsed, windowID != 0 else { return nil }
+        guard let windowID = WindowIDText.parse(argument), windowID != 0 else { return nil }
         self = .id(windowID)
     }
 
     static var defaultCompletionKind: CompletionKind { .default }
 
-    /// The window's id. `active` needs the X11 support, which is not built yet.
-    func resolveWindowID() throws -> UInt32 {
+    /// The window's id; `active` is `_NET_ACTIVE_WINDOW` as the server's window tracker sees it.
+    func resolveWindowID(server: ServerOptions) throws -> UInt32 {
         switch self {
         case .id(let windowID): return windowID
         case .active:
-            throw RuntimeError("--window active is not supported yet; pass the window id instead (e.g. --window 0x3a00007 from xwininfo)")
+            let connection = try server.connect()
+            defer { connection.close() }
+            let document = try withClientErrors { () throws(ClientError) in try connection.status() }
+            let status = try? JSONSerialization.jsonObject(with: Data(document.utf8)) as? [String: Any]
+            let display = status?["display"] as? [String: Any]
+            guard let active = display?["active_window"] as? String, let id = WindowIDText.parse(active) else {
+                throw RuntimeError(display?["connected"] as? Bool == true
+                    ? "there is no active window on the server's display; pass --window XID"
+                    : "the server follows no X display (started with --display none?); pass --window XID")
+            }
+            return id
         }
     }
 
     /// The scene that names the window directly: `x11:0x<hex>`.
-    func sceneID() throws -> String {
-        SceneID.forX11Window(try resolveWindowID())
+    func sceneID(server: ServerOptions) throws -> String {
+        SceneID.forX11Window(try resolveWindowID(server: server))
+    }
+}
+
+/// A window id as xwininfo (hex, "0x3a00007") or xdotool (decimal) prints it.
+enum WindowIDText {
+    static func parse(_ text: String) -> UInt32? {
+        text.lowercased().hasPrefix("0x") ? UInt32(text.dropFirst(2), radix: 16) : UInt32(text)
     }
 }

@@ -174,4 +174,36 @@ import SceneSoundTestSupport
         let distinct = Int(try run("/usr/bin/python3", ["-c", script, png]).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         #expect(distinct > 5, "the map rendered to a blank image")
     }
+
+    @Test func aProgramThatBindsNothingIsFoundByItsPidAndActiveWindowsResolve() throws {
+        let x = try XDisplayFixture(windowManager: true)
+        defer { x.stopAll() }
+        let daemon = try Daemon(extraArguments: ["--display", x.display])
+        // examples/swift: two XCB windows, tones played with no scene at all.
+        let example = try ChildProcess(Daemon.binaries.appendingPathComponent("scenesound-two-windows").path,
+                                       ["--by-pid", "--seconds", "20", "--socket", daemon.socketPath], display: x.display)
+        defer { example.kill() }
+        let client = try RawClient(socketPath: daemon.socketPath)
+        let sceneID = "pid:\(example.pid)"
+        try waitUntil(timeoutSeconds: 10, "the program's scene to find its window") {
+            try Self.scene(client, sceneID)["state"] as? String == "visible"
+        }
+        let scene = try Self.scene(client, sceneID)
+        #expect(scene["kind"] as? String == "program")
+        let window = try #require(scene["window"] as? String)
+        let pidOfWindow = try x.toolOutput("xdotool", ["getwindowpid", String(UInt32(window.dropFirst(2), radix: 16)!)])
+        #expect(Int32(pidOfWindow.trimmingCharacters(in: .whitespacesAndNewlines)) == example.pid)
+
+        // --window active: the server's tracker names the active window.
+        let term = try x.openXTerm(geometry: "40x10+700+600")
+        let termWindow = try Self.windowID(of: term, on: x)
+        try x.tool("xdotool", "windowactivate", "--sync", String(termWindow))
+        try waitUntil(timeoutSeconds: 5, "the active window") {
+            (try HeadTrackingTests.status(client)["display"] as? [String: Any])?["active_window"] as? String
+                == "0x" + String(termWindow, radix: 16)
+        }
+        let bound = try CommandLineTests.runCLI(["scene", "bind", "focus", "--window", "active", "--socket", daemon.socketPath])
+        #expect(bound.status == 0, "\(bound.error)")
+        #expect(try Self.scene(client, "focus")["window"] as? String == "0x" + String(termWindow, radix: 16))
+    }
 }
