@@ -120,3 +120,22 @@ public struct WhiteNoise: Sendable {
         (0..<count).map { _ in next(amplitude: amplitude) }
     }
 }
+
+/// The level of one frequency in a signal, for measuring tones in recordings.
+public enum ToneAnalysis {
+    /// Amplitude of the component at `frequencyHz` (a Goertzel filter): over a whole number of
+    /// periods a sine of amplitude A gives A; gaps, clicks or other tones give less.
+    public static func amplitude<Samples: Collection>(of samples: Samples, frequencyHz: Double,
+                                                      sampleRateHz: Double) -> Double where Samples.Element == Float {
+        guard !samples.isEmpty else { return 0 }
+        let coefficient = 2 * cos(2 * Double.pi * frequencyHz / sampleRateHz)
+        var s1 = 0.0, s2 = 0.0
+        for x in samples {
+            let s0 = Double(x) + coefficient * s1 - s2
+            s2 = s1
+            s1 = s0
+        }
+        let power = max(0, s1 * s1 + s2 * s2 - coefficient * s1 * s2)
+        return 2 * power.squareRoot() / Double(samples.count)
+    }
+}

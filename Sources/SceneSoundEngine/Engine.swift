@@ -116,13 +116,26 @@ public final class Engine: @unchecked Sendable {
         if load > peakLoadPermille.load(ordering: .relaxed) { peakLoadPermille.store(load, ordering: .relaxed) }
     }
 
+    /// Bounded, so that a flood of commands cannot push a block past its deadline: at most
+    /// 512 commands, of which at most `streamsStartedPerBlock` new streams (a new voice's first
+    /// block costs the most); the next one waits in `deferred` for the following block.
     private func applyCommands() {
-        // Bounded, so that a flood of commands cannot push a block past its deadline.
+        var started = 0
         for _ in 0..<512 {
-            guard let command = commands.pop() else { return }
+            guard let command = deferred.take() ?? commands.pop() else { return }
+            if case .addStream = command {
+                if started == Self.streamsStartedPerBlock {
+                    deferred = command
+                    return
+                }
+                started += 1
+            }
             apply(command)
         }
     }
+
+    static let streamsStartedPerBlock = 24
+    private var deferred: EngineCommand?
 
     private func apply(_ command: EngineCommand) {
         switch command {

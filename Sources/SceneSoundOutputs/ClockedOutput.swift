@@ -42,7 +42,11 @@ final class ClockedRenderThread: @unchecked Sendable {
     /// Blocks finished after their period ended: what a sound card would have heard as an
     /// underrun.
     var lateBlockCount: Int { lateBlocks.load(ordering: .relaxed) }
+    /// Of those, the blocks whose rendering itself took more CPU time than the block lasts: late
+    /// by the engine's own fault, not because the thread was kept from running.
+    var overloadedBlockCount: Int { overloadedBlocks.load(ordering: .relaxed) }
     private let lateBlocks = Atomic<Int>(0)
+    private let overloadedBlocks = Atomic<Int>(0)
 
     private func run() {
         RealtimePriority.request()
@@ -52,12 +56,14 @@ final class ClockedRenderThread: @unchecked Sendable {
         let period = Int(Double(block) / engine.configuration.sampleRateHz * 1e9)
         var deadline = Self.now()
         while running.load(ordering: .acquiring) {
+            let cpuBefore = Self.threadCPUTime()
             engine.render(into: buffer)
             deliver(buffer, block)
             deadline += period
             let now = Self.now()
             if now > deadline {
                 lateBlocks.add(1, ordering: .relaxed)
+                if Self.threadCPUTime() - cpuBefore > period { overloadedBlocks.add(1, ordering: .relaxed) }
                 // Far behind (the machine stalled): start afresh rather than burst to catch up.
                 if now - deadline > 20 * period { deadline = now }
                 continue
@@ -65,6 +71,12 @@ final class ClockedRenderThread: @unchecked Sendable {
             var wake = timespec(tv_sec: deadline / 1_000_000_000, tv_nsec: deadline % 1_000_000_000)
             clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &wake, nil)
         }
+    }
+
+    private static func threadCPUTime() -> Int {
+        var ts = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+        return ts.tv_sec * 1_000_000_000 + ts.tv_nsec
     }
 
     private static func now() -> Int {
@@ -102,5 +114,7 @@ public final class NullOutput: OutputBackend, @unchecked Sendable {
 
     public func stop() throws { thread?.stop() }
 
-    public var status: OutputStatus { OutputStatus(kind: "null", underruns: thread?.lateBlockCount ?? 0) }
+    public var status: OutputStatus {
+        OutputStatus(kind: "null", underruns: thread?.lateBlockCount ?? 0, overloadedBlocks: thread?.overloadedBlockCount ?? 0)
+    }
 }

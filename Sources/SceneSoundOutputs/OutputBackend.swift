@@ -17,17 +17,20 @@ public struct OutputStatus: Sendable {
     /// Time from a sample leaving the engine to it being heard, as measured by the backend.
     public var latencySeconds: Double?
     public var underruns: Int
+    /// Late blocks whose rendering itself overran the block (the rest: the thread could not run).
+    public var overloadedBlocks: Int?
     public var reconnects: Int
     /// The last error the backend met and survived, if any.
     public var lastError: String?
 
     public init(kind: String, target: String? = nil, connected: Bool = true, latencySeconds: Double? = nil,
-                underruns: Int = 0, reconnects: Int = 0, lastError: String? = nil) {
+                underruns: Int = 0, overloadedBlocks: Int? = nil, reconnects: Int = 0, lastError: String? = nil) {
         self.kind = kind
         self.target = target
         self.connected = connected
         self.latencySeconds = latencySeconds
         self.underruns = underruns
+        self.overloadedBlocks = overloadedBlocks
         self.reconnects = reconnects
         self.lastError = lastError
     }

@@ -13,7 +13,9 @@ enum ConfigFile {
         ("socket", .string), ("output", .string), ("rate", .integer), ("block", .integer), ("hrtf", .string),
         ("display", .string), ("opentrack", .string), ("room", .string), ("max_clients", .integer),
         ("max_streams_per_client", .integer), ("max_frame_bytes", .integer), ("stream_buffer_seconds", .number),
-        ("max_messages_per_second", .integer),
+        ("max_messages_per_second", .integer), ("sample_cache_bytes", .integer), ("duck_db", .number),
+        ("coalesce_seconds", .number), ("flash_alert_windows", .flag), ("hidden_window_db", .number),
+        ("hidden_window_cutoff_hz", .number),
         ("allow_root", .flag), ("log_level", .string),
     ]
 

@@ -57,6 +57,24 @@ struct DaemonOptions: ParsableCommand {
     @Option(name: .customLong("max-messages-per-second"), help: "Messages a client may send per second, audio excepted (10 to 1000000).")
     var maximumMessagesPerSecond: Int = 2000
 
+    @Option(name: .customLong("sample-cache-bytes"), help: "Bound of the system/alert sound cache (1 MiB to 1 GiB).")
+    var sampleCacheBytes: Int = 64 * 1024 * 1024
+
+    @Option(name: .customLong("duck-db"), parsing: .unconditional, help: ArgumentHelp("How far playback ducks under an alert (-60 to 0 dB; 0 = off).", valueName: "DB"))
+    var duckDecibels: Double = -12
+
+    @Option(name: .customLong("coalesce-seconds"), help: "Identical sounds within this window play once (0 to 2; 0 = off).")
+    var coalesceSeconds: Double = 0.1
+
+    @Flag(name: .customLong("flash-alert-windows"), help: "Flag an alert's window for attention (_NET_WM_STATE_DEMANDS_ATTENTION).")
+    var flashAlertWindows = false
+
+    @Option(name: .customLong("hidden-window-db"), parsing: .unconditional, help: ArgumentHelp("Level of a minimized or hidden window's sounds (-60 to 0 dB).", valueName: "DB"))
+    var hiddenWindowDecibels: Double = -12
+
+    @Option(name: .customLong("hidden-window-cutoff-hz"), help: ArgumentHelp("Low-pass of a minimized or hidden window's sounds (200 to 20000 Hz).", valueName: "HZ"))
+    var hiddenWindowCutoffHz: Double = 800
+
     @Flag(name: .customLong("allow-root"), help: "Also accept clients running as root.")
     var allowRoot = false
 
@@ -86,6 +104,16 @@ struct DaemonOptions: ParsableCommand {
         }
         guard (10...1_000_000).contains(maximumMessagesPerSecond) else {
             throw ValidationError("--max-messages-per-second \(maximumMessagesPerSecond) is out of range (accepted: 10 to 1000000)")
+        }
+        let ranges: [(String, Double, ClosedRange<Double>, String)] = [
+            ("--sample-cache-bytes", Double(sampleCacheBytes), 1_048_576...1_073_741_824, "1048576 to 1073741824 bytes"),
+            ("--duck-db", duckDecibels, -60...0, "-60 to 0 dB"),
+            ("--coalesce-seconds", coalesceSeconds, 0...2, "0 to 2 seconds"),
+            ("--hidden-window-db", hiddenWindowDecibels, -60...0, "-60 to 0 dB"),
+            ("--hidden-window-cutoff-hz", hiddenWindowCutoffHz, 200...20000, "200 to 20000 Hz"),
+        ]
+        for (flag, value, range, accepted) in ranges where !(value.isFinite && range.contains(value)) {
+            throw ValidationError("\(flag) \(value) is out of range (accepted: \(accepted))")
         }
         guard (0.05...10).contains(streamBufferSeconds) else {
             throw ValidationError("--stream-buffer-seconds \(streamBufferSeconds) is out of range (accepted: 0.05 to 10)")

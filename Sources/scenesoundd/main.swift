@@ -15,6 +15,12 @@ func die(_ message: String, status: Int32) -> Never {
     exit(status)
 }
 
+// Two malloc arenas: the event loop does nearly all allocation, and per-thread arenas only
+// fragment a long-running server's memory (its resident size creeps up with every new peak).
+@_silgen_name("mallopt") func mallopt(_ parameter: Int32, _ value: Int32) -> Int32
+let mallocArenaMaximum: Int32 = -8  // M_ARENA_MAX in <malloc.h>, which Glibc's module map leaves out
+_ = mallopt(mallocArenaMaximum, 2)
+
 // The config file's settings come first, so that flags on the command line override them.
 var arguments = Array(CommandLine.arguments.dropFirst())
 if let config = ConfigFile.path(arguments: arguments, environment: ProcessInfo.processInfo.environment) {
@@ -87,6 +93,10 @@ configuration.maximumFrameBytes = options.maximumFrameBytes
 configuration.streamBufferSeconds = options.streamBufferSeconds
 configuration.allowRoot = options.allowRoot
 configuration.maximumMessagesPerSecond = options.maximumMessagesPerSecond
+configuration.samples.cacheBytes = options.sampleCacheBytes
+configuration.samples.ducking = DuckingParameters(decibels: options.duckDecibels)
+configuration.samples.coalesceWindowSeconds = options.coalesceSeconds
+configuration.samples.alertsDemandAttention = options.flashAlertWindows
 
 let server = SoundServer(configuration: configuration, engine: engine, output: output,
                          hrtfPath: options.hrtfPath, logger: logger)
@@ -96,7 +106,10 @@ do {
     // Windows: --display, else $DISPLAY; "none" (or no display at all) keeps scenes at fixed positions.
     let display = options.display ?? ProcessInfo.processInfo.environment["DISPLAY"]
     if let display, display != "none", !display.isEmpty {
-        server.startWindowTracking(displayName: display)
+        var anchoring = WindowAnchoringSettings()
+        anchoring.hiddenGainDecibels = options.hiddenWindowDecibels
+        anchoring.hiddenCutoffHz = options.hiddenWindowCutoffHz
+        server.startWindowTracking(displayName: display, settings: anchoring)
     } else {
         logger.info("no X display: scenes stay at fixed positions")
     }

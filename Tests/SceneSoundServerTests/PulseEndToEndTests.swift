@@ -117,17 +117,9 @@ func audible(_ recording: (left: [Float], right: [Float])) -> (left: [Float], ri
     return (Array(recording.left[first...last]), Array(recording.right[first...last]))
 }
 
-/// Level of one frequency in a signal (Goertzel), in dB.
+/// Level of one frequency in a signal, in dB re full-scale amplitude.
 func levelDecibels(_ x: [Float], frequencyHz: Double, sampleRateHz: Double = 48000) -> Double {
-    let w = 2 * Double.pi * frequencyHz / sampleRateHz
-    let coefficient = 2 * cos(w)
-    var s1 = 0.0, s2 = 0.0
-    for v in x {
-        let s = Double(v) + coefficient * s1 - s2
-        s2 = s1; s1 = s
-    }
-    let power = s1 * s1 + s2 * s2 - coefficient * s1 * s2
-    return 10 * log10(max(power, 1e-30) / Double(max(x.count, 1)))
+    20 * log10(max(ToneAnalysis.amplitude(of: x, frequencyHz: frequencyHz, sampleRateHz: sampleRateHz), 1e-12))
 }
 
 @Suite(.serialized) struct PulseEndToEndTests {

@@ -1,4 +1,5 @@
 import Foundation
+import SceneSoundDSP
 import SceneSoundMedia
 import SceneSoundProtocol
 
@@ -36,17 +37,9 @@ enum SampleTestSupport {
         }
     }
 
-    /// Amplitude of the `hz` component of `samples` (a Goertzel filter; exact for whole periods).
+    /// Amplitude of the `hz` component of `samples` (see ToneAnalysis).
     static func goertzelAmplitude(_ samples: ArraySlice<Float>, hz: Double, rateHz: Double = 48000) -> Double {
-        let coefficient = 2 * cos(2 * Double.pi * hz / rateHz)
-        var s1 = 0.0, s2 = 0.0
-        for x in samples {
-            let s0 = Double(x) + coefficient * s1 - s2
-            s2 = s1
-            s1 = s0
-        }
-        let power = s1 * s1 + s2 * s2 - coefficient * s1 * s2
-        return 2 * power.squareRoot() / Double(samples.count)
+        ToneAnalysis.amplitude(of: samples, frequencyHz: hz, sampleRateHz: rateHz)
     }
 
     static func decibels(_ ratio: Double) -> Double { 20 * log10(ratio) }

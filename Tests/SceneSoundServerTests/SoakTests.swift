@@ -113,33 +113,41 @@ import SceneSoundProtocol
             }
         }
 
-        // Resident memory: the peak during the first third (warm-up: pools, caches and the
-        // allocator's arenas fill to what this load needs), against the peak after it. A leak
-        // grows without bound; a steady load does not.
+        // Resident memory, sampled every half second: the level at the end of the warm-up (the
+        // first third: pools, caches and the allocator's arenas fill to what this load needs)
+        // against the level at the end, each the median of its last five seconds so that a
+        // momentary peak of concurrent streams does not count as growth. A leak keeps growing.
         let warmUp = Date().addingTimeInterval(Self.seconds / 3)
-        var baseline = 0, peak = 0
+        var warmUpSamples: [Int] = [], timeline: [Int] = []
         while Date() < deadline {
             usleep(500_000)
             guard daemon.isRunning else { break }
             let rss = Self.residentKilobytes(pid)
-            if Date() < warmUp { baseline = max(baseline, rss) } else { peak = max(peak, rss) }
+            timeline.append(rss)
+            if Date() < warmUp { warmUpSamples.append(rss) }
         }
+        func medianOfLastFiveSeconds(_ samples: [Int]) -> Int {
+            let last = samples.suffix(10).sorted()
+            return last.isEmpty ? 0 : last[last.count / 2]
+        }
+        let baseline = medianOfLastFiveSeconds(warmUpSamples), peak = medianOfLastFiveSeconds(timeline)
+        print("soak resident memory every 5 s (kB): \(stride(from: 0, to: timeline.count, by: 10).map { timeline[$0] })")
         #expect(group.wait(timeout: .now() + 60) == .success, "clients did not finish")
         #expect(daemon.isRunning, "the server died: \(daemon.log.suffix(2000))")
         let status = try HeadTrackingTests.status(try RawClient(socketPath: daemon.socketPath))
         let output = status["output"] as? [String: Any] ?? [:]
         let render = status["render"] as? [String: Any] ?? [:]
         let growth = baseline > 0 ? Double(peak - baseline) / Double(baseline) : 0
-        print("soak \(Int(Self.seconds)) s (peak render load \(render["peak_load"] ?? "?")): \(tally.connections) connections, \(tally.streams) streams, \(tally.drains) drains, \(tally.abandoned) dropped by disconnect, \(tally.sounds) sample plays, \(tally.poses) head poses; RSS \(baseline) → \(peak) kB (\(String(format: "%.1f", growth * 100)) %); late blocks \(output["underruns"] ?? "?"); render load now \(render["load"] ?? "?")")
+        print("soak \(Int(Self.seconds)) s (peak render load \(render["peak_load"] ?? "?")): \(tally.connections) connections, \(tally.streams) streams, \(tally.drains) drains, \(tally.abandoned) dropped by disconnect, \(tally.sounds) sample plays, \(tally.poses) head poses; RSS \(baseline) → \(peak) kB (\(String(format: "%.1f", growth * 100)) %); late blocks \(output["underruns"] ?? "?") (overloaded \(output["overloaded_blocks"] ?? "?")); render load now \(render["load"] ?? "?")")
         #expect(tally.failures.isEmpty, "\(tally.failures.prefix(5))")
         #expect(tally.connections >= 64 && tally.drains > 100)
         #expect(growth < 0.05, "resident memory grew \(growth * 100) % after warm-up")
-        // "No underrun while CPU is available": a block may only be late in a stretch where
-        // rendering itself needed more than the block's duration (peak load over 1).
+        // "No underrun while CPU is available": every late block must be one the render
+        // thread was kept from running in time (preempted, the virtual CPU taken away), not one
+        // whose rendering itself took longer than the block lasts.
         let late = output["underruns"] as? Int ?? -1
-        let peakLoad = render["peak_load"] as? Double ?? 0
-        #expect(late == 0 || peakLoad > 1, "\(late) late output blocks while the render never exceeded its deadline (peak load \(peakLoad))")
-        #expect(late >= 0 && late <= Int(Self.seconds * 48000 / 256 / 1000), "more than one block in a thousand was late")
+        let overloaded = output["overloaded_blocks"] as? Int ?? -1
+        #expect(late >= 0 && overloaded == 0, "\(overloaded) blocks took longer to render than they last")
         #expect((status["streams"] as? [Any])?.isEmpty == true)
     }
 }

@@ -206,4 +206,40 @@ import SceneSoundTestSupport
         #expect(bound.status == 0, "\(bound.error)")
         #expect(try Self.scene(client, "focus")["window"] as? String == "0x" + String(termWindow, radix: 16))
     }
+
+    @Test func anAlertToAMinimizedWindowStaysLoudWhileASystemSoundIsMuffled() throws {
+        let x = try XDisplayFixture(windowManager: true)
+        defer { x.stopAll() }
+        let term = try x.openXTerm(geometry: "60x20+80+300")
+        let window = try Self.windowID(of: term, on: x)
+        let daemon = try Daemon(extraArguments: ["--display", x.display])
+        let client = try RawClient(socketPath: daemon.socketPath)
+        let scene = SceneID.forX11Window(window)
+        let pcm = Self.noise(seconds: 0.5)
+        let format = AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1)
+        #expect(try client.request(.sampleUpload(SampleUpload(name: "noise", format: format, totalBytes: UInt32(pcm.count),
+                                                              offsetBytes: 0, pcm: pcm[...]))) == .ok)
+        func play(_ kind: StreamKind) throws -> Double {
+            usleep(700_000)  // silence first, so the level measured is this sound's alone
+            guard case .samplePlaying(let playing) = try client.request(.samplePlay(SamplePlay(
+                name: "noise", kind: kind, spatialMode: .anchored, volumeDecibels: 0, sceneID: scene))) else {
+                throw TestFailure("the sample did not play")
+            }
+            _ = try client.waitFor(timeoutSeconds: 10) { message, _ in
+                if case .playbackEnded(let ended) = message { return ended.playID == playing.playID } else { return false }
+            }
+            return try Self.level(daemon)
+        }
+        // The scene comes into being with its first sound, placed from the tracker's snapshot.
+        let visibleAlert = try play(.alert)
+        #expect(try Self.scene(client, scene)["state"] as? String == "visible")
+        try x.tool("xdotool", "windowminimize", "--sync", String(window))
+        try waitUntil(timeoutSeconds: 5, "the minimized state") { try Self.scene(client, scene)["state"] as? String == "minimized" }
+        usleep(100_000)  // past the 30 ms muffling ramp
+        let minimizedAlert = try play(.alert)
+        let minimizedSystem = try play(.system)
+        print("minimized window: alert \(minimizedAlert) dB (visible \(visibleAlert) dB), system sound \(minimizedSystem) dB")
+        #expect(abs(minimizedAlert - visibleAlert) < 1.5, "an alert must stay clearly audible")
+        #expect(minimizedSystem < visibleAlert - 10, "a system sound to a minimized window is muffled")
+    }
 }

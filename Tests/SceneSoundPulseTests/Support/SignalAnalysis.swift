@@ -1,4 +1,5 @@
 import Foundation
+import SceneSoundDSP
 
 /// Measurements on one channel of recorded interleaved stereo audio.
 struct ChannelAnalysis {
@@ -26,17 +27,8 @@ struct ChannelAnalysis {
         return Double(crossings.count - 1) * rateHz / (crossings.last! - crossings.first!)
     }
 
-    /// Amplitude of the component at `frequencyHz` (Goertzel). Over a whole number of
-    /// periods, a clean sine of amplitude A gives A; gaps or clicks give less.
+    /// Amplitude of the component at `frequencyHz` (see ToneAnalysis).
     func toneAmplitude(atFrequencyHz frequencyHz: Double) -> Double {
-        let coefficient = 2 * cos(2 * Double.pi * frequencyHz / rateHz)
-        var previous = 0.0, beforePrevious = 0.0
-        for sample in samples {
-            let current = Double(sample) + coefficient * previous - beforePrevious
-            beforePrevious = previous
-            previous = current
-        }
-        let power = previous * previous + beforePrevious * beforePrevious - coefficient * previous * beforePrevious
-        return 2 * power.squareRoot() / Double(samples.count)
+        ToneAnalysis.amplitude(of: samples, frequencyHz: frequencyHz, sampleRateHz: rateHz)
     }
 }
