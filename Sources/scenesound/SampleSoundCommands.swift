@@ -95,7 +95,7 @@ struct AlertSoundCommand: ParsableCommand {
         try options.play(kind: .alert)
         if flash {
             // SAMPLE_PLAY has no field for it yet; the server flags windows by its config key.
-            FileHandle.standardError.write(Data("scenesound: warning: --flash is not available yet; set the server's alerts_demand_attention to flag windows\n".utf8))
+            FileHandle.standardError.write(Data("scenesound: warning: --flash cannot be asked per sound in protocol v1; start scenesoundd with --flash-alert-windows (config key flash_alert_windows) to flag every alert's window\n".utf8))
         }
     }
 }

@@ -242,4 +242,28 @@ import SceneSoundTestSupport
         #expect(abs(minimizedAlert - visibleAlert) < 1.5, "an alert must stay clearly audible")
         #expect(minimizedSystem < visibleAlert - 10, "a system sound to a minimized window is muffled")
     }
+
+    @Test func withFlashingOnAnAlertFlagsItsWindowForAttention() throws {
+        let x = try XDisplayFixture(windowManager: true)
+        defer { x.stopAll() }
+        let term = try x.openXTerm(geometry: "60x20+80+300")
+        let window = try Self.windowID(of: term, on: x)
+        // Another window has the focus: a manager does not flag the window the user is in.
+        let other = try x.openXTerm(geometry: "40x10+900+300")
+        try x.tool("xdotool", "windowactivate", "--sync", String(try Self.windowID(of: other, on: x)))
+        let daemon = try Daemon(extraArguments: ["--display", x.display, "--flash-alert-windows"])
+        let client = try RawClient(socketPath: daemon.socketPath)
+        let pcm = Self.noise(seconds: 0.2)
+        let format = AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1)
+        #expect(try client.request(.sampleUpload(SampleUpload(name: "ding", format: format, totalBytes: UInt32(pcm.count),
+                                                              offsetBytes: 0, pcm: pcm[...]))) == .ok)
+        func flagged() throws -> Bool {
+            try x.toolOutput("xprop", ["-id", String(window), "_NET_WM_STATE"]).contains("_NET_WM_STATE_DEMANDS_ATTENTION")
+        }
+        #expect(try !flagged())
+        let reply = try client.request(.samplePlay(SamplePlay(name: "ding", kind: .alert, spatialMode: .anchored,
+                                                              volumeDecibels: 0, sceneID: SceneID.forX11Window(window))))
+        guard case .samplePlaying = reply else { throw TestFailure("the alert did not play: \(reply)") }
+        try waitUntil(timeoutSeconds: 5, "the window to be flagged") { try flagged() }
+    }
 }
