@@ -7,6 +7,23 @@ import SceneSoundTestSupport
 
 /// Scenes anchored to real X11 windows (Xvfb + openbox + xterm), heard through the daemon's
 /// wav output.
+/// A private display with openbox, one real xterm, and a daemon following that display.
+struct OneWindow {
+    let x: XDisplayFixture
+    let term: ChildProcess
+    let window: UInt32
+    let daemon: Daemon
+    let client: RawClient
+
+    init(geometry: String) throws {
+        x = try XDisplayFixture(windowManager: true)
+        term = try x.openXTerm(geometry: geometry)
+        window = try WindowSceneTests.windowID(of: term, on: x)
+        daemon = try Daemon(extraArguments: ["--display", x.display])
+        client = try RawClient(socketPath: daemon.socketPath)
+    }
+}
+
 @Suite(.serialized) struct WindowSceneTests {
     /// An xterm's client window id, found through its pid.
     static func windowID(of xterm: ChildProcess, on x: XDisplayFixture) throws -> UInt32 {
@@ -60,12 +77,9 @@ import SceneSoundTestSupport
     }
 
     @Test func aMovingWindowMovesItsSoundWithinFiftyMilliseconds() throws {
-        let x = try XDisplayFixture(windowManager: true)
-        defer { x.stopAll() }
-        let term = try x.openXTerm(geometry: "60x20+80+300")
-        let window = try Self.windowID(of: term, on: x)
-        let daemon = try Daemon(extraArguments: ["--display", x.display])
-        let client = try RawClient(socketPath: daemon.socketPath)
+        let setup = try OneWindow(geometry: "60x20+80+300")
+        defer { setup.x.stopAll() }
+        let (x, window, client) = (setup.x, setup.window, setup.client)
         let scene = SceneID.forX11Window(window)
         _ = try client.openStream(format: AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1), scene: scene)
         try waitUntil(timeoutSeconds: 5, "the window's scene") { (try Self.scene(client, scene)["azimuth_degrees"] as? Double ?? 0) > 10 }
@@ -86,12 +100,9 @@ import SceneSoundTestSupport
     }
 
     @Test func minimizedWindowsAreMuffledRestoredOnesAreNotAndDestroyedOnesStayPut() throws {
-        let x = try XDisplayFixture(windowManager: true)
-        defer { x.stopAll() }
-        let term = try x.openXTerm(geometry: "60x20+80+300")
-        let window = try Self.windowID(of: term, on: x)
-        let daemon = try Daemon(extraArguments: ["--display", x.display])
-        let client = try RawClient(socketPath: daemon.socketPath)
+        let setup = try OneWindow(geometry: "60x20+80+300")
+        defer { setup.x.stopAll() }
+        let (x, term, window, daemon, client) = (setup.x, setup.term, setup.window, setup.daemon, setup.client)
         let scene = SceneID.forX11Window(window)
         let visible = try Self.cues(playing: scene, daemon: daemon, client: client)
         let visibleLevel = try Self.level(daemon)
@@ -145,12 +156,9 @@ import SceneSoundTestSupport
     }
 
     @Test func theMapIsValidSVGAndNotBlank() throws {
-        let x = try XDisplayFixture(windowManager: true)
-        defer { x.stopAll() }
-        let term = try x.openXTerm(geometry: "60x20+200+300")
-        let window = try Self.windowID(of: term, on: x)
-        let daemon = try Daemon(extraArguments: ["--display", x.display])
-        let client = try RawClient(socketPath: daemon.socketPath)
+        let setup = try OneWindow(geometry: "60x20+200+300")
+        defer { setup.x.stopAll() }
+        let (window, daemon, client) = (setup.window, setup.daemon, setup.client)
         _ = try client.openStream(format: AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1), scene: SceneID.forX11Window(window))
         _ = try client.request(.scenePlace(ScenePlace(sceneID: "radio", position: ScenePosition(azimuthDegrees: -40, elevationDegrees: 0, distanceMetres: 1.2))))
         try waitUntil(timeoutSeconds: 5, "the window scene") { try Self.scene(client, SceneID.forX11Window(window))["state"] as? String == "visible" }
@@ -208,12 +216,9 @@ import SceneSoundTestSupport
     }
 
     @Test func anAlertToAMinimizedWindowStaysLoudWhileASystemSoundIsMuffled() throws {
-        let x = try XDisplayFixture(windowManager: true)
-        defer { x.stopAll() }
-        let term = try x.openXTerm(geometry: "60x20+80+300")
-        let window = try Self.windowID(of: term, on: x)
-        let daemon = try Daemon(extraArguments: ["--display", x.display])
-        let client = try RawClient(socketPath: daemon.socketPath)
+        let setup = try OneWindow(geometry: "60x20+80+300")
+        defer { setup.x.stopAll() }
+        let (x, window, daemon, client) = (setup.x, setup.window, setup.daemon, setup.client)
         let scene = SceneID.forX11Window(window)
         let pcm = Self.noise(seconds: 0.5)
         let format = AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1)
