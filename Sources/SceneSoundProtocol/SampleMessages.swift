@@ -65,14 +65,17 @@ public struct SamplePlay: WirePayload {
     public var volumeDecibels: Float
     /// Empty: no scene.
     public var sceneID: String
+    /// Alerts only: also flag the scene's window with `_NET_WM_STATE_DEMANDS_ATTENTION`.
+    public var demandAttention: Bool
 
     public init(name: String, kind: StreamKind, spatialMode: SpatialMode = .anchored,
-                volumeDecibels: Float = 0, sceneID: String) {
+                volumeDecibels: Float = 0, sceneID: String, demandAttention: Bool = false) {
         self.name = name
         self.kind = kind
         self.spatialMode = spatialMode
         self.volumeDecibels = volumeDecibels
         self.sceneID = sceneID
+        self.demandAttention = demandAttention
     }
 
     init(reading reader: inout PayloadReader) throws(ProtocolError) {
@@ -81,6 +84,7 @@ public struct SamplePlay: WirePayload {
         spatialMode = try SpatialMode(wire: try reader.readU8())
         volumeDecibels = try reader.readF32()
         sceneID = try reader.readShortString()
+        demandAttention = try reader.readBool()
     }
 
     func write(into bytes: inout [UInt8]) {
@@ -89,6 +93,7 @@ public struct SamplePlay: WirePayload {
         bytes.writeU8(spatialMode.rawValue)
         bytes.writeF32(volumeDecibels)
         bytes.writeShortString(sceneID)
+        bytes.writeBool(demandAttention)
     }
 
     public func validate() throws(ProtocolError) {
@@ -98,6 +103,9 @@ public struct SamplePlay: WirePayload {
         }
         try Check.finite(volumeDecibels, in: ProtocolLimits.volumeDecibelsRange, "volume_db")
         try SceneID.validate(sceneID, allowEmpty: true)
+        guard !demandAttention || kind == .alert else {
+            throw ProtocolError(.invalidArgument, "only alerts demand attention")
+        }
     }
 }
 

@@ -125,7 +125,7 @@ final class SamplePlayback {
         plays[stream.id] = ActivePlay(playID: playID, session: session, stream: stream)
         session.send(.samplePlaying(SamplePlaying(playID: playID)), requestID: requestID)
         server.logger.debug("play \(playID) '\(request.name)' (\(request.kind)) queued at output frame \(server.engine.renderedFrames)")
-        if request.kind == .alert { requestAttention(for: request.sceneID) }
+        if request.kind == .alert { requestAttention(for: request.sceneID, demanded: request.demandAttention) }
     }
 
     private func makeEngineStream(_ sample: CachedSample, _ request: SamplePlay, peerPID: Int32) -> EngineStream {
@@ -146,8 +146,10 @@ final class SamplePlayback {
         return stream
     }
 
-    private func requestAttention(for sceneID: String) {
-        guard let attention, configuration.alertsDemandAttention || !server.output.status.connected else { return }
+    /// Flags the alert's window when the client asked for it, the server is configured to, or
+    /// no audio output is available (the visual fallback).
+    private func requestAttention(for sceneID: String, demanded: Bool) {
+        guard let attention, demanded || configuration.alertsDemandAttention || !server.output.status.connected else { return }
         let window: UInt32?
         if let id = SceneID.x11WindowID(sceneID) {
             window = id

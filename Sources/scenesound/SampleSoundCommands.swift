@@ -40,7 +40,7 @@ struct SampleSoundOptions: ParsableArguments {
 
     /// Resolves, plays (uploading only when the server does not have the sample) and waits
     /// until the last sample has been played. A disabled theme sound plays nothing.
-    func play(kind: StreamKind) throws {
+    func play(kind: StreamKind, demandAttention: Bool = false) throws {
         // Resolve first: an unknown name is reported without needing a server.
         let file = try ThemeSoundFile(nameOrFile: sound, theme: themeName)
         guard let path = file.path else { return }
@@ -48,7 +48,8 @@ struct SampleSoundOptions: ParsableArguments {
         let scene = try window?.sceneID(server: server) ?? sceneID ?? ""
         let connection = try server.connect()
         defer { connection.close() }
-        let request = SamplePlay(name: name, kind: kind, spatialMode: spatialMode, volumeDecibels: volumeDecibels, sceneID: scene)
+        let request = SamplePlay(name: name, kind: kind, spatialMode: spatialMode, volumeDecibels: volumeDecibels,
+                                 sceneID: scene, demandAttention: demandAttention)
         let playID: UInt32
         do {
             playID = try connection.playSample(request)
@@ -92,10 +93,7 @@ struct AlertSoundCommand: ParsableCommand {
     var flash = false
 
     func run() throws {
-        try options.play(kind: .alert)
-        if flash {
-            // SAMPLE_PLAY has no field for it yet; the server flags windows by its config key.
-            FileHandle.standardError.write(Data("scenesound: warning: --flash cannot be asked per sound in protocol v1; start scenesoundd with --flash-alert-windows (config key flash_alert_windows) to flag every alert's window\n".utf8))
-        }
+        try options.play(kind: .alert, demandAttention: flash)
     }
+
 }

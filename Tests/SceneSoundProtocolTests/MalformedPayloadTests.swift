@@ -44,6 +44,7 @@ import Testing
         (.streamOpen(StreamOpen(kind: .alert, format: stereoS16At48k, loop: true, sceneID: "")), .invalidArgument),
         (.samplePlay(SamplePlay(name: "bell", kind: .playback, sceneID: "")), .invalidArgument),
         (.samplePlay(SamplePlay(name: "", kind: .system, sceneID: "")), .invalidArgument),
+        (.samplePlay(SamplePlay(name: "bell", kind: .system, sceneID: "", demandAttention: true)), .invalidArgument),
         (.sampleUpload(SampleUpload(name: "b", format: stereoS16At48k, totalBytes: 6, offsetBytes: 0, pcm: [0, 0, 0, 0])), .badFormat),
         (.sampleUpload(SampleUpload(name: "b", format: stereoS16At48k, totalBytes: 8, offsetBytes: 2, pcm: [0, 0, 0, 0])), .badFormat),
         (.sampleUpload(SampleUpload(name: "b", format: stereoS16At48k, totalBytes: 8, offsetBytes: 0, pcm: [0, 0])), .badFormat),

@@ -49,7 +49,7 @@ func manifestFields(_ message: Message) -> [(String, JSONText)] {
     case .samplePlay(let m):
         return [("name", .string(m.name)), ("kind", .string(kindName(m.kind))),
                 ("spatial_mode", .string(spatialName(m.spatialMode))), ("volume_db", .float(m.volumeDecibels)),
-                ("scene_id", .string(m.sceneID))]
+                ("scene_id", .string(m.sceneID)), ("demand_attention", .bool(m.demandAttention))]
     case .samplePlaying(let m):
         return [("play_id", .uint(m.playID))]
     case .headPose(let m):

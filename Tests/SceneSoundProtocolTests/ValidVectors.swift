@@ -65,7 +65,8 @@ let validVectors: [ValidVector] = [
         name: "bell", format: AudioFormat(sampleFormat: .s16le, rateHz: 48_000, channels: 1),
         totalBytes: 8, offsetBytes: 4, pcm: [0x10, 0x00, 0xf0, 0xff]))),
     ValidVector(file: "sample-play.bin", requestID: 18, message: .samplePlay(SamplePlay(
-        name: "dialog-warning", kind: .alert, spatialMode: .anchored, volumeDecibels: 0, sceneID: editorWindowScene))),
+        name: "dialog-warning", kind: .alert, spatialMode: .anchored, volumeDecibels: 0, sceneID: editorWindowScene,
+        demandAttention: true))),
     ValidVector(file: "sample-playing.bin", requestID: 18, message: .samplePlaying(SamplePlaying(playID: 5))),
     ValidVector(file: "head-pose.bin", requestID: 0, message: .headPose(HeadPose(
         timestampNanoseconds: 1_000_000_000, orientation: .identity, position: nil))),

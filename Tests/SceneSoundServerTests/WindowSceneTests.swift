@@ -248,7 +248,10 @@ struct OneWindow {
         #expect(minimizedSystem < visibleAlert - 10, "a system sound to a minimized window is muffled")
     }
 
-    @Test func withFlashingOnAnAlertFlagsItsWindowForAttention() throws {
+    /// Asked for per alert (SAMPLE_PLAY's demand_attention, `alert --flash`), or for every
+    /// alert by the server's `--flash-alert-windows`.
+    @Test(arguments: [true, false])
+    func anAlertFlagsItsWindowForAttentionWhenAsked(perRequest: Bool) throws {
         let x = try XDisplayFixture(windowManager: true)
         defer { x.stopAll() }
         let term = try x.openXTerm(geometry: "60x20+80+300")
@@ -256,7 +259,7 @@ struct OneWindow {
         // Another window has the focus: a manager does not flag the window the user is in.
         let other = try x.openXTerm(geometry: "40x10+900+300")
         try x.tool("xdotool", "windowactivate", "--sync", String(try Self.windowID(of: other, on: x)))
-        let daemon = try Daemon(extraArguments: ["--display", x.display, "--flash-alert-windows"])
+        let daemon = try Daemon(extraArguments: ["--display", x.display] + (perRequest ? [] : ["--flash-alert-windows"]))
         let client = try RawClient(socketPath: daemon.socketPath)
         let pcm = Self.noise(seconds: 0.2)
         let format = AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1)
@@ -266,8 +269,8 @@ struct OneWindow {
             try x.toolOutput("xprop", ["-id", String(window), "_NET_WM_STATE"]).contains("_NET_WM_STATE_DEMANDS_ATTENTION")
         }
         #expect(try !flagged())
-        let reply = try client.request(.samplePlay(SamplePlay(name: "ding", kind: .alert, spatialMode: .anchored,
-                                                              volumeDecibels: 0, sceneID: SceneID.forX11Window(window))))
+        let reply = try client.request(.samplePlay(SamplePlay(name: "ding", kind: .alert, spatialMode: .anchored, volumeDecibels: 0,
+                                                              sceneID: SceneID.forX11Window(window), demandAttention: perRequest)))
         guard case .samplePlaying = reply else { throw TestFailure("the alert did not play: \(reply)") }
         try waitUntil(timeoutSeconds: 5, "the window to be flagged") { try flagged() }
     }

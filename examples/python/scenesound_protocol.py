@@ -79,7 +79,7 @@ MESSAGES = {
                                                ("offset_bytes", "u32"), ("pcm", "rest")]),
     0x0302: ("SAMPLE_PLAY", "C", "request", [("name", "str8"), ("kind", ("enum", "kind")),
                                              ("spatial_mode", ("enum", "spatial_mode")), ("volume_db", "f32"),
-                                             ("scene_id", "str8")]),
+                                             ("scene_id", "str8"), ("demand_attention", "bool")]),
     0x0303: ("SAMPLE_PLAYING", "S", "reply", [("play_id", "u32")]),
     0x0401: ("HEAD_POSE", "C", "one_way", [("timestamp_ns", "u64"), ("w", "f32"), ("x", "f32"), ("y", "f32"),
                                            ("z", "f32"), ("has_position", "bool"), ("x_metres", "f32"),
