@@ -119,12 +119,14 @@ final class SamplePlayback {
         }
         let stream = makeEngineStream(sample, request, peerPID: session.peerPID)
         // The ring already holds the whole sound, so the first block after these commands
-        // plays it: the start latency is one render quantum at most.
+        // plays it: the start latency is one render quantum at most. The frame is read before
+        // the push: after it, the render thread may already have played the first block.
+        let queuedFrame = server.engine.renderedFrames
         server.engine.commands.push(.addStream(stream))
         server.engine.commands.push(.notifyWhenDrained(stream.id, throughFrame: sample.frameCount))
         plays[stream.id] = ActivePlay(playID: playID, session: session, stream: stream)
         session.send(.samplePlaying(SamplePlaying(playID: playID)), requestID: requestID)
-        server.logger.debug("play \(playID) '\(request.name)' (\(request.kind)) queued at output frame \(server.engine.renderedFrames)")
+        server.logger.debug("play \(playID) '\(request.name)' (\(request.kind)) queued at output frame \(queuedFrame)")
         if request.kind == .alert { requestAttention(for: request.sceneID, demanded: request.demandAttention) }
     }
 

@@ -95,15 +95,17 @@ public final class SoundServer: @unchecked Sendable {
     }
 
     /// Stops accepting, ends every session, and stops the event loop.
+    /// Stops accepting first (and removes the socket), so that no client connects to a server
+    /// on its way out, then ends every session and stops the event loop.
     public func stop() {
+        try? serverChannel?.close().wait()
+        unlink(configuration.socketPath)
         try? eventLoop.submit { [self] in
             tickTask?.cancel()
             for session in sessions.values { session.shutDown() }
         }.wait()
-        try? serverChannel?.close().wait()
         try? openTrackChannel?.close().wait()
         windowTracker?.stop()
-        unlink(configuration.socketPath)
         try? group.syncShutdownGracefully()
     }
 
