@@ -8,12 +8,9 @@ extension X11DisplayTests {
     /// Losing the X server, RandR monitors, and coalescing under a burst of moves.
     @Suite struct DisplayLifecycleTests {
         @Test func keepsLastSnapshotAndReconnectsToANewServer() throws {
-            let fixture = try XDisplayFixture(windowManager: false)
-            defer { fixture.stopAll() }
-            let harness = TrackerHarness(fixture)
-            defer { harness.tracker.stop() }
-            let xterm = try fixture.openXTerm(geometry: "80x24+300+200")
-            let window = try #require(harness.window(ofPID: xterm.pid))
+            let setup = try TrackedXTerm(windowManager: false, geometry: "80x24+300+200")
+            defer { setup.stop() }
+            let (fixture, harness, xterm, window) = (setup.fixture, setup.harness, setup.xterm, setup.window)
 
             fixture.killServer()
             let lost = harness.log.wait { !$0.isDisplayConnected }
@@ -69,12 +66,9 @@ extension X11DisplayTests {
         }
 
         @Test func coalescesABurstAndPublishesTheFinalGeometryPromptly() throws {
-            let fixture = try XDisplayFixture(windowManager: false)
-            defer { fixture.stopAll() }
-            let harness = TrackerHarness(fixture)
-            defer { harness.tracker.stop() }
-            let xterm = try fixture.openXTerm(geometry: "80x24+0+100")
-            let window = try #require(harness.window(ofPID: xterm.pid))
+            let setup = try TrackedXTerm(windowManager: false, geometry: "80x24+0+100")
+            defer { setup.stop() }
+            let (fixture, harness, window) = (setup.fixture, setup.harness, setup.window)
             let id = String(window.id)
 
             for (name, pauseSeconds) in [("burst", nil), ("drag at ~250 moves/s", "0.004")] as [(String, String?)] {

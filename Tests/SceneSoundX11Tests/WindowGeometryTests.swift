@@ -9,12 +9,9 @@ extension X11DisplayTests {
     /// disturbed by a second X server on a 2-core machine.
     @Suite struct WindowGeometryTests {
         @Test func followsMoveResizeWmctrlAndFullscreenUnderOpenbox() throws {
-            let fixture = try XDisplayFixture(windowManager: true)
-            defer { fixture.stopAll() }
-            let harness = TrackerHarness(fixture)
-            defer { harness.tracker.stop() }
-            let xterm = try fixture.openXTerm(geometry: "80x24+100+100")
-            let window = try #require(harness.window(ofPID: xterm.pid))
+            let setup = try TrackedXTerm(windowManager: true, geometry: "80x24+100+100")
+            defer { setup.stop() }
+            let (fixture, harness, xterm, window) = (setup.fixture, setup.harness, setup.xterm, setup.window)
             #expect(window.frameID != window.id, "openbox reparents the client into a frame")
             let found = try fixture.toolOutput("xdotool", ["search", "--sync", "--pid", String(xterm.pid)])
             #expect(found.split(separator: "\n").compactMap { UInt32($0) }.contains(window.id))
@@ -42,12 +39,9 @@ extension X11DisplayTests {
         }
 
         @Test func followsMoveAndResizeWithoutWindowManager() throws {
-            let fixture = try XDisplayFixture(windowManager: false)
-            defer { fixture.stopAll() }
-            let harness = TrackerHarness(fixture)
-            defer { harness.tracker.stop() }
-            let xterm = try fixture.openXTerm(geometry: "80x24+100+100")
-            let window = try #require(harness.window(ofPID: xterm.pid))
+            let setup = try TrackedXTerm(windowManager: false, geometry: "80x24+100+100")
+            defer { setup.stop() }
+            let (fixture, harness, window) = (setup.fixture, setup.harness, setup.window)
             #expect(window.frameID == window.id, "no manager: the client is the top-level")
             let id = String(window.id)
             var comparison = try harness.settle(window: window.id, changedFrom: nil)

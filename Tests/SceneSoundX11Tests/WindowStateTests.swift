@@ -7,12 +7,9 @@ extension X11DisplayTests {
     /// Minimize, desktops, destruction, the active window and the attention flag, on real windows.
     @Suite struct WindowStateTests {
         @Test func minimizeAndRestoreUnderOpenbox() throws {
-            let fixture = try XDisplayFixture(windowManager: true)
-            defer { fixture.stopAll() }
-            let harness = TrackerHarness(fixture)
-            defer { harness.tracker.stop() }
-            let xterm = try fixture.openXTerm(geometry: "80x24+300+200")
-            let window = try #require(harness.window(ofPID: xterm.pid))
+            let setup = try TrackedXTerm(windowManager: true, geometry: "80x24+300+200")
+            defer { setup.stop() }
+            let (fixture, harness, window) = (setup.fixture, setup.harness, setup.window)
             let id = String(window.id)
 
             let before = try harness.settle(window: window.id, changedFrom: nil)
@@ -31,12 +28,9 @@ extension X11DisplayTests {
         }
 
         @Test func anotherDesktopUnderOpenbox() throws {
-            let fixture = try XDisplayFixture(windowManager: true)
-            defer { fixture.stopAll() }
-            let harness = TrackerHarness(fixture)
-            defer { harness.tracker.stop() }
-            let xterm = try fixture.openXTerm(geometry: "80x24+300+200")
-            let window = try #require(harness.window(ofPID: xterm.pid))
+            let setup = try TrackedXTerm(windowManager: true, geometry: "80x24+300+200")
+            defer { setup.stop() }
+            let (fixture, harness, window) = (setup.fixture, setup.harness, setup.window)
             let id = String(window.id)
 
             // The window goes to desktop 1 while the user stays on 0 …
@@ -55,12 +49,9 @@ extension X11DisplayTests {
 
         @Test func iconicWithoutEWMHManager() throws {
             // A manager without EWMH only sets WM_STATE to Iconic and unmaps the window; do the same by hand.
-            let fixture = try XDisplayFixture(windowManager: false)
-            defer { fixture.stopAll() }
-            let harness = TrackerHarness(fixture)
-            defer { harness.tracker.stop() }
-            let xterm = try fixture.openXTerm(geometry: "80x24+300+200")
-            let window = try #require(harness.window(ofPID: xterm.pid))
+            let setup = try TrackedXTerm(windowManager: false, geometry: "80x24+300+200")
+            defer { setup.stop() }
+            let (fixture, harness, window) = (setup.fixture, setup.harness, setup.window)
             let id = String(window.id)
             #expect(harness.log.latest?.hasEWMHWindowManager == false)
 
@@ -75,12 +66,9 @@ extension X11DisplayTests {
         }
 
         @Test func destroyedWindowIsReportedGone() throws {
-            let fixture = try XDisplayFixture(windowManager: true)
-            defer { fixture.stopAll() }
-            let harness = TrackerHarness(fixture)
-            defer { harness.tracker.stop() }
-            let xterm = try fixture.openXTerm(geometry: "80x24+300+200")
-            let window = try #require(harness.window(ofPID: xterm.pid))
+            let setup = try TrackedXTerm(windowManager: true, geometry: "80x24+300+200")
+            defer { setup.stop() }
+            let (harness, xterm, window) = (setup.harness, setup.xterm, setup.window)
             let lastSeen = try #require(harness.log.latest?.window(id: window.id))
 
             xterm.kill()
@@ -118,12 +106,9 @@ extension X11DisplayTests {
         }
 
         @Test func activeWindowAndDemandsAttentionWithoutWindowManager() throws {
-            let fixture = try XDisplayFixture(windowManager: false)
-            defer { fixture.stopAll() }
-            let harness = TrackerHarness(fixture)
-            defer { harness.tracker.stop() }
-            let xterm = try fixture.openXTerm(geometry: "80x24+100+100")
-            let window = try #require(harness.window(ofPID: xterm.pid))
+            let setup = try TrackedXTerm(windowManager: false, geometry: "80x24+100+100")
+            defer { setup.stop() }
+            let (fixture, harness, window) = (setup.fixture, setup.harness, setup.window)
 
             // No _NET_ACTIVE_WINDOW: the focused client stands in.
             try fixture.tool("xdotool", "windowfocus", "--sync", String(window.id))

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import SceneSoundTestSupport
 import SceneSoundX11
 
@@ -62,5 +63,32 @@ final class TrackerHarness {
             Thread.sleep(forTimeInterval: 0.02)
         }
         return comparison
+    }
+}
+
+/// The common set-up of these tests: a display (with or without openbox), a tracker on it, and
+/// one xterm it has found. `stop()` ends all of them.
+struct TrackedXTerm {
+    let fixture: XDisplayFixture
+    let harness: TrackerHarness
+    let xterm: ChildProcess
+    let window: TrackedWindow
+
+    init(windowManager: Bool, geometry: String) throws {
+        fixture = try XDisplayFixture(windowManager: windowManager)
+        harness = TrackerHarness(fixture)
+        do {
+            xterm = try fixture.openXTerm(geometry: geometry)
+            window = try #require(harness.window(ofPID: xterm.pid))
+        } catch {
+            harness.tracker.stop()
+            fixture.stopAll()
+            throw error
+        }
+    }
+
+    func stop() {
+        harness.tracker.stop()
+        fixture.stopAll()
     }
 }
