@@ -29,13 +29,12 @@ public enum AmbisonicDecodeKernel {
     public static func decode(left: UnsafePointer<Float>, right: UnsafePointer<Float>, channelStride: Int,
                               frames: Int, reversedFilters: UnsafePointer<Float>, taps: Int,
                               scratch: UnsafeMutablePointer<Float>,
-                              leftOutput: UnsafeMutablePointer<Float>, rightOutput: UnsafeMutablePointer<Float>) {
+                              leftOutput: UnsafeMutablePointer<Float>, rightOutput: UnsafeMutablePointer<Float>,
+                              kernels: RenderKernels = .portable) {
         for a in 0..<SphericalHarmonics.channelCount {
-            FIRKernel.convolve(input: left + a * channelStride, reversedTaps: reversedFilters + (a * 2) * taps, taps: taps,
-                               output: scratch, frames: frames)
+            kernels.convolve(left + a * channelStride, reversedFilters + (a * 2) * taps, taps, scratch, frames)
             Mixing.add(scratch, into: leftOutput, frames: frames)
-            FIRKernel.convolve(input: right + a * channelStride, reversedTaps: reversedFilters + (a * 2 + 1) * taps,
-                               taps: taps, output: scratch, frames: frames)
+            kernels.convolve(right + a * channelStride, reversedFilters + (a * 2 + 1) * taps, taps, scratch, frames)
             Mixing.add(scratch, into: rightOutput, frames: frames)
         }
     }
@@ -51,8 +50,12 @@ public final class AmbisonicBus {
     /// Per ear, the field in the head's frame: taps − 1 samples of history, then the block.
     private let head: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>)
     private let headStride: Int
-    /// Each ear's delayed input, and a second one for the delay's glide.
-    private let delayed: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>)
+    /// Per ear, the sources encoded into the current sub-block, added to the field together.
+    private var terms: (EncodeTerms, EncodeTerms)
+    private var termsOffset = 0
+    private var termsFrames = 0
+    /// Scratch for the decoder.
+    private let scratch: UnsafeMutablePointer<Float>
     private let rotator = AmbisonicRotator()
     private var matrices: (start: UnsafeMutablePointer<Float>, end: UnsafeMutablePointer<Float>)
     private var matrixIsCurrent = false
@@ -60,8 +63,14 @@ public final class AmbisonicBus {
     /// Frames of the head-frame history that may still be non-zero (the decoder rings out).
     private var ringingFrames = 0
 
-    public init(filters design: AmbisonicDecodeFilters, maximumFrames: Int) {
+    private let kernels: RenderKernels
+
+    /// `maximumTerms`: sources held per ear before their sum is taken (more only costs an
+    /// extra pass over the field).
+    public init(filters design: AmbisonicDecodeFilters, maximumFrames: Int, maximumTerms: Int = 512,
+                kernels: RenderKernels = .portable) {
         self.maximumFrames = maximumFrames
+        self.kernels = kernels
         taps = design.taps
         headStride = taps - 1 + maximumFrames
         func buffer(_ count: Int) -> UnsafeMutablePointer<Float> {
@@ -74,14 +83,17 @@ public final class AmbisonicBus {
         self.filters = filters
         world = (buffer(channels * maximumFrames), buffer(channels * maximumFrames))
         head = (buffer(channels * headStride), buffer(channels * headStride))
-        delayed = (buffer(maximumFrames), buffer(maximumFrames))
+        terms = (EncodeTerms(capacity: maximumTerms), EncodeTerms(capacity: maximumTerms))
+        scratch = buffer(maximumFrames)
         matrices = (buffer(AmbisonicRotationKernel.matrixCount), buffer(AmbisonicRotationKernel.matrixCount))
     }
 
     deinit {
-        for p in [filters, world.0, world.1, head.0, head.1, delayed.0, delayed.1, matrices.start, matrices.end] {
+        for p in [filters, world.0, world.1, head.0, head.1, scratch, matrices.start, matrices.end] {
             p.deallocate()
         }
+        terms.0.deallocate()
+        terms.1.deallocate()
     }
 
     /// Whether the bus did (or still must do) any work this block.
@@ -100,24 +112,24 @@ public final class AmbisonicBus {
     /// Adds one source channel's sub-block at `offset`: `direction` from the head's position
     /// in world orientation (DESIGN.md's axes), `delays` each ear's onset delay in samples for
     /// the head-relative direction (HRTFSet.delays), `gain` its level. Gains and delays glide
-    /// from where the voice left them.
+    /// from where the voice left them. The sum is taken when the sub-block is rotated.
     public func encode(_ voice: AmbisonicBusVoice, input: UnsafePointer<Float>, frames: Int, offset: Int,
                        direction: Vector3, delays: (left: Float, right: Float), gain: Float,
                        lowpassCoefficient: Float = 1) {
+        if offset != termsOffset || frames != termsFrames { addTerms() }
+        termsOffset = offset
+        termsFrames = frames
         let target = gain == 0 ? SIMD16<Float>() : SphericalHarmonics.sn3d(direction) * gain
         let start = voice.gains
-        if !voice.started {
-            voice.delays = delays
-            voice.started = true
-        }
-        let startDelays = voice.delays
+        let newDelays = (left: voice.wholeDelay(delays.left, current: voice.delays.left),
+                         right: voice.wholeDelay(delays.right, current: voice.delays.right))
+        let oldDelays = voice.started ? voice.delays : newDelays
+        voice.started = true
         voice.gains = target
-        voice.delays = delays
-        // The delay lines' input, low-passed.
-        let x = voice.input + voice.historyLength
+        voice.delays = newDelays
+        let x = voice.advance(frames: frames)
         x.update(from: input, count: frames)
         voice.lowpass.process(x, frames: frames, targetCoefficient: lowpassCoefficient)
-        defer { voice.input.update(from: voice.input + frames, count: voice.historyLength) }
         if target == SIMD16<Float>() && start == SIMD16<Float>() { return }
 
         if !encodedThisBlock {
@@ -125,29 +137,21 @@ public final class AmbisonicBus {
             if ringingFrames <= 0 { matrixIsCurrent = false }
             encodedThisBlock = true
         }
-        // (Written out per ear: a loop over an array literal would allocate.)
-        delay(x, frames: frames, from: startDelays.left, to: delays.left)
-        AmbisonicEncoderKernel.encode(input: delayed.0, frames: frames, from: start, to: target,
-                                      bus: world.0 + offset, channelStride: maximumFrames)
-        delay(x, frames: frames, from: startDelays.right, to: delays.right)
-        AmbisonicEncoderKernel.encode(input: delayed.0, frames: frames, from: start, to: target,
-                                      bus: world.1 + offset, channelStride: maximumFrames)
+        if terms.0.isFull || terms.1.isFull { addTerms() }
+        terms.0.add(x, from: oldDelays.left, to: newDelays.left, gains: start, target)
+        terms.1.add(x, from: oldDelays.right, to: newDelays.right, gains: start, target)
     }
 
-    /// One ear's delayed input into `delayed.0`: a changing delay is rendered at both ends and
-    /// crossfaded, which keeps both passes on FractionalDelay's constant-delay fast path.
-    private func delay(_ x: UnsafeMutablePointer<Float>, frames: Int, from: Float, to: Float) {
-        FractionalDelay.process(input: x, output: delayed.0, frames: frames, startDelaySamples: from, endDelaySamples: from)
-        guard to != from else { return }
-        FractionalDelay.process(input: x, output: delayed.1, frames: frames, startDelaySamples: to, endDelaySamples: to)
-        let a = delayed.0, b = delayed.1
-        let inverse = 1 / Float(frames)
-        for t in 0..<frames { a[t] += (b[t] - a[t]) * (Float(t + 1) * inverse) }
+    /// Adds the held sources to the fields.
+    private func addTerms() {
+        terms.0.flush(into: world.0 + termsOffset, channelStride: maximumFrames, frames: termsFrames, kernels: kernels)
+        terms.1.flush(into: world.1 + termsOffset, channelStride: maximumFrames, frames: termsFrames, kernels: kernels)
     }
 
     /// Rotates the sub-block at `offset` into the head's frame, gliding from the previous
     /// sub-block's orientation to `orientation` (reached at its last frame).
     public func rotate(offset: Int, frames: Int, orientation: Quaternion) {
+        addTerms()
         guard isActive else { return }
         if !matrixIsCurrent {
             rotator.matrix(for: orientation, into: matrices.start)
@@ -172,12 +176,79 @@ public final class AmbisonicBus {
     public func decode(frames: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
         guard isActive else { return }
         AmbisonicDecodeKernel.decode(left: head.0, right: head.1, channelStride: headStride, frames: frames,
-                                     reversedFilters: filters, taps: taps, scratch: delayed.0,
-                                     leftOutput: left, rightOutput: right)
+                                     reversedFilters: filters, taps: taps, scratch: scratch,
+                                     leftOutput: left, rightOutput: right, kernels: kernels)
         for a in 0..<channels {
             (head.0 + a * headStride).update(from: head.0 + a * headStride + frames, count: taps - 1)
             (head.1 + a * headStride).update(from: head.1 + a * headStride + frames, count: taps - 1)
         }
         ringingFrames = encodedThisBlock ? taps : ringingFrames - frames
+    }
+}
+
+/// One ear's sources for a sub-block: those at constant gains (summed by
+/// AmbisonicEncoderKernel.encodeSum) and those whose gains or delay glide (one pass each).
+/// Each term points at the voice's input, its delay samples back.
+struct EncodeTerms {
+    let capacity: Int
+    private let constantInputs: UnsafeMutablePointer<UnsafePointer<Float>>
+    private let constantGains: UnsafeMutablePointer<Float>
+    private var constantCount = 0
+    private let glidingInputs: UnsafeMutablePointer<UnsafePointer<Float>>
+    /// Start and end gains per term.
+    private let glidingGains: UnsafeMutablePointer<SIMD16<Float>>
+    private var glidingCount = 0
+
+    init(capacity: Int) {
+        self.capacity = max(capacity, 2)
+        constantInputs = .allocate(capacity: self.capacity)
+        constantGains = .allocate(capacity: self.capacity * SphericalHarmonics.channelCount)
+        glidingInputs = .allocate(capacity: self.capacity)
+        glidingGains = .allocate(capacity: 2 * self.capacity)
+    }
+
+    func deallocate() {
+        constantInputs.deallocate(); constantGains.deallocate()
+        glidingInputs.deallocate(); glidingGains.deallocate()
+    }
+
+    /// Room for one more source (a changing delay takes two gliding terms).
+    var isFull: Bool { constantCount == capacity || glidingCount > capacity - 2 }
+
+    /// `x`: the sub-block after the voice's history. A change of delay fades the old reading
+    /// out and the new one in.
+    mutating func add(_ x: UnsafePointer<Float>, from oldDelay: Int, to newDelay: Int,
+                      gains start: SIMD16<Float>, _ target: SIMD16<Float>) {
+        if oldDelay != newDelay {
+            let silent = SIMD16<Float>()
+            if start != silent { addGliding(x - oldDelay, start, silent) }
+            if target != silent { addGliding(x - newDelay, silent, target) }
+        } else if start != target {
+            addGliding(x - newDelay, start, target)
+        } else {
+            constantInputs[constantCount] = x - newDelay
+            (constantGains + constantCount * SphericalHarmonics.channelCount)
+                .withMemoryRebound(to: SIMD16<Float>.self, capacity: 1) { $0.pointee = target }
+            constantCount += 1
+        }
+    }
+
+    private mutating func addGliding(_ x: UnsafePointer<Float>, _ start: SIMD16<Float>, _ target: SIMD16<Float>) {
+        glidingInputs[glidingCount] = x
+        glidingGains[2 * glidingCount] = start
+        glidingGains[2 * glidingCount + 1] = target
+        glidingCount += 1
+    }
+
+    mutating func flush(into field: UnsafeMutablePointer<Float>, channelStride: Int, frames: Int, kernels: RenderKernels) {
+        kernels.encodeSum(constantInputs, constantGains, constantCount, frames, field, channelStride)
+        let gains = UnsafeRawPointer(glidingGains).assumingMemoryBound(to: Float.self)
+        let channels = SphericalHarmonics.channelCount
+        for i in 0..<glidingCount {
+            kernels.encodeGliding(glidingInputs[i], frames, gains + 2 * i * channels, gains + (2 * i + 1) * channels,
+                                  field, channelStride)
+        }
+        constantCount = 0
+        glidingCount = 0
     }
 }

@@ -1,9 +1,10 @@
-// Encoding a mono source into the third-order bus (one field per ear, see AmbisonicBusVoice):
-// sixteen gains from its direction (SphericalHarmonics.sn3d times the source's level), glided
-// linearly across each sub-block
-// from the previous sub-block's gains so that a moving source never steps. The bus is
-// encoded in world orientation, so a still source under a turning head keeps constant gains
-// and takes the cheaper constant-gain path.
+// Encoding mono sources into the third-order bus (one field per ear, see AmbisonicBusVoice):
+// sixteen gains from each source's direction (SphericalHarmonics.sn3d times its level). The
+// bus is encoded in world orientation, so a still source under a turning head keeps constant
+// gains: the sum of all such sources over a sub-block is one small matrix product (fields ×
+// sources · sources × frames), which `encodeSum` computes with the field in registers. A
+// source whose gains change glides linearly across the sub-block (`encode`) so that it never
+// steps.
 
 public enum AmbisonicEncoderKernel {
     /// bus[a][t] += x[t] · (g0[a] + (g1[a] − g0[a]) · (t + 1) / frames), channels
@@ -19,73 +20,128 @@ public enum AmbisonicEncoderKernel {
         }
     }
 
-    /// The same, eight frames at a time across all sixteen channels (the input is loaded
-    /// once per eight frames).
+    /// The same, one channel at a time, eight frames a step. (The gains by address, for the
+    /// RenderKernels table.)
+    @inlinable @inline(__always)
     public static func encode(input x: UnsafePointer<Float>, frames: Int,
-                              from g0: SIMD16<Float>, to g1: SIMD16<Float>,
+                              from g0: UnsafePointer<Float>, to g1: UnsafePointer<Float>,
                               bus: UnsafeMutablePointer<Float>, channelStride: Int) {
         let size = MemoryLayout<Float>.stride
-        let input = UnsafeRawPointer(x), out = UnsafeMutableRawPointer(bus)
+        let input = UnsafeRawPointer(x)
         let vectorFrames = frames & ~7
         let inverse = 1 / Float(frames)
-        if g0 == g1 {
+        let firstRamp = SIMD8<Float>(1, 2, 3, 4, 5, 6, 7, 8) * inverse
+        let step = SIMD8<Float>(repeating: 8 * inverse)
+        for a in 0..<SphericalHarmonics.channelCount {
+            let start = g0[a], delta = g1[a] - g0[a]
+            let out = UnsafeMutableRawPointer(bus + a &* channelStride)
+            var ramp = firstRamp
             var t = 0
             while t < vectorFrames {
-                let v = input.loadUnaligned(fromByteOffset: t * size, as: SIMD8<Float>.self)
-                for a in 0..<SphericalHarmonics.channelCount {
-                    let offset = (a * channelStride + t) * size
-                    let sum = out.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self) + v * g1[a]
-                    out.storeBytes(of: sum, toByteOffset: offset, as: SIMD8<Float>.self)
-                }
-                t += 8
-            }
-        } else {
-            let delta = g1 - g0
-            var ramp = SIMD8<Float>(1, 2, 3, 4, 5, 6, 7, 8) * inverse
-            let step = SIMD8<Float>(repeating: 8 * inverse)
-            var t = 0
-            while t < vectorFrames {
-                let v = input.loadUnaligned(fromByteOffset: t * size, as: SIMD8<Float>.self)
-                for a in 0..<SphericalHarmonics.channelCount {
-                    let offset = (a * channelStride + t) * size
-                    let gain = SIMD8(repeating: g0[a]) + SIMD8(repeating: delta[a]) * ramp
-                    let sum = out.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self) + v * gain
-                    out.storeBytes(of: sum, toByteOffset: offset, as: SIMD8<Float>.self)
-                }
+                let offset = t &* size
+                let gain = SIMD8(repeating: start) + SIMD8(repeating: delta) * ramp
+                let v = input.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
+                let sum = out.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self) + v * gain
+                out.storeBytes(of: sum, toByteOffset: offset, as: SIMD8<Float>.self)
                 ramp += step
-                t += 8
+                t &+= 8
             }
+            let tail = bus + a &* channelStride
+            for t in vectorFrames..<frames { tail[t] += x[t] * (start + delta * (Float(t + 1) * inverse)) }
         }
-        for t in vectorFrames..<frames {
+    }
+
+    /// bus[a][t] += Σ_s inputs[s][t] · gains[16 s + a]: `count` sources at constant gains, in
+    /// one pass over the field. The field is held in registers four channels by sixteen frames
+    /// at a time while every source is added, so each source costs its multiply-adds and
+    /// little memory traffic.
+    @inlinable @inline(__always)
+    public static func encodeSum(inputs: UnsafePointer<UnsafePointer<Float>>, gains: UnsafePointer<Float>, count: Int,
+                                 frames: Int, bus: UnsafeMutablePointer<Float>, channelStride: Int) {
+        guard count > 0 else { return }
+        let size = MemoryLayout<Float>.stride
+        let out = UnsafeMutableRawPointer(bus)
+        let stride = channelStride &* size
+        let chunkFrames = frames & ~15
+        var t = 0
+        while t < chunkFrames {
+            var channel = 0
+            while channel < SphericalHarmonics.channelCount {
+                let o = (channel &* channelStride &+ t) &* size
+                var a0 = out.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
+                var b0 = out.loadUnaligned(fromByteOffset: o &+ 32, as: SIMD8<Float>.self)
+                var a1 = out.loadUnaligned(fromByteOffset: o &+ stride, as: SIMD8<Float>.self)
+                var b1 = out.loadUnaligned(fromByteOffset: o &+ stride &+ 32, as: SIMD8<Float>.self)
+                var a2 = out.loadUnaligned(fromByteOffset: o &+ 2 &* stride, as: SIMD8<Float>.self)
+                var b2 = out.loadUnaligned(fromByteOffset: o &+ 2 &* stride &+ 32, as: SIMD8<Float>.self)
+                var a3 = out.loadUnaligned(fromByteOffset: o &+ 3 &* stride, as: SIMD8<Float>.self)
+                var b3 = out.loadUnaligned(fromByteOffset: o &+ 3 &* stride &+ 32, as: SIMD8<Float>.self)
+                var g = gains + channel
+                for s in 0..<count {
+                    let x = UnsafeRawPointer(inputs[s] + t)
+                    let xa = x.loadUnaligned(as: SIMD8<Float>.self)
+                    let xb = x.loadUnaligned(fromByteOffset: 32, as: SIMD8<Float>.self)
+                    let g0 = SIMD8(repeating: g[0]), g1 = SIMD8(repeating: g[1])
+                    let g2 = SIMD8(repeating: g[2]), g3 = SIMD8(repeating: g[3])
+                    a0 += xa * g0; b0 += xb * g0
+                    a1 += xa * g1; b1 += xb * g1
+                    a2 += xa * g2; b2 += xb * g2
+                    a3 += xa * g3; b3 += xb * g3
+                    g += SphericalHarmonics.channelCount
+                }
+                out.storeBytes(of: a0, toByteOffset: o, as: SIMD8<Float>.self)
+                out.storeBytes(of: b0, toByteOffset: o &+ 32, as: SIMD8<Float>.self)
+                out.storeBytes(of: a1, toByteOffset: o &+ stride, as: SIMD8<Float>.self)
+                out.storeBytes(of: b1, toByteOffset: o &+ stride &+ 32, as: SIMD8<Float>.self)
+                out.storeBytes(of: a2, toByteOffset: o &+ 2 &* stride, as: SIMD8<Float>.self)
+                out.storeBytes(of: b2, toByteOffset: o &+ 2 &* stride &+ 32, as: SIMD8<Float>.self)
+                out.storeBytes(of: a3, toByteOffset: o &+ 3 &* stride, as: SIMD8<Float>.self)
+                out.storeBytes(of: b3, toByteOffset: o &+ 3 &* stride &+ 32, as: SIMD8<Float>.self)
+                channel &+= 4
+            }
+            t &+= 16
+        }
+        guard chunkFrames < frames else { return }
+        for s in 0..<count {
+            let x = inputs[s], g = gains + s &* SphericalHarmonics.channelCount
             for a in 0..<SphericalHarmonics.channelCount {
-                bus[a * channelStride + t] += x[t] * (g0[a] + (g1[a] - g0[a]) * (Float(t + 1) * inverse))
+                let row = bus + a &* channelStride
+                for t in chunkFrames..<frames { row[t] += x[t] * g[a] }
             }
         }
     }
 }
 
 /// One source channel on the bus. The interaural delay is applied per source, before
-/// encoding, exactly as on the HRTF voices (HRTFSet.delays, the same Lagrange interpolator),
-/// and each ear's delayed signal goes into that ear's field; the decoder's filters then only
-/// have to carry the time-aligned (minimum-phase) responses, which vary smoothly enough with
-/// direction for third order to hold their magnitudes. A third-order projection of the
-/// delayed responses instead loses most of the ITD (measured: 65 µs for KEMAR's 276 µs at
-/// 30°), since the interaural phase needs more than order 3 above ~1 kHz.
+/// encoding, as on the HRTF voices (HRTFSet.delays), and each ear's delayed signal goes into
+/// that ear's field; the decoder's filters then only have to carry the time-aligned
+/// (minimum-phase) responses, which vary smoothly enough with direction for third order to
+/// hold their magnitudes. A third-order projection of the delayed responses instead loses most
+/// of the ITD (measured: 65 µs for KEMAR's 276 µs at 30°), since the interaural phase needs
+/// more than order 3 above ~1 kHz.
+///
+/// The delays are whole samples (the encoder reads the input that many samples back): at
+/// 48 kHz that is within 10.4 µs of the set's delay per ear, or 15.6 µs while the hysteresis
+/// holds a delay that is moving, well inside the bus's ±60 µs ITD budget, and it costs nothing
+/// per sample. A change of delay crossfades the two readings across the sub-block.
 ///
 /// Keeps the gains it reached, its low-pass, its delays and their input history.
 public final class AmbisonicBusVoice {
     public let maximumFrames: Int
-    /// Past input kept for the delay lines (largest delay + interpolator reach).
+    /// Past input kept for the delays (the largest delay, whole samples).
     let historyLength: Int
-    let input: UnsafeMutablePointer<Float>   // historyLength + maximumFrames
+    /// historyLength samples of history, then the latest sub-block (`heldFrames` of them).
+    let input: UnsafeMutablePointer<Float>
+    private var heldFrames = 0
     var gains = SIMD16<Float>()
     var lowpass = OnePoleLowpass()
-    var delays: (left: Float, right: Float) = (0, 0)
+    /// Each ear's delay, in whole samples.
+    var delays: (left: Int, right: Int) = (0, 0)
     var started = false
 
     public init(maximumDelaySamples: Float, maximumFrames: Int) {
         self.maximumFrames = maximumFrames
-        historyLength = Int(maximumDelaySamples.rounded(.up)) + 4
+        historyLength = Int(maximumDelaySamples.rounded(.up)) + 1
         input = .allocate(capacity: historyLength + maximumFrames)
         input.initialize(repeating: 0, count: historyLength + maximumFrames)
     }
@@ -95,16 +151,26 @@ public final class AmbisonicBusVoice {
     /// True while the voice still contributes (its gains have not reached zero).
     public var isSounding: Bool { gains != SIMD16<Float>() }
 
-    /// Keeps the delay lines' history current while the source plays on its HRTF voice, so
-    /// that a move to the bus starts from a full delay line (an empty one would put a step
-    /// into the crossfade where the delayed signal begins).
+    /// Shifts the last sub-block into the history and returns where the next `frames` go.
+    func advance(frames: Int) -> UnsafeMutablePointer<Float> {
+        if heldFrames > 0 { input.update(from: input + heldFrames, count: historyLength) }
+        heldFrames = frames
+        return input + historyLength
+    }
+
+    /// The whole-sample delay for `delaySamples`: the nearest, held while it stays within
+    /// 0.75 samples so that a delay hovering at a half sample does not crossfade every block.
+    func wholeDelay(_ delaySamples: Float, current: Int) -> Int {
+        let nearest = min(max(Int(delaySamples.rounded()), 0), historyLength)
+        guard started, abs(delaySamples - Float(current)) <= 0.75 else { return nearest }
+        return current
+    }
+
+    /// Keeps the delays' history current while the source plays on its HRTF voice, so that a
+    /// move to the bus starts from a full history (an empty one would put a step into the
+    /// crossfade where the delayed signal begins).
     public func follow(_ source: UnsafePointer<Float>, frames: Int) {
-        if frames >= historyLength {
-            input.update(from: source + (frames - historyLength), count: historyLength)
-        } else {
-            input.update(from: input + frames, count: historyLength - frames)
-            (input + historyLength - frames).update(from: source, count: frames)
-        }
+        advance(frames: frames).update(from: source, count: frames)
         gains = SIMD16<Float>()
         started = false
     }
@@ -112,6 +178,7 @@ public final class AmbisonicBusVoice {
     /// Forgets all past audio: the next encode starts from silence at its target.
     public func reset() {
         input.update(repeating: 0, count: historyLength + maximumFrames)
+        heldFrames = 0
         gains = SIMD16<Float>()
         lowpass.reset()
         started = false

@@ -51,8 +51,11 @@ public final class BinauralVoice {
         let right: UnsafeMutablePointer<Float>
     }
 
-    public init(hrtf: HRTFSet, maximumFrames: Int) {
+    private let kernels: RenderKernels
+
+    public init(hrtf: HRTFSet, maximumFrames: Int, kernels: RenderKernels = .portable) {
         self.hrtf = hrtf
+        self.kernels = kernels
         self.maximumFrames = maximumFrames
         taps = hrtf.filterTaps
         historyLength = Int(hrtf.maximumDelaySamples.rounded(.up)) + 4
@@ -151,10 +154,10 @@ public final class BinauralVoice {
         let history = taps - 1
         FractionalDelay.process(input: x, output: delayed + history, frames: frames,
                                 startDelaySamples: startDelay, endDelaySamples: endDelay)
-        FIRKernel.convolve(input: delayed, reversedTaps: current, taps: taps, output: scratch.old, frames: frames)
+        kernels.convolve(delayed, current, taps, scratch.old, frames)
         if let next {
             // Crossfade from the old filter's output to the new one's over the whole block.
-            FIRKernel.convolve(input: delayed, reversedTaps: next, taps: taps, output: scratch.new, frames: frames)
+            kernels.convolve(delayed, next, taps, scratch.new, frames)
             Mixing.crossfadeAdd(from: scratch.old, to: scratch.new, into: output, frames: frames)
         } else {
             Mixing.add(scratch.old, into: output, frames: frames)

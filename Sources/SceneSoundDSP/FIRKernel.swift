@@ -16,6 +16,7 @@ public enum FIRKernel {
 
     /// Eight taps per step with SIMD, four output samples per pass sharing each filter load.
     /// `taps` must be a multiple of 8 (HRTFSet guarantees it).
+    @inlinable @inline(__always)
     public static func convolve(input: UnsafePointer<Float>, reversedTaps: UnsafePointer<Float>, taps: Int,
                                 output: UnsafeMutablePointer<Float>, frames: Int) {
         precondition(taps % 8 == 0)

@@ -51,14 +51,25 @@ public final class AudioRing: @unchecked Sendable {
         let w = written.load(ordering: .acquiring)
         let count = min(frames, w - r)
         guard count > 0 else { return 0 }
-        var index = r % capacityFrames
-        for n in 0..<count {
-            let frame = storage + index * channelCount
-            for c in 0..<channelCount { channels[c][n] = frame[c] }
-            index += 1
-            if index == capacityFrames { index = 0 }
-        }
+        // At most two runs (the ring wraps once); a mono run is one copy.
+        let start = r % capacityFrames
+        let first = min(count, capacityFrames - start)
+        deinterleave(from: start, frames: first, into: channels, at: 0)
+        if first < count { deinterleave(from: 0, frames: count - first, into: channels, at: first) }
         read.store(r + count, ordering: .releasing)
         return count
+    }
+
+    private func deinterleave(from index: Int, frames: Int, into channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>,
+                              at offset: Int) {
+        let frame = storage + index * channelCount
+        if channelCount == 1 {
+            (channels[0] + offset).update(from: frame, count: frames)
+            return
+        }
+        for c in 0..<channelCount {
+            let out = channels[c] + offset, source = frame + c
+            for n in 0..<frames { out[n] = source[n &* channelCount] }
+        }
     }
 }

@@ -39,7 +39,7 @@ public final class RenderSource {
     var framesSinceEnd = 0
 
     public init(input: SourceInput, channelCount: Int, mode: SpatialMode, channelPositions: [Vector3],
-                gain: Float, hrtf: HRTFSet, maximumFrames: Int) {
+                gain: Float, hrtf: HRTFSet, maximumFrames: Int, kernels: RenderKernels = .fastest) {
         precondition((1...2).contains(channelCount) && channelPositions.count == channelCount)
         self.input = input
         self.channelCount = channelCount
@@ -47,7 +47,7 @@ public final class RenderSource {
         self.channelPositions = channelPositions
         self.gain = gain
         appliedGain = gain
-        voices = (0..<channelCount).map { _ in BinauralVoice(hrtf: hrtf, maximumFrames: maximumFrames) }
+        voices = (0..<channelCount).map { _ in BinauralVoice(hrtf: hrtf, maximumFrames: maximumFrames, kernels: kernels) }
         busVoices = (0..<channelCount).map { _ in
             AmbisonicBusVoice(maximumDelaySamples: hrtf.maximumDelaySamples, maximumFrames: maximumFrames)
         }

@@ -47,7 +47,8 @@ public final class SpatialRenderer {
         limiter = Limiter(sampleRateHz: configuration.sampleRateHz,
                           thresholdDecibels: configuration.limiterThresholdDecibels)
         ringOutFrames = hrtf.filterTaps + Int(hrtf.maximumDelaySamples.rounded(.up)) + 4
-        bus = AmbisonicBus(filters: busFilters ?? AmbisonicDecodeFilters.design(from: hrtf), maximumFrames: block)
+        bus = AmbisonicBus(filters: busFilters ?? AmbisonicDecodeFilters.design(from: hrtf), maximumFrames: block,
+                           maximumTerms: 2 * maximumSources, kernels: .fastest)
         governor = OverloadGovernor(settings: .init(maximumHRTFVoices: configuration.maximumHRTFVoices))
     }
 

@@ -1,0 +1,24 @@
+// Which instruction sets this CPU and the kernel's saved state support, for choosing render
+// kernels at run time (Swift has no cpuid; GCC's <cpuid.h> is header-only).
+#pragma once
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+/// 1 when AVX2 and FMA can run: the CPU has them and the OS saves the YMM registers.
+static inline int scenesound_cpu_has_avx2_fma(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned int a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
+    const unsigned int fma = 1u << 12, osxsave = 1u << 27, avx = 1u << 28;
+    if ((c & (fma | osxsave | avx)) != (fma | osxsave | avx)) return 0;
+    unsigned int xcr0_low, xcr0_high;
+    __asm__ volatile("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
+    if ((xcr0_low & 6) != 6) return 0;   // XMM and YMM state enabled
+    if (__get_cpuid_max(0, 0) < 7) return 0;
+    __cpuid_count(7, 0, a, b, c, d);
+    return (b >> 5) & 1;                 // AVX2
+#else
+    return 0;
+#endif
+}

@@ -1,0 +1,70 @@
+import CCPUFeatures
+import Testing
+import SceneSoundDSP
+import SceneSoundDSPAVX2
+
+/// The AVX2 build of the render kernels against the scalar references, on CPUs that have it
+/// (the suite fails, rather than passes empty, on one that does not: there is nothing to test).
+@Suite struct AVX2KernelTests {
+    static let tolerance: Float = 1e-5
+
+    struct Noise {
+        var state: UInt64
+        mutating func samples(_ count: Int, amplitude: Float = 1) -> [Float] {
+            (0..<count).map { _ in
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                return (Float(state >> 40) / Float(1 << 24) * 2 - 1) * amplitude
+            }
+        }
+    }
+
+    func maximumDifference(_ a: [Float], _ b: [Float]) -> Float { zip(a, b).map { abs($0 - $1) }.max() ?? 0 }
+
+    @Test func thisCPURunsAVX2() {
+        #expect(scenesound_cpu_has_avx2_fma() != 0, "no AVX2 + FMA here: the AVX2 kernels are not exercised")
+    }
+
+    @Test(arguments: [1, 7, 128, 131])
+    func convolutionMatchesScalar(frames: Int) throws {
+        try #require(scenesound_cpu_has_avx2_fma() != 0)
+        var noise = Noise(state: UInt64(frames))
+        let taps = 128
+        let input = noise.samples(taps - 1 + frames), filter = noise.samples(taps, amplitude: 0.1)
+        var scalar = [Float](repeating: 0, count: frames), fast = scalar
+        FIRKernel.convolveScalar(input: input, reversedTaps: filter, taps: taps, output: &scalar, frames: frames)
+        RenderKernels.avx2.convolve(input, filter, taps, &fast, frames)
+        #expect(maximumDifference(scalar, fast) < Self.tolerance)
+        #expect(scalar.contains { $0 != 0 })
+    }
+
+    /// The constant-gain sum of many sources and the gliding pass, against one scalar pass
+    /// per source.
+    @Test(arguments: [1, 16, 128, 133])
+    func encodingMatchesScalar(frames: Int) throws {
+        try #require(scenesound_cpu_has_avx2_fma() != 0)
+        var noise = Noise(state: 99 &+ UInt64(frames))
+        let sources = 5
+        let inputs = (0..<sources).map { _ in noise.samples(frames) }
+        let gains = (0..<sources).map { _ in noise.samples(16, amplitude: 0.5) }
+        let bus = noise.samples(16 * frames, amplitude: 0.1)
+        var scalar = bus
+        for s in 0..<sources {
+            let g = SIMD16<Float>(gains[s])
+            AmbisonicEncoderKernel.encodeScalar(input: inputs[s], frames: frames, from: g, to: g, bus: &scalar, channelStride: frames)
+        }
+        var fast = bus
+        let pointers = inputs.map { UnsafeMutablePointer<Float>.allocate(capacity: $0.count) }
+        defer { pointers.forEach { $0.deallocate() } }
+        for (p, x) in zip(pointers, inputs) { p.initialize(from: x, count: x.count) }
+        let constant = pointers.map { UnsafePointer($0) }
+        RenderKernels.avx2.encodeSum(constant, gains.flatMap { $0 }, sources, frames, &fast, frames)
+        #expect(maximumDifference(scalar, fast) < Self.tolerance)
+
+        let from = gains[0], to = gains[1]
+        AmbisonicEncoderKernel.encodeScalar(input: inputs[2], frames: frames, from: SIMD16(from), to: SIMD16(to),
+                                            bus: &scalar, channelStride: frames)
+        RenderKernels.avx2.encodeGliding(inputs[2], frames, from, to, &fast, frames)
+        #expect(maximumDifference(scalar, fast) < Self.tolerance)
+        #expect(scalar != bus)
+    }
+}
