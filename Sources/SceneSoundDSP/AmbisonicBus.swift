@@ -119,7 +119,7 @@ public final class AmbisonicBus {
         if offset != termsOffset || frames != termsFrames { addTerms() }
         termsOffset = offset
         termsFrames = frames
-        let target = gain == 0 ? SIMD16<Float>() : SphericalHarmonics.sn3d(direction) * gain
+        let target = gain == 0 ? SIMD16<Float>() : voice.harmonics(direction) * gain
         let start = voice.gains
         let newDelays = (left: voice.wholeDelay(delays.left, current: voice.delays.left),
                          right: voice.wholeDelay(delays.right, current: voice.delays.right))
@@ -138,8 +138,9 @@ public final class AmbisonicBus {
             encodedThisBlock = true
         }
         if terms.0.isFull || terms.1.isFull { addTerms() }
-        terms.0.add(x, from: oldDelays.left, to: newDelays.left, gains: start, target)
-        terms.1.add(x, from: oldDelays.right, to: newDelays.right, gains: start, target)
+        let glides = start != target
+        terms.0.add(x, from: oldDelays.left, to: newDelays.left, gains: start, target, glides: glides)
+        terms.1.add(x, from: oldDelays.right, to: newDelays.right, gains: start, target, glides: glides)
     }
 
     /// Adds the held sources to the fields.
@@ -217,13 +218,14 @@ struct EncodeTerms {
 
     /// `x`: the sub-block after the voice's history. A change of delay fades the old reading
     /// out and the new one in.
+    @inline(__always)
     mutating func add(_ x: UnsafePointer<Float>, from oldDelay: Int, to newDelay: Int,
-                      gains start: SIMD16<Float>, _ target: SIMD16<Float>) {
+                      gains start: SIMD16<Float>, _ target: SIMD16<Float>, glides: Bool) {
         if oldDelay != newDelay {
             let silent = SIMD16<Float>()
             if start != silent { addGliding(x - oldDelay, start, silent) }
             if target != silent { addGliding(x - newDelay, silent, target) }
-        } else if start != target {
+        } else if glides {
             addGliding(x - newDelay, start, target)
         } else {
             constantInputs[constantCount] = x - newDelay

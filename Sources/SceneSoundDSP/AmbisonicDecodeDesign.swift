@@ -22,17 +22,28 @@ import Darwin
 #endif
 
 public struct AmbisonicDecodeFilters: Sendable {
+    public static let defaultTaps = 64
     public let taps: Int
     /// Channel-major, then ear (left, right), then taps — time-reversed for FIRKernel.
     public let reversedFilters: [Float]
 
     public static let zNodes = 16, azimuthNodes = 32
 
-    public static func design(from hrtf: HRTFSet) -> AmbisonicDecodeFilters {
-        let taps = hrtf.filterTaps
+    /// `taps`: the decoder's length, at most the set's; a shorter one keeps the responses'
+    /// first `taps` samples (minimum phase puts their energy there) under a short fade.
+    public static func design(from hrtf: HRTFSet, taps requestedTaps: Int = defaultTaps) -> AmbisonicDecodeFilters {
+        let setTaps = hrtf.filterTaps
+        let taps = min(requestedTaps, setTaps)
         let channels = SphericalHarmonics.channelCount
         var projection = [Double](repeating: 0, count: channels * 2 * taps)
-        var reversed = ([Float](repeating: 0, count: taps), [Float](repeating: 0, count: taps))
+        var reversed = ([Float](repeating: 0, count: setTaps), [Float](repeating: 0, count: setTaps))
+        // Reversed storage: the response's first `taps` samples are the last `taps` entries.
+        let skipped = setTaps - taps
+        let fadeTaps = taps < setTaps ? max(1, taps / 8) : 0
+        let window = (0..<taps).map { t -> Double in
+            guard t < fadeTaps else { return 1 }   // t counts back from the last kept sample
+            return 0.5 - 0.5 * cos(Double.pi * Double(t + 1) / Double(fadeTaps + 1))
+        }
         let rule = GaussLegendre.rule(count: zNodes)
         for (z, zWeight) in zip(rule.nodes, rule.weights) {
             let ring = (1 - z * z).squareRoot()
@@ -45,8 +56,8 @@ public struct AmbisonicDecodeFilters: Sendable {
                 for a in 0..<channels {
                     let c = weight * harmonics[a] * SphericalHarmonics.projectionScale(order: SphericalHarmonics.order(ofChannel: a))
                     for t in 0..<taps {  // both stored time-reversed
-                        projection[(a * 2) * taps + t] += c * Double(reversed.0[t])
-                        projection[(a * 2 + 1) * taps + t] += c * Double(reversed.1[t])
+                        projection[(a * 2) * taps + t] += c * window[t] * Double(reversed.0[skipped + t])
+                        projection[(a * 2 + 1) * taps + t] += c * window[t] * Double(reversed.1[skipped + t])
                     }
                 }
             }

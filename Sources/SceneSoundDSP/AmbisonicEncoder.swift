@@ -151,6 +151,18 @@ public final class AmbisonicBusVoice {
     /// True while the voice still contributes (its gains have not reached zero).
     public var isSounding: Bool { gains != SIMD16<Float>() }
 
+    /// The harmonics of `direction`, kept while it stays put (a still source under a turning
+    /// head: the bus is in world orientation).
+    func harmonics(_ direction: Vector3) -> SIMD16<Float> {
+        if direction != harmonicsDirection {
+            harmonicsDirection = direction
+            cachedHarmonics = SphericalHarmonics.sn3d(direction)
+        }
+        return cachedHarmonics
+    }
+    private var harmonicsDirection = Vector3(x: 0, y: 0, z: 0)
+    private var cachedHarmonics = SphericalHarmonics.sn3d(Vector3(x: 0, y: 0, z: 0))
+
     /// Shifts the last sub-block into the history and returns where the next `frames` go.
     func advance(frames: Int) -> UnsafeMutablePointer<Float> {
         if heldFrames > 0 { input.update(from: input + heldFrames, count: historyLength) }

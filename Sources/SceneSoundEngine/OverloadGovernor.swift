@@ -120,26 +120,29 @@ public final class OverloadGovernor {
             cooldownBlocks = cooldownLength
         }
 
+        // The weakest voice and the strongest bus source, found again only after a move.
+        var (weakest, strongest) = extremes(sources)
         var moves = 0
-        while voicesOnHRTF > budgetVoices && moves < settings.maximumMovesPerBlock {
-            guard let weakest = leastImportantVoice(sources) else { break }
-            move(weakest, toBus: true)
-            voicesOnHRTF -= weakest.channelCount
+        while voicesOnHRTF > budgetVoices && moves < settings.maximumMovesPerBlock, let voice = weakest {
+            move(voice, toBus: true)
+            voicesOnHRTF -= voice.channelCount
             moves += 1
+            (weakest, strongest) = extremes(sources)
         }
-        while moves < settings.maximumMovesPerBlock, let strongest = mostImportantOnBus(sources),
-              voicesOnHRTF + strongest.channelCount <= budgetVoices {
-            move(strongest, toBus: false)
-            voicesOnHRTF += strongest.channelCount
+        while moves < settings.maximumMovesPerBlock, let bussed = strongest,
+              voicesOnHRTF + bussed.channelCount <= budgetVoices {
+            move(bussed, toBus: false)
+            voicesOnHRTF += bussed.channelCount
             moves += 1
+            (weakest, strongest) = extremes(sources)
         }
         // A full budget: swap when a bus source has become clearly more important (the
         // voices' own importance already carries a 1.5× bonus against flapping).
-        if moves + 2 <= settings.maximumMovesPerBlock, let strongest = mostImportantOnBus(sources),
-           let weakest = leastImportantVoice(sources), strongest.path.importance > weakest.path.importance,
-           voicesOnHRTF - weakest.channelCount + strongest.channelCount <= budgetVoices {
-            move(weakest, toBus: true)
-            move(strongest, toBus: false)
+        if moves + 2 <= settings.maximumMovesPerBlock, let bussed = strongest, let voice = weakest,
+           bussed.path.importance > voice.path.importance,
+           voicesOnHRTF - voice.channelCount + bussed.channelCount <= budgetVoices {
+            move(voice, toBus: true)
+            move(bussed, toBus: false)
         }
 
         var hrtf = 0, bus = 0
@@ -166,19 +169,20 @@ public final class OverloadGovernor {
         return value
     }
 
-    private func leastImportantVoice(_ sources: ContiguousArray<RenderSource>) -> RenderSource? {
-        var best: RenderSource?
-        for source in sources where source.mode != .off && !source.isAlert && !source.path.onBus {
-            if best == nil || source.path.importance < best!.path.importance { best = source }
+    /// The least important voice the governor may move (not an alert) and the most important
+    /// source on the bus, in one pass.
+    private func extremes(_ sources: ContiguousArray<RenderSource>) -> (weakestVoice: RenderSource?, strongestOnBus: RenderSource?) {
+        var weakest: RenderSource?, strongest: RenderSource?
+        var weakestImportance = Float.infinity, strongestImportance = -Float.infinity
+        for source in sources where source.mode != .off {
+            let importance = source.path.importance
+            if source.path.onBus {
+                if importance > strongestImportance { strongest = source; strongestImportance = importance }
+            } else if !source.isAlert && importance < weakestImportance {
+                weakest = source
+                weakestImportance = importance
+            }
         }
-        return best
-    }
-
-    private func mostImportantOnBus(_ sources: ContiguousArray<RenderSource>) -> RenderSource? {
-        var best: RenderSource?
-        for source in sources where source.mode != .off && source.path.onBus {
-            if best == nil || source.path.importance > best!.path.importance { best = source }
-        }
-        return best
+        return (weakest, strongest)
     }
 }
