@@ -83,7 +83,10 @@ public final class AmbisonicBus {
         self.filters = filters
         world = (buffer(channels * maximumFrames), buffer(channels * maximumFrames))
         head = (buffer(channels * headStride), buffer(channels * headStride))
-        terms = (EncodeTerms(capacity: maximumTerms), EncodeTerms(capacity: maximumTerms))
+        func ear() -> EncodeTerms {
+            EncodeTerms(capacity: maximumTerms, glidingCapacity: min(maximumTerms, 64), maximumFrames: maximumFrames)
+        }
+        terms = (ear(), ear())
         scratch = buffer(maximumFrames)
         matrices = (buffer(AmbisonicRotationKernel.matrixCount), buffer(AmbisonicRotationKernel.matrixCount))
     }
@@ -139,8 +142,8 @@ public final class AmbisonicBus {
         }
         if terms.0.isFull || terms.1.isFull { addTerms() }
         let glides = start != target
-        terms.0.add(x, from: oldDelays.left, to: newDelays.left, gains: start, target, glides: glides)
-        terms.1.add(x, from: oldDelays.right, to: newDelays.right, gains: start, target, glides: glides)
+        terms.0.add(x, frames: frames, from: oldDelays.left, to: newDelays.left, gains: start, target, glides: glides)
+        terms.1.add(x, frames: frames, from: oldDelays.right, to: newDelays.right, gains: start, target, glides: glides)
     }
 
     /// Adds the held sources to the fields.
@@ -187,70 +190,89 @@ public final class AmbisonicBus {
     }
 }
 
-/// One ear's sources for a sub-block: those at constant gains (summed by
-/// AmbisonicEncoderKernel.encodeSum) and those whose gains or delay glide (one pass each).
-/// Each term points at the voice's input, its delay samples back.
+/// One ear's sources for a span of the block, all added to the field by one
+/// AmbisonicEncoderKernel.encodeSum. Each term is an input (the voice's, its delay samples
+/// back) and sixteen gains. A source whose gains glide from g0 to g1 across the span becomes
+/// two terms, x at g0 and x·ramp at g1 − g0 (ramp rising to 1 at the span's last frame), so
+/// that gliding costs a product and a second term rather than a pass of its own over the
+/// field; a change of delay fades the old reading out and the new one in the same way.
 struct EncodeTerms {
     let capacity: Int
-    private let constantInputs: UnsafeMutablePointer<UnsafePointer<Float>>
-    private let constantGains: UnsafeMutablePointer<Float>
-    private var constantCount = 0
-    private let glidingInputs: UnsafeMutablePointer<UnsafePointer<Float>>
-    /// Start and end gains per term.
-    private let glidingGains: UnsafeMutablePointer<SIMD16<Float>>
-    private var glidingCount = 0
+    let glidingCapacity: Int
+    private let maximumFrames: Int
+    private let inputs: UnsafeMutablePointer<UnsafePointer<Float>>
+    private let gains: UnsafeMutablePointer<Float>
+    private var count = 0
+    /// x·ramp for each gliding term, `maximumFrames` apart.
+    private let ramped: UnsafeMutablePointer<Float>
+    private var rampedCount = 0
 
-    init(capacity: Int) {
-        self.capacity = max(capacity, 2)
-        constantInputs = .allocate(capacity: self.capacity)
-        constantGains = .allocate(capacity: self.capacity * SphericalHarmonics.channelCount)
-        glidingInputs = .allocate(capacity: self.capacity)
-        glidingGains = .allocate(capacity: 2 * self.capacity)
+    init(capacity: Int, glidingCapacity: Int, maximumFrames: Int) {
+        self.capacity = max(capacity, 3)
+        self.glidingCapacity = max(glidingCapacity, 2)
+        self.maximumFrames = maximumFrames
+        inputs = .allocate(capacity: self.capacity)
+        gains = .allocate(capacity: self.capacity * SphericalHarmonics.channelCount)
+        ramped = .allocate(capacity: self.glidingCapacity * maximumFrames)
     }
 
     func deallocate() {
-        constantInputs.deallocate(); constantGains.deallocate()
-        glidingInputs.deallocate(); glidingGains.deallocate()
+        inputs.deallocate(); gains.deallocate(); ramped.deallocate()
     }
 
-    /// Room for one more source (a changing delay takes two gliding terms).
-    var isFull: Bool { constantCount == capacity || glidingCount > capacity - 2 }
+    /// Room for one more source (a changing delay takes three terms, two of them ramped).
+    var isFull: Bool { count > capacity - 3 || rampedCount > glidingCapacity - 2 }
 
-    /// `x`: the sub-block after the voice's history. A change of delay fades the old reading
-    /// out and the new one in.
+    /// `x`: the span after the voice's history; `glides`: start ≠ target.
     @inline(__always)
-    mutating func add(_ x: UnsafePointer<Float>, from oldDelay: Int, to newDelay: Int,
+    mutating func add(_ x: UnsafePointer<Float>, frames: Int, from oldDelay: Int, to newDelay: Int,
                       gains start: SIMD16<Float>, _ target: SIMD16<Float>, glides: Bool) {
+        let silent = SIMD16<Float>()
         if oldDelay != newDelay {
-            let silent = SIMD16<Float>()
-            if start != silent { addGliding(x - oldDelay, start, silent) }
-            if target != silent { addGliding(x - newDelay, silent, target) }
+            if start != silent {
+                addTerm(x - oldDelay, start)
+                addTerm(ramp(x - oldDelay, frames: frames), silent - start)
+            }
+            if target != silent { addTerm(ramp(x - newDelay, frames: frames), target) }
         } else if glides {
-            addGliding(x - newDelay, start, target)
+            if start != silent { addTerm(x - newDelay, start) }
+            addTerm(ramp(x - newDelay, frames: frames), target - start)
         } else {
-            constantInputs[constantCount] = x - newDelay
-            (constantGains + constantCount * SphericalHarmonics.channelCount)
-                .withMemoryRebound(to: SIMD16<Float>.self, capacity: 1) { $0.pointee = target }
-            constantCount += 1
+            addTerm(x - newDelay, target)
         }
     }
 
-    private mutating func addGliding(_ x: UnsafePointer<Float>, _ start: SIMD16<Float>, _ target: SIMD16<Float>) {
-        glidingInputs[glidingCount] = x
-        glidingGains[2 * glidingCount] = start
-        glidingGains[2 * glidingCount + 1] = target
-        glidingCount += 1
+    @inline(__always)
+    private mutating func addTerm(_ x: UnsafePointer<Float>, _ termGains: SIMD16<Float>) {
+        inputs[count] = x
+        UnsafeMutableRawPointer(gains + count * SphericalHarmonics.channelCount)
+            .storeBytes(of: termGains, as: SIMD16<Float>.self)
+        count += 1
+    }
+
+    /// x[t] · (t + 1) / frames into the next ramped buffer.
+    private mutating func ramp(_ x: UnsafePointer<Float>, frames: Int) -> UnsafePointer<Float> {
+        let out = ramped + rampedCount * maximumFrames
+        rampedCount += 1
+        let size = MemoryLayout<Float>.stride
+        let source = UnsafeRawPointer(x), target = UnsafeMutableRawPointer(out)
+        let inverse = 1 / Float(frames)
+        var r = SIMD8<Float>(1, 2, 3, 4, 5, 6, 7, 8) * inverse
+        let step = SIMD8<Float>(repeating: 8 * inverse)
+        var t = 0
+        while t + 8 <= frames {
+            let v = source.loadUnaligned(fromByteOffset: t &* size, as: SIMD8<Float>.self)
+            target.storeBytes(of: v * r, toByteOffset: t &* size, as: SIMD8<Float>.self)
+            r += step
+            t &+= 8
+        }
+        while t < frames { out[t] = x[t] * (Float(t + 1) * inverse); t += 1 }
+        return UnsafePointer(out)
     }
 
     mutating func flush(into field: UnsafeMutablePointer<Float>, channelStride: Int, frames: Int, kernels: RenderKernels) {
-        kernels.encodeSum(constantInputs, constantGains, constantCount, frames, field, channelStride)
-        let gains = UnsafeRawPointer(glidingGains).assumingMemoryBound(to: Float.self)
-        let channels = SphericalHarmonics.channelCount
-        for i in 0..<glidingCount {
-            kernels.encodeGliding(glidingInputs[i], frames, gains + 2 * i * channels, gains + (2 * i + 1) * channels,
-                                  field, channelStride)
-        }
-        constantCount = 0
-        glidingCount = 0
+        kernels.encodeSum(inputs, gains, count, frames, field, channelStride)
+        count = 0
+        rampedCount = 0
     }
 }

@@ -3,8 +3,8 @@
 // bus is encoded in world orientation, so a still source under a turning head keeps constant
 // gains: the sum of all such sources over a sub-block is one small matrix product (fields ×
 // sources · sources × frames), which `encodeSum` computes with the field in registers. A
-// source whose gains change glides linearly across the sub-block (`encode`) so that it never
-// steps.
+// source whose gains change glides linearly across the span so that it never steps: a
+// second term with the input ramped (EncodeTerms).
 
 public enum AmbisonicEncoderKernel {
     /// bus[a][t] += x[t] · (g0[a] + (g1[a] − g0[a]) · (t + 1) / frames), channels
@@ -17,37 +17,6 @@ public enum AmbisonicEncoderKernel {
             for t in 0..<frames {
                 out[t] += x[t] * (g0[a] + (g1[a] - g0[a]) * (Float(t + 1) / Float(frames)))
             }
-        }
-    }
-
-    /// The same, one channel at a time, eight frames a step. (The gains by address, for the
-    /// RenderKernels table.)
-    @inlinable @inline(__always)
-    public static func encode(input x: UnsafePointer<Float>, frames: Int,
-                              from g0: UnsafePointer<Float>, to g1: UnsafePointer<Float>,
-                              bus: UnsafeMutablePointer<Float>, channelStride: Int) {
-        let size = MemoryLayout<Float>.stride
-        let input = UnsafeRawPointer(x)
-        let vectorFrames = frames & ~7
-        let inverse = 1 / Float(frames)
-        let firstRamp = SIMD8<Float>(1, 2, 3, 4, 5, 6, 7, 8) * inverse
-        let step = SIMD8<Float>(repeating: 8 * inverse)
-        for a in 0..<SphericalHarmonics.channelCount {
-            let start = g0[a], delta = g1[a] - g0[a]
-            let out = UnsafeMutableRawPointer(bus + a &* channelStride)
-            var ramp = firstRamp
-            var t = 0
-            while t < vectorFrames {
-                let offset = t &* size
-                let gain = SIMD8(repeating: start) + SIMD8(repeating: delta) * ramp
-                let v = input.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
-                let sum = out.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self) + v * gain
-                out.storeBytes(of: sum, toByteOffset: offset, as: SIMD8<Float>.self)
-                ramp += step
-                t &+= 8
-            }
-            let tail = bus + a &* channelStride
-            for t in vectorFrames..<frames { tail[t] += x[t] * (start + delta * (Float(t + 1) * inverse)) }
         }
     }
 

@@ -12,28 +12,21 @@ public struct RenderKernels: @unchecked Sendable {
     public typealias EncodeSum = @convention(c) (_ inputs: UnsafePointer<UnsafePointer<Float>>, _ gains: UnsafePointer<Float>,
                                                  _ count: Int, _ frames: Int, _ bus: UnsafeMutablePointer<Float>,
                                                  _ channelStride: Int) -> Void
-    /// AmbisonicEncoderKernel.encode, the gains (16 floats each) by address.
-    public typealias EncodeGliding = @convention(c) (_ input: UnsafePointer<Float>, _ frames: Int,
-                                                     _ from: UnsafePointer<Float>, _ to: UnsafePointer<Float>,
-                                                     _ bus: UnsafeMutablePointer<Float>, _ channelStride: Int) -> Void
 
     /// What they were built for ("portable", "avx2"); shown in status.
     public let name: String
     public let convolve: Convolve
     public let encodeSum: EncodeSum
-    public let encodeGliding: EncodeGliding
 
-    public init(name: String, convolve: Convolve, encodeSum: EncodeSum, encodeGliding: EncodeGliding) {
+    public init(name: String, convolve: Convolve, encodeSum: EncodeSum) {
         self.name = name
         self.convolve = convolve
         self.encodeSum = encodeSum
-        self.encodeGliding = encodeGliding
     }
 
     /// The kernels as this module is built (any x86-64, SSE2).
     public static let portable = RenderKernels(
         name: "portable",
         convolve: { FIRKernel.convolve(input: $0, reversedTaps: $1, taps: $2, output: $3, frames: $4) },
-        encodeSum: { AmbisonicEncoderKernel.encodeSum(inputs: $0, gains: $1, count: $2, frames: $3, bus: $4, channelStride: $5) },
-        encodeGliding: { AmbisonicEncoderKernel.encode(input: $0, frames: $1, from: $2, to: $3, bus: $4, channelStride: $5) })
+        encodeSum: { AmbisonicEncoderKernel.encodeSum(inputs: $0, gains: $1, count: $2, frames: $3, bus: $4, channelStride: $5) })
 }

@@ -9,6 +9,5 @@ extension RenderKernels {
     public static let avx2 = RenderKernels(
         name: "avx2",
         convolve: { FIRKernel.convolve(input: $0, reversedTaps: $1, taps: $2, output: $3, frames: $4) },
-        encodeSum: { AmbisonicEncoderKernel.encodeSum(inputs: $0, gains: $1, count: $2, frames: $3, bus: $4, channelStride: $5) },
-        encodeGliding: { AmbisonicEncoderKernel.encode(input: $0, frames: $1, from: $2, to: $3, bus: $4, channelStride: $5) })
+        encodeSum: { AmbisonicEncoderKernel.encodeSum(inputs: $0, gains: $1, count: $2, frames: $3, bus: $4, channelStride: $5) })
 }

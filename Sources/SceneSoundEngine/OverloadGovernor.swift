@@ -93,6 +93,9 @@ public final class OverloadGovernor {
         let cap = max(0, settings.maximumHRTFVoices)
         budgetVoices = min(budgetVoices, cap)
         var voicesOnHRTF = 0  // non-alert
+        var hrtf = 0, bus = 0
+        // The weakest voice and the strongest bus source, found again only after a move.
+        var weakest: RenderSource?, strongest: RenderSource?
         for source in sources where source.mode != .off {
             source.path.importance = importance(of: source, listener: listener, distanceModel: distanceModel,
                                                 sampleRateHz: sampleRateHz)
@@ -105,8 +108,18 @@ public final class OverloadGovernor {
                                              ageFrames: source.path.ageFrames)
             }
             if source.isAlert && source.path.onBus { move(source, toBus: false) }  // alerts: always voices
-            if !source.isAlert && !source.path.onBus { voicesOnHRTF += source.channelCount }
+            if source.path.onBus {
+                bus += source.channelCount
+                if strongest == nil || source.path.importance > strongest!.path.importance { strongest = source }
+            } else {
+                hrtf += source.channelCount
+                if !source.isAlert {
+                    voicesOnHRTF += source.channelCount
+                    if weakest == nil || source.path.importance < weakest!.path.importance { weakest = source }
+                }
+            }
         }
+        movedVoices = 0  // the alerts above are already counted where they now are
 
         let load = simulatedLoadFraction ?? smoothedLoadFraction
         if cooldownBlocks > 0 {
@@ -120,8 +133,6 @@ public final class OverloadGovernor {
             cooldownBlocks = cooldownLength
         }
 
-        // The weakest voice and the strongest bus source, found again only after a move.
-        var (weakest, strongest) = extremes(sources)
         var moves = 0
         while voicesOnHRTF > budgetVoices && moves < settings.maximumMovesPerBlock, let voice = weakest {
             move(voice, toBus: true)
@@ -144,16 +155,18 @@ public final class OverloadGovernor {
             move(voice, toBus: true)
             move(bussed, toBus: false)
         }
-
-        var hrtf = 0, bus = 0
-        for source in sources where source.mode != .off {
-            if source.path.onBus { bus += source.channelCount } else { hrtf += source.channelCount }
-        }
-        hrtfVoices.store(hrtf, ordering: .relaxed)
-        busVoices.store(bus, ordering: .relaxed)
+        // Moves only swap sources between the paths: the totals change by what moved.
+        let moved = movedVoices
+        movedVoices = 0
+        hrtfVoices.store(hrtf - moved, ordering: .relaxed)
+        busVoices.store(bus + moved, ordering: .relaxed)
     }
 
+    /// Voices moved to the bus (less those moved back) since the totals were taken.
+    private var movedVoices = 0
+
     private func move(_ source: RenderSource, toBus: Bool) {
+        movedVoices += toBus ? source.channelCount : -source.channelCount
         source.path.onBus = toBus
         if toBus { movesToBus.add(1, ordering: .relaxed) } else { movesToHRTF.add(1, ordering: .relaxed) }
     }

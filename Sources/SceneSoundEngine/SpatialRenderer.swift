@@ -17,6 +17,8 @@ public final class SpatialRenderer {
     private let left: UnsafeMutablePointer<Float>
     private let right: UnsafeMutablePointer<Float>
     private let send: UnsafeMutablePointer<Float>
+    /// This block's sources that render sub-block by sub-block (indices into `sources`).
+    private let subBlockSources: UnsafeMutablePointer<Int>
     private let reverb: LateReverb
     public let limiter: Limiter
     /// Sources the governor does not give per-source voices are encoded here.
@@ -43,6 +45,7 @@ public final class SpatialRenderer {
         left = .allocate(capacity: block); left.initialize(repeating: 0, count: block)
         right = .allocate(capacity: block); right.initialize(repeating: 0, count: block)
         send = .allocate(capacity: block); send.initialize(repeating: 0, count: block)
+        subBlockSources = .allocate(capacity: maximumSources)
         reverb = LateReverb(room: configuration.room, sampleRateHz: configuration.sampleRateHz)
         limiter = Limiter(sampleRateHz: configuration.sampleRateHz,
                           thresholdDecibels: configuration.limiterThresholdDecibels)
@@ -53,7 +56,7 @@ public final class SpatialRenderer {
     }
 
     deinit {
-        left.deallocate(); right.deallocate(); send.deallocate()
+        left.deallocate(); right.deallocate(); send.deallocate(); subBlockSources.deallocate()
     }
 
     /// Frames of delay between a sample entering and leaving (the limiter's look-ahead).
@@ -100,11 +103,26 @@ public final class SpatialRenderer {
                       blockFrames: block, sampleRateHz: configuration.sampleRateHz)
         bus.beginBlock(frames: block)
 
+        // A source wholly on the bus takes the block in one piece, at the block's final pose:
+        // the bus turns the field with the head sub-block by sub-block, so per sub-block it
+        // would only refresh its interaural delay, at twice the bookkeeping.
+        var bySubBlock = 0
+        for (index, source) in sources.enumerated() {
+            if source.mode != .off && source.path.onBus && source.path.busMix >= 1
+                && source.path.voiceSilentFrames >= ringOutFrames {
+                renderSpan(source, pose: targetPose, offset: 0, frames: block)
+            } else {
+                subBlockSources[bySubBlock] = index
+                bySubBlock += 1
+            }
+        }
         let count = configuration.subBlockCount
         for sub in 0..<count {
             let pose = HeadPose.interpolate(previousPose, targetPose, Double(sub + 1) / Double(count))
             let offset = sub * subBlockFrames
-            for source in sources { renderSubBlock(source, pose: pose, offset: offset) }
+            for i in 0..<bySubBlock {
+                renderSpan(sources[subBlockSources[i]], pose: pose, offset: offset, frames: subBlockFrames)
+            }
             bus.rotate(offset: offset, frames: subBlockFrames, orientation: pose.orientation)
         }
         previousPose = targetPose
@@ -136,22 +154,31 @@ public final class SpatialRenderer {
     static func rms(_ x: UnsafePointer<Float>, frames: Int) -> Float {
         guard frames > 0 else { return 0 }
         let raw = UnsafeRawPointer(x), size = MemoryLayout<Float>.stride
-        var sum = SIMD8<Float>()
+        // Two sums, so that the adds do not wait on each other.
+        var sum = SIMD8<Float>(), other = SIMD8<Float>()
         var n = 0
-        while n + 8 <= frames {
-            let v = raw.loadUnaligned(fromByteOffset: n * size, as: SIMD8<Float>.self)
+        while n + 16 <= frames {
+            let v = raw.loadUnaligned(fromByteOffset: n &* size, as: SIMD8<Float>.self)
+            let w = raw.loadUnaligned(fromByteOffset: (n &+ 8) &* size, as: SIMD8<Float>.self)
             sum += v * v
-            n += 8
+            other += w * w
+            n &+= 16
+        }
+        sum += other
+        while n + 8 <= frames {
+            let v = raw.loadUnaligned(fromByteOffset: n &* size, as: SIMD8<Float>.self)
+            sum += v * v
+            n &+= 8
         }
         var total = sum.sum()
         while n < frames { total += x[n] * x[n]; n += 1 }
         return (total / Float(frames)).squareRoot()
     }
 
-    private func renderSubBlock(_ source: RenderSource, pose: HeadPose, offset: Int) {
-        let frames = subBlockFrames
+    /// Renders `frames` of the source at `offset` in the block, for the head at `pose`.
+    private func renderSpan(_ source: RenderSource, pose: HeadPose, offset: Int, frames: Int) {
         if source.mode == .off {
-            renderPlain(source, offset: offset)
+            renderPlain(source, offset: offset, frames: frames)
             return
         }
         let rate = configuration.sampleRateHz
@@ -180,14 +207,14 @@ public final class SpatialRenderer {
                     source.culledFrames = 0
                 }
             }
-            if c == 0 { advancePathCrossfade(source) }
+            if c == 0 { advancePathCrossfade(source, frames: frames) }
             let distanceGain = Float(model.gain(distanceMetres: distance))
             let cutoff = min(model.airAbsorptionCutoffHz(distanceMetres: distance), source.lowpassCutoffHz)
             let target = BinauralTarget(azimuthDegrees: relative.azimuthDegrees,
                                         elevationDegrees: relative.elevationDegrees,
                                         gain: source.gain * distanceGain * source.cullFade,
                                         lowpassCoefficient: OnePoleLowpass.coefficient(cutoffHz: cutoff, sampleRateHz: rate))
-            renderPaths(source, channel: c, target: target, offset: offset,
+            renderPaths(source, channel: c, target: target, offset: offset, frames: frames,
                         worldDirection: source.mode == .anchored ? position - pose.positionMetres
                                                                  : pose.orientation.rotate(position))
             if configuration.room != .none {
@@ -200,17 +227,17 @@ public final class SpatialRenderer {
         }
     }
 
-    /// Glides the source's share between the voices and the bus by one sub-block; the
-    /// sub-block renders from `busMixStart` to `path.busMix`.
-    private func advancePathCrossfade(_ source: RenderSource) {
+    /// Glides the source's share between the voices and the bus by `frames`; the span
+    /// renders from `busMixStart` to `path.busMix`.
+    private func advancePathCrossfade(_ source: RenderSource, frames: Int) {
         busMixStart = source.path.busMix
-        let step = Float(Double(subBlockFrames) / max(governor.settings.crossfadeSeconds * configuration.sampleRateHz, 1))
+        let step = Float(Double(frames) / max(governor.settings.crossfadeSeconds * configuration.sampleRateHz, 1))
         source.path.busMix = source.path.onBus ? min(1, busMixStart + step) : max(0, busMixStart - step)
         voicesWereIdle = source.path.voiceSilentFrames >= ringOutFrames
         if source.path.busMix < 1 || busMixStart < 1 {
             source.path.voiceSilentFrames = 0
         } else {
-            source.path.voiceSilentFrames = min(source.path.voiceSilentFrames + subBlockFrames, Int(Int32.max))
+            source.path.voiceSilentFrames = min(source.path.voiceSilentFrames + frames, Int(Int32.max))
         }
     }
     private var busMixStart: Float = 0
@@ -218,9 +245,8 @@ public final class SpatialRenderer {
 
     /// One channel's sub-block on the HRTF voice, the bus, or both while a move crossfades
     /// (linearly: the two renderings of one source are coherent, so amplitudes add).
-    private func renderPaths(_ source: RenderSource, channel c: Int, target: BinauralTarget, offset: Int,
+    private func renderPaths(_ source: RenderSource, channel c: Int, target: BinauralTarget, offset: Int, frames: Int,
                              worldDirection: Vector3) {
-        let frames = subBlockFrames
         // The share follows a smoothstep, not a line: the two paths differ in timbre, and a
         // linear fade's corners at its ends are kinks in the waveform that the discontinuity
         // measure (and the ear, on a pure tone) picks up.
@@ -253,8 +279,7 @@ public final class SpatialRenderer {
     @inline(__always) static func smoothstep(_ x: Float) -> Float { x * x * (3 - 2 * x) }
 
     /// `.off`: straight to the bus; exactly the input when the gain is 1.
-    private func renderPlain(_ source: RenderSource, offset: Int) {
-        let frames = subBlockFrames
+    private func renderPlain(_ source: RenderSource, offset: Int, frames: Int) {
         let start = source.appliedGain, end = source.gain
         source.appliedGain = end
         let l = source.planar[0] + offset

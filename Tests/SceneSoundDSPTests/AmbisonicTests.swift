@@ -64,21 +64,29 @@ import SceneSoundDSP
         }
     }
 
-    @Test(arguments: [1, 8, 128, 131])
-    func encoderFastMatchesScalar(frames: Int) {
+    /// The register-blocked sum of several sources at constant gains against one scalar pass
+    /// per source.
+    @Test(arguments: [1, 8, 16, 128, 131])
+    func encoderSumMatchesScalar(frames: Int) {
         var noise = WhiteNoise(seed: UInt64(frames))
-        let input = noise.samples(frames)
-        let g0 = SphericalHarmonics.sn3d(Self.randomDirection(&noise)) * 0.7
-        let g1 = SphericalHarmonics.sn3d(Self.randomDirection(&noise)) * 0.4
-        for (from, to) in [(g0, g1), (g1, g1)] {
-            let bus = noise.samples(16 * frames, amplitude: 0.1)
-            var scalar = bus, fast = bus
-            AmbisonicEncoderKernel.encodeScalar(input: input, frames: frames, from: from, to: to, bus: &scalar, channelStride: frames)
-            let start = (0..<16).map { from[$0] }, end = (0..<16).map { to[$0] }
-            AmbisonicEncoderKernel.encode(input: input, frames: frames, from: start, to: end, bus: &fast, channelStride: frames)
-            #expect(maximumDifference(scalar, fast) < Self.tolerance)
-            #expect(scalar != bus)
+        let inputs = (0..<5).map { _ in noise.samples(frames) }
+        let gains = (0..<5).map { _ in SphericalHarmonics.sn3d(Self.randomDirection(&noise)) * 0.7 }
+        let bus = noise.samples(16 * frames, amplitude: 0.1)
+        var scalar = bus, fast = bus
+        for (x, g) in zip(inputs, gains) {
+            AmbisonicEncoderKernel.encodeScalar(input: x, frames: frames, from: g, to: g, bus: &scalar, channelStride: frames)
         }
+        let pointers = inputs.map { x -> UnsafeMutablePointer<Float> in
+            let p = UnsafeMutablePointer<Float>.allocate(capacity: frames)
+            p.initialize(from: x, count: frames)
+            return p
+        }
+        defer { pointers.forEach { $0.deallocate() } }
+        let flat = gains.flatMap { g in (0..<16).map { g[$0] } }
+        AmbisonicEncoderKernel.encodeSum(inputs: pointers.map { UnsafePointer($0) }, gains: flat, count: inputs.count,
+                                         frames: frames, bus: &fast, channelStride: frames)
+        #expect(maximumDifference(scalar, fast) < Self.tolerance)
+        #expect(scalar != bus)
     }
 
     @Test(arguments: [1, 8, 128, 133])
