@@ -26,12 +26,14 @@ let package = Package(
             path: "Benchmarks/RenderBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
-        // The DSP kernels one at a time: FIR convolution, fractional delay, crossfade, a voice.
+        // The DSP kernels one at a time: FIR convolution, fractional delay, crossfade, a voice,
+        // the ambisonic bus's encode / rotate / decode (portable and AVX2 builds).
         .executableTarget(
             name: "KernelBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "SceneSoundDSP", package: "SceneSound"),
+                .product(name: "SceneSoundEngine", package: "SceneSound"),
                 .product(name: "SceneSoundSOFA", package: "SceneSound"),
             ],
             path: "Benchmarks/KernelBenchmarks",

@@ -169,8 +169,7 @@ public final class AmbisonicBus {
 
     private func rotate(_ field: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, frames: Int) {
         if encodedThisBlock {
-            AmbisonicRotationKernel.rotate(input: field, inputStride: maximumFrames, output: output, outputStride: headStride,
-                                           frames: frames, from: matrices.start, to: matrices.end)
+            kernels.rotate(field, maximumFrames, output, headStride, frames, matrices.start, matrices.end)
         } else {
             for a in 0..<channels { (output + a * headStride).update(repeating: 0, count: frames) }
         }

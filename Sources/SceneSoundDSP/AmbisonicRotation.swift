@@ -23,7 +23,7 @@ public enum AmbisonicRotationKernel {
     public static let matrixCount = 84
     /// Where order n's block starts in the matrix storage, and its first ACN channel.
     /// Σ_{k<n} (2k+1)² = n(4n² − 1)/3: 0, 1, 10, 35.
-    @inline(__always) static func blockOffset(order n: Int) -> Int { n * (4 * n * n - 1) / 3 }
+    @inlinable @inline(__always) static func blockOffset(order n: Int) -> Int { n * (4 * n * n - 1) / 3 }
 
     /// out[a][t] = Σ_b (m0_ab + (m1_ab − m0_ab)·(t + 1)/frames) · in[b][t], over each order's
     /// block; channels are `inputStride` and `outputStride` floats apart. The reference.
@@ -47,7 +47,8 @@ public enum AmbisonicRotationKernel {
         }
     }
 
-    /// The same, eight frames at a time; a matrix that did not change skips the glide.
+    /// The same, eight frames at a time.
+    @inlinable @inline(__always)
     public static func rotate(input: UnsafePointer<Float>, inputStride: Int,
                               output: UnsafeMutablePointer<Float>, outputStride: Int, frames: Int,
                               from m0: UnsafePointer<Float>, to m1: UnsafePointer<Float>) {

@@ -12,21 +12,29 @@ public struct RenderKernels: @unchecked Sendable {
     public typealias EncodeSum = @convention(c) (_ inputs: UnsafePointer<UnsafePointer<Float>>, _ gains: UnsafePointer<Float>,
                                                  _ count: Int, _ frames: Int, _ bus: UnsafeMutablePointer<Float>,
                                                  _ channelStride: Int) -> Void
+    /// AmbisonicRotationKernel.rotate.
+    public typealias Rotate = @convention(c) (_ input: UnsafePointer<Float>, _ inputStride: Int,
+                                              _ output: UnsafeMutablePointer<Float>, _ outputStride: Int, _ frames: Int,
+                                              _ from: UnsafePointer<Float>, _ to: UnsafePointer<Float>) -> Void
 
     /// What they were built for ("portable", "avx2"); shown in status.
     public let name: String
     public let convolve: Convolve
     public let encodeSum: EncodeSum
+    public let rotate: Rotate
 
-    public init(name: String, convolve: Convolve, encodeSum: EncodeSum) {
+    public init(name: String, convolve: Convolve, encodeSum: EncodeSum, rotate: Rotate) {
         self.name = name
         self.convolve = convolve
         self.encodeSum = encodeSum
+        self.rotate = rotate
     }
 
     /// The kernels as this module is built (any x86-64, SSE2).
     public static let portable = RenderKernels(
         name: "portable",
         convolve: { FIRKernel.convolve(input: $0, reversedTaps: $1, taps: $2, output: $3, frames: $4) },
-        encodeSum: { AmbisonicEncoderKernel.encodeSum(inputs: $0, gains: $1, count: $2, frames: $3, bus: $4, channelStride: $5) })
+        encodeSum: { AmbisonicEncoderKernel.encodeSum(inputs: $0, gains: $1, count: $2, frames: $3, bus: $4, channelStride: $5) },
+        rotate: { AmbisonicRotationKernel.rotate(input: $0, inputStride: $1, output: $2, outputStride: $3, frames: $4,
+                                                 from: $5, to: $6) })
 }

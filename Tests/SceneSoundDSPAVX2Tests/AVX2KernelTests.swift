@@ -60,4 +60,22 @@ import SceneSoundDSPAVX2
         #expect(maximumDifference(scalar, fast) < Self.tolerance)
         #expect(scalar != bus)
     }
+
+    @Test(arguments: [1, 8, 128, 133])
+    func rotationMatchesScalar(frames: Int) throws {
+        try #require(scenesound_cpu_has_avx2_fma() != 0)
+        let rotator = AmbisonicRotator()
+        var m0 = [Float](repeating: 0, count: AmbisonicRotationKernel.matrixCount), m1 = m0
+        rotator.matrix(for: Quaternion(yawDegrees: 10, pitchDegrees: 5), into: &m0)
+        rotator.matrix(for: Quaternion(yawDegrees: 12, pitchDegrees: 4, rollDegrees: 1), into: &m1)
+        var noise = Noise(state: 7 &+ UInt64(frames))
+        let inputStride = frames + 3, outputStride = frames + 130
+        let input = noise.samples(16 * inputStride)
+        var scalar = [Float](repeating: 0, count: 16 * outputStride), fast = scalar
+        AmbisonicRotationKernel.rotateScalar(input: input, inputStride: inputStride, output: &scalar, outputStride: outputStride,
+                                             frames: frames, from: m0, to: m1)
+        RenderKernels.avx2.rotate(input, inputStride, &fast, outputStride, frames, m0, m1)
+        #expect(maximumDifference(scalar, fast) < Self.tolerance)
+        #expect(scalar.contains { $0 != 0 })
+    }
 }

@@ -1,5 +1,6 @@
 import Benchmark
 import SceneSoundDSP
+import SceneSoundEngine
 import SceneSoundSOFA
 
 // The DSP kernels one call at a time, at the engine's sizes: 128-frame sub-blocks (two per
@@ -18,6 +19,12 @@ final class KernelBuffers {
     let output: UnsafeMutablePointer<Float>    // frames
     let output2: UnsafeMutablePointer<Float>   // frames
     let hrtf: HRTFSet
+    /// Bus-sized: 16 channels of (64-tap history +) frames each, two rotation matrices,
+    /// 16 × 2 decoder filters.
+    let field: UnsafeMutablePointer<Float>
+    let field2: UnsafeMutablePointer<Float>
+    let matrices: UnsafeMutablePointer<Float>
+    let decodeFilters: UnsafeMutablePointer<Float>
 
     init() {
         hrtf = try! HRTFLoader().load(path: SOFAFile.defaultPath, sampleRateHz: 48000).set
@@ -37,6 +44,13 @@ final class KernelBuffers {
         filter2 = noise(taps, seed: 3)
         output = noise(frames, seed: 4)
         output2 = noise(frames, seed: 5)
+        field = noise(16 * (frames + 64), seed: 6)
+        field2 = noise(16 * (frames + 64), seed: 7)
+        decodeFilters = noise(16 * 2 * 64, seed: 8)
+        matrices = .allocate(capacity: 2 * AmbisonicRotationKernel.matrixCount)
+        let rotator = AmbisonicRotator()
+        rotator.matrix(for: Quaternion(yawDegrees: 30), into: matrices)
+        rotator.matrix(for: Quaternion(yawDegrees: 30.24), into: matrices + AmbisonicRotationKernel.matrixCount)
     }
 }
 
@@ -61,13 +75,6 @@ let benchmarks: @Sendable () -> Void = {
             p.deallocate()
         }
     }
-
-    Benchmark("FIR convolve SIMD, 128 taps × 128 frames") { benchmark, b in
-        for _ in benchmark.scaledIterations {
-            FIRKernel.convolve(input: b.input, reversedTaps: b.filter, taps: b.taps, output: b.output, frames: frames)
-            blackHole(b.output[0])
-        }
-    } setup: { KernelBuffers() }
 
     Benchmark("FIR convolve scalar reference, 128 taps × 128 frames") { benchmark, b in
         for _ in benchmark.scaledIterations {
@@ -127,6 +134,52 @@ let benchmarks: @Sendable () -> Void = {
                              target: BinauralTarget(azimuthDegrees: azimuth, elevationDegrees: 0, gain: 0.5),
                              left: b.output, right: b.output2)
                 blackHole(b.output[0])
+            }
+        } setup: { KernelBuffers() }
+    }
+
+    // The ambisonic bus, in each build of its kernels (RenderKernels: "portable" runs on any
+    // x86-64, "avx2" where the CPU has it — the engine uses the fastest).
+    let builds = RenderKernels.fastest.name == RenderKernels.portable.name
+        ? [RenderKernels.portable] : [RenderKernels.portable, RenderKernels.fastest]
+    for kernels in builds {
+        Benchmark("FIR convolve SIMD, 128 taps × 128 frames (\(kernels.name))") { benchmark, b in
+            for _ in benchmark.scaledIterations {
+                kernels.convolve(b.input, b.filter, b.taps, b.output, frames)
+                blackHole(b.output[0])
+            }
+        } setup: { KernelBuffers() }
+
+        Benchmark("Ambisonic encode, 64 sources × 16 channels × 128 frames (\(kernels.name))") { benchmark, b in
+            let inputs = (0..<64).map { i in UnsafePointer(b.input + i) }
+            let gains = (0..<64 * 16).map { Float(($0 % 17) - 8) / 8 }
+            inputs.withUnsafeBufferPointer { inputs in
+                gains.withUnsafeBufferPointer { gains in
+                    benchmark.startMeasurement()
+                    for _ in benchmark.scaledIterations {
+                        kernels.encodeSum(inputs.baseAddress!, gains.baseAddress!, 64, frames, b.field, frames)
+                        blackHole(b.field[0])
+                    }
+                }
+            }
+        } setup: { KernelBuffers() }
+
+        Benchmark("Ambisonic rotate, 16 channels × 128 frames, gliding (\(kernels.name))") { benchmark, b in
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations {
+                kernels.rotate(b.field, frames, b.field2, frames, frames, b.matrices, b.matrices + AmbisonicRotationKernel.matrixCount)
+                blackHole(b.field2[0])
+            }
+        } setup: { KernelBuffers() }
+
+        Benchmark("Ambisonic decode, 2 ears × 16 channels × 64 taps × 128 frames (\(kernels.name))") { benchmark, b in
+            let taps = AmbisonicDecodeFilters.defaultTaps
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations {
+                AmbisonicDecodeKernel.decode(left: b.field, right: b.field, channelStride: frames + taps - 1, frames: frames,
+                                             reversedFilters: b.decodeFilters, taps: taps, scratch: b.output,
+                                             leftOutput: b.output2, rightOutput: b.output2, kernels: kernels)
+                blackHole(b.output2[0])
             }
         } setup: { KernelBuffers() }
     }
