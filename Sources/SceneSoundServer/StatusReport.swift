@@ -52,6 +52,7 @@ struct StatusReport {
                 ("block_deadline_seconds", .number(blockSeconds)),
                 ("hrtf_voices", .integer(engine.hrtfVoiceCount)),
                 ("bus_voices", .integer(engine.busVoiceCount)),
+                ("kernels", .string(RenderKernels.fastest.name)),
             ])),
             ("health", .object([
                 ("connections", .integer(server.counters.connections)),

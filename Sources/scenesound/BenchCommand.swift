@@ -65,6 +65,7 @@ struct BenchCommand: ParsableCommand {
             // The governor's split at the end of the run (voices: a stereo source counts two).
             ("hrtf_voices", "\(scene.engine.hrtfVoiceCount)"),
             ("bus_voices", "\(scene.engine.busVoiceCount)"),
+            ("kernels", "\"\(RenderKernels.fastest.name)\""),
             ("governor_moves_to_bus", "\(scene.engine.governorMovesToBus)"),
             ("governor_moves_to_hrtf", "\(scene.engine.governorMovesToHRTF)"),
             ("peak_block_load", String(format: "%.3f", result.peakBlockLoad)),
