@@ -1,5 +1,6 @@
-// Which instruction sets this CPU and the kernel's saved state support, for choosing render
-// kernels at run time (Swift has no cpuid; GCC's <cpuid.h> is header-only).
+// The CPU settings the render path needs from C: which instruction sets this CPU (and the
+// kernel's saved state) supports, for choosing render kernels at run time, and denormal
+// flushing. Swift has neither cpuid nor the MXCSR; these are header-only.
 #pragma once
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -20,5 +21,18 @@ static inline int scenesound_cpu_has_avx2_fma(void) {
     return (b >> 5) & 1;                 // AVX2
 #else
     return 0;
+#endif
+}
+
+/// Sets this thread's floating-point unit to flush denormal results and operands to zero:
+/// a decaying filter tail otherwise slows every operation on it by ~100× (x86 microcode
+/// assists) just as a stream goes quiet. Per thread; cheap enough to call every block.
+static inline void scenesound_flush_denormals(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_ldmxcsr(__builtin_ia32_stmxcsr() | 0x8040);   // FTZ (bit 15), DAZ (bit 6)
+#elif defined(__aarch64__)
+    unsigned long fpcr;
+    __asm__ volatile("mrs %0, fpcr" : "=r"(fpcr));
+    __asm__ volatile("msr fpcr, %0" : : "r"(fpcr | (1ul << 24)));  // FZ
 #endif
 }

@@ -1,9 +1,10 @@
 // The third-order ambisonic bus: every source that is not worth a per-source HRTF voice is
-// delayed per ear (its ITD) and encoded into that ear's field (16 gains a sample each); the
-// two fields are rotated into the head's frame once per sub-block and each decoded once per
-// block by 16 FIRs with its ear's filters. Its cost is two short delays and two encodes per
-// source plus a fixed rotate and decode, against two 128-tap HRTF convolutions (and their
-// crossfades) per source on the voice path.
+// delayed per ear (its ITD, in whole samples) and encoded into that ear's field (16 gains a
+// sample each); the two fields are rotated into the head's frame once per sub-block and each
+// decoded once per block by 16 FIRs with its ear's filters. A source costs 32 multiply-adds a
+// sample — every source of a span is summed into the fields in one register-blocked pass
+// (EncodeTerms, AmbisonicEncoderKernel.encodeSum) — plus a fixed rotate and decode, against
+// two 128-tap HRTF convolutions (and their crossfades) per source on the voice path.
 //
 // All memory is allocated in init; everything else is real-time safe.
 

@@ -47,6 +47,14 @@ final class ClockedRenderThread: @unchecked Sendable {
     var overloadedBlockCount: Int { overloadedBlocks.load(ordering: .relaxed) }
     private let lateBlocks = Atomic<Int>(0)
     private let overloadedBlocks = Atomic<Int>(0)
+    /// The most CPU time one block took to render, and when (since the thread started): where
+    /// to look when a block overran.
+    var slowestBlock: (cpuSeconds: Double, atSeconds: Double) {
+        (Double(slowestBlockNanoseconds.load(ordering: .relaxed)) * 1e-9,
+         Double(slowestBlockAtNanoseconds.load(ordering: .relaxed)) * 1e-9)
+    }
+    private let slowestBlockNanoseconds = Atomic<Int>(0)
+    private let slowestBlockAtNanoseconds = Atomic<Int>(0)
 
     private func run() {
         RealtimePriority.request()
@@ -54,16 +62,22 @@ final class ClockedRenderThread: @unchecked Sendable {
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: block * 2)
         defer { buffer.deallocate() }
         let period = Int(Double(block) / engine.configuration.sampleRateHz * 1e9)
-        var deadline = Self.now()
+        let started = Self.now()
+        var deadline = started
         while running.load(ordering: .acquiring) {
             let cpuBefore = Self.threadCPUTime()
             engine.render(into: buffer)
             deliver(buffer, block)
+            let cpu = Self.threadCPUTime() - cpuBefore
             deadline += period
             let now = Self.now()
+            if cpu > slowestBlockNanoseconds.load(ordering: .relaxed) {
+                slowestBlockNanoseconds.store(cpu, ordering: .relaxed)
+                slowestBlockAtNanoseconds.store(now - started, ordering: .relaxed)
+            }
             if now > deadline {
                 lateBlocks.add(1, ordering: .relaxed)
-                if Self.threadCPUTime() - cpuBefore > period { overloadedBlocks.add(1, ordering: .relaxed) }
+                if cpu > period { overloadedBlocks.add(1, ordering: .relaxed) }
                 // Far behind (the machine stalled): start afresh rather than burst to catch up.
                 if now - deadline > 20 * period { deadline = now }
                 continue
@@ -115,6 +129,7 @@ public final class NullOutput: OutputBackend, @unchecked Sendable {
     public func stop() throws { thread?.stop() }
 
     public var status: OutputStatus {
-        OutputStatus(kind: "null", underruns: thread?.lateBlockCount ?? 0, overloadedBlocks: thread?.overloadedBlockCount ?? 0)
+        OutputStatus(kind: "null", underruns: thread?.lateBlockCount ?? 0, overloadedBlocks: thread?.overloadedBlockCount ?? 0,
+                     slowestBlock: thread?.slowestBlock)
     }
 }

@@ -19,18 +19,22 @@ public struct OutputStatus: Sendable {
     public var underruns: Int
     /// Late blocks whose rendering itself overran the block (the rest: the thread could not run).
     public var overloadedBlocks: Int?
+    /// The most CPU time one block took to render, and when since the output started.
+    public var slowestBlock: (cpuSeconds: Double, atSeconds: Double)?
     public var reconnects: Int
     /// The last error the backend met and survived, if any.
     public var lastError: String?
 
     public init(kind: String, target: String? = nil, connected: Bool = true, latencySeconds: Double? = nil,
-                underruns: Int = 0, overloadedBlocks: Int? = nil, reconnects: Int = 0, lastError: String? = nil) {
+                underruns: Int = 0, overloadedBlocks: Int? = nil, slowestBlock: (cpuSeconds: Double, atSeconds: Double)? = nil,
+                reconnects: Int = 0, lastError: String? = nil) {
         self.kind = kind
         self.target = target
         self.connected = connected
         self.latencySeconds = latencySeconds
         self.underruns = underruns
         self.overloadedBlocks = overloadedBlocks
+        self.slowestBlock = slowestBlock
         self.reconnects = reconnects
         self.lastError = lastError
     }

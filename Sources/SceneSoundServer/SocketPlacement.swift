@@ -1,7 +1,8 @@
 import Foundation
 
-/// Where the socket lives and how it is protected: its directory is created 0700 (and must
-/// belong to us), a stale socket left by a dead server is removed, a live one is an error.
+/// Where the socket lives and how it is protected: its directory is created 0700 (or narrowed
+/// to 0700; it must belong to us and must not be a shared one like /tmp), a stale socket left
+/// by a dead server is removed, a live one is an error.
 enum SocketPlacement {
     static func prepare(path: String) throws {
         let directory = (path as NSString).deletingLastPathComponent
@@ -17,7 +18,17 @@ enum SocketPlacement {
         guard info.st_uid == getuid() else {
             throw ServerError("\(directory) belongs to uid \(info.st_uid), not to us (uid \(getuid()))")
         }
-        if info.st_mode & 0o077 != 0 { chmod(directory, 0o700) }
+        if info.st_mode & 0o077 != 0 {
+            // A shared directory (/tmp, /dev/shm: sticky or world-writable) is never narrowed:
+            // that would lock every other user and program out of it.
+            if info.st_mode & (S_ISVTX | 0o002) != 0 {
+                throw ServerError("\(directory) is shared with other users (mode \(String(info.st_mode & 0o7777, radix: 8))); "
+                                  + "the socket needs a directory of its own, made 0700 — e.g. \(directory)/scenesound/socket")
+            }
+            guard chmod(directory, 0o700) == 0 else {
+                throw ServerError("cannot restrict \(directory) to its owner: \(String(cString: strerror(errno)))")
+            }
+        }
 
         guard FileManager.default.fileExists(atPath: path) else { return }
         if isServing(path) {

@@ -82,7 +82,12 @@ public final class SoundServer: @unchecked Sendable {
                     try self.accept(channel)
                 }
             }
-        let channel = try bootstrap.bind(unixDomainSocketPath: configuration.socketPath).wait()
+        // Created 0600 (bind makes the file under the umask; listening starts straight after, so
+        // a chmod afterwards would leave a moment at the looser mode).
+        let previousMask = umask(0o177)
+        let bound = Result { try bootstrap.bind(unixDomainSocketPath: configuration.socketPath).wait() }
+        umask(previousMask)
+        let channel = try bound.get()
         guard chmod(configuration.socketPath, 0o600) == 0 else {
             throw ServerError("cannot restrict \(configuration.socketPath) to its owner: \(String(cString: strerror(errno)))")
         }

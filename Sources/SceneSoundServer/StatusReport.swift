@@ -32,6 +32,8 @@ struct StatusReport {
                 ("connected", .bool(output.connected)),
                 ("underruns", .integer(output.underruns)),
                 ("overloaded_blocks", output.overloadedBlocks.map(JSONValue.integer) ?? .null),
+                ("slowest_block_cpu_seconds", output.slowestBlock.map { .number($0.cpuSeconds) } ?? .null),
+                ("slowest_block_at_seconds", output.slowestBlock.map { .number($0.atSeconds) } ?? .null),
                 ("reconnects", .integer(output.reconnects)),
                 ("last_error", output.lastError.map(JSONValue.string) ?? .null),
                 ("rendered_seconds", .number(Double(engine.renderedFrames) / configuration.sampleRateHz)),

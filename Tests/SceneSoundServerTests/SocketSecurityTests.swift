@@ -16,6 +16,31 @@ import Testing
         #expect(Self.mode(daemon.socketPath) == 0o600)
     }
 
+    /// A socket asked for in a shared directory (sticky, world-writable, like /tmp) is refused
+    /// with the reason, and the directory is left as it was: narrowing /tmp to 0700 would
+    /// lock every other user out of it.
+    @Test func aSharedDirectoryIsRefusedAndLeftAlone() throws {
+        let shared = "/tmp/ssd-shared-\(UUID().uuidString.prefix(8))"
+        #expect(mkdir(shared, 0o700) == 0)
+        defer { try? FileManager.default.removeItem(atPath: shared) }
+        chmod(shared, 0o1777)
+        let process = Process()
+        process.executableURL = Daemon.binaries.appendingPathComponent("scenesoundd")
+        process.arguments = ["--socket", shared + "/socket", "--output", "null"]
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus != 0)
+        #expect(message.contains("shared with other users"), "\(message)")
+        var info = stat()
+        stat(shared, &info)
+        #expect(info.st_mode & 0o7777 == 0o1777, "the shared directory's mode was changed")
+        #expect(!FileManager.default.fileExists(atPath: shared + "/socket"))
+    }
+
     @Test func anotherUserIsRefusedByPeerCredentials() throws {
         guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else {
             // Switching to another uid needs root; CI runs as root, so this never skips there.
