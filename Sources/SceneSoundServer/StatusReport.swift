@@ -14,6 +14,8 @@ struct StatusReport {
         let configuration = engine.configuration
         let output = server.output.status
         let blockSeconds = Double(configuration.blockFrames) / configuration.sampleRateHz
+        let slowestBlockCPU: JSONValue = output.slowestBlock.map { .number($0.cpuSeconds) } ?? .null
+        let slowestBlockAt: JSONValue = output.slowestBlock.map { .number($0.atSeconds) } ?? .null
 
         return .object([
             ("server", .object([
@@ -32,8 +34,8 @@ struct StatusReport {
                 ("connected", .bool(output.connected)),
                 ("underruns", .integer(output.underruns)),
                 ("overloaded_blocks", output.overloadedBlocks.map(JSONValue.integer) ?? .null),
-                ("slowest_block_cpu_seconds", output.slowestBlock.map { .number($0.cpuSeconds) } ?? .null),
-                ("slowest_block_at_seconds", output.slowestBlock.map { .number($0.atSeconds) } ?? .null),
+                ("slowest_block_cpu_seconds", slowestBlockCPU),
+                ("slowest_block_at_seconds", slowestBlockAt),
                 ("reconnects", .integer(output.reconnects)),
                 ("last_error", output.lastError.map(JSONValue.string) ?? .null),
                 ("rendered_seconds", .number(Double(engine.renderedFrames) / configuration.sampleRateHz)),
