@@ -73,11 +73,12 @@ struct StatusReport {
         ])
     }
 
-    /// Pose arrival → render thread, plus the output's own latency.
+    /// Pose arrival → render thread, plus the limiter's look-ahead and the output's own latency.
     private func motionToSound(_ outputLatency: Double?) -> JSONValue {
         guard case .number(let render)? = server.head.statusFields.first(where: { $0.0 == "motion_to_render_seconds" })?.1
         else { return .null }
-        return .number(render + (outputLatency ?? 0))
+        let lookAhead = Double(server.engine.renderer.latencyFrames) / server.engine.configuration.sampleRateHz
+        return .number(render + lookAhead + (outputLatency ?? 0))
     }
 
     private func scene(_ scene: SceneRegistry.Scene) -> JSONValue {

@@ -113,10 +113,11 @@ import SceneSoundProtocol
         let writeExcess = median(writePlayed) - median(pulseLatency)
         #expect(writeExcess > -0.003 && writeExcess < 2 * Self.blockSeconds + Self.limiterSeconds + 0.003,
                 "write → sink \(Self.ms(median(writePlayed))) ms vs output latency \(Self.ms(median(pulseLatency))) ms")
-        // motion_to_sound = pose → render + that same latency figure; it leaves out the limiter
-        // and the glide to the new pose (one block), so the sink hears the turn a little later.
+        // motion_to_sound = pose → render + the limiter's look-ahead + that same latency figure;
+        // it leaves out the glide to the new pose (one block), so the sink hears the turn a
+        // little later.
         let poseExcess = median(posePlayed) - median(reported)
-        #expect(poseExcess > -0.003 && poseExcess < Self.blockSeconds + Self.limiterSeconds + 0.005,
+        #expect(poseExcess > -0.003 - Self.limiterSeconds && poseExcess < Self.blockSeconds + 0.005,
                 "pose → sink \(Self.ms(median(posePlayed))) ms vs motion_to_sound \(Self.ms(median(reported))) ms")
     }
 
