@@ -369,12 +369,8 @@ final class TimedMonitorCapture: @unchecked Sendable {
     private var result: (left: [Float], right: [Float], reads: [Read])?
 
     init(environment: [String: String], latencyMilliseconds: Int) throws {
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/parec")
-        process.arguments = ["-d", "out.monitor", "--format=float32le", "--channels=2", "--rate=48000", "--raw",
-                             "--latency-msec=\(latencyMilliseconds)"]
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
+        PrivatePulse.configureMonitorCapture(process, environment: environment, latencyMilliseconds: latencyMilliseconds,
+                                             into: pipe)
         try process.run()
         let fd = pipe.fileHandleForReading.fileDescriptor
         // A thread of its own, blocked in poll/read: the stamp is taken as the data arrives.

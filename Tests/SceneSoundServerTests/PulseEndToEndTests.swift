@@ -46,6 +46,18 @@ final class PrivatePulse: @unchecked Sendable {
         ["PULSE_SERVER": "unix:\(directory)/pulse/native", "PULSE_COOKIE": "\(directory)/cookie"]
     }
 
+    /// Sets `process` up as `parec` on the null sink's monitor: raw float32le stereo at 48 kHz
+    /// into `pipe`, in fragments of `latencyMilliseconds`.
+    static func configureMonitorCapture(_ process: Process, environment: [String: String], latencyMilliseconds: Int,
+                                        into pipe: Pipe) {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/parec")
+        process.arguments = ["-d", "out.monitor", "--format=float32le", "--channels=2", "--rate=48000", "--raw",
+                             "--latency-msec=\(latencyMilliseconds)"]
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+    }
+
     /// Starts `parec` on the null sink's monitor; `finish` stops it and returns the samples.
     func record() throws -> Recorder { try Recorder(environment: environment) }
 
@@ -56,12 +68,7 @@ final class PrivatePulse: @unchecked Sendable {
         private let lock = NSLock()
 
         init(environment: [String: String]) throws {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/parec")
-            process.arguments = ["-d", "out.monitor", "--format=float32le", "--channels=2", "--rate=48000", "--raw",
-                                 "--latency-msec=20"]
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-            process.standardOutput = pipe
-            process.standardError = FileHandle.nullDevice
+            PrivatePulse.configureMonitorCapture(process, environment: environment, latencyMilliseconds: 20, into: pipe)
             pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
                 let chunk = handle.availableData
                 self?.lock.withLock { self?.data.append(chunk) }

@@ -10,6 +10,20 @@ import Testing
         return info.st_mode & 0o777
     }
 
+    /// Runs a program to its end: its exit status and what it wrote to stderr.
+    static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, stderr: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, message)
+    }
+
     @Test func directoryAndSocketModes() throws {
         let daemon = try Daemon()
         #expect(Self.mode((daemon.socketPath as NSString).deletingLastPathComponent) == 0o700)
@@ -24,16 +38,9 @@ import Testing
         #expect(mkdir(shared, 0o700) == 0)
         defer { try? FileManager.default.removeItem(atPath: shared) }
         chmod(shared, 0o1777)
-        let process = Process()
-        process.executableURL = Daemon.binaries.appendingPathComponent("scenesoundd")
-        process.arguments = ["--socket", shared + "/socket", "--output", "null"]
-        let err = Pipe()
-        process.standardError = err
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus != 0)
+        let (status, message) = try Self.run(Daemon.binaries.appendingPathComponent("scenesoundd").path,
+                                             ["--socket", shared + "/socket", "--output", "null"])
+        #expect(status != 0)
         #expect(message.contains("shared with other users"), "\(message)")
         var info = stat()
         stat(shared, &info)
@@ -53,17 +60,10 @@ import Testing
         chmod(daemon.directory, 0o755)
         chmod(directory, 0o755)
         chmod(daemon.socketPath, 0o666)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups",
-                             Daemon.binaries.appendingPathComponent("scenesound").path, "status", "--socket", daemon.socketPath]
-        let err = Pipe()
-        process.standardError = err
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 1)
+        let (status, message) = try Self.run("/usr/bin/setpriv", [
+            "--reuid=65534", "--regid=65534", "--clear-groups",
+            Daemon.binaries.appendingPathComponent("scenesound").path, "status", "--socket", daemon.socketPath])
+        #expect(status == 1)
         #expect(message.contains("uid 65534"), "\(message)")
         #expect(daemon.log.contains("refused a connection"))
     }
