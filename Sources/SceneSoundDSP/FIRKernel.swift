@@ -14,40 +14,84 @@ public enum FIRKernel {
         }
     }
 
-    /// Eight taps per step with SIMD, four output samples per pass sharing each filter load.
-    /// `taps` must be a multiple of 8 (HRTFSet guarantees it).
+    /// Many output samples per pass, as vectors: each tap is broadcast once and multiplies a
+    /// row of input vectors into independent sums (no horizontal adds, and enough chains to
+    /// keep the adders busy) — eight vectors where there are sixteen vector registers of
+    /// 256 bits (`wideRegisters`, the AVX2 build), four otherwise. Then eight samples at a
+    /// time, then one. `taps` must be a multiple of 8 (HRTFSet guarantees it).
     @inlinable @inline(__always)
     public static func convolve(input: UnsafePointer<Float>, reversedTaps: UnsafePointer<Float>, taps: Int,
-                                output: UnsafeMutablePointer<Float>, frames: Int) {
+                                output: UnsafeMutablePointer<Float>, frames: Int, wideRegisters: Bool = false) {
         precondition(taps % 8 == 0)
         let x = UnsafeRawPointer(input), h = UnsafeRawPointer(reversedTaps)
-        let stride = MemoryLayout<Float>.stride
+        let out = UnsafeMutableRawPointer(output)
+        let size = MemoryLayout<Float>.stride
+        @inline(__always) func load(_ offset: Int) -> SIMD8<Float> {
+            x.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
+        }
         var n = 0
-        while n + 4 <= frames {
+        while wideRegisters && n &+ 64 <= frames {
+            var a0 = SIMD8<Float>(), a1 = SIMD8<Float>(), a2 = SIMD8<Float>(), a3 = SIMD8<Float>()
+            var a4 = SIMD8<Float>(), a5 = SIMD8<Float>(), a6 = SIMD8<Float>(), a7 = SIMD8<Float>()
+            var j = 0
+            while j < taps {
+                let c = SIMD8(repeating: reversedTaps[j])
+                let base = (n &+ j) &* size
+                a0 += c * load(base); a1 += c * load(base &+ 32)
+                a2 += c * load(base &+ 64); a3 += c * load(base &+ 96)
+                a4 += c * load(base &+ 128); a5 += c * load(base &+ 160)
+                a6 += c * load(base &+ 192); a7 += c * load(base &+ 224)
+                j &+= 1
+            }
+            let o = n &* size
+            out.storeBytes(of: a0, toByteOffset: o, as: SIMD8<Float>.self)
+            out.storeBytes(of: a1, toByteOffset: o &+ 32, as: SIMD8<Float>.self)
+            out.storeBytes(of: a2, toByteOffset: o &+ 64, as: SIMD8<Float>.self)
+            out.storeBytes(of: a3, toByteOffset: o &+ 96, as: SIMD8<Float>.self)
+            out.storeBytes(of: a4, toByteOffset: o &+ 128, as: SIMD8<Float>.self)
+            out.storeBytes(of: a5, toByteOffset: o &+ 160, as: SIMD8<Float>.self)
+            out.storeBytes(of: a6, toByteOffset: o &+ 192, as: SIMD8<Float>.self)
+            out.storeBytes(of: a7, toByteOffset: o &+ 224, as: SIMD8<Float>.self)
+            n &+= 64
+        }
+        while n &+ 32 <= frames {
             var a0 = SIMD8<Float>(), a1 = SIMD8<Float>(), a2 = SIMD8<Float>(), a3 = SIMD8<Float>()
             var j = 0
             while j < taps {
-                let c = h.loadUnaligned(fromByteOffset: j * stride, as: SIMD8<Float>.self)
-                let base = (n + j) * stride
-                a0 += c * x.loadUnaligned(fromByteOffset: base, as: SIMD8<Float>.self)
-                a1 += c * x.loadUnaligned(fromByteOffset: base + stride, as: SIMD8<Float>.self)
-                a2 += c * x.loadUnaligned(fromByteOffset: base + 2 * stride, as: SIMD8<Float>.self)
-                a3 += c * x.loadUnaligned(fromByteOffset: base + 3 * stride, as: SIMD8<Float>.self)
-                j += 8
+                let c = SIMD8(repeating: reversedTaps[j])
+                let base = (n &+ j) &* size
+                a0 += c * load(base); a1 += c * load(base &+ 32)
+                a2 += c * load(base &+ 64); a3 += c * load(base &+ 96)
+                j &+= 1
             }
-            output[n] = a0.sum(); output[n + 1] = a1.sum(); output[n + 2] = a2.sum(); output[n + 3] = a3.sum()
-            n += 4
+            let o = n &* size
+            out.storeBytes(of: a0, toByteOffset: o, as: SIMD8<Float>.self)
+            out.storeBytes(of: a1, toByteOffset: o &+ 32, as: SIMD8<Float>.self)
+            out.storeBytes(of: a2, toByteOffset: o &+ 64, as: SIMD8<Float>.self)
+            out.storeBytes(of: a3, toByteOffset: o &+ 96, as: SIMD8<Float>.self)
+            n &+= 32
+        }
+        while n &+ 8 <= frames {
+            var even = SIMD8<Float>(), odd = SIMD8<Float>()
+            var j = 0
+            while j < taps {
+                let base = (n &+ j) &* size
+                even += SIMD8(repeating: reversedTaps[j]) * load(base)
+                odd += SIMD8(repeating: reversedTaps[j &+ 1]) * load(base &+ size)
+                j &+= 2
+            }
+            out.storeBytes(of: even + odd, toByteOffset: n &* size, as: SIMD8<Float>.self)
+            n &+= 8
         }
         while n < frames {
             var a = SIMD8<Float>()
             var j = 0
             while j < taps {
-                a += h.loadUnaligned(fromByteOffset: j * stride, as: SIMD8<Float>.self)
-                    * x.loadUnaligned(fromByteOffset: (n + j) * stride, as: SIMD8<Float>.self)
-                j += 8
+                a += h.loadUnaligned(fromByteOffset: j &* size, as: SIMD8<Float>.self) * load((n &+ j) &* size)
+                j &+= 8
             }
             output[n] = a.sum()
-            n += 1
+            n &+= 1
         }
     }
 }

@@ -24,7 +24,8 @@ import SceneSoundDSPAVX2
         #expect(scenesound_cpu_has_avx2_fma() != 0, "no AVX2 + FMA here: the AVX2 kernels are not exercised")
     }
 
-    @Test(arguments: [1, 7, 128, 131])
+    /// 64-, 32- and 8-sample passes and single samples: 107 = 64 + 32 + 8 + 3.
+    @Test(arguments: [1, 7, 107, 128, 131])
     func convolutionMatchesScalar(frames: Int) throws {
         try #require(scenesound_cpu_has_avx2_fma() != 0)
         var noise = Noise(state: UInt64(frames))
