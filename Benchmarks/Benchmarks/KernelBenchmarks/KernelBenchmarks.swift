@@ -124,8 +124,8 @@ let benchmarks: @Sendable () -> Void = {
 
     // A whole voice per sub-block: gain, low-pass, two delays, two or four FIRs, crossfades.
     for moving in [false, true] {
-        Benchmark("BinauralVoice render, 128 frames, \(moving ? "moving (filter crossfade)" : "still")") { benchmark, b in
-            let voice = BinauralVoice(hrtf: b.hrtf, maximumFrames: frames)
+        Benchmark("BinauralVoice render, 128 frames, \(moving ? "moving (filter crossfade)" : "still") (\(RenderKernels.fastest.name))") { benchmark, b in
+            let voice = BinauralVoice(hrtf: b.hrtf, maximumFrames: frames, kernels: .fastest)
             var azimuth = 30.0
             benchmark.startMeasurement()
             for _ in benchmark.scaledIterations {
