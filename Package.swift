@@ -78,7 +78,7 @@ let package = Package(
         .testTarget(name: "SceneSoundDSPAVX2Tests", dependencies: ["SceneSoundDSPAVX2", "SceneSoundDSP", "CCPUFeatures"]),
         .testTarget(name: "SceneSoundMediaTests", dependencies: ["SceneSoundMedia"]),
         .testTarget(name: "SceneSoundSOFATests", dependencies: ["SceneSoundSOFA"]),
-        .testTarget(name: "SceneSoundEngineTests", dependencies: ["SceneSoundEngine", "SceneSoundSOFA", "SceneSoundMedia"]),
+        .testTarget(name: "SceneSoundEngineTests", dependencies: ["SceneSoundEngine", "SceneSoundSOFA", "SceneSoundMedia", "CCPUFeatures"]),
         // Runs the real binaries (built as dependencies) as a user would.
         .testTarget(name: "IntegrationTests", dependencies: ["scenesound", "SceneSoundDSP", "SceneSoundMedia"]),
         .testTarget(name: "SceneSoundPulseTests", dependencies: ["SceneSoundPulse", "SceneSoundDSP"]),

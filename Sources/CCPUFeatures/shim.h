@@ -24,15 +24,21 @@ static inline int scenesound_cpu_has_avx2_fma(void) {
 #endif
 }
 
-/// Sets this thread's floating-point unit to flush denormal results and operands to zero:
-/// a decaying filter tail otherwise slows every operation on it by ~100× (x86 microcode
-/// assists) just as a stream goes quiet. Per thread; cheap enough to call every block.
-static inline void scenesound_flush_denormals(void) {
+/// Sets this thread's floating-point unit to flush denormal results and operands to zero (or
+/// not): a decaying filter tail otherwise slows every operation on it by ~100× (x86 microcode
+/// assists) just as a stream goes quiet. Per thread (a new thread inherits its creator's);
+/// cheap enough to call every block.
+static inline void scenesound_set_denormal_flushing(int enabled) {
 #if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_ldmxcsr(__builtin_ia32_stmxcsr() | 0x8040);   // FTZ (bit 15), DAZ (bit 6)
+    const unsigned int bits = 0x8040;   // FTZ (bit 15), DAZ (bit 6)
+    unsigned int csr = __builtin_ia32_stmxcsr();
+    __builtin_ia32_ldmxcsr(enabled ? (csr | bits) : (csr & ~bits));
 #elif defined(__aarch64__)
     unsigned long fpcr;
     __asm__ volatile("mrs %0, fpcr" : "=r"(fpcr));
-    __asm__ volatile("msr fpcr, %0" : : "r"(fpcr | (1ul << 24)));  // FZ
+    fpcr = enabled ? (fpcr | (1ul << 24)) : (fpcr & ~(1ul << 24));   // FZ
+    __asm__ volatile("msr fpcr, %0" : : "r"(fpcr));
+#else
+    (void)enabled;
 #endif
 }

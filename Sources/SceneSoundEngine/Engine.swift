@@ -101,7 +101,7 @@ public final class Engine: @unchecked Sendable {
     /// Renders one block of interleaved stereo (`configuration.blockFrames` frames).
     public func render(into output: UnsafeMutablePointer<Float>) {
         let start = Self.monotonicNanoseconds()
-        scenesound_flush_denormals()  // whichever thread renders (output, offline, benchmark)
+        scenesound_set_denormal_flushing(1)  // whichever thread renders (output, offline, benchmark)
         applyCommands()
         duck.advance(alerting: streams.contains { $0.isAlert && !$0.removing && $0.input.ring.availableFrames > 0 },
                      blockSeconds: Double(configuration.blockFrames) / configuration.sampleRateHz)

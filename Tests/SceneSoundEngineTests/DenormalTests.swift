@@ -1,3 +1,4 @@
+import CCPUFeatures
 import Foundation
 import Testing
 import SceneSoundDSP
@@ -19,6 +20,8 @@ import SceneSoundEngine
         // A thread of its own: the setting is per thread and stays with it.
         let thread = Thread {
             let output = UnsafeMutablePointer<Float>.allocate(capacity: 2 * probe.engine.configuration.blockFrames)
+            // A new thread inherits its creator's setting, which an earlier render may have set.
+            scenesound_set_denormal_flushing(0)
             probe.before = probe.halfOfSmallestNormal
             probe.engine.render(into: output)
             probe.after = probe.halfOfSmallestNormal
