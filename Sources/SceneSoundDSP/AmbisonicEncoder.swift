@@ -21,19 +21,43 @@ public enum AmbisonicEncoderKernel {
     }
 
     /// bus[a][t] += Σ_s inputs[s][t] · gains[16 s + a]: `count` sources at constant gains, in
-    /// one pass over the field. The field is held in registers four channels by sixteen frames
-    /// at a time while every source is added, so each source costs its multiply-adds and
-    /// little memory traffic.
+    /// one pass over the field. The field is held in registers — four channels by sixteen
+    /// frames at a time where there are sixteen 256-bit registers (`wideRegisters`, the AVX2
+    /// build), by eight otherwise — while every source is added, so each source costs its
+    /// multiply-adds and little memory traffic.
     @inlinable @inline(__always)
     public static func encodeSum(inputs: UnsafePointer<UnsafePointer<Float>>, gains: UnsafePointer<Float>, count: Int,
-                                 frames: Int, bus: UnsafeMutablePointer<Float>, channelStride: Int) {
+                                 frames: Int, bus: UnsafeMutablePointer<Float>, channelStride: Int,
+                                 wideRegisters: Bool = false) {
         guard count > 0 else { return }
         let size = MemoryLayout<Float>.stride
         let out = UnsafeMutableRawPointer(bus)
         let stride = channelStride &* size
-        let chunkFrames = frames & ~15
+        let chunkFrames = frames & (wideRegisters ? ~15 : ~7)
         var t = 0
-        while t < chunkFrames {
+        while !wideRegisters && t < chunkFrames {
+            var channel = 0
+            while channel < SphericalHarmonics.channelCount {
+                let o = (channel &* channelStride &+ t) &* size
+                var a0 = out.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
+                var a1 = out.loadUnaligned(fromByteOffset: o &+ stride, as: SIMD8<Float>.self)
+                var a2 = out.loadUnaligned(fromByteOffset: o &+ 2 &* stride, as: SIMD8<Float>.self)
+                var a3 = out.loadUnaligned(fromByteOffset: o &+ 3 &* stride, as: SIMD8<Float>.self)
+                var g = gains + channel
+                for s in 0..<count {
+                    let x = UnsafeRawPointer(inputs[s] + t).loadUnaligned(as: SIMD8<Float>.self)
+                    a0 += x * g[0]; a1 += x * g[1]; a2 += x * g[2]; a3 += x * g[3]
+                    g += SphericalHarmonics.channelCount
+                }
+                out.storeBytes(of: a0, toByteOffset: o, as: SIMD8<Float>.self)
+                out.storeBytes(of: a1, toByteOffset: o &+ stride, as: SIMD8<Float>.self)
+                out.storeBytes(of: a2, toByteOffset: o &+ 2 &* stride, as: SIMD8<Float>.self)
+                out.storeBytes(of: a3, toByteOffset: o &+ 3 &* stride, as: SIMD8<Float>.self)
+                channel &+= 4
+            }
+            t &+= 8
+        }
+        while wideRegisters && t < chunkFrames {
             var channel = 0
             while channel < SphericalHarmonics.channelCount {
                 let o = (channel &* channelStride &+ t) &* size
