@@ -30,70 +30,12 @@ public enum AmbisonicEncoderKernel {
                                  frames: Int, bus: UnsafeMutablePointer<Float>, channelStride: Int,
                                  wideRegisters: Bool = false) {
         guard count > 0 else { return }
-        let size = MemoryLayout<Float>.stride
         let out = UnsafeMutableRawPointer(bus)
-        let stride = channelStride &* size
-        let chunkFrames = frames & (wideRegisters ? ~15 : ~7)
+        let stride = channelStride &* MemoryLayout<Float>.stride
         var t = 0
-        while !wideRegisters && t < chunkFrames {
-            var channel = 0
-            while channel < SphericalHarmonics.channelCount {
-                let o = (channel &* channelStride &+ t) &* size
-                var a0 = out.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
-                var a1 = out.loadUnaligned(fromByteOffset: o &+ stride, as: SIMD8<Float>.self)
-                var a2 = out.loadUnaligned(fromByteOffset: o &+ 2 &* stride, as: SIMD8<Float>.self)
-                var a3 = out.loadUnaligned(fromByteOffset: o &+ 3 &* stride, as: SIMD8<Float>.self)
-                var g = gains + channel
-                for s in 0..<count {
-                    let x = UnsafeRawPointer(inputs[s] + t).loadUnaligned(as: SIMD8<Float>.self)
-                    a0 += x * g[0]; a1 += x * g[1]; a2 += x * g[2]; a3 += x * g[3]
-                    g += SphericalHarmonics.channelCount
-                }
-                out.storeBytes(of: a0, toByteOffset: o, as: SIMD8<Float>.self)
-                out.storeBytes(of: a1, toByteOffset: o &+ stride, as: SIMD8<Float>.self)
-                out.storeBytes(of: a2, toByteOffset: o &+ 2 &* stride, as: SIMD8<Float>.self)
-                out.storeBytes(of: a3, toByteOffset: o &+ 3 &* stride, as: SIMD8<Float>.self)
-                channel &+= 4
-            }
-            t &+= 8
-        }
-        while wideRegisters && t < chunkFrames {
-            var channel = 0
-            while channel < SphericalHarmonics.channelCount {
-                let o = (channel &* channelStride &+ t) &* size
-                var a0 = out.loadUnaligned(fromByteOffset: o, as: SIMD8<Float>.self)
-                var b0 = out.loadUnaligned(fromByteOffset: o &+ 32, as: SIMD8<Float>.self)
-                var a1 = out.loadUnaligned(fromByteOffset: o &+ stride, as: SIMD8<Float>.self)
-                var b1 = out.loadUnaligned(fromByteOffset: o &+ stride &+ 32, as: SIMD8<Float>.self)
-                var a2 = out.loadUnaligned(fromByteOffset: o &+ 2 &* stride, as: SIMD8<Float>.self)
-                var b2 = out.loadUnaligned(fromByteOffset: o &+ 2 &* stride &+ 32, as: SIMD8<Float>.self)
-                var a3 = out.loadUnaligned(fromByteOffset: o &+ 3 &* stride, as: SIMD8<Float>.self)
-                var b3 = out.loadUnaligned(fromByteOffset: o &+ 3 &* stride &+ 32, as: SIMD8<Float>.self)
-                var g = gains + channel
-                for s in 0..<count {
-                    let x = UnsafeRawPointer(inputs[s] + t)
-                    let xa = x.loadUnaligned(as: SIMD8<Float>.self)
-                    let xb = x.loadUnaligned(fromByteOffset: 32, as: SIMD8<Float>.self)
-                    let g0 = SIMD8(repeating: g[0]), g1 = SIMD8(repeating: g[1])
-                    let g2 = SIMD8(repeating: g[2]), g3 = SIMD8(repeating: g[3])
-                    a0 += xa * g0; b0 += xb * g0
-                    a1 += xa * g1; b1 += xb * g1
-                    a2 += xa * g2; b2 += xb * g2
-                    a3 += xa * g3; b3 += xb * g3
-                    g += SphericalHarmonics.channelCount
-                }
-                out.storeBytes(of: a0, toByteOffset: o, as: SIMD8<Float>.self)
-                out.storeBytes(of: b0, toByteOffset: o &+ 32, as: SIMD8<Float>.self)
-                out.storeBytes(of: a1, toByteOffset: o &+ stride, as: SIMD8<Float>.self)
-                out.storeBytes(of: b1, toByteOffset: o &+ stride &+ 32, as: SIMD8<Float>.self)
-                out.storeBytes(of: a2, toByteOffset: o &+ 2 &* stride, as: SIMD8<Float>.self)
-                out.storeBytes(of: b2, toByteOffset: o &+ 2 &* stride &+ 32, as: SIMD8<Float>.self)
-                out.storeBytes(of: a3, toByteOffset: o &+ 3 &* stride, as: SIMD8<Float>.self)
-                out.storeBytes(of: b3, toByteOffset: o &+ 3 &* stride &+ 32, as: SIMD8<Float>.self)
-                channel &+= 4
-            }
-            t &+= 16
-        }
+        if wideRegisters { encodeRows(of: SIMD16<Float>.self, inputs, gains, count, frames, out, stride, &t) }
+        encodeRows(of: SIMD8<Float>.self, inputs, gains, count, frames, out, stride, &t)
+        let chunkFrames = t
         guard chunkFrames < frames else { return }
         for s in 0..<count {
             let x = inputs[s], g = gains + s &* SphericalHarmonics.channelCount
@@ -101,6 +43,38 @@ public enum AmbisonicEncoderKernel {
                 let row = bus + a &* channelStride
                 for t in chunkFrames..<frames { row[t] += x[t] * g[a] }
             }
+        }
+    }
+
+    /// Frames from `t` in vectors of `V`, four channels at a time held in registers while every
+    /// source is added, while whole vectors fit; `stride`: bytes between channels.
+    @inlinable @inline(__always)
+    static func encodeRows<V: SIMD>(of _: V.Type, _ inputs: UnsafePointer<UnsafePointer<Float>>, _ gains: UnsafePointer<Float>,
+                                    _ count: Int, _ frames: Int, _ out: UnsafeMutableRawPointer, _ stride: Int,
+                                    _ t: inout Int) where V.Scalar == Float {
+        let size = MemoryLayout<Float>.stride
+        while t &+ V.scalarCount <= frames {
+            var channel = 0
+            while channel < SphericalHarmonics.channelCount {
+                let o = channel &* stride &+ t &* size
+                var a0 = out.loadUnaligned(fromByteOffset: o, as: V.self)
+                var a1 = out.loadUnaligned(fromByteOffset: o &+ stride, as: V.self)
+                var a2 = out.loadUnaligned(fromByteOffset: o &+ 2 &* stride, as: V.self)
+                var a3 = out.loadUnaligned(fromByteOffset: o &+ 3 &* stride, as: V.self)
+                var g = gains + channel
+                for s in 0..<count {
+                    let x = UnsafeRawPointer(inputs[s] + t).loadUnaligned(as: V.self)
+                    a0 += x * V(repeating: g[0]); a1 += x * V(repeating: g[1])
+                    a2 += x * V(repeating: g[2]); a3 += x * V(repeating: g[3])
+                    g += SphericalHarmonics.channelCount
+                }
+                out.storeBytes(of: a0, toByteOffset: o, as: V.self)
+                out.storeBytes(of: a1, toByteOffset: o &+ stride, as: V.self)
+                out.storeBytes(of: a2, toByteOffset: o &+ 2 &* stride, as: V.self)
+                out.storeBytes(of: a3, toByteOffset: o &+ 3 &* stride, as: V.self)
+                channel &+= 4
+            }
+            t &+= V.scalarCount
         }
     }
 }

@@ -15,10 +15,10 @@ public enum FIRKernel {
     }
 
     /// Many output samples per pass, as vectors: each tap is broadcast once and multiplies a
-    /// row of input vectors into independent sums (no horizontal adds, and enough chains to
-    /// keep the adders busy) — eight vectors where there are sixteen vector registers of
-    /// 256 bits (`wideRegisters`, the AVX2 build), four otherwise. Then eight samples at a
-    /// time, then one. `taps` must be a multiple of 8 (HRTFSet guarantees it).
+    /// row of four input vectors into independent sums (no horizontal adds, and enough chains
+    /// to keep the adders busy) — of sixteen samples where there are sixteen 256-bit registers
+    /// (`wideRegisters`, the AVX2 build), of eight otherwise. Then eight samples at a time,
+    /// then one. `taps` must be a multiple of 8 (HRTFSet guarantees it).
     @inlinable @inline(__always)
     public static func convolve(input: UnsafePointer<Float>, reversedTaps: UnsafePointer<Float>, taps: Int,
                                 output: UnsafeMutablePointer<Float>, frames: Int, wideRegisters: Bool = false) {
@@ -30,47 +30,8 @@ public enum FIRKernel {
             x.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
         }
         var n = 0
-        while wideRegisters && n &+ 64 <= frames {
-            var a0 = SIMD8<Float>(), a1 = SIMD8<Float>(), a2 = SIMD8<Float>(), a3 = SIMD8<Float>()
-            var a4 = SIMD8<Float>(), a5 = SIMD8<Float>(), a6 = SIMD8<Float>(), a7 = SIMD8<Float>()
-            var j = 0
-            while j < taps {
-                let c = SIMD8(repeating: reversedTaps[j])
-                let base = (n &+ j) &* size
-                a0 += c * load(base); a1 += c * load(base &+ 32)
-                a2 += c * load(base &+ 64); a3 += c * load(base &+ 96)
-                a4 += c * load(base &+ 128); a5 += c * load(base &+ 160)
-                a6 += c * load(base &+ 192); a7 += c * load(base &+ 224)
-                j &+= 1
-            }
-            let o = n &* size
-            out.storeBytes(of: a0, toByteOffset: o, as: SIMD8<Float>.self)
-            out.storeBytes(of: a1, toByteOffset: o &+ 32, as: SIMD8<Float>.self)
-            out.storeBytes(of: a2, toByteOffset: o &+ 64, as: SIMD8<Float>.self)
-            out.storeBytes(of: a3, toByteOffset: o &+ 96, as: SIMD8<Float>.self)
-            out.storeBytes(of: a4, toByteOffset: o &+ 128, as: SIMD8<Float>.self)
-            out.storeBytes(of: a5, toByteOffset: o &+ 160, as: SIMD8<Float>.self)
-            out.storeBytes(of: a6, toByteOffset: o &+ 192, as: SIMD8<Float>.self)
-            out.storeBytes(of: a7, toByteOffset: o &+ 224, as: SIMD8<Float>.self)
-            n &+= 64
-        }
-        while n &+ 32 <= frames {
-            var a0 = SIMD8<Float>(), a1 = SIMD8<Float>(), a2 = SIMD8<Float>(), a3 = SIMD8<Float>()
-            var j = 0
-            while j < taps {
-                let c = SIMD8(repeating: reversedTaps[j])
-                let base = (n &+ j) &* size
-                a0 += c * load(base); a1 += c * load(base &+ 32)
-                a2 += c * load(base &+ 64); a3 += c * load(base &+ 96)
-                j &+= 1
-            }
-            let o = n &* size
-            out.storeBytes(of: a0, toByteOffset: o, as: SIMD8<Float>.self)
-            out.storeBytes(of: a1, toByteOffset: o &+ 32, as: SIMD8<Float>.self)
-            out.storeBytes(of: a2, toByteOffset: o &+ 64, as: SIMD8<Float>.self)
-            out.storeBytes(of: a3, toByteOffset: o &+ 96, as: SIMD8<Float>.self)
-            n &+= 32
-        }
+        if wideRegisters { convolveRows(of: SIMD16<Float>.self, x, reversedTaps, taps, out, &n, frames) }
+        convolveRows(of: SIMD8<Float>.self, x, reversedTaps, taps, out, &n, frames)
         while n &+ 8 <= frames {
             var even = SIMD8<Float>(), odd = SIMD8<Float>()
             var j = 0
@@ -92,6 +53,32 @@ public enum FIRKernel {
             }
             output[n] = a.sum()
             n &+= 1
+        }
+    }
+
+    /// Outputs from `n` in rows of four vectors of `V`, while whole rows fit.
+    @inlinable @inline(__always)
+    static func convolveRows<V: SIMD>(of _: V.Type, _ x: UnsafeRawPointer, _ reversedTaps: UnsafePointer<Float>, _ taps: Int,
+                                      _ out: UnsafeMutableRawPointer, _ n: inout Int, _ frames: Int) where V.Scalar == Float {
+        let size = MemoryLayout<Float>.stride, vectorBytes = V.scalarCount &* size
+        while n &+ 4 &* V.scalarCount <= frames {
+            var a0 = V(), a1 = V(), a2 = V(), a3 = V()
+            var j = 0
+            while j < taps {
+                let c = V(repeating: reversedTaps[j])
+                let base = (n &+ j) &* size
+                a0 += c * x.loadUnaligned(fromByteOffset: base, as: V.self)
+                a1 += c * x.loadUnaligned(fromByteOffset: base &+ vectorBytes, as: V.self)
+                a2 += c * x.loadUnaligned(fromByteOffset: base &+ 2 &* vectorBytes, as: V.self)
+                a3 += c * x.loadUnaligned(fromByteOffset: base &+ 3 &* vectorBytes, as: V.self)
+                j &+= 1
+            }
+            let o = n &* size
+            out.storeBytes(of: a0, toByteOffset: o, as: V.self)
+            out.storeBytes(of: a1, toByteOffset: o &+ vectorBytes, as: V.self)
+            out.storeBytes(of: a2, toByteOffset: o &+ 2 &* vectorBytes, as: V.self)
+            out.storeBytes(of: a3, toByteOffset: o &+ 3 &* vectorBytes, as: V.self)
+            n &+= 4 &* V.scalarCount
         }
     }
 }
