@@ -89,7 +89,7 @@ let package = Package(
         .testTarget(name: "SceneSoundClientTests", dependencies: ["SceneSoundClient"]),
         .testTarget(name: "SceneSoundThemesTests", dependencies: ["SceneSoundThemes"]),
         // Builds libscenesound into a temporary prefix and runs C, C++ and Python clients against a live daemon.
-        .testTarget(name: "CLibraryTests", dependencies: ["scenesoundd", "scenesound", "SceneSoundC"],
+        .testTarget(name: "CLibraryTests", dependencies: ["scenesoundd", "scenesound", "SceneSoundC", "SceneSoundTestSupport"],
                     exclude: ["Consumers"]),
         // Real X servers, window managers and windows for tests, started and stopped by PID.
         .target(name: "SceneSoundTestSupport", path: "Tests/SceneSoundTestSupport"),

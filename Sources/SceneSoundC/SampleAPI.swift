@@ -25,13 +25,31 @@ public func scenesound_sample_upload(_ client: OpaquePointer?, _ name: UnsafePoi
 public func scenesound_play_sample(_ client: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ kind: Int32,
                                    _ spatialMode: Int32, _ volumeDecibels: Float, _ sceneID: UnsafePointer<CChar>?,
                                    _ outPlayID: UnsafeMutablePointer<UInt32>?) -> Int32 {
+    scenesound_play_sample_with_flags(client, name, kind, spatialMode, volumeDecibels, sceneID, 0, outPlayID)
+}
+
+/// `SCENESOUND_PLAY_DEMAND_ATTENTION`.
+private let demandAttentionFlag: UInt32 = 1
+
+@_cdecl("scenesound_play_sample_with_flags")
+public func scenesound_play_sample_with_flags(_ client: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ kind: Int32,
+                                              _ spatialMode: Int32, _ volumeDecibels: Float,
+                                              _ sceneID: UnsafePointer<CChar>?, _ flags: UInt32,
+                                              _ outPlayID: UnsafeMutablePointer<UInt32>?) -> Int32 {
     outPlayID?.pointee = 0
     return apiCall { () throws(CFailure) in
         let connection = try Handles.client(client).connection
+        guard flags & ~demandAttentionFlag == 0 else {
+            throw .invalid("unknown play flags 0x\(String(flags, radix: 16)) (accepted: 0, SCENESOUND_PLAY_DEMAND_ATTENTION)")
+        }
         let play = SamplePlay(name: try sampleName(name), kind: try CArguments.kind(kind),
                               spatialMode: try CArguments.spatialMode(spatialMode),
-                              volumeDecibels: try CArguments.volume(volumeDecibels), sceneID: try CArguments.sceneID(sceneID))
+                              volumeDecibels: try CArguments.volume(volumeDecibels), sceneID: try CArguments.sceneID(sceneID),
+                              demandAttention: flags & demandAttentionFlag != 0)
         guard play.kind != .playback else { throw .invalid("samples play as SCENESOUND_KIND_SYSTEM or _ALERT") }
+        guard !play.demandAttention || play.kind == .alert else {
+            throw .invalid("SCENESOUND_PLAY_DEMAND_ATTENTION is for alerts (kind SCENESOUND_KIND_ALERT)")
+        }
         let playID = try clientCall { () throws(ClientError) in try connection.playSample(play) }
         outPlayID?.pointee = playID
     }

@@ -1,4 +1,5 @@
 import Foundation
+import SceneSoundTestSupport
 import Testing
 
 /// libscenesound as its users see it: the installed .so, header and .pc; the C examples and a
@@ -44,6 +45,29 @@ import Testing
         // The chime: 0.35 s, decaying.
         #expect(mix.seconds(audible) > 0.2 && mix.seconds(audible) < 0.6, "\(mix.seconds(audible)) s")
         #expect(mix.peak(in: audible) > 0.05)
+    }
+
+    /// `alert-on-window --flash` (SCENESOUND_PLAY_DEMAND_ATTENTION) flags a real window under
+    /// openbox; the same alert without it does not.
+    @Test func aFlashingAlertFlagsItsWindow() throws {
+        let library = try installed()
+        let x = try XDisplayFixture(windowManager: true)
+        defer { x.stopAll() }
+        let window = try x.windowID(of: try x.openXTerm(geometry: "60x20+80+300"))
+        // Another window has the focus: a manager does not flag the window the user is in.
+        try x.tool("xdotool", "windowactivate", "--sync", String(try x.windowID(of: try x.openXTerm(geometry: "40x10+900+300"))))
+        let daemon = try LiveDaemon(display: x.display)
+        defer { daemon.stop() }
+        func flagged() throws -> Bool {
+            try x.toolOutput("xprop", ["-id", String(window), "_NET_WM_STATE"]).contains("_NET_WM_STATE_DEMANDS_ATTENTION")
+        }
+        let environment = library.environment.merging(daemon.environment) { $1 }
+        let plain = try run(library.program("alert-on-window"), [String(window)], environment: environment)
+        #expect(plain.status == 0, "\(plain.text)")
+        #expect(try !flagged(), "an alert without the flag flagged its window")
+        let flashing = try run(library.program("alert-on-window"), ["--flash", String(window)], environment: environment)
+        #expect(flashing.status == 0, "\(flashing.text)")
+        #expect(try waitUntil(timeoutSeconds: 5) { try flagged() }, "the window was not flagged for attention")
     }
 
     @Test func synthPitchFollowsItsScene() throws {

@@ -7,10 +7,11 @@ final class LiveDaemon: @unchecked Sendable {
     var wavPath: String { directory + "/out.wav" }
     private let daemon: RunningProcess
 
-    init() throws {
+    /// `display`: an X display to follow windows on (none by default).
+    init(display: String = "none") throws {
         daemon = try RunningProcess(Paths.binaries + "/scenesoundd", [
             "--socket", directory + "/socket", "--output", "wav:" + directory + "/out.wav",
-            "--room", "none", "--display", "none", "--opentrack", "off",
+            "--room", "none", "--display", display, "--opentrack", "off",
         ], environment: ["XDG_CACHE_HOME": NSTemporaryDirectory() + "scenesound-test-cache"])
         let deadline = Date().addingTimeInterval(20)
         while !Self.accepts(socketPath) {

@@ -18,7 +18,7 @@ struct OneWindow {
     init(geometry: String) throws {
         x = try XDisplayFixture(windowManager: true)
         term = try x.openXTerm(geometry: geometry)
-        window = try WindowSceneTests.windowID(of: term, on: x)
+        window = try x.windowID(of: term)
         daemon = try Daemon(extraArguments: ["--display", x.display])
         client = try RawClient(socketPath: daemon.socketPath)
     }
@@ -26,14 +26,6 @@ struct OneWindow {
 
 @Suite(.serialized) struct WindowSceneTests {
     /// An xterm's client window id, found through its pid.
-    static func windowID(of xterm: ChildProcess, on x: XDisplayFixture) throws -> UInt32 {
-        let output = try x.toolOutput("xdotool", ["search", "--sync", "--onlyvisible", "--pid", String(xterm.pid)])
-        guard let line = output.split(separator: "\n").first, let id = UInt32(line) else {
-            throw TestFailure("no window for xterm \(xterm.pid): \(output)")
-        }
-        return id
-    }
-
     static func scene(_ client: RawClient, _ id: String) throws -> [String: Any] {
         let scenes = try HeadTrackingTests.status(client)["scenes"] as? [[String: Any]] ?? []
         return scenes.first { $0["id"] as? String == id } ?? [:]
@@ -62,7 +54,7 @@ struct OneWindow {
         let x = try XDisplayFixture(windowManager: windowManager)
         defer { x.stopAll() }
         let leftTerm = try x.openXTerm(geometry: "60x20+80+300"), rightTerm = try x.openXTerm(geometry: "60x20+1450+300")
-        let left = try Self.windowID(of: leftTerm, on: x), right = try Self.windowID(of: rightTerm, on: x)
+        let left = try x.windowID(of: leftTerm), right = try x.windowID(of: rightTerm)
         let daemon = try Daemon(extraArguments: ["--display", x.display])
         let client = try RawClient(socketPath: daemon.socketPath)
         let leftScene = SceneID.forX11Window(left), rightScene = SceneID.forX11Window(right)
@@ -204,7 +196,7 @@ struct OneWindow {
 
         // --window active: the server's tracker names the active window.
         let term = try x.openXTerm(geometry: "40x10+700+600")
-        let termWindow = try Self.windowID(of: term, on: x)
+        let termWindow = try x.windowID(of: term)
         try x.tool("xdotool", "windowactivate", "--sync", String(termWindow))
         try waitUntil(timeoutSeconds: 5, "the active window") {
             (try HeadTrackingTests.status(client)["display"] as? [String: Any])?["active_window"] as? String
@@ -255,10 +247,10 @@ struct OneWindow {
         let x = try XDisplayFixture(windowManager: true)
         defer { x.stopAll() }
         let term = try x.openXTerm(geometry: "60x20+80+300")
-        let window = try Self.windowID(of: term, on: x)
+        let window = try x.windowID(of: term)
         // Another window has the focus: a manager does not flag the window the user is in.
         let other = try x.openXTerm(geometry: "40x10+900+300")
-        try x.tool("xdotool", "windowactivate", "--sync", String(try Self.windowID(of: other, on: x)))
+        try x.tool("xdotool", "windowactivate", "--sync", String(try x.windowID(of: other)))
         let daemon = try Daemon(extraArguments: ["--display", x.display] + (perRequest ? [] : ["--flash-alert-windows"]))
         let client = try RawClient(socketPath: daemon.socketPath)
         let pcm = Self.noise(seconds: 0.2)

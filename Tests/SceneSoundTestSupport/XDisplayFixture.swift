@@ -109,6 +109,15 @@ public final class XDisplayFixture {
         return xterm
     }
 
+    /// The xterm's window (found by its pid with xdotool, once it is mapped).
+    public func windowID(of xterm: ChildProcess) throws -> UInt32 {
+        let output = try toolOutput("xdotool", ["search", "--sync", "--onlyvisible", "--pid", String(xterm.pid)])
+        guard let line = output.split(separator: "\n").first, let id = UInt32(line) else {
+            throw SetupFailure.notReady("no window for xterm \(xterm.pid): \(output)")
+        }
+        return id
+    }
+
     public func tool(_ name: String, _ arguments: String...) throws {
         try runTool("/usr/bin/\(name)", arguments, display: display)
     }

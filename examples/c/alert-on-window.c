@@ -1,6 +1,6 @@
 /* alert-on-window: plays an alert sound at an X11 window through libscenesound.
  *
- *   alert-on-window WINDOW [SOUND_NAME]
+ *   alert-on-window [--flash] WINDOW [SOUND_NAME]
  *
  * WINDOW is an X11 window id (e.g. 0x3a00007, from `xdotool getactivewindow` or xwininfo); the
  * sound plays in the scene "x11:0x…", which the server keeps at that window. SOUND_NAME is
@@ -8,7 +8,8 @@
  * Without one, or when the cache does not have it, this program plays its own chime, cached as
  * "alert-on-window-chime": synthesized and uploaded the first time — the library decodes no
  * files, see "Sounds by name and file" in scenesound.h. (It never uploads under SOUND_NAME:
- * that would replace the theme's sound for every client.)
+ * that would replace the theme's sound for every client.) --flash also asks the window manager
+ * to draw attention to the window (SCENESOUND_PLAY_DEMAND_ATTENTION).
  *
  * Build: cc -std=c99 alert-on-window.c $(pkg-config --cflags --libs scenesound) -lm
  */
@@ -39,6 +40,13 @@ static void synthesize_chime(int16_t *pcm, size_t frames)
 
 static int16_t chime[CHIME_FRAMES];
 
+static int play(scenesound_client *client, const char *name, const char *scene, unsigned int flags,
+                uint32_t *play_id)
+{
+    return scenesound_play_sample_with_flags(client, name, SCENESOUND_KIND_ALERT, SCENESOUND_SPATIAL_ANCHORED, 0.0f,
+                                             scene, flags, play_id);
+}
+
 static int fail(const char *what, int status)
 {
     fprintf(stderr, "alert-on-window: %s: %s (%s)\n", what, scenesound_strerror(status),
@@ -48,7 +56,8 @@ static int fail(const char *what, int status)
 
 int main(int argc, char **argv)
 {
-    const char *name = argc > 2 ? argv[2] : CHIME_NAME;
+    unsigned int flags = argc > 1 && strcmp(argv[1], "--flash") == 0 ? SCENESOUND_PLAY_DEMAND_ATTENTION : 0;
+    const char *name;
     scenesound_client *client = NULL;
     unsigned long window;
     char *end = NULL;
@@ -57,10 +66,15 @@ int main(int argc, char **argv)
     int reason = 0;
     int status;
 
+    if (flags) {
+        argc--;
+        argv++;
+    }
     if (argc < 2 || argc > 3) {
-        fprintf(stderr, "usage: alert-on-window WINDOW [SOUND_NAME]\n");
+        fprintf(stderr, "usage: alert-on-window [--flash] WINDOW [SOUND_NAME]\n");
         return 2;
     }
+    name = argc > 2 ? argv[2] : CHIME_NAME;
     window = strtoul(argv[1], &end, 0);
     if (*argv[1] == '\0' || *end != '\0' || window == 0 || window > 0xffffffffUL) {
         fprintf(stderr, "alert-on-window: '%s' is not an X11 window id (e.g. 0x3a00007)\n", argv[1]);
@@ -71,17 +85,17 @@ int main(int argc, char **argv)
     status = scenesound_connect(NULL, "alert-on-window", &client);
     if (status != SCENESOUND_OK) return fail("connect", status);
 
-    status = scenesound_play_alert_sound(client, name, scene, 0.0f, &play_id);
+    status = play(client, name, scene, flags, &play_id);
     if (status == SCENESOUND_E_UNKNOWN_SOUND && strcmp(name, CHIME_NAME) != 0) {
         fprintf(stderr, "alert-on-window: \"%s\" is not in the server's cache; playing the chime\n", name);
         name = CHIME_NAME;
-        status = scenesound_play_alert_sound(client, name, scene, 0.0f, &play_id);
+        status = play(client, name, scene, flags, &play_id);
     }
     if (status == SCENESOUND_E_UNKNOWN_SOUND) {
         synthesize_chime(chime, CHIME_FRAMES);
         status = scenesound_sample_upload(client, name, SCENESOUND_FORMAT_S16LE, CHIME_RATE_HZ, 1,
                                           chime, sizeof chime);
-        if (status == SCENESOUND_OK) status = scenesound_play_alert_sound(client, name, scene, 0.0f, &play_id);
+        if (status == SCENESOUND_OK) status = play(client, name, scene, flags, &play_id);
     }
     if (status != SCENESOUND_OK) {
         scenesound_disconnect(client);

@@ -123,6 +123,13 @@ enum {
     SCENESOUND_STREAM_LOOP = 1u
 };
 
+/* scenesound_play_sample_with_flags flags. */
+enum {
+    /* Alerts only: also ask the window manager to draw attention to the scene's window
+     * (_NET_WM_STATE_DEMANDS_ATTENTION), as `scenesound alert --flash`. */
+    SCENESOUND_PLAY_DEMAND_ATTENTION = 1u
+};
+
 /* How a sample play ended (scenesound_playback_wait). */
 enum {
     SCENESOUND_PLAYBACK_COMPLETED = 1,
@@ -197,6 +204,12 @@ int scenesound_sample_upload(scenesound_client *client, const char *name, int fo
  * has started; the play is cut if the client disconnects before it ends. */
 int scenesound_play_sample(scenesound_client *client, const char *name, int kind, int spatial_mode,
                            float volume_db, const char *scene_id, uint32_t *out_play_id);
+
+/* The same with flags: 0 or SCENESOUND_PLAY_DEMAND_ATTENTION (with kind alert; other kinds and
+ * unknown bits give SCENESOUND_E_INVALID_ARGUMENT). */
+int scenesound_play_sample_with_flags(scenesound_client *client, const char *name, int kind, int spatial_mode,
+                                      float volume_db, const char *scene_id, unsigned int flags,
+                                      uint32_t *out_play_id);
 
 /* scenesound_play_sample with kind system / alert, anchored at the scene. */
 int scenesound_play_system_sound(scenesound_client *client, const char *name, const char *scene_id,

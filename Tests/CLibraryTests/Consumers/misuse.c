@@ -99,6 +99,13 @@ static void bad_values(scenesound_client *client)
            SCENESOUND_E_UNKNOWN_SCENE);
     expect("upload partial frame", scenesound_sample_upload(client, "x", SCENESOUND_FORMAT_S16LE, 48000, 1,
                                                             three_bytes, 3), SCENESOUND_E_BAD_FORMAT);
+    expect("unknown play flag", scenesound_play_sample_with_flags(client, "bell", SCENESOUND_KIND_ALERT,
+                                                                  SCENESOUND_SPATIAL_ANCHORED, 0, NULL, 2, NULL),
+           SCENESOUND_E_INVALID_ARGUMENT);
+    expect("attention for a system sound", scenesound_play_sample_with_flags(client, "bell", SCENESOUND_KIND_SYSTEM,
+                                                                             SCENESOUND_SPATIAL_ANCHORED, 0, NULL,
+                                                                             SCENESOUND_PLAY_DEMAND_ATTENTION, NULL),
+           SCENESOUND_E_INVALID_ARGUMENT);
     expect("success clears the message", scenesound_scene_place(client, "misuse", 10, 0, 1), SCENESOUND_OK);
     expect("message empty", (int)strlen(scenesound_last_error_message()), 0);
 
