@@ -42,3 +42,16 @@ static inline void scenesound_set_denormal_flushing(int enabled) {
     (void)enabled;
 #endif
 }
+
+/// 1 when this thread flushes denormals (see scenesound_set_denormal_flushing).
+static inline int scenesound_denormal_flushing(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    return (__builtin_ia32_stmxcsr() & 0x8040u) == 0x8040u;
+#elif defined(__aarch64__)
+    unsigned long fpcr;
+    __asm__ volatile("mrs %0, fpcr" : "=r"(fpcr));
+    return (int)((fpcr >> 24) & 1);
+#else
+    return 0;
+#endif
+}

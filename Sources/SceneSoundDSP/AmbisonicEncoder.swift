@@ -97,7 +97,7 @@ public final class AmbisonicBusVoice {
     public let maximumFrames: Int
     /// Past input kept for the delays (the largest delay, whole samples).
     let historyLength: Int
-    /// historyLength samples of history, then the latest sub-block (`heldFrames` of them).
+    /// historyLength samples of history, then the latest span (`heldFrames` of them).
     let input: UnsafeMutablePointer<Float>
     private var heldFrames = 0
     var gains = SIMD16<Float>()
@@ -130,7 +130,7 @@ public final class AmbisonicBusVoice {
     private var harmonicsDirection = Vector3(x: 0, y: 0, z: 0)
     private var cachedHarmonics = SphericalHarmonics.sn3d(Vector3(x: 0, y: 0, z: 0))
 
-    /// Shifts the last sub-block into the history and returns where the next `frames` go.
+    /// Shifts the last span into the history and returns where the next `frames` go.
     func advance(frames: Int) -> UnsafeMutablePointer<Float> {
         if heldFrames > 0 { input.update(from: input + heldFrames, count: historyLength) }
         heldFrames = frames

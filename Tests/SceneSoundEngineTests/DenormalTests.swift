@@ -9,28 +9,30 @@ import SceneSoundEngine
     final class Probe: @unchecked Sendable {
         let engine = Engine(hrtf: KEMAR.set, configuration: EngineConfiguration(), maximumStreams: 1, maximumScenes: 1)
         let done = DispatchSemaphore(value: 0)
-        var before: Float = -1, after: Float = -1
+        var flushingBefore: Int32 = -1, flushingAfter: Int32 = -1
+        var productAfter: Float = -1
         /// Half the smallest normal float, from a value the compiler cannot fold.
         let scale = Float(ProcessInfo.processInfo.processIdentifier > 0 ? 0.5 : 0.25)
-        var halfOfSmallestNormal: Float { Float.leastNormalMagnitude * scale }
     }
 
     @Test func aThreadThatRendersFlushesDenormalsToZero() {
         let probe = Probe()
-        // A thread of its own: the setting is per thread and stays with it.
+        // A thread of its own: the setting is per thread (and a new thread inherits its
+        // creator's, which an earlier render may have set: cleared first).
         let thread = Thread {
             let output = UnsafeMutablePointer<Float>.allocate(capacity: 2 * probe.engine.configuration.blockFrames)
-            // A new thread inherits its creator's setting, which an earlier render may have set.
             scenesound_set_denormal_flushing(0)
-            probe.before = probe.halfOfSmallestNormal
+            probe.flushingBefore = scenesound_denormal_flushing()
             probe.engine.render(into: output)
-            probe.after = probe.halfOfSmallestNormal
+            probe.flushingAfter = scenesound_denormal_flushing()
+            probe.productAfter = Float.leastNormalMagnitude * probe.scale
             output.deallocate()
             probe.done.signal()
         }
         thread.start()
         probe.done.wait()
-        #expect(probe.before > 0 && probe.before.isSubnormal, "without flushing, the product is a denormal")
-        #expect(probe.after == 0, "after a block, the rendering thread flushes denormals to zero")
+        #expect(probe.flushingBefore == 0, "clearing the setting did not take")
+        #expect(probe.flushingAfter == 1, "a rendered block left the thread keeping denormals")
+        #expect(probe.productAfter == 0, "half the smallest normal float came out as \(probe.productAfter), not flushed to zero")
     }
 }
