@@ -95,7 +95,7 @@ public final class OverloadGovernor {
         var voicesOnHRTF = 0  // non-alert
         var hrtf = 0, bus = 0
         // The weakest voice and the strongest bus source, found again only after a move.
-        var weakest: RenderSource?, strongest: RenderSource?
+        var found = Extremes()
         for source in sources where source.mode != .off {
             source.path.importance = importance(of: source, listener: listener, distanceModel: distanceModel,
                                                 sampleRateHz: sampleRateHz)
@@ -108,17 +108,11 @@ public final class OverloadGovernor {
                                              ageFrames: source.path.ageFrames)
             }
             if source.isAlert && source.path.onBus { move(source, toBus: false) }  // alerts: always voices
-            if source.path.onBus {
-                bus += source.channelCount
-                if strongest == nil || source.path.importance > strongest!.path.importance { strongest = source }
-            } else {
-                hrtf += source.channelCount
-                if !source.isAlert {
-                    voicesOnHRTF += source.channelCount
-                    if weakest == nil || source.path.importance < weakest!.path.importance { weakest = source }
-                }
-            }
+            if source.path.onBus { bus += source.channelCount } else { hrtf += source.channelCount }
+            if !source.isAlert && !source.path.onBus { voicesOnHRTF += source.channelCount }
+            found.consider(source)
         }
+        var (weakest, strongest) = (found.weakestVoice, found.strongestOnBus)
         movedVoices = 0  // the alerts above are already counted where they now are
 
         let load = simulatedLoadFraction ?? smoothedLoadFraction
@@ -182,20 +176,26 @@ public final class OverloadGovernor {
         return value
     }
 
+    private func extremes(_ sources: ContiguousArray<RenderSource>) -> (RenderSource?, RenderSource?) {
+        var found = Extremes()
+        for source in sources where source.mode != .off { found.consider(source) }
+        return (found.weakestVoice, found.strongestOnBus)
+    }
+
     /// The least important voice the governor may move (not an alert) and the most important
-    /// source on the bus, in one pass.
-    private func extremes(_ sources: ContiguousArray<RenderSource>) -> (weakestVoice: RenderSource?, strongestOnBus: RenderSource?) {
-        var weakest: RenderSource?, strongest: RenderSource?
-        var weakestImportance = Float.infinity, strongestImportance = -Float.infinity
-        for source in sources where source.mode != .off {
+    /// source on the bus, among the sources considered.
+    private struct Extremes {
+        var weakestVoice: RenderSource?, strongestOnBus: RenderSource?
+        private var weakest = Float.infinity, strongest = -Float.infinity
+
+        mutating func consider(_ source: RenderSource) {
             let importance = source.path.importance
             if source.path.onBus {
-                if importance > strongestImportance { strongest = source; strongestImportance = importance }
-            } else if !source.isAlert && importance < weakestImportance {
-                weakest = source
-                weakestImportance = importance
+                if importance > strongest { strongestOnBus = source; strongest = importance }
+            } else if !source.isAlert && importance < weakest {
+                weakestVoice = source
+                weakest = importance
             }
         }
-        return (weakest, strongest)
     }
 }
