@@ -17,14 +17,38 @@ protocol PCMSource {
 /// per-call overhead does not matter.
 let chunkSeconds = 0.1
 
-/// A file decoded by libsndfile, sent as 32-bit float at the file's own rate. Mono and stereo
-/// go as they are; more channels are mixed down to mono (their layout is unknown here).
+/// A file, decoded (DecodedFile), sent a chunk at a time.
 struct DecodedFileSource: PCMSource {
-    let format: AudioFormat
-    let durationSeconds: Double?
-    private let samples: [Float]
+    private let file: DecodedFile
     private var nextFrame = 0
     private let framesPerChunk: Int
+
+    init(path: String) throws {
+        file = try DecodedFile(path: path)
+        framesPerChunk = max(1, Int(Double(file.format.rateHz) * chunkSeconds))
+    }
+
+    var format: AudioFormat { file.format }
+    var durationSeconds: Double? { Double(file.frameCount) / Double(file.format.rateHz) }
+
+    mutating func nextChunk() throws -> [UInt8]? {
+        guard nextFrame < file.frameCount else { return nil }
+        let end = min(nextFrame + framesPerChunk, file.frameCount)
+        defer { nextFrame = end }
+        return file.bytes(frames: nextFrame..<end)
+    }
+
+    func checkComplete() throws {}
+}
+
+/// An audio file decoded by libsndfile for sending, as 32-bit float at the file's own rate:
+/// mono and stereo as they are, more channels mixed down to mono (their layout is unknown).
+/// A rate the protocol does not carry, or no audio at all, is an error naming the file.
+struct DecodedFile {
+    let format: AudioFormat
+    /// Interleaved.
+    let samples: [Float]
+    var frameCount: Int { samples.count / Int(format.channels) }
 
     init(path: String) throws {
         let audio: DecodedAudio
@@ -36,32 +60,17 @@ struct DecodedFileSource: PCMSource {
             throw RuntimeError("\(path): sample rate \(rate) Hz is not supported (accepted: 8000 to 192000 Hz)")
         }
         guard audio.frameCount > 0 else { throw RuntimeError("\(path): the file holds no audio") }
-        samples = audio.channelCount <= 2 ? audio.interleaved : Self.mixedToMono(audio)
-        let channels = audio.channelCount == 2 ? 2 : 1
-        format = AudioFormat(sampleFormat: .f32le, rateHz: UInt32(rate), channels: UInt8(channels))
-        durationSeconds = audio.durationSeconds
-        framesPerChunk = max(1, Int(rate * chunkSeconds))
-    }
-
-    mutating func nextChunk() throws -> [UInt8]? {
-        let channels = Int(format.channels)
-        let totalFrames = samples.count / channels
-        guard nextFrame < totalFrames else { return nil }
-        let end = min(nextFrame + framesPerChunk, totalFrames)
-        defer { nextFrame = end }
-        // f32le is the host's Float layout on little-endian machines (the only ones Swift on
-        // Linux supports), so the samples go out as they are.
-        return samples[nextFrame * channels..<end * channels].withUnsafeBytes { Array($0) }
-    }
-
-    func checkComplete() throws {}
-
-    private static func mixedToMono(_ audio: DecodedAudio) -> [Float] {
         let channels = audio.channelCount
-        let scale = 1 / Float(channels)
-        return (0..<audio.frameCount).map { frame in
-            audio.interleaved[frame * channels..<(frame + 1) * channels].reduce(0, +) * scale
+        samples = channels <= 2 ? audio.interleaved : (0..<audio.frameCount).map { frame in
+            audio.interleaved[frame * channels..<(frame + 1) * channels].reduce(0, +) / Float(channels)
         }
+        format = AudioFormat(sampleFormat: .f32le, rateHz: UInt32(rate), channels: channels == 2 ? 2 : 1)
+    }
+
+    /// The samples as f32le bytes: the host's Float layout (Swift on Linux is little-endian only).
+    func bytes(frames range: Range<Int>) -> [UInt8] {
+        let channels = Int(format.channels)
+        return samples[range.lowerBound * channels..<range.upperBound * channels].withUnsafeBytes { Array($0) }
     }
 }
 

@@ -43,21 +43,7 @@ struct ThemeSoundFile {
 
     /// The file decoded to f32le at its own rate (mono or stereo; more channels are mixed to mono).
     static func decode(path: String) throws -> (format: AudioFormat, pcm: [UInt8]) {
-        let audio: DecodedAudio
-        do { audio = try AudioFileReader.read(path: path) } catch let error as AudioFileError {
-            throw RuntimeError(error.description)
-        }
-        let rate = audio.sampleRateHz
-        guard rate.rounded() == rate, ProtocolLimits.rateHzRange.contains(UInt32(clamping: Int(rate))) else {
-            throw RuntimeError("\(path): sample rate \(rate) Hz is not supported (accepted: 8000 to 192000 Hz)")
-        }
-        guard audio.frameCount > 0 else { throw RuntimeError("\(path): the file holds no audio") }
-        let channels = audio.channelCount
-        let samples = channels <= 2 ? audio.interleaved : (0..<audio.frameCount).map { frame in
-            audio.interleaved[frame * channels..<(frame + 1) * channels].reduce(0, +) / Float(channels)
-        }
-        let format = AudioFormat(sampleFormat: .f32le, rateHz: UInt32(rate), channels: channels == 2 ? 2 : 1)
-        // f32le is the host's Float layout (Swift on Linux is little-endian only).
-        return (format, samples.withUnsafeBytes { Array($0) })
+        let decoded = try DecodedFile(path: path)
+        return (decoded.format, decoded.bytes(frames: 0..<decoded.frameCount))
     }
 }
