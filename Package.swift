@@ -86,7 +86,7 @@ let package = Package(
         .testTarget(name: "SceneSoundServerTests", dependencies: [
             "scenesoundd", "scenesound", "scenesound-two-windows", "SceneSoundServer", "SceneSoundTestSupport", "SceneSoundProtocol", "SceneSoundDSP", "SceneSoundMedia",
         ]),
-        .testTarget(name: "SceneSoundClientTests", dependencies: ["SceneSoundClient"]),
+        .testTarget(name: "SceneSoundClientTests", dependencies: ["SceneSoundClient", "SceneSoundTestSupport"]),
         .testTarget(name: "SceneSoundThemesTests", dependencies: ["SceneSoundThemes"]),
         // Builds libscenesound into a temporary prefix and runs C, C++ and Python clients against a live daemon.
         .testTarget(name: "CLibraryTests", dependencies: ["scenesoundd", "scenesound", "SceneSoundC", "SceneSoundTestSupport"],

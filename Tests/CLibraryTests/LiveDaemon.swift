@@ -1,4 +1,5 @@
 import Foundation
+import SceneSoundTestSupport
 
 /// A real `scenesoundd` writing its mix to a WAV file, on a private socket.
 final class LiveDaemon: @unchecked Sendable {
@@ -42,16 +43,7 @@ final class LiveDaemon: @unchecked Sendable {
     private static func accepts(_ path: String) -> Bool {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { bytes in
-            for (index, byte) in path.utf8.prefix(bytes.count - 1).enumerated() { bytes[index] = byte }
-        }
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
-            }
-        }
+        return withUnixSocketAddress(path) { connect(fd, $0, $1) } == 0
     }
 
     deinit {

@@ -1,4 +1,5 @@
 import Foundation
+import SceneSoundTestSupport
 import Glibc
 import SceneSoundProtocol
 
@@ -23,16 +24,7 @@ final class ScriptedPeer: @unchecked Sendable {
         socketPath = directory + "/socket"
         let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         self.listener = listener
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            let bytes = Array(socketPath.utf8)
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let bound = withUnixSocketAddress(socketPath) { bind(listener, $0, $1) }
         guard bound == 0, listen(listener, 4) == 0 else { throw ScriptFailure(description: "bind/listen failed: \(errno)") }
         Thread.detachNewThread { [self] in
             defer { done.signal() }

@@ -127,6 +127,8 @@ import Testing
         #expect(throws: failure) { try stream.write(pattern(64), timeoutSeconds: 5) }
         #expect(stream.bytesSent == 8)
         #expect(throws: failure) { try stream.write(pattern(2)) }  // defunct from now on
+        // The event handler runs on the reader thread, which may still be on its way there.
+        #expect(events.wait(for: 1))
         #expect(events.all == [.streamError(StreamError(streamID: 7, code: .internalError, message: "resampler failed"))])
         try stream.close()
         connection.close()
@@ -196,6 +198,7 @@ import Testing
         try stream.setVolume(decibels: -6)
         #expect(drain.result(waitingSeconds: 0.05) == nil, "drain answered before the audio played")
         #expect(throws: Never.self) { try drain.result(waitingSeconds: 5)?.get() }
+        #expect(events.wait(for: 1))  // delivered on the reader thread
         #expect(events.all == [.streamEnded(StreamEnded(streamID: 7, reason: .drained))])
         #expect(stream.waitUntilStopped(timeoutSeconds: 0.05) == nil, "a drained stream stays usable")
         connection.close()

@@ -1,4 +1,5 @@
 import Foundation
+import SceneSoundTestSupport
 import SceneSoundProtocol
 
 /// A deliberately simple protocol client for tests: blocking socket, explicit frames. It can
@@ -14,16 +15,7 @@ final class RawClient: @unchecked Sendable {
 
     init(socketPath: String, handshake: Bool = true, name: String = "test") throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            let bytes = Array(socketPath.utf8)
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let result = withUnixSocketAddress(socketPath) { connect(fd, $0, $1) }
         guard result == 0 else {
             close(fd)
             throw TestFailure("connect: \(String(cString: strerror(errno)))")
