@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .executable(name: "scenesound", targets: ["scenesound"]),
         .executable(name: "scenesoundd", targets: ["scenesoundd"]),
+        .executable(name: "scenesound-capture-guard", targets: ["scenesound-capture-guard"]),
         .library(name: "SceneSoundDSP", targets: ["SceneSoundDSP"]),
         .library(name: "SceneSoundEngine", targets: ["SceneSoundEngine"]),
         // For the nested Benchmarks package: it loads the real HRTF set through the disk cache.
@@ -67,6 +68,10 @@ let package = Package(
         // examples/swift: two XCB windows, a looping tone anchored to each.
         .executableTarget(name: "scenesound-two-windows", dependencies: ["CXCB", "SceneSoundClient", "SceneSoundProtocol"],
                           path: "examples/swift"),
+        // Takes over other apps' playback streams (libpulse: PulseAudio and pipewire-pulse), and
+        // the guard process that undoes it when the daemon dies or hangs.
+        .target(name: "SceneSoundCapture", dependencies: ["CPulse", "SceneSoundPulse"]),
+        .executableTarget(name: "scenesound-capture-guard", dependencies: ["SceneSoundCapture"]),
         // @@TARGETS@@ (helpers add their targets above this line)
 
         .executableTarget(name: "scenesound", dependencies: [
@@ -94,6 +99,13 @@ let package = Package(
         // Real X servers, window managers and windows for tests, started and stopped by PID.
         .target(name: "SceneSoundTestSupport", path: "Tests/SceneSoundTestSupport"),
         .testTarget(name: "SceneSoundX11Tests", dependencies: ["SceneSoundX11", "SceneSoundTestSupport"]),
+        // A process running the capture that the capture tests kill, stop and hang.
+        .executableTarget(name: "scenesound-capture-test-host", dependencies: ["SceneSoundCapture"],
+                          path: "Tests/CaptureTestHost"),
+        .testTarget(name: "SceneSoundCaptureTests", dependencies: [
+            "SceneSoundCapture", "SceneSoundPulse", "SceneSoundTestSupport", "scenesound-capture-guard",
+            "scenesound-capture-test-host", "SceneSoundDSP",
+        ]),
         // @@TESTS@@ (helpers add their test targets above this line)
     ]
 )

@@ -2,11 +2,11 @@ import CPulse
 
 /// libpulse's threaded mainloop: one thread that runs every callback of our contexts and
 /// streams (and therefore the render), with a lock that other threads take to touch them.
-final class PulseMainloop: @unchecked Sendable {
+public final class PulseMainloop: @unchecked Sendable {
     private let mainloop: OpaquePointer
-    let api: UnsafeMutablePointer<pa_mainloop_api>
+    public let api: UnsafeMutablePointer<pa_mainloop_api>
 
-    init(threadName: String) throws(PulseOutputError) {
+    public init(threadName: String) throws(PulseOutputError) {
         guard let mainloop = pa_threaded_mainloop_new() else {
             throw .mainloopUnavailable("pa_threaded_mainloop_new failed")
         }
@@ -26,7 +26,7 @@ final class PulseMainloop: @unchecked Sendable {
         pa_threaded_mainloop_free(mainloop)
     }
 
-    func start() throws(PulseOutputError) {
+    public func start() throws(PulseOutputError) {
         guard pa_threaded_mainloop_start(mainloop) == 0 else {
             throw .mainloopUnavailable("pa_threaded_mainloop_start failed")
         }
@@ -34,10 +34,10 @@ final class PulseMainloop: @unchecked Sendable {
 
     /// Whether the caller is the mainloop thread (inside a callback), where the lock is
     /// already held and must not be taken again (libpulse asserts on it).
-    var isCurrentThread: Bool { pa_threaded_mainloop_in_thread(mainloop) != 0 }
+    public var isCurrentThread: Bool { pa_threaded_mainloop_in_thread(mainloop) != 0 }
 
     /// Runs `body` holding the mainloop lock, or directly when already on the mainloop thread.
-    func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+    public func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
         if isCurrentThread { return try body() }
         pa_threaded_mainloop_lock(mainloop)
         defer { pa_threaded_mainloop_unlock(mainloop) }
@@ -45,21 +45,21 @@ final class PulseMainloop: @unchecked Sendable {
     }
 
     /// Stops the thread and waits for it to exit. Must not run on the mainloop thread.
-    func stopAndJoin() {
+    public func stopAndJoin() {
         precondition(!isCurrentThread, "PulseMainloop.stopAndJoin called on the mainloop thread")
         pa_threaded_mainloop_stop(mainloop)
     }
 
     /// From the mainloop thread: makes the loop return after this iteration, so the thread
     /// ends by itself. Joining and freeing happen later on another thread.
-    func quitFromItsOwnThread() {
+    public func quitFromItsOwnThread() {
         api.pointee.quit(api, 0)
     }
 
     /// Runs `body` once on the mainloop thread at its next iteration, outside of any libpulse
     /// callback. Needed to tear a stream down from inside one of its own callbacks: libpulse
     /// goes on using the stream after e.g. the READY state callback returns.
-    func runSoon(_ body: @escaping () -> Void) {
+    public func runSoon(_ body: @escaping () -> Void) {
         let action = Unmanaged.passRetained(DeferredAction(body)).toOpaque()
         let event = api.pointee.defer_new(api, { api, event, userdata in
             let action = Unmanaged<DeferredAction>.fromOpaque(userdata!).takeUnretainedValue()
@@ -77,7 +77,7 @@ final class PulseMainloop: @unchecked Sendable {
 
     /// A one-shot timer on the mainloop thread, `seconds` from now. The callback's userdata
     /// must stay valid until the timer fired or was cancelled.
-    func scheduleTimer(
+    public func scheduleTimer(
         afterSeconds seconds: Double,
         userdata: UnsafeMutableRawPointer,
         callback: pa_time_event_cb_t
@@ -88,7 +88,7 @@ final class PulseMainloop: @unchecked Sendable {
         return api.pointee.time_new(api, &due, callback, userdata)
     }
 
-    func cancelTimer(_ timer: OpaquePointer) {
+    public func cancelTimer(_ timer: OpaquePointer) {
         api.pointee.time_free(timer)
     }
 }

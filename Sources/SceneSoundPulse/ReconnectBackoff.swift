@@ -1,12 +1,12 @@
 /// Delays between reconnection attempts: short at first (a restarted server is usually back
 /// within tens of milliseconds), doubling up to a ceiling so a server that stays away costs
 /// one attempt per second.
-struct ReconnectBackoff {
-    let initialSeconds: Double
-    let maximumSeconds: Double
+public struct ReconnectBackoff: Sendable {
+    public let initialSeconds: Double
+    public let maximumSeconds: Double
     private var upcomingSeconds: Double
 
-    init(initialSeconds: Double = 0.050, maximumSeconds: Double = 1.0) {
+    public init(initialSeconds: Double = 0.050, maximumSeconds: Double = 1.0) {
         precondition(initialSeconds > 0 && maximumSeconds >= initialSeconds)
         self.initialSeconds = initialSeconds
         self.maximumSeconds = maximumSeconds
@@ -14,14 +14,14 @@ struct ReconnectBackoff {
     }
 
     /// The delay before the next attempt; each call doubles the following one.
-    mutating func nextDelaySeconds() -> Double {
+    public mutating func nextDelaySeconds() -> Double {
         let delay = upcomingSeconds
         upcomingSeconds = min(upcomingSeconds * 2, maximumSeconds)
         return delay
     }
 
     /// After a successful connection the next loss starts again from the shortest delay.
-    mutating func reset() {
+    public mutating func reset() {
         upcomingSeconds = initialSeconds
     }
 }

@@ -12,8 +12,10 @@ public final class ChildProcess {
     public let name: String
     private var reaped = false
 
+    /// `environment` is added to (and overrides) the test process's own.
     public init(_ executable: String, _ arguments: [String], display: String?,
-         outputPath: String = "/dev/null", errorPath: String = "/dev/null") throws {
+         outputPath: String = "/dev/null", errorPath: String = "/dev/null",
+         environment extraEnvironment: [String: String] = [:]) throws {
         name = executable
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -35,6 +37,7 @@ public final class ChildProcess {
 
         var environment = ProcessInfo.processInfo.environment
         environment["DISPLAY"] = display
+        environment.merge(extraEnvironment) { _, extra in extra }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }
@@ -93,15 +96,17 @@ public struct ToolFailure: Error, CustomStringConvertible {
 
 /// Runs an X tool against `display` to completion; returns stdout, throws on failure.
 @discardableResult
-public func runTool(_ executable: String, _ arguments: [String], display: String?) throws -> String {
-    let (status, output, errors) = runToolStatus(executable, arguments, display: display)
+public func runTool(_ executable: String, _ arguments: [String], display: String?,
+                    environment: [String: String] = [:]) throws -> String {
+    let (status, output, errors) = runToolStatus(executable, arguments, display: display, environment: environment)
     guard status == 0 else {
         throw ToolFailure(command: ([executable] + arguments).joined(separator: " "), status: status, output: errors)
     }
     return output
 }
 
-public func runToolStatus(_ executable: String, _ arguments: [String], display: String?) -> (Int32, String, String) {
+public func runToolStatus(_ executable: String, _ arguments: [String], display: String?,
+                          environment: [String: String] = [:]) -> (Int32, String, String) {
     // Output through files, not pipes: nothing to drain while waiting, so no deadlock on a
     // chatty tool, and the same posix_spawn path as the long-running children.
     let base = NSTemporaryDirectory() + "x11tool-\(getpid())-\(UInt64.random(in: 0 ... .max))"
@@ -112,7 +117,8 @@ public func runToolStatus(_ executable: String, _ arguments: [String], display: 
     }
     let child: ChildProcess
     do {
-        child = try ChildProcess(executable, arguments, display: display, outputPath: outputPath, errorPath: errorPath)
+        child = try ChildProcess(executable, arguments, display: display, outputPath: outputPath, errorPath: errorPath,
+                                 environment: environment)
     } catch {
         return (-1, "", "\(error)")
     }

@@ -1,0 +1,13 @@
+/// Receives what the capture takes. Every call comes on the capture's PulseAudio thread, in
+/// order for each stream: start, audio and updates, end. Implementations must return quickly
+/// (copy the audio into a queue); blocking here delays every captured app.
+public protocol AppCaptureConsumer: AnyObject, Sendable {
+    func captureDidStart(_ stream: CapturedStreamIdentity)
+    /// The stream's properties changed (a window id set late, a new title).
+    func captureDidUpdate(_ stream: CapturedStreamIdentity)
+    /// Interleaved stereo Float32 at the configured rate, valid only during the call.
+    func captureDidReceive(streamIndex: UInt32, interleavedStereo samples: UnsafeBufferPointer<Float>)
+    /// The stream ended, was excluded, was moved elsewhere by the user, or the capture stopped.
+    func captureDidEnd(streamIndex: UInt32)
+    func captureStateDidChange(_ state: AppCapture.State)
+}

@@ -1,0 +1,164 @@
+import CPulse
+import Foundation
+
+/// The guard process's side (see `CaptureGuardLink`): waits for the daemon to die or hang,
+/// then sweeps the capture sinks of its session, and exits.
+public enum CaptureGuard {
+    public struct Options: Equatable, Sendable {
+        public var session: String
+        public var serverAddress: String?
+        /// No heartbeat for this long counts as hung.
+        public var hangSeconds: Double = 2.0
+        /// How long to keep trying to reach a sound server that is restarting.
+        public var connectSeconds: Double = 5.0
+
+        public init(session: String, serverAddress: String? = nil) {
+            self.session = session
+            self.serverAddress = serverAddress
+        }
+
+        /// `--session TOKEN [--server ADDRESS] [--hang-seconds S]`; nil with a message on bad input.
+        public static func parse(_ arguments: [String]) -> Result<Options, UsageError> {
+            var session: String?
+            var server: String?
+            var hang = 2.0
+            var remaining = arguments[...]
+            while let flag = remaining.popFirst() {
+                guard let value = remaining.popFirst() else {
+                    return .failure(UsageError(message: "\(flag) needs a value"))
+                }
+                switch flag {
+                case "--session": session = value
+                case "--server": server = value
+                case "--hang-seconds":
+                    guard let seconds = Double(value), seconds > 0, seconds <= 60 else {
+                        return .failure(UsageError(message: "--hang-seconds: '\(value)' is not a number of seconds in (0, 60]"))
+                    }
+                    hang = seconds
+                default:
+                    return .failure(UsageError(message: "unknown option '\(flag)' (accepted: --session, --server, --hang-seconds)"))
+                }
+            }
+            guard let session, !session.isEmpty else { return .failure(UsageError(message: "--session TOKEN is required")) }
+            var options = Options(session: session, serverAddress: server)
+            options.hangSeconds = hang
+            return .success(options)
+        }
+    }
+
+    public struct UsageError: Error, Equatable {
+        public let message: String
+    }
+
+    public enum Ending: Equatable, Sendable {
+        case daemonEnded
+        case daemonHung
+    }
+
+    /// Blocks until the daemon on the other end of `descriptor` ends or stops beating.
+    public static func waitForDaemon(descriptor: Int32, hangSeconds: Double) -> Ending {
+        var lastBeat = Date()
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while true {
+            let remaining = hangSeconds - Date().timeIntervalSince(lastBeat)
+            if remaining <= 0 { return .daemonHung }
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32((remaining * 1000).rounded(.up)))
+            if ready < 0 {
+                if errno == EINTR { continue }
+                return .daemonEnded
+            }
+            if ready == 0 { return .daemonHung }
+            let count = read(descriptor, &buffer, buffer.count)
+            if count == 0 || (count < 0 && errno != EINTR && errno != EAGAIN) { return .daemonEnded }
+            if count > 0 { lastBeat = Date() }
+        }
+    }
+
+    /// Sweeps the session's capture sinks on the sound server, retrying the connection for
+    /// `options.connectSeconds`. nil if the server could not be reached (then nothing of ours
+    /// is loaded there either: a restarted server starts without our modules).
+    public static func sweep(_ options: Options) -> String? {
+        let deadline = Date().addingTimeInterval(options.connectSeconds)
+        repeat {
+            switch sweepOnce(options, deadline: deadline) {
+            case .done(let outcome):
+                return describe(outcome)
+            case .unreachable:
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+        } while Date() < deadline
+        return nil
+    }
+
+    static func describe(_ outcome: CaptureSweep.Outcome) -> String {
+        var words = "returned \(outcome.streamsReturned) stream(s), unloaded \(outcome.sinksRemoved) sink(s)"
+        if let restored = outcome.restoredDefaultSink { words += ", made \(restored) the default sink again" }
+        if !outcome.failures.isEmpty { words += "; failed: " + outcome.failures.joined(separator: "; ") }
+        return words
+    }
+
+    private enum Attempt {
+        case done(CaptureSweep.Outcome)
+        case unreachable
+    }
+
+    /// One connection on a plain (single-threaded) mainloop.
+    private static func sweepOnce(_ options: Options, deadline: Date) -> Attempt {
+        guard let mainloop = pa_mainloop_new() else { return .unreachable }
+        defer { pa_mainloop_free(mainloop) }
+        let api = pa_mainloop_get_api(mainloop)
+        guard let context = pa_context_new(api, "SceneSound capture guard") else { return .unreachable }
+        defer { pa_context_unref(context) }
+
+        final class State {
+            var outcome: CaptureSweep.Outcome?
+            var failed = false
+            var sweeping = false
+        }
+        let state = State()
+        let session = options.session
+        let connected = (options.serverAddress.map { address in
+            address.withCString { pa_context_connect(context, $0, PA_CONTEXT_NOAUTOSPAWN, nil) }
+        } ?? pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil)) == 0
+        guard connected else { return .unreachable }
+        defer { pa_context_disconnect(context) }
+
+        while state.outcome == nil, !state.failed, Date() < deadline {
+            switch pa_context_get_state(context) {
+            case PA_CONTEXT_READY where !state.sweeping:
+                state.sweeping = true
+                CaptureSweep.run(on: context, isTarget: { $0[CaptureSinkProperties.sessionKey] == session }) {
+                    state.outcome = $0
+                }
+            case PA_CONTEXT_FAILED, PA_CONTEXT_TERMINATED:
+                state.failed = true
+                continue
+            default:
+                break
+            }
+            // Blocks for at most 100 ms, so the deadline is checked even if the server is silent.
+            pa_mainloop_prepare(mainloop, 100_000)
+            pa_mainloop_poll(mainloop)
+            pa_mainloop_dispatch(mainloop)
+        }
+        if let outcome = state.outcome { return .done(outcome) }
+        return .unreachable
+    }
+
+    /// The guard's whole life: wait, sweep, report one line on stderr. Returns the exit status.
+    public static func run(arguments: [String], descriptor: Int32 = 0) -> Int32 {
+        let options: Options
+        switch Options.parse(arguments) {
+        case .success(let parsed): options = parsed
+        case .failure(let error):
+            FileHandle.standardError.write(Data("scenesound-capture-guard: \(error.message)\n".utf8))
+            return 2
+        }
+        let ending = waitForDaemon(descriptor: descriptor, hangSeconds: options.hangSeconds)
+        let why = ending == .daemonHung ? "daemon silent for \(options.hangSeconds) s" : "daemon ended"
+        let result = sweep(options).map { "\(why): \($0)" } ?? "\(why): no sound server reachable, nothing to undo"
+        FileHandle.standardError.write(Data("scenesound-capture-guard: \(result)\n".utf8))
+        return 0
+    }
+}

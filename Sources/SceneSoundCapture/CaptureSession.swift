@@ -1,0 +1,415 @@
+import CPulse
+import Foundation
+import SceneSoundPulse
+
+protocol CaptureSessionDelegate: AnyObject {
+    func sessionDidStartCapturing(_ session: CaptureSession, sinkName: String)
+    func sessionDidFail(_ session: CaptureSession, reason: String)
+}
+
+/// One connection's worth of capture: sweep leftovers, start the guard, load the capture
+/// sink, then take every eligible stream as it appears and record it. When anything it
+/// relies on goes away (the server, the sink, the guard), it fails as a whole and the
+/// supervisor starts a new one. Confined to the mainloop thread.
+final class CaptureSession {
+    private enum Phase { case connecting, preparing, capturing, finished }
+
+    private struct TrackedStream {
+        var identity: CapturedStreamIdentity
+        var recorder: MonitorRecorder?
+        /// The move to the capture sink is in flight: the recorder attaches once it is done
+        /// (PulseAudio ends a direct monitor when its input moves).
+        var isMoving: Bool
+    }
+
+    let token: String
+    private let context: OpaquePointer
+    private let requests: PulseRequests
+    private let mainloop: PulseMainloop
+    private let configuration: AppCapture.Configuration
+    private let consumer: AppCaptureConsumer
+    private weak var delegate: CaptureSessionDelegate?
+
+    private var phase = Phase.connecting
+    private var excludedBinaries: Set<String>
+    private var guardLink: CaptureGuardLink?
+    private var heartbeatTimer: OpaquePointer?
+    private var captureSink: SinkFacts?
+    private var defaultSink: (name: String, index: UInt32)?
+    private var streams: [UInt32: TrackedStream] = [:]
+    /// Streams the user moved off the capture sink: their choice stands until they end.
+    private var userRouted: Set<UInt32> = []
+    /// Monitor attachments per stream, so a stream whose monitor keeps failing is given up.
+    private var attachAttempts: [UInt32: Int] = [:]
+
+    init?(mainloop: PulseMainloop, configuration: AppCapture.Configuration, token: String,
+          consumer: AppCaptureConsumer, delegate: CaptureSessionDelegate) {
+        guard let context = pa_context_new(mainloop.api, configuration.applicationName) else { return nil }
+        self.context = context
+        requests = PulseRequests(context: context)
+        self.mainloop = mainloop
+        self.configuration = configuration
+        self.token = token
+        self.consumer = consumer
+        self.delegate = delegate
+        excludedBinaries = configuration.excludedBinaries
+        let userdata = Unmanaged.passUnretained(self).toOpaque()
+        pa_context_set_state_callback(context, { _, userdata in
+            CaptureSession.from(userdata).contextStateChanged()
+        }, userdata)
+        pa_context_set_subscribe_callback(context, { _, event, index, userdata in
+            CaptureSession.from(userdata).serverChanged(event: event, index: index)
+        }, userdata)
+    }
+
+    deinit {
+        shutDownLocally()
+        pa_context_unref(context)
+    }
+
+    private static func from(_ userdata: UnsafeMutableRawPointer?) -> CaptureSession {
+        Unmanaged<CaptureSession>.fromOpaque(userdata!).takeUnretainedValue()
+    }
+
+    var capturedStreams: [CapturedStreamIdentity] {
+        streams.values.filter { $0.recorder != nil }.map(\.identity).sorted { $0.streamIndex < $1.streamIndex }
+    }
+
+    var captureSinkName: String? { captureSink?.name }
+
+    func connect() {
+        let flags = PA_CONTEXT_NOAUTOSPAWN
+        let result = configuration.serverAddress.map { address in
+            address.withCString { pa_context_connect(context, $0, flags, nil) }
+        } ?? pa_context_connect(context, nil, flags, nil)
+        if result < 0 { fail("cannot connect: \(pulseErrorText(context: context))") }
+    }
+
+    // MARK: Setting up
+
+    private func contextStateChanged() {
+        switch pa_context_get_state(context) {
+        case PA_CONTEXT_READY where phase == .connecting:
+            phase = .preparing
+            prepare()
+        case PA_CONTEXT_FAILED, PA_CONTEXT_TERMINATED:
+            fail("connection lost: \(pulseErrorText(context: context))")
+        default:
+            break
+        }
+    }
+
+    private func prepare() {
+        let mask = PA_SUBSCRIPTION_MASK_SINK_INPUT.rawValue | PA_SUBSCRIPTION_MASK_SINK.rawValue
+            | PA_SUBSCRIPTION_MASK_SERVER.rawValue | PA_SUBSCRIPTION_MASK_CLIENT.rawValue
+        if let operation = pa_context_subscribe(context, pa_subscription_mask_t(mask), nil, nil) {
+            pa_operation_unref(operation)
+        }
+        let ownPID = getpid(), token = token
+        // Leftovers: sinks of processes that are gone, and our own from an earlier session.
+        CaptureSweep.run(on: context, isTarget: { properties in
+            CaptureSinkProperties.isLeftover(properties, processIsAlive: processIsAlive)
+                || (properties[CaptureSinkProperties.ownerPIDKey] == String(ownPID)
+                    && properties[CaptureSinkProperties.sessionKey] != token)
+        }) { [weak self] _ in
+            self?.startGuard()
+        }
+    }
+
+    private func startGuard() {
+        guard phase == .preparing else { return }
+        if let executable = configuration.guardExecutable {
+            do {
+                guardLink = try CaptureGuardLink.spawn(
+                    executable: executable, session: token, serverAddress: configuration.serverAddress,
+                    hangSeconds: configuration.hangSeconds)
+            } catch {
+                return fail("\(error)")
+            }
+            scheduleHeartbeat()
+        }
+        requests.defaultSinkName { [weak self] name in self?.loadCaptureSink(previousDefault: name) }
+    }
+
+    private func loadCaptureSink(previousDefault: String?) {
+        guard phase == .preparing else { return }
+        let arguments = CaptureSinkProperties.nullSinkArguments(
+            session: token, ownerPID: getpid(), previousDefaultSink: previousDefault, rateHz: configuration.rateHz)
+        requests.loadModule("module-null-sink", arguments: arguments) { [weak self] module in
+            guard let self, phase == .preparing else { return }
+            guard module != nil else { return fail("cannot load module-null-sink: \(pulseErrorText(context: context))") }
+            findCaptureSink(attemptsLeft: 50)
+        }
+    }
+
+    /// PipeWire's pulse server may announce the sink a moment after the module loaded.
+    private func findCaptureSink(attemptsLeft: Int) {
+        requests.sink(named: CaptureSinkProperties.sinkName) { [weak self] sink in
+            guard let self, phase == .preparing else { return }
+            guard let sink, sink.properties[CaptureSinkProperties.sessionKey] == token else {
+                guard attemptsLeft > 0 else { return fail("the capture sink did not appear") }
+                return after(seconds: 0.02) { [weak self] in self?.findCaptureSink(attemptsLeft: attemptsLeft - 1) }
+            }
+            captureSink = sink
+            refreshDefaultSink { [weak self] in
+                guard let self, phase == .preparing else { return }
+                phase = .capturing
+                delegate?.sessionDidStartCapturing(self, sinkName: sink.name)
+                rescan()
+            }
+        }
+    }
+
+    // MARK: Following the server
+
+    private func serverChanged(event: pa_subscription_event_type_t, index: UInt32) {
+        guard phase == .capturing else { return }
+        let facility = event.rawValue & PA_SUBSCRIPTION_EVENT_FACILITY_MASK.rawValue
+        let type = event.rawValue & PA_SUBSCRIPTION_EVENT_TYPE_MASK.rawValue
+        switch facility {
+        case PA_SUBSCRIPTION_EVENT_SINK_INPUT.rawValue:
+            if type == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue {
+                streamEnded(index)
+            } else {
+                requests.sinkInput(index) { [weak self] facts in
+                    guard let self else { return }
+                    if let facts { evaluate(facts) } else { streamEnded(index) }
+                }
+            }
+        case PA_SUBSCRIPTION_EVENT_SINK.rawValue:
+            if type == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue, index == captureSink?.index {
+                return fail("the capture sink was removed")
+            }
+            refreshDefaultSink { [weak self] in self?.rescan() }
+        case PA_SUBSCRIPTION_EVENT_SERVER.rawValue:
+            refreshDefaultSink { [weak self] in self?.rescan() }
+        default:
+            break
+        }
+    }
+
+    /// Learns the real default sink. Ours must never be it: the server picks it when no other
+    /// sink is left (a headset unplugged), and then the mix would play into itself. If it
+    /// happens, the default goes back to the one we replaced, if it is there.
+    private func refreshDefaultSink(_ then: @escaping () -> Void) {
+        requests.defaultSinkName { [weak self] name in
+            guard let self, let name else { return then() }
+            if name == captureSink?.name {
+                guard let previous = defaultSink?.name, previous != name else { return then() }
+                requests.sink(named: previous) { [weak self] sink in
+                    guard let self else { return }
+                    guard sink != nil else { return then() }
+                    requests.setDefaultSink(previous) { _ in then() }
+                }
+                return
+            }
+            if name == defaultSink?.name { return then() }
+            requests.sink(named: name) { [weak self] sink in
+                if let self, let sink { defaultSink = (sink.name, sink.index) }
+                then()
+            }
+        }
+    }
+
+    private func rescan() {
+        guard phase == .capturing else { return }
+        requests.sinkInputs { [weak self] inputs in
+            guard let self, let inputs else { return }
+            inputs.forEach(evaluate)
+        }
+    }
+
+    private var decisionContext: CaptureDecision.Context {
+        CaptureDecision.Context(
+            ownProcessID: getpid(), defaultSinkIndex: defaultSink?.index, captureSinkIndex: captureSink?.index,
+            excludedBinaries: excludedBinaries)
+    }
+
+    private func evaluate(_ facts: SinkInputFacts) {
+        guard phase == .capturing, let captureSink else { return }
+        let decision = CaptureDecision.decide(facts, in: decisionContext)
+        if var tracked = streams[facts.index] {
+            if tracked.isMoving { return }
+            if facts.sinkIndex != captureSink.index {  // moved elsewhere by the user or a policy
+                release(facts.index)
+                userRouted.insert(facts.index)
+                return
+            }
+            if case .returnToDefaultSink = decision {
+                release(facts.index)
+                return returnToDefaultSink(facts.index)
+            }
+            let identity = CapturedStreamIdentity(streamIndex: facts.index, properties: facts.properties)
+            if identity != tracked.identity {
+                tracked.identity = identity
+                streams[facts.index] = tracked
+                consumer.captureDidUpdate(identity)
+            }
+            return
+        }
+        guard !userRouted.contains(facts.index) else { return }
+        switch decision {
+        case .take:
+            let identity = CapturedStreamIdentity(streamIndex: facts.index, properties: facts.properties)
+            if facts.sinkIndex == captureSink.index {
+                streams[facts.index] = TrackedStream(identity: identity, recorder: nil, isMoving: false)
+                attach(facts.index)
+            } else {
+                streams[facts.index] = TrackedStream(identity: identity, recorder: nil, isMoving: true)
+                requests.moveSinkInput(facts.index, toSink: captureSink.index) { [weak self] moved in
+                    guard let self, phase == .capturing, streams[facts.index]?.isMoving == true else { return }
+                    streams[facts.index]?.isMoving = false
+                    if moved { attach(facts.index) } else { streams[facts.index] = nil }
+                }
+            }
+        case .returnToDefaultSink:
+            returnToDefaultSink(facts.index)
+        case .leave:
+            break
+        }
+    }
+
+    private func attach(_ index: UInt32) {
+        guard let captureSink, var tracked = streams[index] else { return }
+        let attempts = attachAttempts[index, default: 0] + 1
+        attachAttempts[index] = attempts
+        guard attempts <= 3, let recorder = MonitorRecorder(
+            context: context, streamIndex: index, monitorSourceName: captureSink.name + ".monitor",
+            rateHz: configuration.rateHz, fragmentSeconds: configuration.fragmentSeconds,
+            streamName: "SceneSound capture of \(tracked.identity.applicationName ?? "stream \(index)")",
+            consumer: consumer, delegate: self)
+        else {
+            // Leave it playing on the real sink rather than silent on ours.
+            streams[index] = nil
+            return returnToDefaultSink(index)
+        }
+        tracked.recorder = recorder
+        streams[index] = tracked
+        consumer.captureDidStart(tracked.identity)
+    }
+
+    /// Stops capturing a stream without touching where it plays.
+    private func release(_ index: UInt32) {
+        guard let tracked = streams.removeValue(forKey: index) else { return }
+        if let recorder = tracked.recorder {
+            recorder.close()
+            consumer.captureDidEnd(streamIndex: index)
+        }
+    }
+
+    private func returnToDefaultSink(_ index: UInt32) {
+        guard let defaultSink else { return }
+        requests.moveSinkInput(index, toSink: defaultSink.index) { _ in }
+    }
+
+    private func streamEnded(_ index: UInt32) {
+        release(index)
+        userRouted.remove(index)
+        attachAttempts[index] = nil
+    }
+
+    func setExcludedBinaries(_ binaries: Set<String>) {
+        excludedBinaries = binaries
+        rescan()
+    }
+
+    // MARK: Ending
+
+    /// The clean stop: undo everything on the server, then disconnect. `done` runs on the
+    /// mainloop thread once the server has answered (or at once if it is unreachable).
+    func stop(_ done: @escaping (CaptureSweep.Outcome?) -> Void) {
+        let wasConnected = phase == .capturing || phase == .preparing
+        phase = .finished
+        releaseAll()
+        guard wasConnected else {
+            shutDownLocally()
+            return done(nil)
+        }
+        let token = token
+        CaptureSweep.run(on: context, isTarget: { $0[CaptureSinkProperties.sessionKey] == token }) { [weak self] outcome in
+            self?.shutDownLocally()
+            done(outcome)
+        }
+    }
+
+    private func fail(_ reason: String) {
+        guard phase != .finished else { return }
+        phase = .finished
+        releaseAll()
+        shutDownLocally()
+        delegate?.sessionDidFail(self, reason: reason)
+    }
+
+    private func releaseAll() {
+        for index in streams.keys.sorted() { release(index) }
+    }
+
+    /// Silences every callback, disconnects, lets the guard go. Idempotent.
+    private func shutDownLocally() {
+        phase = .finished
+        if let heartbeatTimer {
+            mainloop.cancelTimer(heartbeatTimer)
+            self.heartbeatTimer = nil
+        }
+        for tracked in streams.values { tracked.recorder?.close() }
+        streams.removeAll()
+        pa_context_set_state_callback(context, nil, nil)
+        pa_context_set_subscribe_callback(context, nil, nil)
+        if PA_CONTEXT_IS_GOOD(pa_context_get_state(context)) != 0 {
+            pa_context_disconnect(context)
+        }
+        // Closed after the server has been told everything: the guard then finds nothing left.
+        guardLink?.close()
+        guardLink = nil
+    }
+
+    // MARK: Heartbeat
+
+    /// Beats from this thread on purpose: if the thread that captures is stuck, the guard
+    /// must notice.
+    private func scheduleHeartbeat() {
+        heartbeatTimer = mainloop.scheduleTimer(
+            afterSeconds: configuration.heartbeatSeconds, userdata: Unmanaged.passUnretained(self).toOpaque()
+        ) { api, timer, _, userdata in
+            let session = CaptureSession.from(userdata)
+            api!.pointee.time_free(timer)
+            session.heartbeatTimer = nil
+            session.beat()
+        }
+    }
+
+    private func beat() {
+        guard phase != .finished, let guardLink else { return }
+        guard guardLink.beat() else { return fail("the capture guard (pid \(guardLink.pid)) is gone") }
+        scheduleHeartbeat()
+    }
+
+    private func after(seconds: Double, _ body: @escaping () -> Void) {
+        final class Pending { let body: () -> Void; init(_ b: @escaping () -> Void) { body = b } }
+        let userdata = Unmanaged.passRetained(Pending(body)).toOpaque()
+        let timer = mainloop.scheduleTimer(afterSeconds: seconds, userdata: userdata) { api, timer, _, userdata in
+            api!.pointee.time_free(timer)
+            Unmanaged<Pending>.fromOpaque(userdata!).takeRetainedValue().body()
+        }
+        if timer == nil { Unmanaged<Pending>.fromOpaque(userdata).release() }
+    }
+}
+
+extension CaptureSession: MonitorRecorderDelegate {
+    func recorderDidEnd(_ recorder: MonitorRecorder) {
+        let index = recorder.streamIndex
+        // Not inside the recorder's own callback: releasing it frees the stream.
+        mainloop.runSoon { [weak self] in self?.recorderEnded(index, recorder) }
+    }
+
+    private func recorderEnded(_ index: UInt32, _ recorder: MonitorRecorder) {
+        guard phase == .capturing, streams[index]?.recorder === recorder else { return }
+        // Its input ended, or moved (the sink-input events say which), or the monitor broke:
+        // look, and attach again if it is still ours to take.
+        release(index)
+        requests.sinkInput(index) { [weak self] facts in
+            guard let self else { return }
+            if let facts { evaluate(facts) } else { streamEnded(index) }
+        }
+    }
+}

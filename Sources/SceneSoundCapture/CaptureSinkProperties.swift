@@ -1,0 +1,52 @@
+import Foundation
+
+/// The null sink the captured streams are moved to, and the properties that mark it as ours.
+/// The marks are what lets anything — the guard, the next daemon, a user with pactl — find
+/// and undo what a capture left behind, without knowing which process made it.
+public enum CaptureSinkProperties {
+    public static let sinkName = "scenesound_capture"
+    /// Present on every sink we load: which capture session made it.
+    public static let sessionKey = "scenesound.capture.session"
+    /// The process that loaded it; a sink whose process is gone is a leftover.
+    public static let ownerPIDKey = "scenesound.capture.owner_pid"
+    /// The default sink when it was loaded, to restore if ours ever ends up the default.
+    public static let previousDefaultKey = "scenesound.capture.previous_default"
+
+    /// module-null-sink's arguments. `norewinds`: a null sink otherwise renders up to 2 s
+    /// ahead and rewinds when an app's volume changes, which the monitor hears as crackles.
+    static func nullSinkArguments(session: String, ownerPID: pid_t, previousDefaultSink: String?, rateHz: Int) -> String {
+        var properties = [
+            "device.description='SceneSound app capture'",
+            "\(sessionKey)=\(quotable(session))",
+            "\(ownerPIDKey)=\(ownerPID)",
+        ]
+        if let previous = previousDefaultSink, !previous.isEmpty, previous == quotable(previous) {
+            properties.append("\(previousDefaultKey)='\(previous)'")
+        }
+        return "sink_name=\(sinkName) sink_properties=\"\(properties.joined(separator: " "))\" " +
+            "norewinds=1 rate=\(rateHz) channels=2 channel_map=front-left,front-right"
+    }
+
+    /// The value with every character a module argument could be confused by removed.
+    static func quotable(_ value: String) -> String {
+        String(value.filter { !"'\"\\ =".contains($0) && !$0.isNewline })
+    }
+
+    /// Whether `properties` (a sink's) mark it as a capture sink.
+    static func isCaptureSink(_ properties: [String: String]) -> Bool {
+        properties[sessionKey] != nil
+    }
+
+    /// A capture sink left by a process that no longer runs: nobody will undo it but us.
+    static func isLeftover(_ properties: [String: String], processIsAlive: (pid_t) -> Bool) -> Bool {
+        guard isCaptureSink(properties) else { return false }
+        guard let pid = properties[ownerPIDKey].flatMap({ pid_t($0) }), pid > 0 else { return true }
+        return !processIsAlive(pid)
+    }
+}
+
+/// kill(pid, 0): the process exists (zombies included, which is right: their parent may
+/// still be about to reap them, and a later sweep catches them).
+func processIsAlive(_ pid: pid_t) -> Bool {
+    kill(pid, 0) == 0 || errno == EPERM
+}

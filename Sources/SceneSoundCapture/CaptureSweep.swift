@@ -1,0 +1,112 @@
+import CPulse
+
+/// Undoes what a capture did to the sound server, for the capture sinks `isTarget` picks:
+/// puts the default sink back if one of them became the default, moves every stream on them
+/// to the default sink (moving a stream to the default sink also makes the server forget the
+/// route it remembered when we moved it: module-stream-restore and WirePlumber both drop a
+/// stream's target when it goes to the default), then unloads their modules.
+///
+/// One piece of code for every way a capture ends: the daemon stopping, the guard after the
+/// daemon died or hung, and the next daemon finding leftovers of a crashed one.
+enum CaptureSweep {
+    struct Outcome: Equatable, Sendable {
+        var sinksRemoved = 0
+        var streamsReturned = 0
+        var restoredDefaultSink: String?
+        /// The requests that failed, in words; empty when everything was undone.
+        var failures: [String] = []
+    }
+
+    /// Runs on the context's mainloop; `done` is called there once every request has answered.
+    static func run(
+        on context: OpaquePointer,
+        isTarget: @escaping ([String: String]) -> Bool,
+        done: @escaping (Outcome) -> Void
+    ) {
+        let requests = PulseRequests(context: context)
+        let outcome = Outcome()
+        requests.defaultSinkName { defaultName in
+            requests.sinks { sinks in
+                guard let sinks else {
+                    var failed = outcome
+                    failed.failures.append("cannot list sinks")
+                    return done(failed)
+                }
+                let targets = sinks.filter { isTarget($0.properties) }
+                guard !targets.isEmpty else { return done(outcome) }
+                let others = sinks.filter { !CaptureSinkProperties.isCaptureSink($0.properties) }
+                restoreDefault(requests, defaultName: defaultName, targets: targets, others: others, outcome: outcome) { realDefault, outcome in
+                    returnStreams(requests, from: targets, to: realDefault, outcome: outcome) { outcome in
+                        unload(requests, targets, outcome: outcome, done: done)
+                    }
+                }
+            }
+        }
+    }
+
+    /// If a target is the default sink, the one it replaced (or any other sink) becomes the
+    /// default again. Passes on the sink streams go back to.
+    private static func restoreDefault(
+        _ requests: PulseRequests, defaultName: String?, targets: [SinkFacts], others: [SinkFacts],
+        outcome: Outcome, then: @escaping (SinkFacts?, Outcome) -> Void
+    ) {
+        let current = others.first { $0.name == defaultName }
+        guard current == nil, let hijacked = targets.first(where: { $0.name == defaultName }) else {
+            return then(current, outcome)
+        }
+        let remembered = hijacked.properties[CaptureSinkProperties.previousDefaultKey]
+        guard let replacement = others.first(where: { $0.name == remembered }) ?? others.first else {
+            return then(nil, outcome)  // no other sink: the server picks one once ours is gone
+        }
+        var outcome = outcome
+        requests.setDefaultSink(replacement.name) { success in
+            if success {
+                outcome.restoredDefaultSink = replacement.name
+            } else {
+                outcome.failures.append("cannot make \(replacement.name) the default sink again")
+            }
+            then(replacement, outcome)
+        }
+    }
+
+    private static func returnStreams(
+        _ requests: PulseRequests, from targets: [SinkFacts], to destination: SinkFacts?, outcome: Outcome,
+        then: @escaping (Outcome) -> Void
+    ) {
+        // Without a destination, unloading the sink moves its streams to whatever the server
+        // picks (PulseAudio 14+ and PipeWire both do).
+        guard let destination else { return then(outcome) }
+        let targetIndices = Set(targets.map(\.index))
+        requests.sinkInputs { inputs in
+            var outcome = outcome
+            let stranded = (inputs ?? []).filter { targetIndices.contains($0.sinkIndex) }
+            let counter = CompletionCounter(count: stranded.count) { then(outcome) }
+            for input in stranded {
+                requests.moveSinkInput(input.index, toSink: destination.index) { success in
+                    if success {
+                        outcome.streamsReturned += 1
+                    } else {
+                        outcome.failures.append("cannot move stream \(input.index) back to \(destination.name)")
+                    }
+                    counter.finishOne()
+                }
+            }
+        }
+    }
+
+    private static func unload(_ requests: PulseRequests, _ targets: [SinkFacts], outcome: Outcome, done: @escaping (Outcome) -> Void) {
+        var outcome = outcome
+        let modules = Set(targets.compactMap(\.ownerModule))
+        let counter = CompletionCounter(count: modules.count) { done(outcome) }
+        for module in modules {
+            requests.unloadModule(module) { success in
+                if success {
+                    outcome.sinksRemoved += 1
+                } else {
+                    outcome.failures.append("cannot unload module \(module)")
+                }
+                counter.finishOne()
+            }
+        }
+    }
+}

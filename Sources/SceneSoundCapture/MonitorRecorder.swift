@@ -1,0 +1,113 @@
+import CPulse
+
+protocol MonitorRecorderDelegate: AnyObject {
+    /// The record stream ended: its sink input ended or moved (PulseAudio kills a stream's
+    /// direct monitor when it moves), or the server refused it.
+    func recorderDidEnd(_ recorder: MonitorRecorder)
+}
+
+/// Records one sink input on its own (`pa_stream_set_monitor_stream`) from the capture sink's
+/// monitor, as interleaved stereo Float32, and hands each fragment to the consumer. The
+/// capture happens after the input's own volume and mute, so the app's slider keeps working.
+final class MonitorRecorder {
+    let streamIndex: UInt32
+    private let stream: OpaquePointer
+    private let consumer: AppCaptureConsumer
+    private weak var delegate: MonitorRecorderDelegate?
+    private var isClosed = false
+    /// Zeros handed out for a hole in the recording (the server skipped data), allocated once.
+    private let silence: UnsafeMutableBufferPointer<Float>
+
+    init?(
+        context: OpaquePointer, streamIndex: UInt32, monitorSourceName: String, rateHz: Int,
+        fragmentSeconds: Double, streamName: String, consumer: AppCaptureConsumer, delegate: MonitorRecorderDelegate
+    ) {
+        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rateHz), channels: 2)
+        var channels = pa_channel_map()
+        pa_channel_map_init_stereo(&channels)
+        guard let stream = pa_stream_new(context, streamName, &spec, &channels) else { return nil }
+        guard pa_stream_set_monitor_stream(stream, streamIndex) == 0 else {
+            pa_stream_unref(stream)
+            return nil
+        }
+        self.stream = stream
+        self.streamIndex = streamIndex
+        self.consumer = consumer
+        self.delegate = delegate
+        silence = .allocate(capacity: 4096)
+        silence.initialize(repeating: 0)
+
+        let userdata = Unmanaged.passUnretained(self).toOpaque()
+        pa_stream_set_state_callback(stream, { _, userdata in
+            MonitorRecorder.from(userdata).stateChanged()
+        }, userdata)
+        pa_stream_set_read_callback(stream, { _, _, userdata in
+            MonitorRecorder.from(userdata).readable()
+        }, userdata)
+
+        // A small fragment: the capture sink renders as often as its smallest requested
+        // latency, and that is what the app's sound waits for before it reaches the engine.
+        let bytesPerSecond = Double(rateHz * 2 * MemoryLayout<Float>.size)
+        var attributes = pa_buffer_attr(
+            maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
+            fragsize: UInt32(max(64, (fragmentSeconds * bytesPerSecond).rounded())))
+        let flags = pa_stream_flags_t(PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_DONT_MOVE.rawValue)
+        let connected = monitorSourceName.withCString { pa_stream_connect_record(stream, $0, &attributes, flags) }
+        guard connected == 0 else {
+            close()
+            return nil
+        }
+    }
+
+    deinit {
+        close()
+        pa_stream_unref(stream)
+        silence.deallocate()
+    }
+
+    private static func from(_ userdata: UnsafeMutableRawPointer?) -> MonitorRecorder {
+        Unmanaged<MonitorRecorder>.fromOpaque(userdata!).takeUnretainedValue()
+    }
+
+    /// After this no callback comes. Idempotent.
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        pa_stream_set_state_callback(stream, nil, nil)
+        pa_stream_set_read_callback(stream, nil, nil)
+        if PA_STREAM_IS_GOOD(pa_stream_get_state(stream)) != 0 {
+            pa_stream_disconnect(stream)
+        }
+    }
+
+    private func stateChanged() {
+        let state = pa_stream_get_state(stream)
+        if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED {
+            delegate?.recorderDidEnd(self)
+        }
+    }
+
+    /// Drains every readable fragment.
+    private func readable() {
+        while !isClosed, pa_stream_readable_size(stream) > 0 {
+            var data: UnsafeRawPointer?
+            var byteCount = 0
+            guard pa_stream_peek(stream, &data, &byteCount) == 0, byteCount > 0 else { return }
+            let sampleCount = byteCount / MemoryLayout<Float>.size
+            if let data {
+                consumer.captureDidReceive(
+                    streamIndex: streamIndex,
+                    interleavedStereo: UnsafeBufferPointer(start: data.assumingMemoryBound(to: Float.self), count: sampleCount))
+            } else {  // a hole: the server had nothing for this span; the consumer hears silence
+                var remaining = sampleCount
+                while remaining > 0 {
+                    let chunk = min(remaining, silence.count)
+                    consumer.captureDidReceive(
+                        streamIndex: streamIndex, interleavedStereo: UnsafeBufferPointer(rebasing: silence[0 ..< chunk]))
+                    remaining -= chunk
+                }
+            }
+            pa_stream_drop(stream)
+        }
+    }
+}

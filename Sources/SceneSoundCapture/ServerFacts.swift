@@ -1,0 +1,63 @@
+import CPulse
+
+/// A proplist's string values. Binary values (icons, cookies) are skipped.
+func propertyDictionary(_ proplist: OpaquePointer?) -> [String: String] {
+    guard let proplist else { return [:] }
+    var properties: [String: String] = [:]
+    var state: UnsafeMutableRawPointer?
+    while let key = pa_proplist_iterate(proplist, &state) {
+        if let value = pa_proplist_gets(proplist, key) {
+            properties[String(cString: key)] = String(cString: value)
+        }
+    }
+    return properties
+}
+
+/// What the capture needs to know about one sink input (a playback stream), copied out of
+/// libpulse's callback so it can be kept and tested without a server.
+public struct SinkInputFacts: Sendable, Equatable {
+    public var index: UInt32
+    /// The module that created the stream. On PulseAudio a client's stream has one too (the
+    /// native protocol module); a module's own stream (loopback, echo-cancel, …) has no client.
+    public var ownerModule: UInt32?
+    public var clientIndex: UInt32?
+    public var sinkIndex: UInt32
+    /// false for passthrough streams (AC3, DTS, … sent encoded to a receiver).
+    public var isPCM: Bool
+    public var properties: [String: String]
+
+    public init(index: UInt32, ownerModule: UInt32?, clientIndex: UInt32?, sinkIndex: UInt32, isPCM: Bool,
+                properties: [String: String]) {
+        self.index = index
+        self.ownerModule = ownerModule
+        self.clientIndex = clientIndex
+        self.sinkIndex = sinkIndex
+        self.isPCM = isPCM
+        self.properties = properties
+    }
+
+    init(_ info: pa_sink_input_info) {
+        index = info.index
+        ownerModule = info.owner_module == UInt32.max ? nil : info.owner_module
+        clientIndex = info.client == UInt32.max ? nil : info.client
+        sinkIndex = info.sink
+        // A server too old to report a format only has PCM streams.
+        isPCM = info.format.map { pa_format_info_is_pcm($0) != 0 } ?? true
+        properties = propertyDictionary(info.proplist)
+    }
+}
+
+/// One sink, as the sweep and the session see it.
+struct SinkFacts: Equatable {
+    var index: UInt32
+    var name: String
+    var ownerModule: UInt32?
+    var properties: [String: String]
+
+    init(_ info: pa_sink_info) {
+        index = info.index
+        name = info.name.map { String(cString: $0) } ?? ""
+        ownerModule = info.owner_module == UInt32.max ? nil : info.owner_module
+        properties = propertyDictionary(info.proplist)
+    }
+}

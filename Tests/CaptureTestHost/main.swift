@@ -1,0 +1,69 @@
+import Foundation
+import SceneSoundCapture
+
+// A process that captures apps and can be killed, stopped or hung by the capture tests:
+// the tests cannot do that to themselves. Prints one line per event on stdout (flushed):
+//   state capturing SINK | start INDEX BINARY | end INDEX | frames INDEX COUNT (once a second)
+// Usage: scenesound-capture-test-host --server ADDRESS [--guard PATH] [--exclude BINARY]...
+// Stops cleanly (undoing the capture) on SIGTERM, as the daemon does.
+
+final class PrintingConsumer: AppCaptureConsumer, @unchecked Sendable {
+    private let lock = NSLock()
+    private var frames: [UInt32: Int] = [:]
+
+    func say(_ line: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        // write(2) on fd 1: unbuffered, so the test reads each line as it is said.
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+    }
+
+    func captureDidStart(_ stream: CapturedStreamIdentity) {
+        say("start \(stream.streamIndex) \(stream.binary ?? "-")")
+    }
+    func captureDidUpdate(_ stream: CapturedStreamIdentity) {}
+    func captureDidReceive(streamIndex: UInt32, interleavedStereo samples: UnsafeBufferPointer<Float>) {
+        lock.lock()
+        frames[streamIndex, default: 0] += samples.count / 2
+        lock.unlock()
+    }
+    func captureDidEnd(streamIndex: UInt32) { say("end \(streamIndex)") }
+    func captureStateDidChange(_ state: AppCapture.State) {
+        switch state {
+        case .capturing(let sink): say("state capturing \(sink)")
+        case .connecting: say("state connecting")
+        case .interrupted(let reason): say("state interrupted \(reason)")
+        case .stopped: say("state stopped")
+        }
+    }
+}
+
+var configuration = AppCapture.Configuration()
+var arguments = CommandLine.arguments.dropFirst()
+while let flag = arguments.popFirst() {
+    let value = arguments.popFirst() ?? ""
+    switch flag {
+    case "--server": configuration.serverAddress = value
+    case "--guard": configuration.guardExecutable = value
+    case "--exclude": configuration.excludedBinaries.insert(value)
+    default:
+        FileHandle.standardError.write(Data("unknown option \(flag)\n".utf8))
+        exit(2)
+    }
+}
+let consumer = PrintingConsumer()
+let capture = AppCapture(configuration: configuration, consumer: consumer)
+do { try capture.start() } catch {
+    FileHandle.standardError.write(Data("\(error)\n".utf8))
+    exit(1)
+}
+signal(SIGTERM, SIG_IGN)
+let termination = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .main)
+termination.setEventHandler {
+    let undone = capture.stop()
+    consumer.say("stopped \(undone ? "undone" : "not-undone")")
+    exit(0)
+}
+termination.resume()
+dispatchMain()

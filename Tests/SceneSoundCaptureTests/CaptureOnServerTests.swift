@@ -1,0 +1,165 @@
+import Foundation
+import SceneSoundCapture
+import SceneSoundPulse
+import SceneSoundTestSupport
+import Testing
+
+/// The capture against real servers, PulseAudio and PipeWire (pipewire-pulse), as desktops
+/// run them, with real clients (paplay).
+@Suite(.serialized) struct CaptureOnServerTests {
+    /// One server and one capture in this process; the capture undoes itself and the server
+    /// stops by PID whatever happens.
+    final class Fixture {
+        let server: PrivateSoundServer
+        let consumer = RecordingConsumer()
+        let capture: AppCapture
+        var clients: [ChildProcess] = []
+
+        init(_ kind: PrivateSoundServer.Kind, excluded: Set<String> = [], guarded: Bool = true) throws {
+            server = try PrivateSoundServer(kind)
+            var configuration = AppCapture.Configuration(
+                serverAddress: server.serverAddress, excludedBinaries: excluded,
+                guardExecutable: guarded ? BuiltProducts.guardExecutable : nil)
+            configuration.fragmentSeconds = 0.010
+            capture = AppCapture(configuration: configuration, consumer: consumer)
+        }
+
+        func startCapturing() throws {
+            try capture.start()
+            guard consumer.wait(timeoutSeconds: 10, until: { $0.statesWhileLocked.contains { $0.isCapturing } }) else {
+                throw ToolFailure(command: "capture", status: 0, output: "not capturing: \(consumer.states)")
+            }
+        }
+
+        func play(_ file: URL, _ arguments: [String] = []) throws -> ChildProcess {
+            let client = try server.startClient("/usr/bin/paplay", arguments + [file.path])
+            clients.append(client)
+            return client
+        }
+
+        deinit {
+            clients.forEach { $0.kill() }
+            capture.stop()
+            server.tearDown()
+        }
+    }
+
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func aPlayingAppIsCapturedExactlyAndSilencedOnTheRealSink(kind: PrivateSoundServer.Kind) throws {
+        let fixture = try Fixture(kind)
+        try fixture.startCapturing()
+        let source = TestSignal.stereoNoise(seconds: 4, seed: 7)
+        let file = temporaryFile("noise.wav")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try TestSignal.writeWAV(source, to: file)
+        _ = try fixture.play(file)
+
+        let consumer = fixture.consumer
+        #expect(consumer.wait(timeoutSeconds: 10) { $0.startedWhileLocked.count == 1 })
+        let stream = try #require(consumer.startedStreams.first)
+        #expect(stream.applicationName == "paplay")
+        #expect(stream.processID != nil)
+        // One second of it captured, then listen to the real sink for half a second.
+        #expect(consumer.wait(timeoutSeconds: 10) { $0.framesWhileLocked(stream.streamIndex) >= 48_000 })
+        let recording = try MonitorRecording(server: fixture.server, file: temporaryFile("out.raw"))
+        let dry = recording.finish(afterFrames: 24_000, timeoutSeconds: 10)
+        #expect(consumer.wait(timeoutSeconds: 10) { $0.framesWhileLocked(stream.streamIndex) >= 2 * 48_000 })
+        let captured = consumer.audio(of: stream.streamIndex)
+
+        let match = try #require(TestSignal.match(captured: captured, source: source), "the capture is not the file")
+        #expect(match.residualDecibels < -60, "captured differs from the file by \(match.residualDecibels) dB")
+        let capturedLevel = TestSignal.rmsDecibels(captured[...])
+        let dryLevel = TestSignal.rmsDecibels(dry[...])
+        #expect(dry.count >= 2 * 24_000)
+        #expect(dryLevel - capturedLevel <= -60, "dry copy at \(dryLevel) dB, captured at \(capturedLevel) dB")
+
+        // The app's own volume still works: 50 % (cubic) is -18 dB in the capture.
+        let input = try #require(try fixture.server.sinkInputs().first { $0.application == "paplay" })
+        let before = consumer.audio(of: stream.streamIndex).count
+        try fixture.server.pactl(["set-sink-input-volume", String(input.index), "50%"])
+        #expect(consumer.wait(timeoutSeconds: 10) { $0.framesWhileLocked(stream.streamIndex) >= before / 2 + 48_000 })
+        let after = consumer.audio(of: stream.streamIndex)
+        let quieter = TestSignal.rmsDecibels(after[(after.count - 24_000)...]) - TestSignal.rmsDecibels(captured[(captured.count / 2)...])
+        #expect(abs(quieter - -18.06) < 1.5, "50 % volume changed the capture by \(quieter) dB")
+    }
+
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func streamsThatAreNotAppsOnTheDefaultSinkAreLeftAlone(kind: PrivateSoundServer.Kind) throws {
+        let fixture = try Fixture(kind, excluded: ["excluded-app"])
+        let server = fixture.server
+        try server.pactl(["load-module", "module-null-sink", "sink_name=aux", "rate=48000"])
+        let outIndex = try #require(try server.sinkIndex(named: PrivateSoundServer.sinkName))
+        let auxIndex = try #require(try server.sinkIndex(named: "aux"))
+        // A module's stream on the default sink.
+        try server.pactl(["load-module", "module-loopback", "source=aux.monitor", "sink=out", "latency_msec=50"])
+        // This process's own output, as the daemon's would be.
+        let ownOutput = PulseOutput(configuration: .init(streamName: "own output", serverAddress: server.serverAddress)) { _ in }
+        try ownOutput.start { buffer, frames in buffer.update(repeating: 0, count: 2 * frames) }
+        defer { ownOutput.stop() }
+        try fixture.startCapturing()
+
+        let file = temporaryFile("long.wav")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try TestSignal.writeWAV(TestSignal.stereoNoise(seconds: 20, seed: 3), to: file)
+        _ = try fixture.play(file, ["--client-name=phone-call", "--property=media.role=phone"])
+        _ = try fixture.play(file, ["--client-name=excluded-app"])
+        _ = try fixture.play(file, ["--client-name=on-aux", "--device=aux"])
+        _ = try fixture.play(file, ["--client-name=an-app"])
+
+        let consumer = fixture.consumer
+        #expect(consumer.wait(timeoutSeconds: 10) { $0.startedWhileLocked.contains { $0.applicationName == "an-app" } })
+        // Everything else is in place and stays there: give the capture time to (wrongly) act.
+        #expect(try waitUntil(timeoutSeconds: 10) { try server.sinkInputs().count >= 6 })
+        Thread.sleep(forTimeInterval: 1.0)  // a negative check: nothing may happen in this second
+        #expect(consumer.startedStreams.map(\.applicationName) == ["an-app"])
+        let inputs = try server.sinkInputs()
+        #expect(inputs.first { $0.application == "phone-call" }?.sink == outIndex)
+        #expect(inputs.first { $0.application == "excluded-app" }?.sink == outIndex)
+        #expect(inputs.first { $0.application == "on-aux" }?.sink == auxIndex)
+        #expect(inputs.filter { $0.sink == outIndex }.count == 4, "\(inputs)")  // phone, excluded, loopback, own output
+
+        // Excluding a captured app sends it back.
+        fixture.capture.setExcludedBinaries(["excluded-app", "an-app"])
+        #expect(try waitUntil(timeoutSeconds: 5) { try server.sinkOf(application: "an-app") == outIndex },
+                "\((try? server.sinkInputs()) ?? []) \((try? server.pactl(["list", "short", "sinks"])) ?? "")")
+        #expect(consumer.wait(timeoutSeconds: 5) { _ in consumer.endedStreamsWhileLocked.count == 1 })
+    }
+
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func aStartingCaptureSweepsWhatACrashedOneLeft(kind: PrivateSoundServer.Kind) throws {
+        let fixture = try Fixture(kind, guarded: false)
+        let server = fixture.server
+        // What a crashed daemon (a process that is gone) leaves: our sink, an app on it.
+        let gone = try ChildProcess("/bin/true", [], display: nil)
+        let deadPID = gone.pid
+        _ = gone.waitForExit()
+        try server.pactl(["load-module", "module-null-sink", "sink_name=\(CaptureSinkProperties.sinkName)",
+                          "sink_properties=\"\(CaptureSinkProperties.sessionKey)=crashed \(CaptureSinkProperties.ownerPIDKey)=\(deadPID)\""])
+        let file = temporaryFile("long.wav")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try TestSignal.writeWAV(TestSignal.stereoNoise(seconds: 20, seed: 3), to: file)
+        _ = try fixture.play(file, ["--device=\(CaptureSinkProperties.sinkName)"])
+        #expect(try waitUntil(timeoutSeconds: 5) { try server.sinkInputs().count == 1 })
+        let stale = try #require(try server.captureModules().first)
+
+        try fixture.startCapturing()
+        #expect(fixture.consumer.wait(timeoutSeconds: 10) { $0.startedWhileLocked.count == 1 })
+        let modules = try server.captureModules()
+        // (pipewire-pulse reuses module indices: the sinks' marks say which is which.)
+        #expect(modules.count == 1, "capture modules loaded: \(modules), the stale one was \(stale)")
+        let sinks = try server.captureSinks()
+        #expect(sinks.count == 1)
+        #expect((sinks.first?["properties"] as? [String: Any])?[CaptureSinkProperties.sessionKey] as? String != "crashed")
+
+        // And a clean stop leaves nothing behind.
+        #expect(fixture.capture.stop())
+        #expect(try server.captureSinks().isEmpty)
+        #expect(try server.captureModules().isEmpty)
+        #expect(try server.sinkInputs().first?.sink == server.sinkIndex(named: PrivateSoundServer.sinkName))
+        #expect(try server.defaultSinkName() == PrivateSoundServer.sinkName)
+    }
+}
+
+extension RecordingConsumer {
+    var endedStreamsWhileLocked: [UInt32] { ended }
+}

@@ -1,0 +1,186 @@
+import Foundation
+import SceneSoundCapture
+import SceneSoundTestSupport
+
+/// Collects what the capture delivers, per stream, and lets a test wait for it.
+final class RecordingConsumer: AppCaptureConsumer, @unchecked Sendable {
+    private let condition = NSCondition()
+    private(set) var started: [CapturedStreamIdentity] = []
+    private(set) var ended: [UInt32] = []
+    private(set) var states: [AppCapture.State] = []
+    private var audio: [UInt32: [Float]] = [:]
+
+    func captureDidStart(_ stream: CapturedStreamIdentity) { locked { started.append(stream) } }
+    func captureDidUpdate(_ stream: CapturedStreamIdentity) {}
+    func captureDidReceive(streamIndex: UInt32, interleavedStereo samples: UnsafeBufferPointer<Float>) {
+        locked { audio[streamIndex, default: []].append(contentsOf: samples) }
+    }
+    func captureDidEnd(streamIndex: UInt32) { locked { ended.append(streamIndex) } }
+    func captureStateDidChange(_ state: AppCapture.State) { locked { states.append(state) } }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        condition.lock()
+        defer {
+            condition.broadcast()
+            condition.unlock()
+        }
+        return body()
+    }
+
+    func audio(of index: UInt32) -> [Float] { locked { audio[index] ?? [] } }
+    var startedStreams: [CapturedStreamIdentity] { locked { started } }
+    var endedStreams: [UInt32] { locked { ended } }
+
+    /// Waits until `predicate` holds, woken by every delivery; false on timeout.
+    func wait(timeoutSeconds: Double, until predicate: (RecordingConsumer) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeoutSeconds)
+        condition.lock()
+        defer { condition.unlock() }
+        while !predicate(self) {
+            if !condition.wait(until: deadline) { return predicate(self) }
+        }
+        return true
+    }
+
+    /// Unlocked views for use inside `wait`'s predicate (which runs under the lock).
+    var startedWhileLocked: [CapturedStreamIdentity] { started }
+    var statesWhileLocked: [AppCapture.State] { states }
+    func framesWhileLocked(_ index: UInt32) -> Int { (audio[index]?.count ?? 0) / 2 }
+}
+
+extension AppCapture.State {
+    var isCapturing: Bool { if case .capturing = self { true } else { false } }
+}
+
+/// Test signals: seeded noise, a different sequence on each channel so swapped channels show.
+enum TestSignal {
+    /// Interleaved stereo, s16 values, `seconds` long.
+    static func stereoNoise(seconds: Double, rateHz: Int = 48_000, seed: UInt64) -> [Int16] {
+        var state = seed
+        return (0 ..< Int(seconds * Double(rateHz)) * 2).map { _ in
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int16(truncatingIfNeeded: Int64(state >> 33) % 16384 - 8192)  // about -12 dBFS peak
+        }
+    }
+
+    /// A 16-bit PCM WAV file.
+    static func writeWAV(_ samples: [Int16], channels: Int = 2, rateHz: Int = 48_000, to url: URL) throws {
+        var data = Data()
+        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
+        let byteCount = samples.count * 2
+        data.append(contentsOf: Array("RIFF".utf8)); append(UInt32(36 + byteCount))
+        data.append(contentsOf: Array("WAVEfmt ".utf8)); append(UInt32(16)); append(UInt16(1)); append(UInt16(channels))
+        append(UInt32(rateHz)); append(UInt32(rateHz * channels * 2)); append(UInt16(channels * 2)); append(UInt16(16))
+        data.append(contentsOf: Array("data".utf8)); append(UInt32(byteCount))
+        samples.forEach { append($0) }
+        try data.write(to: url)
+    }
+
+    /// Where `captured` (interleaved stereo float) lines up with `source` (interleaved s16),
+    /// and the residual after aligning, in dB relative to the captured signal. nil if no
+    /// stretch of 64 frames of the capture is found in the source.
+    static func match(captured: [Float], source: [Int16]) -> (sourceFrame: Int, capturedFrame: Int, residualDecibels: Double)? {
+        let reference = source.map { Float($0) / 32768 }
+        let frames = captured.count / 2, sourceFrames = reference.count / 2
+        // Start in the middle of the capture, clear of where it began and ended.
+        let anchor = frames / 2
+        guard anchor + 64 < frames else { return nil }
+        let tolerance: Float = 2e-3
+        candidates: for start in 0 ..< sourceFrames - 64 {
+            for frame in 0 ..< 64 {
+                for channel in 0 ..< 2 {
+                    let difference = reference[2 * (start + frame) + channel] - captured[2 * (anchor + frame) + channel]
+                    if abs(difference) > tolerance { continue candidates }
+                }
+            }
+            let offset = start - anchor  // source frame = captured frame + offset
+            var signal = 0.0, error = 0.0
+            for frame in max(0, -offset) ..< min(frames, sourceFrames - offset) {
+                for channel in 0 ..< 2 {
+                    let c = Double(captured[2 * frame + channel])
+                    let r = Double(reference[2 * (frame + offset) + channel])
+                    if c == 0 && error == 0 && signal == 0 { continue }  // leading silence before the stream was taken
+                    signal += c * c
+                    error += (c - r) * (c - r)
+                }
+            }
+            return (start, anchor, 10 * log10(max(error, 1e-30) / max(signal, 1e-30)))
+        }
+        return nil
+    }
+
+    static func rmsDecibels(_ samples: ArraySlice<Float>) -> Double {
+        guard !samples.isEmpty else { return -.infinity }
+        let power = samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)
+        return 10 * log10(max(power, 1e-30))
+    }
+}
+
+/// Records a sink's monitor with parec into a raw float file.
+final class MonitorRecording {
+    private let child: ChildProcess
+    private let file: URL
+
+    init(server: PrivateSoundServer, sink: String = PrivateSoundServer.sinkName, file: URL) throws {
+        self.file = file
+        child = try server.startClient("/usr/bin/parec", [
+            "--device=\(sink).monitor", "--format=float32le", "--channels=2", "--rate=48000", "--raw",
+            "--latency-msec=20", file.path,
+        ])
+    }
+
+    var frameCount: Int {
+        var status = stat()
+        return stat(file.path, &status) == 0 ? Int(status.st_size) / 8 : 0
+    }
+
+    /// Waits for `frames` frames, stops parec, returns all it recorded.
+    func finish(afterFrames frames: Int, timeoutSeconds: Double) -> [Float] {
+        _ = waitUntil(timeoutSeconds: timeoutSeconds) { frameCount >= frames }
+        child.kill()
+        guard let data = try? Data(contentsOf: file) else { return [] }
+        return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+    }
+}
+
+/// The built executables (the test bundle sits next to them).
+enum BuiltProducts {
+    static var directory: URL { URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent() }
+    static var guardExecutable: String { directory.appendingPathComponent("scenesound-capture-guard").path }
+    static var testHost: String { directory.appendingPathComponent("scenesound-capture-test-host").path }
+}
+
+extension PrivateSoundServer {
+    /// Sink inputs as (index, sink index, application name).
+    func sinkInputs() throws -> [(index: Int, sink: Int, application: String)] {
+        try list("sink-inputs").compactMap { input in
+            guard let index = input["index"] as? Int, let sink = input["sink"] as? Int else { return nil }
+            let properties = input["properties"] as? [String: Any] ?? [:]
+            return (index, sink, properties["application.name"] as? String ?? "")
+        }
+    }
+
+    /// Sinks carrying the capture's mark.
+    func captureSinks() throws -> [[String: Any]] {
+        try list("sinks").filter { ($0["properties"] as? [String: Any])?[CaptureSinkProperties.sessionKey] != nil }
+    }
+
+    /// Indices of the loaded module-null-sink modules whose arguments name the capture sink
+    /// (`pactl list short modules`: pactl's JSON leaves the index out).
+    func captureModules() throws -> [Int] {
+        try pactl(["list", "short", "modules"]).split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+            guard fields.count >= 3, fields[1] == "module-null-sink",
+                  fields[2].contains("sink_name=\(CaptureSinkProperties.sinkName)") else { return nil }
+            return Int(fields[0])
+        }
+    }
+
+    func sinkOf(application: String) throws -> Int? {
+        try sinkInputs().first { $0.application == application }?.sink
+    }
+}
+
+func temporaryFile(_ name: String) -> URL {
+    URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("capture-\(getpid())-\(UInt32.random(in: 0 ... .max))-\(name)")
+}

@@ -1,0 +1,111 @@
+import Foundation
+
+/// A private sound server as desktops run it, started by scripts/testenv and stopped by PID:
+/// PulseAudio with the restore modules and module-always-sink, or PipeWire with WirePlumber,
+/// pipewire-pulse and its own D-Bus session bus. Either has a null sink "out" as the
+/// configured default sink, at 48 kHz, and answers libpulse clients on `serverAddress`.
+public final class PrivateSoundServer: @unchecked Sendable {
+    public enum Kind: String, CaseIterable, Sendable, CustomStringConvertible {
+        case pulseAudio, pipeWire
+        public var description: String { rawValue }
+    }
+
+    public static let sinkName = "out"
+    public let kind: Kind
+    public let directory: URL
+    private var pids: [pid_t] = []
+    private let scripts: URL
+
+    /// Starts the server; returns once it answers and "out" is its default sink.
+    public init(_ kind: Kind) throws {
+        self.kind = kind
+        var template = Array("/tmp/sss-\(kind == .pulseAudio ? "pa" : "pw")-XXXXXX".utf8CString)
+        guard let path = mkdtemp(&template) else { throw ToolFailure(command: "mkdtemp", status: errno, output: "") }
+        directory = URL(fileURLWithPath: String(cString: path), isDirectory: true)
+        scripts = Self.repositoryRoot().appendingPathComponent("scripts/testenv")
+        try start()
+    }
+
+    deinit { stop() }
+
+    /// libpulse's server string; the same across restarts.
+    public var serverAddress: String { "unix:\(directory.path)/pulse/native" }
+
+    /// For clients (paplay, pactl, mpv): this server and nothing of the caller's session.
+    public var clientEnvironment: [String: String] {
+        ["PULSE_SERVER": serverAddress, "PULSE_COOKIE": directory.path + "/cookie"]
+    }
+
+    public var isRunning: Bool { pids.contains { kill($0, 0) == 0 } }
+
+    public func start() throws {
+        let output: String
+        switch kind {
+        case .pulseAudio:
+            output = try runTool(scripts.appendingPathComponent("pulse-start").path, ["--desktop", directory.path, "15"], display: nil)
+        case .pipeWire:
+            output = try runTool(scripts.appendingPathComponent("pipewire-start").path, [directory.path, "20"], display: nil)
+        }
+        pids = output.split(whereSeparator: \.isWhitespace).compactMap { pid_t($0) }
+        guard !pids.isEmpty else { throw ToolFailure(command: "\(kind) start", status: 0, output: "no PID printed: \(output)") }
+    }
+
+    /// Stops every process of the server by PID. Idempotent.
+    public func stop() {
+        guard !pids.isEmpty else { return }
+        let script = kind == .pulseAudio ? "pulse-stop" : "pipewire-stop"
+        _ = runToolStatus(scripts.appendingPathComponent(script).path, pids.map(String.init), display: nil)
+        pids = []
+    }
+
+    /// Stops and removes its directory.
+    public func tearDown() {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Runs pactl against this server; its stdout.
+    @discardableResult
+    public func pactl(_ arguments: [String]) throws -> String {
+        try runTool("/usr/bin/pactl", ["--server=\(serverAddress)"] + arguments, display: nil, environment: clientEnvironment)
+    }
+
+    /// `pactl -f json list WHAT` (sinks, sink-inputs, modules, …), parsed.
+    public func list(_ what: String) throws -> [[String: Any]] {
+        let text = try pactl(["-f", "json", "list", what])
+        return (try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]]) ?? []
+    }
+
+    public func defaultSinkName() throws -> String {
+        try pactl(["get-default-sink"]).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The sink index of a name, nil if there is no such sink.
+    public func sinkIndex(named name: String) throws -> Int? {
+        try list("sinks").first { $0["name"] as? String == name }?["index"] as? Int
+    }
+
+    /// Starts a client program (paplay, mpv, …) against this server.
+    public func startClient(_ executable: String, _ arguments: [String], display: String? = nil,
+                            errorPath: String = "/dev/null") throws -> ChildProcess {
+        try ChildProcess(executable, arguments, display: display, errorPath: errorPath, environment: clientEnvironment)
+    }
+
+    /// The contents of the server's remembered stream routes, for "nothing remembered" checks:
+    /// WirePlumber's restore-stream state file on PipeWire. (PulseAudio keeps them in a
+    /// binary database; ask it through libpulse's stream-restore extension instead.)
+    public var wirePlumberStreamState: String {
+        (try? String(contentsOf: directory.appendingPathComponent("state/wireplumber/restore-stream"), encoding: .utf8)) ?? ""
+    }
+
+    static func repositoryRoot(from file: String = #filePath) -> URL {
+        var directory = URL(fileURLWithPath: file).deletingLastPathComponent()
+        while directory.path != "/" {
+            if FileManager.default.fileExists(atPath: directory.appendingPathComponent("scripts/testenv/pulse-start").path) {
+                return directory
+            }
+            directory = directory.deletingLastPathComponent()
+        }
+        fatalError("scripts/testenv not found above \(file)")
+    }
+}
