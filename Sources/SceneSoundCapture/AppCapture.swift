@@ -1,5 +1,6 @@
 import CPulse
 import Foundation
+import SceneSoundPlatform
 import SceneSoundPulse
 
 /// Takes over other clients' playback streams on the default sink of a PulseAudio server (or

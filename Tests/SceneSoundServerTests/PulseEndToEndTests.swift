@@ -153,7 +153,7 @@ func levelDecibels(_ x: [Float], frequencyHz: Double, sampleRateHz: Double = 480
         #expect(heard.left.count > 48000)
         let cues = CueAnalysis.cues(left: heard.left, right: heard.right, sampleRateHz: 48000)
         print("through PulseAudio, scene at +90°: ITD \(cues.itdMicroseconds) µs, ILD \(cues.interauralLevelDifferenceDecibels) dB")
-        // KEMAR at +90°: 706 µs, 11.8 dB (DESIGN.md), within the renderer's tolerances.
+        // KEMAR at +90°: 706 µs, 11.8 dB (docs/ARCHITECTURE.md), within the renderer's tolerances.
         #expect(abs(cues.itdMicroseconds - 706) <= 30)
         #expect(abs(cues.interauralLevelDifferenceDecibels - 11.8) <= 1.5)
         let status = try client.request(.statusRequest)
