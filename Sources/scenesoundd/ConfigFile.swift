@@ -6,7 +6,7 @@ import TOMLKit
 /// (`--max-clients` ↔ `max_clients`). The file's settings are turned into flags placed before
 /// the command line's, so a flag given on the command line wins.
 enum ConfigFile {
-    enum Kind { case string, integer, number, flag }
+    enum Kind { case string, integer, number, flag, stringList }
 
     /// Keys and the type each takes, in the order `--help` lists the flags.
     static let keys: [(key: String, kind: Kind)] = [
@@ -15,7 +15,7 @@ enum ConfigFile {
         ("max_streams_per_client", .integer), ("max_frame_bytes", .integer), ("stream_buffer_seconds", .number),
         ("max_messages_per_second", .integer), ("sample_cache_bytes", .integer), ("duck_db", .number),
         ("coalesce_seconds", .number), ("flash_alert_windows", .flag), ("hidden_window_db", .number),
-        ("hidden_window_cutoff_hz", .number),
+        ("hidden_window_cutoff_hz", .number), ("capture_apps", .flag), ("capture_exclude", .stringList),
         ("allow_root", .flag), ("log_level", .string),
     ]
 
@@ -65,6 +65,11 @@ enum ConfigFile {
                 if let i = value.int { arguments += [flag, String(i)]; continue }
             case .flag:
                 if let b = value.bool { if b { arguments.append(flag) }; continue }
+            case .stringList:
+                if let list = value.array, list.allSatisfy({ $0.string != nil }) {
+                    for item in list { arguments += [flag, item.string!] }
+                    continue
+                }
             }
             throw Failure(description: "\(path): key '\(key)' must be \(describe(kind)), not \(value.type)")
         }
@@ -85,6 +90,7 @@ enum ConfigFile {
         case .integer: return "an integer"
         case .number: return "a number"
         case .flag: return "true or false"
+        case .stringList: return "an array of strings"
         }
     }
 }

@@ -75,6 +75,12 @@ struct DaemonOptions: ParsableCommand {
     @Option(name: .customLong("hidden-window-cutoff-hz"), help: ArgumentHelp("Low-pass of a minimized or hidden window's sounds (200 to 20000 Hz).", valueName: "HZ"))
     var hiddenWindowCutoffHz: Double = 800
 
+    @Flag(name: .customLong("capture-apps"), help: "Take over other programs' playback streams on the default sink and play each from its window (PulseAudio or PipeWire).")
+    var captureApps = false
+
+    @Option(name: .customLong("capture-exclude"), help: ArgumentHelp("A program --capture-apps leaves alone, by binary or application name; repeatable.", valueName: "NAME"))
+    var captureExclude: [String] = []
+
     @Flag(name: .customLong("allow-root"), help: "Also accept clients running as root.")
     var allowRoot = false
 
@@ -120,6 +126,9 @@ struct DaemonOptions: ParsableCommand {
         }
         guard opentrack == "off" || (Int(opentrack).map { (1...65535).contains($0) } ?? false) else {
             throw ValidationError("--opentrack '\(opentrack)' is not valid (accepted: a UDP port 1 to 65535, or off)")
+        }
+        if let empty = captureExclude.firstIndex(where: { $0.trimmingCharacters(in: .whitespaces).isEmpty }) {
+            throw ValidationError("--capture-exclude: entry \(empty + 1) is empty (accepted: a binary or application name, e.g. firefox)")
         }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level '\(logLevel)' is not valid (accepted: trace, debug, info, notice, warning, error, critical)")

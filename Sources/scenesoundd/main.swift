@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import SceneSoundCapture
 import SceneSoundDSP
 import SceneSoundEngine
 import SceneSoundOutputs
@@ -100,6 +101,8 @@ configuration.samples.alertsDemandAttention = options.flashAlertWindows
 
 let server = SoundServer(configuration: configuration, engine: engine, output: output,
                          hrtfPath: options.hrtfPath, logger: logger)
+var appCapture: AppCapture?
+var capturedApps: CapturedAppStreams?
 do {
     try output.start(engine: engine)
     try server.start()
@@ -113,6 +116,7 @@ do {
     } else {
         logger.info("no X display: scenes stay at fixed positions")
     }
+    if options.captureApps { (appCapture, capturedApps) = startAppCapture() }
     if let port = options.openTrackPort {
         // Head tracking is optional: a port in use costs head tracking, not the server.
         do { try server.startOpenTrack(port: port) } catch { logger.warning("\(error); head tracking by opentrack is off") }
@@ -122,6 +126,31 @@ do {
     die("\(error)", status: 1)
 }
 logger.info("ready: output \(options.output), \(options.rateHz) Hz, block \(options.blockFrames) frames, room \(options.room.rawValue)")
+
+// --capture-apps: other programs' streams, taken over through the sound server and played from
+// their windows. Its guard (next to this executable) undoes it if this process dies or hangs.
+func startAppCapture() -> (AppCapture?, CapturedAppStreams?) {
+    let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+    guard let guardExecutable = AppCapture.Configuration.guardExecutable(besides: executable) else {
+        logger.error("--capture-apps: scenesound-capture-guard is not installed next to \(executable); not capturing (without it a crash would leave apps silent)")
+        return (nil, nil)
+    }
+    let streams = CapturedAppStreams(server: server)
+    var captureConfiguration = AppCapture.Configuration(
+        excludedBinaries: Set(options.captureExclude), guardExecutable: guardExecutable)
+    captureConfiguration.rateHz = options.rateHz
+    if case .pulse = OutputSpecification(options.output)! {} else {
+        logger.notice("--capture-apps with --output \(options.output): captured apps are heard only there")
+    }
+    let capture = AppCapture(configuration: captureConfiguration, consumer: AppCaptureBridge(streams: streams, logger: logger))
+    do {
+        try capture.start()
+        return (capture, streams)
+    } catch {
+        logger.error("--capture-apps: \(error)")
+        return (nil, streams)
+    }
+}
 
 // Signals are taken synchronously on a dispatch source, then the shutdown runs in order.
 signal(SIGINT, SIG_IGN)
@@ -140,6 +169,9 @@ let sources = [SIGINT, SIGTERM].map { signalNumber in
     return source
 }
 shutdown.wait()
+// Apps first: back on their sinks before the output that played them goes away.
+if let appCapture, !appCapture.stop() { logger.warning("app capture: the sound server did not confirm the undo; the guard finishes it") }
+capturedApps?.stop()
 server.stop()
 do {
     try output.stop()

@@ -1,0 +1,202 @@
+import Foundation
+import NIOCore
+import SceneSoundDSP
+import SceneSoundEngine
+import SceneSoundProtocol
+
+/// The streams of apps that do not speak SceneSound's protocol, taken over from the sound
+/// server by the daemon's app capture: each becomes an engine stream anchored to the app's
+/// window. The seam between the capture (which knows libpulse) and the server (which knows
+/// the engine and the windows): the capture calls `begin`, `update` and `end` and writes audio
+/// into each stream's `Feed` from its own thread; the rest happens on the server's event loop.
+public final class CapturedAppStreams: @unchecked Sendable {
+    /// What the sound server says about the app behind a stream.
+    public struct App: Sendable, Equatable {
+        /// The capture's key for the stream (unique while it lasts).
+        public var key: UInt64
+        public var applicationName: String?
+        public var binary: String?
+        public var processID: Int32?
+        public var windowID: UInt32?
+        public var mediaRole: String?
+        public var eventID: String?
+
+        public init(key: UInt64, applicationName: String?, binary: String?, processID: Int32?, windowID: UInt32?,
+                    mediaRole: String?, eventID: String?) {
+            self.key = key
+            self.applicationName = applicationName
+            self.binary = binary
+            self.processID = processID
+            self.windowID = windowID
+            self.mediaRole = mediaRole
+            self.eventID = eventID
+        }
+
+        /// libcanberra's event sounds: clicks, bells, notifications.
+        var isEventSound: Bool { mediaRole == "event" || eventID != nil }
+        /// Warnings and errors are alerts (they duck playback and are never degraded).
+        var isAlert: Bool { eventID.map { $0.hasPrefix("dialog-warning") || $0.hasPrefix("dialog-error") } ?? false }
+    }
+
+    /// The producer side of one captured stream's ring: written on the capture's thread only.
+    public final class Feed: @unchecked Sendable {
+        let ring: AudioRing
+        let input: RingInput
+        /// More queued than this and incoming audio is dropped: the capture runs on the sound
+        /// server's clock and the output on its own, and latency must not pile up.
+        private let maximumQueuedFrames: Int
+        public private(set) var droppedFrameCount = 0
+
+        init(capacityFrames: Int, maximumQueuedFrames: Int) {
+            ring = AudioRing(capacityFrames: capacityFrames, channelCount: 2)
+            input = RingInput(ring: ring)
+            self.maximumQueuedFrames = maximumQueuedFrames
+        }
+
+        /// Interleaved stereo at the engine's rate.
+        public func write(interleavedStereo samples: UnsafeBufferPointer<Float>) {
+            guard let base = samples.baseAddress else { return }
+            let frames = samples.count / 2
+            let room = max(0, min(ring.freeFrames, maximumQueuedFrames - ring.availableFrames))
+            let written = ring.write(base, frames: min(frames, room))
+            droppedFrameCount += frames - written
+            if written > 0 { input.setIdle(false) }
+        }
+    }
+
+    /// A captured stream on the event loop's side.
+    struct Entry {
+        var app: App
+        var streamID: StreamID
+        var feed: Feed
+        /// The scene it plays to, and the process whose window it follows when it has no xid.
+        var sceneID: String
+        var anchorPID: Int32?
+    }
+
+    private unowned let server: SoundServer
+    private var entries: [UInt64: Entry] = [:]
+    /// Captured streams get ids from the top of the range, clear of the server's own (which
+    /// count up from 1), so the two never meet.
+    private var nextStreamID: StreamID = 0xF000_0000
+    private var reanchorTask: RepeatedTask?
+    public private(set) var startedCount = 0
+    public private(set) var endedCount = 0
+
+    public init(server: SoundServer) {
+        self.server = server
+        // Windows appear and close after an app's first sound: look again twice a second.
+        let task = server.eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(500), delay: .milliseconds(500)) {
+            [weak self] _ in self?.reanchorAll()
+        }
+        reanchorTask = task
+    }
+
+    /// From the capture's thread: a new stream. Its feed takes audio at once; the engine
+    /// starts reading it a moment later, on the event loop.
+    public func begin(_ app: App) -> Feed {
+        let rate = server.engine.configuration.sampleRateHz
+        let feed = Feed(capacityFrames: Int(0.5 * rate), maximumQueuedFrames: Int(0.06 * rate))
+        server.eventLoop.execute { [self] in add(app, feed: feed) }
+        return feed
+    }
+
+    public func update(_ app: App) {
+        server.eventLoop.execute { [self] in
+            guard var entry = entries[app.key] else { return }
+            entry.app = app
+            entries[app.key] = entry
+            reanchor(app.key)
+        }
+    }
+
+    public func end(key: UInt64) {
+        server.eventLoop.execute { [self] in
+            guard let entry = entries.removeValue(forKey: key) else { return }
+            // The engine lets go of it through its event queue; freed there, off the render thread.
+            server.engine.commands.push(.removeStream(entry.streamID))
+            endedCount += 1
+        }
+    }
+
+    /// Event-loop confined.
+    var currentEntries: [Entry] { entries.values.sorted { $0.app.key < $1.app.key } }
+
+    private func add(_ app: App, feed: Feed) {
+        let engine = server.engine
+        let id = nextStreamID
+        nextStreamID &+= 1
+        let (sceneID, anchorPID) = scene(for: app)
+        let sceneIndex = server.sceneIndex(for: sceneID, peerPID: anchorPID ?? 0)
+        let source = RenderSource(
+            input: feed.input, channelCount: 2, mode: .anchored,
+            channelPositions: Array(repeating: server.scenes.defaultPosition, count: 2),
+            gain: 1, hrtf: engine.hrtf, maximumFrames: engine.configuration.blockFrames)
+        let stream = EngineStream(id: id, source: source, input: feed.input, sceneIndex: sceneIndex)
+        stream.isAlert = app.isAlert
+        stream.ducksUnderAlerts = !app.isEventSound && !app.isAlert
+        engine.commands.push(.addStream(stream))
+        entries[app.key] = Entry(app: app, streamID: id, feed: feed, sceneID: sceneID, anchorPID: anchorPID)
+        startedCount += 1
+    }
+
+    /// Where a stream plays: its window id if it names one; else the window of its process or
+    /// of the nearest parent process that has one (browsers play from child processes);
+    /// else, with no windows known, straight ahead.
+    private func scene(for app: App) -> (sceneID: String, anchorPID: Int32?) {
+        if let window = app.windowID { return (SceneID.forX11Window(window), nil) }
+        guard let pid = app.processID, pid > 0 else { return ("", nil) }
+        let owner = ProcessAncestry.chain(from: pid).first { hasWindow($0) } ?? pid
+        return ("", owner)  // "" + pid: the server's process scene, which follows that pid's window
+    }
+
+    private func hasWindow(_ pid: Int32) -> Bool {
+        guard let snapshot = server.windows?.snapshot else { return false }
+        return !snapshot.windows(pid: pid).isEmpty
+    }
+
+    private func reanchorAll() {
+        for key in entries.keys { reanchor(key) }
+    }
+
+    private func reanchor(_ key: UInt64) {
+        guard var entry = entries[key] else { return }
+        let (sceneID, anchorPID) = scene(for: entry.app)
+        guard sceneID != entry.sceneID || anchorPID != entry.anchorPID else { return }
+        entry.sceneID = sceneID
+        entry.anchorPID = anchorPID
+        entries[key] = entry
+        server.engine.commands.push(.setScene(entry.streamID, sceneIndex: server.sceneIndex(for: sceneID, peerPID: anchorPID ?? 0)))
+    }
+
+    /// Stops following windows; the streams end with the capture.
+    public func stop() {
+        try? server.eventLoop.submit { [self] in
+            reanchorTask?.cancel()
+            for key in entries.keys.sorted() { end(key: key) }
+        }.wait()
+    }
+}
+
+/// A process and its parents, nearest first, from /proc/PID/stat (stops at init).
+enum ProcessAncestry {
+    static func chain(from pid: Int32, maximumDepth: Int = 16) -> [Int32] {
+        var chain: [Int32] = []
+        var current = pid
+        while current > 1, chain.count < maximumDepth {
+            chain.append(current)
+            guard let parent = parent(of: current) else { break }
+            current = parent
+        }
+        return chain
+    }
+
+    /// The fourth field of /proc/PID/stat; the command name in parentheses may hold spaces,
+    /// so fields are counted after its closing parenthesis.
+    static func parent(of pid: Int32) -> Int32? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        return fields.count > 1 ? Int32(fields[1]) : nil
+    }
+}
