@@ -109,7 +109,7 @@ let package = Package(
                           path: "Tests/CaptureTestHost"),
         .testTarget(name: "SceneSoundCaptureTests", dependencies: [
             "SceneSoundCapture", "SceneSoundPulse", "SceneSoundTestSupport", "scenesound-capture-guard",
-            "scenesound-capture-test-host", "SceneSoundDSP",
+            "scenesound-capture-test-host", "scenesoundd", "SceneSoundDSP",
         ]),
     ]
 )

@@ -20,6 +20,17 @@ final class CaptureSession {
         /// The move to the capture sink is in flight: the recorder attaches once it is done
         /// (PulseAudio ends a direct monitor when its input moves).
         var isMoving: Bool
+        /// Where it was moved from, and when: pipewire-pulse confirms a move before the
+        /// stream is relinked, and goes on reporting the old sink for a moment.
+        var movedFromSink: UInt32? = nil
+        var movedAt: Date? = nil
+
+        /// Whether the stream's sink, not being ours, only shows the server catching up.
+        func isStillArriving(on sink: UInt32) -> Bool {
+            if sink == UInt32.max { return true }  // not linked anywhere yet
+            guard sink == movedFromSink, let movedAt else { return false }
+            return Date().timeIntervalSince(movedAt) < 2.0
+        }
     }
 
     let token: String
@@ -230,7 +241,9 @@ final class CaptureSession {
         let decision = CaptureDecision.decide(facts, in: decisionContext)
         if var tracked = streams[facts.index] {
             if tracked.isMoving { return }
-            if facts.sinkIndex != captureSink.index {  // moved elsewhere by the user or a policy
+            if facts.sinkIndex != captureSink.index {
+                if tracked.isStillArriving(on: facts.sinkIndex) { return }
+                // Moved elsewhere by the user or a policy: their choice stands.
                 release(facts.index)
                 userRouted.insert(facts.index)
                 return
@@ -255,10 +268,12 @@ final class CaptureSession {
                 streams[facts.index] = TrackedStream(identity: identity, recorder: nil, isMoving: false)
                 attach(facts.index)
             } else {
-                streams[facts.index] = TrackedStream(identity: identity, recorder: nil, isMoving: true)
+                streams[facts.index] = TrackedStream(
+                    identity: identity, recorder: nil, isMoving: true, movedFromSink: facts.sinkIndex)
                 requests.moveSinkInput(facts.index, toSink: captureSink.index) { [weak self] moved in
                     guard let self, phase == .capturing, streams[facts.index]?.isMoving == true else { return }
                     streams[facts.index]?.isMoving = false
+                    streams[facts.index]?.movedAt = Date()
                     if moved { attach(facts.index) } else { streams[facts.index] = nil }
                 }
             }

@@ -127,7 +127,7 @@ public final class CapturedAppStreams: @unchecked Sendable {
         let id = nextStreamID
         nextStreamID &+= 1
         let (sceneID, anchorPID) = scene(for: app)
-        let sceneIndex = server.sceneIndex(for: sceneID, peerPID: anchorPID ?? 0)
+        let sceneIndex = sceneIndex(sceneID, anchorPID)
         let source = RenderSource(
             input: feed.input, channelCount: 2, mode: .anchored,
             channelPositions: Array(repeating: server.scenes.defaultPosition, count: 2),
@@ -166,7 +166,14 @@ public final class CapturedAppStreams: @unchecked Sendable {
         entry.sceneID = sceneID
         entry.anchorPID = anchorPID
         entries[key] = entry
-        server.engine.commands.push(.setScene(entry.streamID, sceneIndex: server.sceneIndex(for: sceneID, peerPID: anchorPID ?? 0)))
+        server.engine.commands.push(.setScene(entry.streamID, sceneIndex: sceneIndex(sceneID, anchorPID)))
+    }
+
+    /// The scene's engine slot, placed at its window now rather than at the next window change.
+    private func sceneIndex(_ sceneID: String, _ anchorPID: Int32?) -> Int {
+        let index = server.sceneIndex(for: sceneID, peerPID: anchorPID ?? 0)
+        if !sceneID.isEmpty { server.windows?.place(sceneID) }
+        return index
     }
 
     /// Stops following windows; the streams end with the capture.

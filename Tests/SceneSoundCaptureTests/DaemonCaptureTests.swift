@@ -1,0 +1,118 @@
+import Foundation
+import SceneSoundCapture
+import SceneSoundDSP
+import SceneSoundTestSupport
+import Testing
+
+/// `scenesoundd --capture-apps` with unmodified apps in real windows (Xvfb + openbox), on
+/// PulseAudio and PipeWire: what reaches the real sink (the daemon's own output, recorded
+/// from its monitor) carries each app's window in its cues.
+@Suite(.serialized) struct DaemonCaptureTests {
+    /// A sound server, a display with a window on the left and one on the right, and the
+    /// daemon capturing apps and playing to the sound server's default sink.
+    final class Desk {
+        let server: PrivateSoundServer
+        let x: XDisplayFixture
+        let leftWindow: UInt32, rightWindow: UInt32
+        let daemon: ChildProcess
+        let log: URL
+        var apps: [ChildProcess] = []
+
+        init(_ kind: PrivateSoundServer.Kind, extraArguments: [String] = []) throws {
+            server = try PrivateSoundServer(kind)
+            x = try XDisplayFixture(windowManager: true)
+            leftWindow = try x.windowID(of: x.openXTerm(geometry: "60x20+80+300"))
+            rightWindow = try x.windowID(of: x.openXTerm(geometry: "60x20+1450+300"))
+            log = temporaryFile("daemon.log")
+            let socket = server.directory.appendingPathComponent("scenesound.sock").path
+            daemon = try ChildProcess(
+                BuiltProducts.directory.appendingPathComponent("scenesoundd").path,
+                ["--socket", socket, "--output", "pulse", "--display", x.display, "--opentrack", "off",
+                 "--room", "none", "--capture-apps", "--log-level", "debug"] + extraArguments,
+                display: x.display, outputPath: log.path + ".out", errorPath: log.path,
+                environment: server.clientEnvironment.merging(["XDG_CACHE_HOME": NSTemporaryDirectory() + "scenesound-test-cache"]) { $1 })
+            guard waitUntil(timeoutSeconds: 20, { logText.contains("app capture: taking other apps' streams") }) else {
+                throw ToolFailure(command: "scenesoundd", status: 0, output: logText)
+            }
+        }
+
+        var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+
+        func start(_ executable: String, _ arguments: [String]) throws {
+            apps.append(try server.startClient(executable, arguments, display: x.display))
+        }
+
+        /// Waits until the daemon has taken `count` streams in all.
+        func waitForCaptures(_ count: Int) -> Bool {
+            waitUntil(timeoutSeconds: 15) { logText.components(separatedBy: "capturing ").count - 1 >= count }
+        }
+
+        /// Cues of `seconds` of what reaches the real sink.
+        func cuesOnTheSink(seconds: Double = 1.0) throws -> BinauralCues {
+            let recording = try MonitorRecording(server: server, file: temporaryFile("sink.raw"))
+            let frames = Int(seconds * 48_000)
+            let heard = Array(recording.finish(afterFrames: frames + 4_800, timeoutSeconds: 10).suffix(frames * 2))
+            let left = stride(from: 0, to: heard.count, by: 2).map { heard[$0] }
+            let right = stride(from: 1, to: heard.count, by: 2).map { heard[$0] }
+            return CueAnalysis.cues(left: left, right: right, sampleRateHz: 48_000)
+        }
+
+        deinit {
+            apps.forEach { $0.kill() }
+            kill(daemon.pid, SIGTERM)
+            _ = waitUntil(timeoutSeconds: 5) { !daemon.isRunning }
+            daemon.kill()
+            x.stopAll()
+            server.tearDown()
+            try? FileManager.default.removeItem(at: log)
+        }
+    }
+
+    static func noiseFile() throws -> URL {
+        let file = temporaryFile("noise.wav")
+        // Mono noise: a stereo file would carry a difference between its channels of its own.
+        let stereo = TestSignal.stereoNoise(seconds: 30, seed: 5)
+        let mono = stride(from: 0, to: stereo.count, by: 2).map { stereo[$0] }
+        try TestSignal.writeWAV(mono, channels: 1, to: file)
+        return file
+    }
+
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func aStreamNamingItsWindowSoundsFromThatWindow(kind: PrivateSoundServer.Kind) throws {
+        let desk = try Desk(kind)
+        let file = try Self.noiseFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        try desk.start("/usr/bin/paplay", ["--property=window.x11.xid=\(desk.leftWindow)", file.path])
+        #expect(desk.waitForCaptures(1), "\(desk.logText)")
+        let left = try desk.cuesOnTheSink()
+        desk.apps.forEach { $0.kill() }
+        try desk.start("/usr/bin/paplay", ["--property=window.x11.xid=\(desk.rightWindow)", file.path])
+        #expect(desk.waitForCaptures(2), "\(desk.logText)")
+        let right = try desk.cuesOnTheSink()
+        #expect(left.itdMicroseconds > 100 && left.interauralLevelDifferenceDecibels > 2, "left window: \(left); \(desk.logText.suffix(1500))")
+        #expect(right.itdMicroseconds < -100 && right.interauralLevelDifferenceDecibels < -2, "right window: \(right)")
+    }
+
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func mpvInAWindowSoundsFromItsWindowFoundByItsPid(kind: PrivateSoundServer.Kind) throws {
+        let desk = try Desk(kind)
+        let file = try Self.noiseFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        // No xid on its stream: the daemon finds mpv's window by _NET_WM_PID.
+        try desk.start("/usr/bin/mpv", ["--no-config", "--force-window=yes", "--vo=x11", "--ao=pulse",
+                                        "--geometry=400x300+1400+200", "--loop-file=inf", "--really-quiet", file.path])
+        #expect(desk.waitForCaptures(1), "\(desk.logText)")
+        #expect(waitUntil(timeoutSeconds: 10) { (try? desk.x.toolOutput("xdotool", ["search", "--onlyvisible", "--pid", String(desk.apps[0].pid)])) != nil })
+        // Re-anchoring happens twice a second once the window is known.
+        let cues = try waitForCues(desk) { $0.itdMicroseconds < -100 }
+        #expect(cues.itdMicroseconds < -100 && cues.interauralLevelDifferenceDecibels < -2, "mpv on the right: \(cues); \(desk.logText.suffix(1500))")
+    }
+
+    /// Cues until `predicate` holds (the window may be found a moment after the sound starts).
+    func waitForCues(_ desk: Desk, timeoutSeconds: Double = 10, _ predicate: (BinauralCues) -> Bool) throws -> BinauralCues {
+        let deadline = Date().addingTimeInterval(timeoutSeconds)
+        var cues = try desk.cuesOnTheSink(seconds: 0.5)
+        while !predicate(cues), Date() < deadline { cues = try desk.cuesOnTheSink(seconds: 0.5) }
+        return cues
+    }
+}
