@@ -16,7 +16,7 @@ public final class AppCapture: @unchecked Sendable {
         public var serverAddress: String?
         public var rateHz: Int = 48_000
         /// The record streams' fragment: how often captured audio arrives.
-        public var fragmentSeconds: Double = 0.010
+        public var fragmentSeconds: Double = 0.005
         /// `application.process.binary` (or `application.name`) values left alone.
         public var excludedBinaries: Set<String> = []
         /// The `scenesound-capture-guard` executable; nil runs without a guard (tests of the

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import Synchronization
 import SceneSoundDSP
 import SceneSoundEngine
 import SceneSoundProtocol
@@ -39,27 +40,52 @@ public final class CapturedAppStreams: @unchecked Sendable {
     }
 
     /// The producer side of one captured stream's ring: written on the capture's thread only.
+    ///
+    /// The capture arrives on the sound server's schedule (fragments of a few ms) and the
+    /// output takes blocks on its own (often two at once), so the ring must hold their jitter,
+    /// and no more: what sits in it is latency. Each second the lowest fill seen just before
+    /// new audio arrived is compared with a small margin, and the excess is skipped from what
+    /// comes next — the queue settles where it never runs dry and adds nothing beyond that.
     public final class Feed: @unchecked Sendable {
         let ring: AudioRing
         let input: RingInput
-        /// More queued than this and incoming audio is dropped: the capture runs on the sound
-        /// server's clock and the output on its own, and latency must not pile up.
+        private let marginFrames: Int
+        private let windowFrames: Int
         private let maximumQueuedFrames: Int
-        public private(set) var droppedFrameCount = 0
+        private var lowestFill = Int.max
+        private var framesInWindow = 0
+        private var framesToSkip = 0
+        private let dropped = Atomic<Int>(0)
+        public var droppedFrameCount: Int { dropped.load(ordering: .relaxed) }
 
-        init(capacityFrames: Int, maximumQueuedFrames: Int) {
+        init(capacityFrames: Int, marginFrames: Int, windowFrames: Int, maximumQueuedFrames: Int) {
             ring = AudioRing(capacityFrames: capacityFrames, channelCount: 2)
             input = RingInput(ring: ring)
+            self.marginFrames = marginFrames
+            self.windowFrames = windowFrames
             self.maximumQueuedFrames = maximumQueuedFrames
         }
 
         /// Interleaved stereo at the engine's rate.
         public func write(interleavedStereo samples: UnsafeBufferPointer<Float>) {
-            guard let base = samples.baseAddress else { return }
-            let frames = samples.count / 2
-            let room = max(0, min(ring.freeFrames, maximumQueuedFrames - ring.availableFrames))
-            let written = ring.write(base, frames: min(frames, room))
-            droppedFrameCount += frames - written
+            guard var base = samples.baseAddress else { return }
+            var frames = samples.count / 2
+            let fill = ring.availableFrames
+            lowestFill = min(lowestFill, fill)
+            framesInWindow += frames
+            if framesInWindow >= windowFrames {
+                if lowestFill > marginFrames { framesToSkip += lowestFill - marginFrames }
+                lowestFill = Int.max
+                framesInWindow = 0
+            }
+            let skipped = min(frames, framesToSkip)
+            framesToSkip -= skipped
+            base += 2 * skipped
+            frames -= skipped
+            let room = max(0, min(ring.freeFrames, maximumQueuedFrames - fill))
+            let written = frames > 0 ? ring.write(base, frames: min(frames, room)) : 0
+            let lost = skipped + frames - written
+            if lost > 0 { dropped.add(lost, ordering: .relaxed) }
             if written > 0 { input.setIdle(false) }
         }
     }
@@ -96,7 +122,8 @@ public final class CapturedAppStreams: @unchecked Sendable {
     /// starts reading it a moment later, on the event loop.
     public func begin(_ app: App) -> Feed {
         let rate = server.engine.configuration.sampleRateHz
-        let feed = Feed(capacityFrames: Int(0.5 * rate), maximumQueuedFrames: Int(0.06 * rate))
+        let feed = Feed(capacityFrames: Int(0.5 * rate), marginFrames: Int(0.004 * rate), windowFrames: Int(0.5 * rate),
+                        maximumQueuedFrames: Int(0.1 * rate))
         server.eventLoop.execute { [self] in add(app, feed: feed) }
         return feed
     }
@@ -116,6 +143,7 @@ public final class CapturedAppStreams: @unchecked Sendable {
             // The engine lets go of it through its event queue; freed there, off the render thread.
             server.engine.commands.push(.removeStream(entry.streamID))
             endedCount += 1
+            server.logger.info("captured stream of \(entry.app.applicationName ?? "?") ended: \(entry.feed.input.starvedFrameCount) frames short, \(entry.feed.droppedFrameCount) dropped")
         }
     }
 

@@ -29,6 +29,13 @@ final class PrintingConsumer: AppCaptureConsumer, @unchecked Sendable {
         lock.unlock()
     }
     func captureDidEnd(streamIndex: UInt32) { say("end \(streamIndex)") }
+
+    func reportFrames() {
+        lock.lock()
+        let totals = frames
+        lock.unlock()
+        for (index, count) in totals.sorted(by: { $0.key < $1.key }) { say("frames \(index) \(count)") }
+    }
     func captureStateDidChange(_ state: AppCapture.State) {
         switch state {
         case .capturing(let sink): say("state capturing \(sink)")
@@ -58,6 +65,12 @@ do { try capture.start() } catch {
     FileHandle.standardError.write(Data("\(error)\n".utf8))
     exit(1)
 }
+// Frames received per stream, once a second: how fast the capture delivers.
+let ticker = DispatchSource.makeTimerSource(queue: .main)
+ticker.schedule(deadline: .now() + 1, repeating: 1)
+ticker.setEventHandler { consumer.reportFrames() }
+ticker.resume()
+
 signal(SIGTERM, SIG_IGN)
 let termination = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .main)
 termination.setEventHandler {

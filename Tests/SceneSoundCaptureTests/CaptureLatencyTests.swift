@@ -1,0 +1,181 @@
+import Foundation
+import SceneSoundPulse
+import SceneSoundTestSupport
+import Testing
+
+/// App write → real sink, through `scenesoundd --capture-apps`, against the same app playing
+/// straight to the sink. The app is this test process playing through libpulse (a
+/// PulseOutput with a 20 ms buffer) — to the capture it is just another client. Each click is
+/// stamped with CLOCK_MONOTONIC when its block is handed to PulseAudio; the real sink's monitor
+/// is recorded by parec and each read stamped as it returns, so a click's arrival is when the
+/// read that brought it returned (the recording hop only makes it later).
+@Suite(.serialized) struct CaptureLatencyTests {
+    static let rateHz = 48_000
+    static let clickPeriodFrames = 14_400  // 300 ms
+    static let clickFrames = 96            // 2 ms
+
+    /// Plays clicks through libpulse, remembering when each was handed over.
+    final class ClickingApp: @unchecked Sendable {
+        private let lock = NSLock()
+        private var frame = 0
+        private var stamps: [Double] = []
+        let output: PulseOutput
+
+        init(server: PrivateSoundServer) {
+            output = PulseOutput(configuration: .init(streamName: "clicks", serverAddress: server.serverAddress)) { _ in }
+        }
+
+        func start() throws {
+            try output.start { [self] buffer, frames in
+                let now = monotonicSeconds()
+                for index in 0 ..< frames {
+                    let phase = (frame + index) % CaptureLatencyTests.clickPeriodFrames
+                    let value: Float = phase < CaptureLatencyTests.clickFrames ? 0.5 : 0
+                    buffer[2 * index] = value
+                    buffer[2 * index + 1] = value
+                    if phase == 0 {
+                        lock.lock()
+                        stamps.append(now + Double(index) / Double(CaptureLatencyTests.rateHz))
+                        lock.unlock()
+                    }
+                }
+                frame += frames
+            }
+        }
+
+        var clickTimes: [Double] {
+            lock.lock()
+            defer { lock.unlock() }
+            return stamps
+        }
+    }
+
+    /// parec on the real sink's monitor, every read stamped.
+    final class StampedRecording: @unchecked Sendable {
+        private let process = Process()
+        private let lock = NSLock()
+        private var samples: [Float] = []
+        private var reads: [(endFrame: Int, seconds: Double)] = []
+        private var reader: Thread?
+
+        init(server: PrivateSoundServer) throws {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/parec")
+            process.arguments = ["--server=\(server.serverAddress)", "--device=\(PrivateSoundServer.sinkName).monitor",
+                                 "--format=float32le", "--channels=1", "--rate=48000", "--raw", "--latency-msec=5"]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let handle = pipe.fileHandleForReading
+            let thread = Thread { [self] in
+                var pending = Data()
+                while true {
+                    let data = handle.availableData
+                    let now = monotonicSeconds()
+                    if data.isEmpty { return }
+                    pending.append(data)
+                    let usable = pending.count - pending.count % 4
+                    let floats = pending.prefix(usable).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+                    pending.removeFirst(usable)
+                    lock.lock()
+                    samples += floats
+                    reads.append((samples.count, now))
+                    lock.unlock()
+                }
+            }
+            reader = thread
+            thread.start()
+        }
+
+        /// Arrival times of the clicks' onsets.
+        func onsetTimes() -> [Double] {
+            lock.lock()
+            defer { lock.unlock() }
+            var onsets: [Double] = []
+            var index = 0
+            while index < samples.count {
+                if abs(samples[index]) > 0.05 {
+                    if let read = reads.first(where: { $0.endFrame > index }) { onsets.append(read.seconds) }
+                    index += CaptureLatencyTests.clickPeriodFrames / 2
+                } else {
+                    index += 1
+                }
+            }
+            return onsets
+        }
+
+        func stop() {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+        }
+    }
+
+    /// Each click's delay: its write matched to the first onset after it.
+    static func delays(writes: [Double], arrivals: [Double]) -> [Double] {
+        writes.compactMap { write in arrivals.first { $0 > write && $0 - write < 0.25 }.map { $0 - write } }
+    }
+
+    static func measure(_ server: PrivateSoundServer, seconds: Double) throws -> [Double] {
+        let recording = try StampedRecording(server: server)
+        let app = ClickingApp(server: server)
+        try app.start()
+        Thread.sleep(forTimeInterval: seconds)  // the measurement's length, not a wait for a condition
+        app.output.stop()
+        _ = waitUntil(timeoutSeconds: 1) { recording.onsetTimes().count >= app.clickTimes.count }
+        recording.stop()
+        // The first second settles the buffers; it is left out.
+        let writes = app.clickTimes.dropFirst(3)
+        return delays(writes: Array(writes), arrivals: recording.onsetTimes())
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        return sorted.isEmpty ? .nan : sorted[sorted.count / 2]
+    }
+
+    static func milliseconds(_ values: [Double]) -> String {
+        let sorted = values.sorted()
+        guard let first = sorted.first, let last = sorted.last else { return "none" }
+        return String(format: "%.1f / %.1f / %.1f ms (min / median / max, %d clicks)", first * 1000, median(values) * 1000, last * 1000, values.count)
+    }
+
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func anAppsWriteReachesTheSinkWithinFiftyMilliseconds(kind: PrivateSoundServer.Kind) throws {
+        let server = try PrivateSoundServer(kind)
+        defer { server.tearDown() }
+        let direct = try Self.measure(server, seconds: 4)
+
+        let log = temporaryFile("daemon.log")
+        let daemon = try ChildProcess(
+            BuiltProducts.directory.appendingPathComponent("scenesoundd").path,
+            ["--socket", server.directory.appendingPathComponent("ss.sock").path, "--output", "pulse",
+             "--display", "none", "--opentrack", "off", "--room", "none", "--capture-apps"],
+            display: nil, errorPath: log.path,
+            environment: server.clientEnvironment.merging(["XDG_CACHE_HOME": NSTemporaryDirectory() + "scenesound-test-cache"]) { $1 })
+        defer {
+            kill(daemon.pid, SIGTERM)
+            _ = waitUntil(timeoutSeconds: 5) { !daemon.isRunning }
+            daemon.kill()
+            try? FileManager.default.removeItem(at: log)
+        }
+        #expect(waitUntil(timeoutSeconds: 20) {
+            ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("taking other apps' streams")
+        })
+        let captured = try Self.measure(server, seconds: 6)
+        _ = waitUntil(timeoutSeconds: 5) { ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("frames short") }
+        let shortfall = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains("frames short") }
+        print("\(kind): \(shortfall.map { $0.split(separator: "]").last ?? "" })")
+        print("\(kind): app write → sink, direct: \(Self.milliseconds(direct)); through --capture-apps: \(Self.milliseconds(captured))")
+        #expect(captured.count >= 10)
+        #expect(Self.median(captured) > Self.median(direct), "the capture cannot be faster than the direct path")
+        if kind == .pulseAudio {
+            #expect(Self.median(captured) <= 0.050, "median \(Self.median(captured) * 1000) ms")
+        }
+    }
+}
+
+func monotonicSeconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+}
