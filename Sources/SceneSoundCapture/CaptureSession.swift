@@ -46,6 +46,7 @@ final class CaptureSession {
     private var guardLink: CaptureGuardLink?
     private var heartbeatTimer: OpaquePointer?
     private var captureSink: SinkFacts?
+    private var pacer: MonitorRecorder?
     private var defaultSink: (name: String, index: UInt32)?
     private var streams: [UInt32: TrackedStream] = [:]
     /// Streams the user moved off the capture sink: their choice stands until they end.
@@ -162,6 +163,10 @@ final class CaptureSession {
                 return after(seconds: 0.02) { [weak self] in self?.findCaptureSink(attemptsLeft: attemptsLeft - 1) }
             }
             captureSink = sink
+            pacer = MonitorRecorder(
+                context: context, streamIndex: nil, monitorSourceName: sink.name + ".monitor", rateHz: configuration.rateHz,
+                fragmentSeconds: configuration.fragmentSeconds, streamName: "SceneSound capture pacer",
+                consumer: consumer, delegate: self)
             refreshDefaultSink { [weak self] in
                 guard let self, phase == .preparing else { return }
                 phase = .capturing
@@ -368,6 +373,8 @@ final class CaptureSession {
         }
         for tracked in streams.values { tracked.recorder?.close() }
         streams.removeAll()
+        pacer?.close()
+        pacer = nil
         pa_context_set_state_callback(context, nil, nil)
         pa_context_set_subscribe_callback(context, nil, nil)
         if PA_CONTEXT_IS_GOOD(pa_context_get_state(context)) != 0 {
@@ -412,7 +419,10 @@ final class CaptureSession {
 
 extension CaptureSession: MonitorRecorderDelegate {
     func recorderDidEnd(_ recorder: MonitorRecorder) {
-        let index = recorder.streamIndex
+        guard let index = recorder.streamIndex else {
+            // The pacer ends only with the sink (a session failure comes with it) or the server.
+            return
+        }
         // Not inside the recorder's own callback: releasing it frees the stream.
         mainloop.runSoon { [weak self] in self?.recorderEnded(index, recorder) }
     }

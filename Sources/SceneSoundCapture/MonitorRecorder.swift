@@ -10,7 +10,10 @@ protocol MonitorRecorderDelegate: AnyObject {
 /// monitor, as interleaved stereo Float32, and hands each fragment to the consumer. The
 /// capture happens after the input's own volume and mute, so the app's slider keeps working.
 final class MonitorRecorder {
-    let streamIndex: UInt32
+    /// nil for the pacer: a recording of the whole capture sink, discarded, kept open so that
+    /// the sink always renders in small steps. An idle null sink renders far ahead (up to 2 s
+    /// on PulseAudio), so the first stream moved onto it arrived as one burst.
+    let streamIndex: UInt32?
     private let stream: OpaquePointer
     private let consumer: AppCaptureConsumer
     private weak var delegate: MonitorRecorderDelegate?
@@ -19,14 +22,14 @@ final class MonitorRecorder {
     private let silence: UnsafeMutableBufferPointer<Float>
 
     init?(
-        context: OpaquePointer, streamIndex: UInt32, monitorSourceName: String, rateHz: Int,
+        context: OpaquePointer, streamIndex: UInt32?, monitorSourceName: String, rateHz: Int,
         fragmentSeconds: Double, streamName: String, consumer: AppCaptureConsumer, delegate: MonitorRecorderDelegate
     ) {
         var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rateHz), channels: 2)
         var channels = pa_channel_map()
         pa_channel_map_init_stereo(&channels)
         guard let stream = pa_stream_new(context, streamName, &spec, &channels) else { return nil }
-        guard pa_stream_set_monitor_stream(stream, streamIndex) == 0 else {
+        if let streamIndex, pa_stream_set_monitor_stream(stream, streamIndex) != 0 {
             pa_stream_unref(stream)
             return nil
         }
@@ -94,6 +97,10 @@ final class MonitorRecorder {
             var byteCount = 0
             guard pa_stream_peek(stream, &data, &byteCount) == 0, byteCount > 0 else { return }
             let sampleCount = byteCount / MemoryLayout<Float>.size
+            guard let streamIndex else {
+                pa_stream_drop(stream)
+                continue
+            }
             if let data {
                 consumer.captureDidReceive(
                     streamIndex: streamIndex,

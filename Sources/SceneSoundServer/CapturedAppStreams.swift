@@ -33,10 +33,19 @@ public final class CapturedAppStreams: @unchecked Sendable {
             self.eventID = eventID
         }
 
-        /// libcanberra's event sounds: clicks, bells, notifications.
-        var isEventSound: Bool { mediaRole == "event" || eventID != nil }
-        /// Warnings and errors are alerts (they duck playback and are never degraded).
-        var isAlert: Bool { eventID.map { $0.hasPrefix("dialog-warning") || $0.hasPrefix("dialog-error") } ?? false }
+        /// What the server makes of it, as for protocol streams.
+        public enum Kind: String, Sendable {
+            case playback
+            /// libcanberra's event sounds: clicks, bells, notifications.
+            case system
+            /// Warnings and errors: they duck playback and are never degraded.
+            case alert
+        }
+
+        public var kind: Kind {
+            if let eventID, eventID.hasPrefix("dialog-warning") || eventID.hasPrefix("dialog-error") { return .alert }
+            return mediaRole == "event" || eventID != nil ? .system : .playback
+        }
     }
 
     /// The producer side of one captured stream's ring: written on the capture's thread only.
@@ -46,6 +55,7 @@ public final class CapturedAppStreams: @unchecked Sendable {
     /// and no more: what sits in it is latency. Each second the lowest fill seen just before
     /// new audio arrived is compared with a small margin, and the excess is skipped from what
     /// comes next — the queue settles where it never runs dry and adds nothing beyond that.
+    /// Not in a stream's first second: event sounds are shorter, and are heard whole.
     public final class Feed: @unchecked Sendable {
         let ring: AudioRing
         let input: RingInput
@@ -55,6 +65,7 @@ public final class CapturedAppStreams: @unchecked Sendable {
         private var lowestFill = Int.max
         private var framesInWindow = 0
         private var framesToSkip = 0
+        private var framesSeen = 0
         private let dropped = Atomic<Int>(0)
         public var droppedFrameCount: Int { dropped.load(ordering: .relaxed) }
 
@@ -71,8 +82,11 @@ public final class CapturedAppStreams: @unchecked Sendable {
             guard var base = samples.baseAddress else { return }
             var frames = samples.count / 2
             let fill = ring.availableFrames
-            lowestFill = min(lowestFill, fill)
-            framesInWindow += frames
+            framesSeen += frames
+            if framesSeen > 2 * windowFrames {
+                lowestFill = min(lowestFill, fill)
+                framesInWindow += frames
+            }
             if framesInWindow >= windowFrames {
                 if lowestFill > marginFrames { framesToSkip += lowestFill - marginFrames }
                 lowestFill = Int.max
@@ -123,7 +137,7 @@ public final class CapturedAppStreams: @unchecked Sendable {
     public func begin(_ app: App) -> Feed {
         let rate = server.engine.configuration.sampleRateHz
         let feed = Feed(capacityFrames: Int(0.5 * rate), marginFrames: Int(0.004 * rate), windowFrames: Int(0.5 * rate),
-                        maximumQueuedFrames: Int(0.1 * rate))
+                        maximumQueuedFrames: Int(0.5 * rate))
         server.eventLoop.execute { [self] in add(app, feed: feed) }
         return feed
     }
@@ -140,11 +154,22 @@ public final class CapturedAppStreams: @unchecked Sendable {
     public func end(key: UInt64) {
         server.eventLoop.execute { [self] in
             guard let entry = entries.removeValue(forKey: key) else { return }
-            // The engine lets go of it through its event queue; freed there, off the render thread.
-            server.engine.commands.push(.removeStream(entry.streamID))
-            endedCount += 1
-            server.logger.info("captured stream of \(entry.app.applicationName ?? "?") ended: \(entry.feed.input.starvedFrameCount) frames short, \(entry.feed.droppedFrameCount) dropped")
+            // What is still queued is the end of the app's sound (a short event sound may be
+            // nearly all of it): played out before the stream goes.
+            entry.feed.input.setIdle(true)
+            drainThenRemove(entry, deadline: .now() + .seconds(1))
         }
+    }
+
+    private func drainThenRemove(_ entry: Entry, deadline: NIODeadline) {
+        guard entry.feed.ring.availableFrames == 0 || NIODeadline.now() >= deadline else {
+            server.eventLoop.scheduleTask(in: .milliseconds(10)) { [self] in drainThenRemove(entry, deadline: deadline) }
+            return
+        }
+        // The engine lets go of it through its event queue; freed there, off the render thread.
+        server.engine.commands.push(.removeStream(entry.streamID))
+        endedCount += 1
+        server.logger.info("captured stream of \(entry.app.applicationName ?? "?") ended: \(entry.feed.input.starvedFrameCount) frames short, \(entry.feed.droppedFrameCount) dropped")
     }
 
     /// Event-loop confined.
@@ -161,8 +186,8 @@ public final class CapturedAppStreams: @unchecked Sendable {
             channelPositions: Array(repeating: server.scenes.defaultPosition, count: 2),
             gain: 1, hrtf: engine.hrtf, maximumFrames: engine.configuration.blockFrames)
         let stream = EngineStream(id: id, source: source, input: feed.input, sceneIndex: sceneIndex)
-        stream.isAlert = app.isAlert
-        stream.ducksUnderAlerts = !app.isEventSound && !app.isAlert
+        stream.isAlert = app.kind == .alert
+        stream.ducksUnderAlerts = app.kind == .playback
         engine.commands.push(.addStream(stream))
         entries[app.key] = Entry(app: app, streamID: id, feed: feed, sceneID: sceneID, anchorPID: anchorPID)
         startedCount += 1

@@ -22,8 +22,10 @@ final class AppCaptureBridge: AppCaptureConsumer, @unchecked Sendable {
     }
 
     func captureDidStart(_ stream: CapturedStreamIdentity) {
-        logger.info("capturing \(stream.applicationName ?? "?") (\(stream.binary ?? "?"), pid \(stream.processID.map(String.init) ?? "?"))")
-        feeds[stream.streamIndex] = streams.begin(Self.app(stream))
+        let app = Self.app(stream)
+        let window = stream.windowID.map { " window 0x\(String($0, radix: 16))" } ?? ""
+        logger.info("capturing \(stream.applicationName ?? "?") (\(stream.binary ?? "?"), pid \(stream.processID.map(String.init) ?? "?")\(window)) as \(app.kind.rawValue)\(stream.eventID.map { " \($0)" } ?? "")")
+        feeds[stream.streamIndex] = streams.begin(app)
     }
 
     func captureDidUpdate(_ stream: CapturedStreamIdentity) {

@@ -86,6 +86,8 @@ import Testing
         #expect(desk.waitForCaptures(1), "\(desk.logText)")
         let left = try desk.cuesOnTheSink()
         desk.apps.forEach { $0.kill() }
+        // Its queued end is played out first; the right one is measured on its own.
+        #expect(waitUntil(timeoutSeconds: 5) { desk.logText.contains("ended:") })
         try desk.start("/usr/bin/paplay", ["--property=window.x11.xid=\(desk.rightWindow)", file.path])
         #expect(desk.waitForCaptures(2), "\(desk.logText)")
         let right = try desk.cuesOnTheSink()
@@ -106,6 +108,34 @@ import Testing
         // Re-anchoring happens twice a second once the window is known.
         let cues = try waitForCues(desk) { $0.itdMicroseconds < -100 }
         #expect(cues.itdMicroseconds < -100 && cues.interauralLevelDifferenceDecibels < -2, "mpv on the right: \(cues); \(desk.logText.suffix(1500))")
+    }
+
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func eventSoundsAreSystemSoundsOrAlertsAtTheirWindow(kind: PrivateSoundServer.Kind) throws {
+        let desk = try Desk(kind)
+        let recording = try MonitorRecording(server: desk.server, file: temporaryFile("sink.raw"))
+        // libcanberra as GTK programs use it: a cached sample played with the window's id.
+        try desk.start("/usr/bin/canberra-gtk-play", ["-i", "dialog-warning", "--property=window.x11.xid=\(desk.rightWindow)"])
+        #expect(desk.waitForCaptures(1), "\(desk.logText)")
+        #expect(waitUntil(timeoutSeconds: 10) { !desk.apps[0].isRunning })
+        let heard = recording.finish(afterFrames: recording.frameCount + 72_000, timeoutSeconds: 5)
+        try desk.start("/usr/bin/canberra-gtk-play", ["-i", "bell", "--property=window.x11.xid=\(desk.leftWindow)"])
+        #expect(desk.waitForCaptures(2), "\(desk.logText)")
+        let log = desk.logText
+        #expect(log.contains("window 0x\(String(desk.rightWindow, radix: 16))) as alert dialog-warning"), "\(log)")
+        #expect(log.contains("window 0x\(String(desk.leftWindow, radix: 16))) as system bell"), "\(log)")
+
+        // The warning (0.5 s) is heard from the right. Its first milliseconds, played before the
+        // capture took the stream, reach the sink dry (centred): measured over its second half.
+        let left = stride(from: 0, to: heard.count, by: 2).map { heard[$0] }
+        let right = stride(from: 1, to: heard.count, by: 2).map { heard[$0] }
+        let loud = left.indices.filter { abs(left[$0]) > 0.002 || abs(right[$0]) > 0.002 }
+        let first = try #require(loud.first, "the warning never reached the sink"), last = loud.last!
+        #expect(Double(last - first) / 48_000 > 0.3, "only \(Double(last - first) / 48_000) s of the warning arrived")
+        let tail = (first + last) / 2 ..< last
+        let cues = CueAnalysis.cues(left: Array(left[tail]), right: Array(right[tail]), sampleRateHz: 48_000)
+        // (A mostly low-pitched sound: its level differs less between the ears than noise's.)
+        #expect(cues.itdMicroseconds < -100 && cues.interauralLevelDifferenceDecibels < -1, "warning at the right window: \(cues)")
     }
 
     /// Cues until `predicate` holds (the window may be found a moment after the sound starts).
