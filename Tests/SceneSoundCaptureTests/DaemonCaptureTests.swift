@@ -138,6 +138,64 @@ import Testing
         #expect(cues.itdMicroseconds < -100 && cues.interauralLevelDifferenceDecibels < -1, "warning at the right window: \(cues)")
     }
 
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func theSoundServerRestartingUnderTheDaemonIsCapturedAgain(kind: PrivateSoundServer.Kind) throws {
+        let desk = try Desk(kind)
+        let file = try Self.noiseFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        try desk.start("/usr/bin/paplay", ["--property=window.x11.xid=\(desk.leftWindow)", file.path])
+        #expect(desk.waitForCaptures(1), "\(desk.logText)")
+        desk.apps.forEach { $0.kill() }
+        desk.server.stop()
+        try desk.server.start()
+        #expect(waitUntil(timeoutSeconds: 15) { desk.logText.components(separatedBy: "taking other apps' streams").count - 1 >= 2 },
+                "\(desk.logText.suffix(2000))")
+        try desk.start("/usr/bin/paplay", ["--property=window.x11.xid=\(desk.leftWindow)", file.path])
+        #expect(desk.waitForCaptures(2), "\(desk.logText.suffix(2000))")
+        let cues = try waitForCues(desk) { $0.itdMicroseconds > 100 }
+        #expect(cues.itdMicroseconds > 100 && cues.interauralLevelDifferenceDecibels > 2, "after the restart: \(cues)")
+    }
+
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func aHundredStreamsComingAndGoingInFiveSecondsLeaveNothingBehind(kind: PrivateSoundServer.Kind) throws {
+        let desk = try Desk(kind)
+        let file = temporaryFile("short.wav")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try TestSignal.writeWAV(TestSignal.stereoNoise(seconds: 0.3, seed: 9), to: file)
+        let residentBefore = residentKilobytes(desk.daemon.pid)
+        let started = Date()
+        var players: [ChildProcess] = []
+        for index in 0 ..< 100 {
+            // Twenty a second, each playing 0.3 s: several at once, starting and ending all the time.
+            let due = started.addingTimeInterval(Double(index) * 0.05)
+            if due > Date() { Thread.sleep(until: due) }
+            players.append(try desk.server.startClient("/usr/bin/paplay", ["--client-name=burst-\(index)", file.path]))
+            players.removeAll { !$0.isRunning }
+        }
+        #expect(waitUntil(timeoutSeconds: 20) { players.allSatisfy { !$0.isRunning } })
+        #expect(Date().timeIntervalSince(started) < 10)
+        let log = { desk.logText }
+        // Every stream taken was let go again, and the daemon lives on, with nothing on our sink.
+        #expect(waitUntil(timeoutSeconds: 10) {
+            let text = log()
+            return text.components(separatedBy: "capturing burst-").count == text.components(separatedBy: "stream of burst-").count
+        })
+        let captured = log().components(separatedBy: "capturing burst-").count - 1
+        #expect(captured >= 50, "only \(captured) of 100 streams were captured")
+        #expect(desk.daemon.isRunning)
+        let captureSink = try desk.server.sinkIndex(named: CaptureSinkProperties.sinkName)
+        #expect(try desk.server.sinkInputs().filter { $0.sink == captureSink }.isEmpty)
+        let residentAfter = residentKilobytes(desk.daemon.pid)
+        print("\(kind): \(captured) of 100 short streams captured; daemon resident \(residentBefore) → \(residentAfter) kB")
+        #expect(residentAfter - residentBefore < 20_000, "resident memory grew \(residentAfter - residentBefore) kB")
+    }
+
+    func residentKilobytes(_ pid: pid_t) -> Int {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+
     /// Cues until `predicate` holds (the window may be found a moment after the sound starts).
     func waitForCues(_ desk: Desk, timeoutSeconds: Double = 10, _ predicate: (BinauralCues) -> Bool) throws -> BinauralCues {
         let deadline = Date().addingTimeInterval(timeoutSeconds)
