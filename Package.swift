@@ -60,7 +60,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "scenesoundd", dependencies: [
-            "SceneSoundServer", "SceneSoundCapture", "scenesound-capture-guard", "SceneSoundOutputs", "SceneSoundSOFA", "SceneSoundEngine", "SceneSoundDSP",
+            "SceneSoundServer", "SceneSoundCapture", "SceneSoundCaptureSettings", "scenesound-capture-guard", "SceneSoundOutputs", "SceneSoundSOFA", "SceneSoundEngine", "SceneSoundDSP",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "TOMLKit", package: "TOMLKit"),
@@ -77,9 +77,12 @@ let package = Package(
         // Takes over other apps' playback streams (libpulse: PulseAudio and pipewire-pulse), and
         // the guard process that undoes it when the daemon dies or hangs.
         .target(name: "SceneSoundCapture", dependencies: ["CPulse", "SceneSoundPulse", "SceneSoundPlatform"]),
+        // The apps the user excluded from the capture: a file the CLI writes and the daemon follows.
+        .target(name: "SceneSoundCaptureSettings"),
         .executableTarget(name: "scenesound-capture-guard", dependencies: ["SceneSoundCapture"]),
         .executableTarget(name: "scenesound", dependencies: [
             "SceneSoundEngine", "SceneSoundSOFA", "SceneSoundMedia", "SceneSoundClient", "SceneSoundThemes", "SceneSoundPlatform",
+            "SceneSoundCaptureSettings",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -104,12 +107,13 @@ let package = Package(
         // Real X servers, window managers and windows for tests, started and stopped by PID.
         .target(name: "SceneSoundTestSupport", path: "Tests/SceneSoundTestSupport"),
         .testTarget(name: "SceneSoundX11Tests", dependencies: ["SceneSoundX11", "SceneSoundTestSupport"]),
+        .testTarget(name: "SceneSoundCaptureSettingsTests", dependencies: ["SceneSoundCaptureSettings"]),
         // A process running the capture that the capture tests kill, stop and hang.
         .executableTarget(name: "scenesound-capture-test-host", dependencies: ["SceneSoundCapture"],
                           path: "Tests/CaptureTestHost"),
         .testTarget(name: "SceneSoundCaptureTests", dependencies: [
             "SceneSoundCapture", "SceneSoundPulse", "SceneSoundTestSupport", "scenesound-capture-guard",
-            "scenesound-capture-test-host", "scenesoundd", "SceneSoundDSP",
+            "scenesound-capture-test-host", "scenesoundd", "scenesound", "SceneSoundDSP",
         ]),
     ]
 )

@@ -122,6 +122,9 @@ public final class CapturedAppStreams: @unchecked Sendable {
     private var reanchorTask: RepeatedTask?
     public private(set) var startedCount = 0
     public private(set) var endedCount = 0
+    /// For status: the apps left alone, and what the capture is doing.
+    private(set) var excluded: [String] = []
+    private(set) var captureState = "starting"
 
     public init(server: SoundServer) {
         self.server = server
@@ -227,6 +230,15 @@ public final class CapturedAppStreams: @unchecked Sendable {
         let index = server.sceneIndex(for: sceneID, peerPID: anchorPID ?? 0)
         if !sceneID.isEmpty { server.windows?.place(sceneID) }
         return index
+    }
+
+    public func setExcluded(_ names: [String]) {
+        server.eventLoop.execute { [self] in excluded = names }
+    }
+
+    /// "capturing", "connecting", "interrupted: why", "stopped".
+    public func setCaptureState(_ state: String) {
+        server.eventLoop.execute { [self] in captureState = state }
     }
 
     /// Stops following windows; the streams end with the capture.

@@ -43,10 +43,18 @@ final class AppCaptureBridge: AppCaptureConsumer, @unchecked Sendable {
 
     func captureStateDidChange(_ state: AppCapture.State) {
         switch state {
-        case .connecting: logger.debug("app capture: connecting")
-        case .capturing(let sink): logger.info("app capture: taking other apps' streams (through \(sink))")
-        case .interrupted(let reason): logger.warning("app capture: \(reason); starting over")
-        case .stopped: logger.info("app capture: stopped, every app back on its sink")
+        case .connecting:
+            logger.debug("app capture: connecting")
+            streams.setCaptureState("connecting")
+        case .capturing(let sink):
+            logger.info("app capture: taking other apps' streams (through \(sink))")
+            streams.setCaptureState("capturing")
+        case .interrupted(let reason):
+            logger.warning("app capture: \(reason); starting over")
+            streams.setCaptureState("interrupted: \(reason)")
+        case .stopped:
+            logger.info("app capture: stopped, every app back on its sink")
+            streams.setCaptureState("stopped")
         }
     }
 }

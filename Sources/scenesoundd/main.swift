@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import SceneSoundCapture
+import SceneSoundCaptureSettings
 import SceneSoundDSP
 import SceneSoundEngine
 import SceneSoundOutputs
@@ -136,15 +137,21 @@ func startAppCapture() -> (AppCapture?, CapturedAppStreams?) {
         return (nil, nil)
     }
     let streams = CapturedAppStreams(server: server)
+    let exclusions = ExclusionFollower(configured: options.captureExclude, logger: logger)
     var captureConfiguration = AppCapture.Configuration(
-        excludedBinaries: Set(options.captureExclude), guardExecutable: guardExecutable)
+        excludedBinaries: exclusions.current, guardExecutable: guardExecutable)
     captureConfiguration.rateHz = options.rateHz
     if case .pulse = OutputSpecification(options.output)! {} else {
         logger.notice("--capture-apps with --output \(options.output): captured apps are heard only there")
     }
     let capture = AppCapture(configuration: captureConfiguration, consumer: AppCaptureBridge(streams: streams, logger: logger))
+    streams.setExcluded(exclusions.current.sorted())
     do {
         try capture.start()
+        exclusions.follow { names in
+            capture.setExcludedBinaries(names)
+            streams.setExcluded(names.sorted())
+        }
         return (capture, streams)
     } catch {
         logger.error("--capture-apps: \(error)")

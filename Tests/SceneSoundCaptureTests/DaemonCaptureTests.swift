@@ -14,9 +14,13 @@ import Testing
         let server: PrivateSoundServer
         let x: XDisplayFixture
         let leftWindow: UInt32, rightWindow: UInt32
-        let daemon: ChildProcess
+        private(set) var daemon: ChildProcess
         let log: URL
         var apps: [ChildProcess] = []
+        let socket: String
+        /// The daemon's and the CLI's config directory (the exclusion list lives there).
+        let configHome: String
+        private let extraArguments: [String]
 
         init(_ kind: PrivateSoundServer.Kind, extraArguments: [String] = []) throws {
             server = try PrivateSoundServer(kind)
@@ -24,16 +28,51 @@ import Testing
             leftWindow = try x.windowID(of: x.openXTerm(geometry: "60x20+80+300"))
             rightWindow = try x.windowID(of: x.openXTerm(geometry: "60x20+1450+300"))
             log = temporaryFile("daemon.log")
-            let socket = server.directory.appendingPathComponent("scenesound.sock").path
-            daemon = try ChildProcess(
-                BuiltProducts.directory.appendingPathComponent("scenesoundd").path,
-                ["--socket", socket, "--output", "pulse", "--display", x.display, "--opentrack", "off",
-                 "--room", "none", "--capture-apps", "--log-level", "debug"] + extraArguments,
-                display: x.display, outputPath: log.path + ".out", errorPath: log.path,
-                environment: server.clientEnvironment.merging(["XDG_CACHE_HOME": NSTemporaryDirectory() + "scenesound-test-cache"]) { $1 })
+            socket = server.directory.appendingPathComponent("scenesound.sock").path
+            configHome = server.directory.appendingPathComponent("config-home").path
+            self.extraArguments = extraArguments
+            daemon = try Self.startDaemon(server: server, display: x.display, socket: socket, configHome: configHome,
+                                          log: log, extraArguments: extraArguments)
             guard waitUntil(timeoutSeconds: 20, { logText.contains("app capture: taking other apps' streams") }) else {
                 throw ToolFailure(command: "scenesoundd", status: 0, output: logText)
             }
+        }
+
+        var environment: [String: String] {
+            server.clientEnvironment.merging([
+                "XDG_CACHE_HOME": NSTemporaryDirectory() + "scenesound-test-cache", "XDG_CONFIG_HOME": configHome,
+            ]) { $1 }
+        }
+
+        static func startDaemon(server: PrivateSoundServer, display: String, socket: String, configHome: String, log: URL,
+                                extraArguments: [String]) throws -> ChildProcess {
+            try ChildProcess(
+                BuiltProducts.directory.appendingPathComponent("scenesoundd").path,
+                ["--socket", socket, "--output", "pulse", "--display", display, "--opentrack", "off",
+                 "--room", "none", "--capture-apps", "--log-level", "debug"] + extraArguments,
+                display: display, outputPath: log.path + ".out", errorPath: log.path,
+                environment: server.clientEnvironment.merging([
+                    "XDG_CACHE_HOME": NSTemporaryDirectory() + "scenesound-test-cache", "XDG_CONFIG_HOME": configHome,
+                ]) { $1 })
+        }
+
+        /// Stops the daemon cleanly and starts it again (its log starts over).
+        func restartDaemon() throws {
+            kill(daemon.pid, SIGTERM)
+            _ = waitUntil(timeoutSeconds: 5) { !daemon.isRunning }
+            daemon.kill()
+            daemon = try Self.startDaemon(server: server, display: x.display, socket: socket, configHome: configHome,
+                                          log: log, extraArguments: extraArguments)
+            guard waitUntil(timeoutSeconds: 20, { logText.contains("app capture: taking other apps' streams") }) else {
+                throw ToolFailure(command: "scenesoundd", status: 0, output: logText)
+            }
+        }
+
+        /// Runs the scenesound CLI against this daemon; (status, stdout).
+        func cli(_ arguments: [String]) -> (Int32, String) {
+            let (status, output, errors) = runToolStatus(BuiltProducts.directory.appendingPathComponent("scenesound").path,
+                                                         arguments, display: nil, environment: environment)
+            return (status, output + errors)
         }
 
         var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
@@ -194,6 +233,37 @@ import Testing
         let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
         let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
         return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func anAppExcludedFromTheCommandLineIsLeftAloneAcrossRestarts(kind: PrivateSoundServer.Kind) throws {
+        let desk = try Desk(kind)
+        let file = try Self.noiseFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        let outIndex = try #require(try desk.server.sinkIndex(named: PrivateSoundServer.sinkName))
+        try desk.start("/usr/bin/paplay", ["--client-name=noisy", file.path])
+        #expect(desk.waitForCaptures(1), "\(desk.logText)")
+        #expect(try desk.server.sinkOf(application: "noisy") != outIndex)
+
+        let (status, output) = desk.cli(["apps", "exclude", "noisy"])
+        #expect(status == 0, "\(output)")
+        // The running daemon lets it go: back on the real sink.
+        #expect(try waitUntil(timeoutSeconds: 5) { try desk.server.sinkOf(application: "noisy") == outIndex })
+        let (listed, text) = desk.cli(["apps", "--socket", desk.socket])
+        #expect(listed == 0 && text.contains("excluded: noisy"), "\(text)")
+
+        // Kept across a restart: a new instance is not taken.
+        try desk.restartDaemon()
+        try desk.start("/usr/bin/paplay", ["--client-name=noisy", file.path])
+        #expect(try waitUntil(timeoutSeconds: 5) { try desk.server.sinkInputs().filter { $0.application == "noisy" }.count == 2 })
+        Thread.sleep(forTimeInterval: 1)  // a negative check: nothing may take it in this second
+        #expect(try desk.server.sinkInputs().filter { $0.application == "noisy" }.allSatisfy { $0.sink == outIndex })
+
+        // Included again: taken again.
+        #expect(desk.cli(["apps", "include", "noisy"]).0 == 0)
+        #expect(desk.waitForCaptures(2), "\(desk.logText)")
+        let (missing, message) = desk.cli(["apps", "include", "noisy"])
+        #expect(missing == 1 && message.hasPrefix("scenesound: noisy is not in"), "\(message)")
     }
 
     /// Cues until `predicate` holds (the window may be found a moment after the sound starts).
