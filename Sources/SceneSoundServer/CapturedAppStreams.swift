@@ -128,6 +128,7 @@ public final class CapturedAppStreams: @unchecked Sendable {
 
     public init(server: SoundServer) {
         self.server = server
+        try? server.eventLoop.submit { [unowned self] in server.capturedApps = self }.wait()
         // Windows appear and close after an app's first sound: look again twice a second.
         let task = server.eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(500), delay: .milliseconds(500)) {
             [weak self] _ in self?.reanchorAll()
@@ -271,4 +272,46 @@ enum ProcessAncestry {
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         return fields.count > 1 ? Int32(fields[1]) : nil
     }
+}
+
+extension CapturedAppStreams {
+    /// What `status` and `scenesound apps` show. Event-loop confined.
+    struct Status {
+        struct Stream {
+            var app: App
+            var sceneID: String
+            var windowID: UInt32?
+            var azimuthDegrees: Double
+            /// Queued in the ring right now, plus the capture's fragment: what the capture adds
+            /// on top of the app's own buffer and the output's.
+            var addedLatencySeconds: Double
+            var starvedSeconds: Double
+            var droppedSeconds: Double
+        }
+
+        var state: String
+        var excluded: [String]
+        var started: Int
+        var ended: Int
+        var streams: [Stream]
+    }
+
+    var status: Status {
+        let rate = server.engine.configuration.sampleRateHz
+        let streams = currentEntries.map { entry -> Status.Stream in
+            let sceneID = entry.sceneID.isEmpty ? entry.anchorPID.map(SceneRegistry.processSceneID) ?? "" : entry.sceneID
+            let scene = server.scenes.scenes[sceneID]
+            let position = SphericalPosition(cartesian: scene?.position ?? server.scenes.defaultPosition)
+            return Status.Stream(
+                app: entry.app, sceneID: sceneID, windowID: scene?.window?.windowID ?? entry.app.windowID,
+                azimuthDegrees: position.azimuthDegrees,
+                addedLatencySeconds: Double(entry.feed.ring.availableFrames) / rate + Self.fragmentSeconds,
+                starvedSeconds: Double(entry.feed.input.starvedFrameCount) / rate,
+                droppedSeconds: Double(entry.feed.droppedFrameCount) / rate)
+        }
+        return Status(state: captureState, excluded: excluded, started: startedCount, ended: endedCount, streams: streams)
+    }
+
+    /// The capture's record fragment (AppCapture's default), part of the latency it adds.
+    static let fragmentSeconds = 0.005
 }

@@ -48,6 +48,8 @@ public final class SoundServer: @unchecked Sendable {
 
     lazy var head = HeadTracking(engine: engine)
     private(set) var windows: WindowAnchoring?
+    /// Other apps' streams, when the daemon captures them (it owns them; status reads them).
+    weak var capturedApps: CapturedAppStreams?
     private var windowTracker: WindowTracker?
     private var attentionAdapter: X11AlertAttention?
     private var openTrackChannel: Channel?

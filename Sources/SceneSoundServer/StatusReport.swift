@@ -52,6 +52,7 @@ struct StatusReport {
             ("streams", .array(sessions.flatMap { session in
                 session.streams.values.sorted { $0.id < $1.id }.map { stream(session, $0) }
             })),
+            ("apps", apps),
             ("render", .object([
                 ("load", .number(engine.renderLoad)),
                 ("peak_load", .number(engine.takePeakRenderLoad())),
@@ -81,6 +82,33 @@ struct StatusReport {
         else { return .null }
         let lookAhead = Double(server.engine.renderer.latencyFrames) / server.engine.configuration.sampleRateHz
         return .number(render + lookAhead + (outputLatency ?? 0))
+    }
+
+    /// `--capture-apps`: the apps' streams taken over, where they play, what they cost.
+    private var apps: JSONValue {
+        guard let status = server.capturedApps?.status else { return .object([("enabled", .bool(false))]) }
+        return .object([
+            ("enabled", .bool(true)),
+            ("state", .string(status.state)),
+            ("started", .integer(status.started)),
+            ("ended", .integer(status.ended)),
+            ("excluded", .array(status.excluded.map(JSONValue.string))),
+            ("streams", .array(status.streams.map { stream in
+                .object([
+                    ("application", stream.app.applicationName.map(JSONValue.string) ?? .null),
+                    ("binary", stream.app.binary.map(JSONValue.string) ?? .null),
+                    ("pid", stream.app.processID.map { .integer(Int($0)) } ?? .null),
+                    ("kind", .string(stream.app.kind.rawValue)),
+                    ("event_id", stream.app.eventID.map(JSONValue.string) ?? .null),
+                    ("window_id", stream.windowID.map { .integer(Int($0)) } ?? .null),
+                    ("scene", .string(stream.sceneID)),
+                    ("azimuth_degrees", .number(stream.azimuthDegrees)),
+                    ("added_latency_seconds", .number(stream.addedLatencySeconds)),
+                    ("starved_seconds", .number(stream.starvedSeconds)),
+                    ("dropped_seconds", .number(stream.droppedSeconds)),
+                ])
+            })),
+        ])
     }
 
     private func scene(_ scene: SceneRegistry.Scene) -> JSONValue {
