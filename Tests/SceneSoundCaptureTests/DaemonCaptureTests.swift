@@ -178,6 +178,25 @@ import Testing
     }
 
     @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func aWindowClosingWhileItsAppPlaysLeavesTheSoundWhereItWas(kind: PrivateSoundServer.Kind) throws {
+        let desk = try Desk(kind)
+        let file = try Self.noiseFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        let term = try desk.x.openXTerm(geometry: "60x20+80+700")
+        let window = try desk.x.windowID(of: term)
+        try desk.start("/usr/bin/paplay", ["--property=window.x11.xid=\(window)", file.path])
+        #expect(desk.waitForCaptures(1), "\(desk.logText)")
+        term.kill()
+        #expect(waitUntil(timeoutSeconds: 5) { (try? desk.x.toolOutput("xwininfo", ["-id", String(window)])) == nil })
+        // Still playing, still from the left, where the window was; the daemon is fine.
+        let cues = try waitForCues(desk) { $0.itdMicroseconds > 100 }
+        #expect(cues.itdMicroseconds > 100, "after the window closed: \(cues)")
+        #expect(desk.daemon.isRunning)
+        let (status, text) = desk.cli(["apps", "--json", "--socket", desk.socket])
+        #expect(status == 0 && text.contains("\"window_id\":\(window)"), "\(text)")
+    }
+
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
     func theSoundServerRestartingUnderTheDaemonIsCapturedAgain(kind: PrivateSoundServer.Kind) throws {
         let desk = try Desk(kind)
         let file = try Self.noiseFile()
