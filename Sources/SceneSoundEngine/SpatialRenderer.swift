@@ -46,7 +46,8 @@ public final class SpatialRenderer {
         right = .allocate(capacity: block); right.initialize(repeating: 0, count: block)
         send = .allocate(capacity: block); send.initialize(repeating: 0, count: block)
         subBlockSources = .allocate(capacity: maximumSources)
-        reverb = LateReverb(room: configuration.room, sampleRateHz: configuration.sampleRateHz)
+        reverb = LateReverb(room: configuration.room, sampleRateHz: configuration.sampleRateHz, maximumFrames: block,
+                            diffuseField: configuration.room == .none ? nil : DiffuseFieldResponse.filter(of: hrtf))
         limiter = Limiter(sampleRateHz: configuration.sampleRateHz,
                           thresholdDecibels: configuration.limiterThresholdDecibels)
         ringOutFrames = hrtf.filterTaps + Int(hrtf.maximumDelaySamples.rounded(.up)) + 4
