@@ -23,6 +23,7 @@ public final class SpatialRenderer {
     public let limiter: Limiter
     /// Sources the governor does not give per-source voices are encoded here.
     public let bus: AmbisonicBus
+    private let busDecoder: AmbisonicDecodeFilters
     public let governor: OverloadGovernor
     /// Frames a source keeps rendering after its input ends, so filters and delays ring out.
     public let ringOutFrames: Int
@@ -51,8 +52,8 @@ public final class SpatialRenderer {
         limiter = Limiter(sampleRateHz: configuration.sampleRateHz,
                           thresholdDecibels: configuration.limiterThresholdDecibels)
         ringOutFrames = hrtf.filterTaps + Int(hrtf.maximumDelaySamples.rounded(.up)) + 4
-        bus = AmbisonicBus(filters: busFilters ?? AmbisonicDecodeFilters.design(from: hrtf), maximumFrames: block,
-                           maximumTerms: 2 * maximumSources, kernels: .fastest)
+        busDecoder = busFilters ?? AmbisonicDecodeFilters.design(from: hrtf)
+        bus = AmbisonicBus(filters: busDecoder, maximumFrames: block, maximumTerms: 2 * maximumSources, kernels: .fastest)
         governor = OverloadGovernor(settings: .init(maximumHRTFVoices: configuration.maximumHRTFVoices))
     }
 
@@ -271,9 +272,11 @@ public final class SpatialRenderer {
         if mix == 0 && busMixStart == 0 && !busVoice.isSounding {
             busVoice.follow(input, frames: frames)
         } else {
+            let hood = hrtf.neighbourhood(azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees)
             let delays = hrtf.delays(azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees)
             bus.encode(busVoice, input: input, frames: frames, offset: offset, direction: worldDirection,
-                       delays: delays, gain: target.gain * mix, lowpassCoefficient: target.lowpassCoefficient)
+                       delays: delays, earLevels: busDecoder.earLevels(hood), gain: target.gain * mix,
+                       lowpassCoefficient: target.lowpassCoefficient)
         }
     }
 
