@@ -10,11 +10,14 @@
 // right = M − S: M common to both, S the decorrelating part. One effect remains that no
 // static design escapes: the wet sound interferes with the tone's direct sound D, |D + M ± S|,
 // by a different amount in each ear, which leans a tone wherever D is weak (a notch of the
-// ear's response). So M and S are each turned slowly against the direct sound,
+// ear's response). So M and S are each turned against the direct sound,
 // M = M₁·cos ω₁t + M₂·sin ω₁t and S = S₁·cos ω₂t + S₂·sin ω₂t from four independent allpass
-// tails (ω₁/2π = 1.5 Hz, ω₂/2π = 2.5 Hz): their phases pass through every value, the
-// cross-terms average out within a fraction of a second, and each ear's energy is the
-// direct sound's plus the reverb's, the same reverb energy in both ears at every frequency.
+// tails: their phases pass through every value, the cross-terms average out, and each ear's
+// energy is the direct sound's plus the reverb's, the same reverb energy in both ears at
+// every frequency. S turns at 10 Hz, faster than the binaural system follows level
+// differences (a few Hz), so what remains within 50 ms is heard as width, not as a wobble
+// (at 1.5 Hz a tone swung by up to 6 dB); M, which holds the low frequencies, turns at 3 Hz
+// so that the tails of low tones are detuned by no more than that.
 // S is high-passed: at low frequencies the ears of a real head in a diffuse field hear
 // nearly the same signal (their coherence falls to about zero by 700 Hz). The send is
 // filtered by the HRTF set's diffuse-field response (DiffuseFieldResponse), as a real
@@ -50,7 +53,7 @@ public enum Room: String, CaseIterable, Sendable {
     static let seriesDecayFactor = 0.74
     /// How fast M and S turn against the direct sound (different, so that they also turn
     /// against each other).
-    static let midRotationHz = 1.5, sideRotationHz = 2.5
+    static let midRotationHz = 3.0, sideRotationHz = 10.0
     /// Where the ears' reverb turns from common (below) to decorrelated (above).
     static let decorrelationCornerHz = 700.0
 

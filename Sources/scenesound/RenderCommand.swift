@@ -111,6 +111,9 @@ struct RenderCommand: ParsableCommand {
         let configuration = EngineConfiguration(sampleRateHz: Double(rendering.rateHz), blockFrames: rendering.blockFrames,
                                                 room: room, maximumHRTFVoices: rendering.maximumHRTFVoices)
         let renderer = SpatialRenderer(hrtf: hrtf, configuration: configuration, maximumSources: 1)
+        // Offline, the render's speed says nothing about overload: the paths follow the cap
+        // alone, so the same command gives the same file on a busy machine.
+        renderer.governor.simulatedLoadFraction = 0
         let position = SphericalPosition(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees,
                                          distanceMetres: distanceMetres).cartesian
         let input = BufferInput(interleaved: audio.interleaved, channelCount: audio.channelCount)

@@ -49,9 +49,8 @@ import SceneSoundDSP
     }
 
     /// A steady tone through the reverb alone: equal energy in both ears (within 0.1 dB)
-    /// at every third octave, though the ears' signals differ. M and S turn at 1.5 and
-    /// 2.5 Hz, so their cross-terms in each ear beat at 1 and 4 Hz: measured over two whole
-    /// seconds, they cancel.
+    /// at every third octave, though the ears' signals differ. M and S turn at 3 and 10 Hz,
+    /// so their cross-terms in each ear beat at 7 and 13 Hz: over whole seconds they cancel.
     @Test(arguments: [Room.small, .medium])
     func bothEarsGetTheSameEnergyAtEveryFrequency(room: Room) {
         var worst = 0.0

@@ -17,22 +17,33 @@ import SceneSoundEngine
     }
 
     /// The level difference of a steady tone as `scenesound cues` measures a recording
-    /// (energy left over right), skipping the first 0.2 s while the reverb builds up.
-    static func toneILD(_ frequencyHz: Double, azimuthDegrees: Double, room: Room) -> Double {
+    /// (energy left over right), skipping the first 0.2 s while the reverb builds up; and the
+    /// largest over 50 ms windows, the time scale on which the ear follows level differences.
+    static func toneILD(_ frequencyHz: Double, azimuthDegrees: Double, room: Room) -> (whole: Double, largestIn50ms: Double) {
         var render = OfflineRender()
         render.configuration.room = room
         let out = render.renderStatic(tone(frequencyHz), azimuthDegrees: azimuthDegrees)
-        let start = Int(0.2 * KEMAR.rateHz)
-        return CueAnalysis.ildDecibels(left: Array(out.left[start...]), right: Array(out.right[start...]))
+        let start = Int(0.2 * KEMAR.rateHz), window = Int(0.05 * KEMAR.rateHz)
+        let whole = CueAnalysis.ildDecibels(left: Array(out.left[start...]), right: Array(out.right[start...]))
+        let windows = stride(from: start, to: out.left.count - window, by: window).map {
+            CueAnalysis.ildDecibels(left: Array(out.left[$0..<($0 + window)]), right: Array(out.right[$0..<($0 + window)]))
+        }
+        return (whole, windows.max { abs($0) < abs($1) } ?? whole)
     }
 
+    /// Within 1 dB over the tone, and within 4 dB in every 50 ms of it: the reverb's
+    /// decorrelating part turns at 10 Hz against the direct sound, faster than the ear tracks
+    /// level differences, and what is left in 50 ms is largest where the direct sound is
+    /// weakest (8 kHz ahead, the ear's notch); turning at 1.5 Hz it reached 5.9 dB.
     @Test(arguments: Room.allCases)
     func aToneAheadStaysCentred(room: Room) {
         let ilds = Self.thirdOctavesHz.map { Self.toneILD($0, azimuthDegrees: 0, room: room) }
-        print("room \(room), tone ahead, ILD per third octave: "
-              + zip(Self.thirdOctavesHz, ilds).map { "\(Int($0)) Hz \(String(format: "%+.2f", $1))" }.joined(separator: ", "))
+        print("room \(room), tone ahead, ILD per third octave (largest in 50 ms): "
+              + zip(Self.thirdOctavesHz, ilds).map { "\(Int($0)) Hz \(String(format: "%+.2f (%+.1f)", $1.whole, $1.largestIn50ms))" }
+                  .joined(separator: ", "))
         for (f, ild) in zip(Self.thirdOctavesHz, ilds) {
-            #expect(abs(ild) <= 1, "room \(room), \(f) Hz ahead: ILD \(ild) dB")
+            #expect(abs(ild.whole) <= 1, "room \(room), \(f) Hz ahead: ILD \(ild.whole) dB")
+            #expect(abs(ild.largestIn50ms) <= 4, "room \(room), \(f) Hz ahead: ILD \(ild.largestIn50ms) dB within 50 ms")
         }
     }
 
@@ -42,8 +53,8 @@ import SceneSoundEngine
         var lines: [String] = []
         for azimuth in [30.0, -30] {
             for f in Self.thirdOctavesHz {
-                let dry = Self.toneILD(f, azimuthDegrees: azimuth, room: .none)
-                let wet = Self.toneILD(f, azimuthDegrees: azimuth, room: room)
+                let dry = Self.toneILD(f, azimuthDegrees: azimuth, room: .none).whole
+                let wet = Self.toneILD(f, azimuthDegrees: azimuth, room: room).whole
                 let kept = wet / dry
                 worst = min(worst, kept)
                 lines.append("\(Int(f)) Hz \(String(format: "%+.2f/%+.2f", wet, dry))")

@@ -45,6 +45,9 @@ struct OfflineRender {
     func render(_ input: [Float], mode: SpatialMode = .anchored,
                 place: (Double) -> (position: Vector3, pose: HeadPose)) -> (left: [Float], right: [Float]) {
         let renderer = SpatialRenderer(hrtf: hrtf, configuration: configuration, maximumSources: 1, busFilters: busFilters)
+        // Rendering as fast as it goes, a busy machine would look like an overload and move
+        // the source to the bus mid-render: the paths follow the cap alone.
+        renderer.governor.simulatedLoadFraction = 0
         let initial = place(0)
         let source = RenderSource(input: BufferInput(channels: [input]), channelCount: 1, mode: mode,
                                   channelPositions: [initial.position], gain: 1, hrtf: hrtf,
