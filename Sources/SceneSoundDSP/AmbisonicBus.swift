@@ -114,9 +114,9 @@ public final class AmbisonicBus {
     }
 
     /// Adds one source channel's sub-block at `offset`: `direction` from the head's position
-    /// in world orientation (DESIGN.md's axes), `delays` each ear's onset delay in samples for
-    /// the head-relative direction (HRTFSet.delays), `earLevels` each ear's level correction
-    /// for it (AmbisonicDecodeFilters.earLevels), `gain` its level. Gains and delays glide
+    /// in world orientation (docs/ARCHITECTURE.md's axes), `delays` each ear's onset delay in
+    /// samples for the head-relative direction (HRTFSet.delays), `earLevels` each ear's level
+    /// correction for it (AmbisonicDecodeFilters.earLevels), `gain` its level. Gains and delays glide
     /// from where the voice left them. The sum is taken when the sub-block is rotated.
     public func encode(_ voice: AmbisonicBusVoice, input: UnsafePointer<Float>, frames: Int, offset: Int,
                        direction: Vector3, delays: (left: Float, right: Float),

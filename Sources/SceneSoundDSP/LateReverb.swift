@@ -120,7 +120,7 @@ public final class LateReverb {
         let p = room.parameters ?? Room.Parameters(decaySeconds: 0, wetDecibels: -.infinity, preDelaySeconds: 0,
                                                    dampingHz: .infinity, tailDelaysSeconds: [[], [], [], []])
         tailSeconds = p.decaySeconds
-        wetGain = room == .none ? 0 : Float(pow(10, p.wetDecibels / 20) / 2.0.squareRoot())
+        wetGain = room == .none ? 0 : Decibels.linearGain(p.wetDecibels) / Float(2).squareRoot()
 
         let response = diffuseField ?? [1, 0, 0, 0, 0, 0, 0, 0]
         precondition(response.count % 8 == 0)
