@@ -100,6 +100,9 @@ public final class AmbisonicBus {
         terms.1.deallocate()
     }
 
+    /// The ratios of a new level correction to the one in use that keep the old (±0.25 dB).
+    static let heldLevelRange: ClosedRange<Float> = 0.9716...1.0292
+
     /// Whether the bus did (or still must do) any work this block.
     public var isActive: Bool { encodedThisBlock || ringingFrames > 0 }
 
@@ -127,7 +130,14 @@ public final class AmbisonicBus {
         termsFrames = frames
         let target = gain == 0 ? SIMD16<Float>() : voice.harmonics(direction) * gain
         let start = voice.gains
-        let startLevels = voice.earLevels, targetLevels = SIMD2<Float>(earLevels.left, earLevels.right)
+        // The level corrections follow the head-relative direction, so under a turning head
+        // they change in every block; a change makes each ear's term two (x and x·ramp). They
+        // are held until they move by a quarter of a dB, so that a still source under a
+        // moving head stays one term per ear most of the time.
+        let startLevels = voice.earLevels, exactLevels = SIMD2<Float>(earLevels.left, earLevels.right)
+        let ratio = exactLevels / startLevels
+        let held = voice.started && all((ratio .> Self.heldLevelRange.lowerBound) .& (ratio .< Self.heldLevelRange.upperBound))
+        let targetLevels = held ? startLevels : exactLevels
         voice.earLevels = targetLevels
         let newDelays = (left: voice.wholeDelay(delays.left, current: voice.delays.left),
                          right: voice.wholeDelay(delays.right, current: voice.delays.right))

@@ -61,7 +61,7 @@ public enum Room: String, CaseIterable, Sendable {
         switch self {
         case .none: return nil
         case .small:
-            return Parameters(decaySeconds: 0.35, wetDecibels: -16, preDelaySeconds: 0.006, dampingHz: 5000,
+            return Parameters(decaySeconds: 0.35, wetDecibels: -16, preDelaySeconds: 0.006, dampingHz: 4000,
                               tailDelaysSeconds: [[0.0119, 0.0173, 0.0269], [0.0131, 0.0197, 0.0293],
                                                   [0.0109, 0.0181, 0.0251], [0.0127, 0.0163, 0.0311]])
         case .medium:

@@ -19,10 +19,11 @@ import SceneSoundEngine
     /// The level difference of a steady tone as `scenesound cues` measures a recording
     /// (energy left over right), skipping the first 0.2 s while the reverb builds up; and the
     /// largest over 50 ms windows, the time scale on which the ear follows level differences.
-    static func toneILD(_ frequencyHz: Double, azimuthDegrees: Double, room: Room) -> (whole: Double, largestIn50ms: Double) {
+    static func toneILD(_ frequencyHz: Double, azimuthDegrees: Double, distanceMetres: Double = 1,
+                        room: Room) -> (whole: Double, largestIn50ms: Double) {
         var render = OfflineRender()
         render.configuration.room = room
-        let out = render.renderStatic(tone(frequencyHz), azimuthDegrees: azimuthDegrees)
+        let out = render.renderStatic(tone(frequencyHz), azimuthDegrees: azimuthDegrees, distanceMetres: distanceMetres)
         let start = Int(0.2 * KEMAR.rateHz), window = Int(0.05 * KEMAR.rateHz)
         let whole = CueAnalysis.ildDecibels(left: Array(out.left[start...]), right: Array(out.right[start...]))
         let windows = stride(from: start, to: out.left.count - window, by: window).map {
@@ -47,21 +48,23 @@ import SceneSoundEngine
         }
     }
 
-    @Test(arguments: [Room.small, .medium])
-    func aToneAtThirtyDegreesKeepsItsSide(room: Room) {
+    /// At 1 m and at 2 m (the send falls off more slowly than the direct sound, so farther
+    /// away the room is relatively louder).
+    @Test(arguments: [Room.small, .medium], [1.0, 2.0])
+    func aToneAtThirtyDegreesKeepsItsSide(room: Room, distanceMetres: Double) {
         var worst = Double.infinity
         var lines: [String] = []
         for azimuth in [30.0, -30] {
             for f in Self.thirdOctavesHz {
-                let dry = Self.toneILD(f, azimuthDegrees: azimuth, room: .none).whole
-                let wet = Self.toneILD(f, azimuthDegrees: azimuth, room: room).whole
+                let dry = Self.toneILD(f, azimuthDegrees: azimuth, distanceMetres: distanceMetres, room: .none).whole
+                let wet = Self.toneILD(f, azimuthDegrees: azimuth, distanceMetres: distanceMetres, room: room).whole
                 let kept = wet / dry
                 worst = min(worst, kept)
                 lines.append("\(Int(f)) Hz \(String(format: "%+.2f/%+.2f", wet, dry))")
-                #expect(kept >= 0.7, "room \(room), \(f) Hz at \(azimuth)°: ILD \(wet) dB against \(dry) dB dry")
+                #expect(kept >= 0.7, "room \(room), \(f) Hz at \(azimuth)°, \(distanceMetres) m: ILD \(wet) dB against \(dry) dB dry")
             }
         }
-        print("room \(room), tone at ±30°, ILD with room/dry: " + lines.joined(separator: ", ")
+        print("room \(room), tone at ±30°, \(distanceMetres) m, ILD with room/dry: " + lines.joined(separator: ", ")
               + "; least share kept \(String(format: "%.2f", worst))")
     }
 }
