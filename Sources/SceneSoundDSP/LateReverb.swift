@@ -15,13 +15,16 @@
 // tails: their phases pass through every value, the cross-terms average out, and each ear's
 // energy is the direct sound's plus the reverb's, the same reverb energy in both ears at
 // every frequency. S turns at 10 Hz, faster than the binaural system follows level
-// differences (a few Hz), so what remains within 50 ms is heard as width, not as a wobble
-// (at 1.5 Hz a tone swung by up to 6 dB); M, which holds the low frequencies, turns at 3 Hz
-// so that the tails of low tones are detuned by no more than that.
+// differences (a few Hz): what remains within 50 ms (up to 2.5 dB for a tone ahead) changes
+// too fast to be heard as movement, where at 1.5 Hz a tone swung by up to 6 dB. M, which
+// holds the low frequencies, turns at 3 Hz, so that the tails of low tones are detuned by no
+// more than that.
+//
 // S is high-passed: at low frequencies the ears of a real head in a diffuse field hear
 // nearly the same signal (their coherence falls to about zero by 700 Hz). The send is
 // filtered by the HRTF set's diffuse-field response (DiffuseFieldResponse), as a real
-// diffuse field reaches the ear canal, and by a fixed low-pass for the room's darker sound (real rooms absorb high frequencies faster).
+// diffuse field reaches the ear canal, and by a fixed low-pass for the room's darker sound
+// (real rooms absorb high frequencies faster).
 
 #if canImport(Glibc)
 import Glibc
