@@ -16,13 +16,17 @@
 // the high frequencies ahead of the low ones, partly before the filter's start, and moved
 // the measured ITD by up to 100 µs).
 //
-// What order 3 still cannot hold — the far ear's shadow and bright spot at the sides — is
-// mostly a broadband level per ear and direction, and the bus knows every source's
-// direction: earLevelCorrections brings each ear's decoded energy to the set's own, applied
-// with the source's encoding gains (AmbisonicBus.encode). Measured against KEMAR's own cues
-// for noise (Tests: AmbisonicBusCueTests), the worst ILD error over 0…180° and ±30°
-// elevation is 3.1 dB for the plain projection, 2.3 dB for MagLS, 0.2 dB with the level
-// corrections; the ITD stays within 20 µs (whole-sample delays).
+// What order 3 still cannot hold — the far ear's shadow and bright spot at the sides, the
+// low-frequency phase of the responses below the horizon — is mostly a broadband level per
+// ear and a small delay, and the bus knows every source's direction: the design tabulates on
+// the set's grid the gain that brings each ear's decoded energy to the set's own, and how far
+// the decoded responses' ITD (measured as the cue tests measure it) strays from the set's;
+// the bus applies the gains with the source's encoding gains and takes the stray delay off
+// the source's onset delays (AmbisonicBus.encode). Measured against KEMAR's own cues for
+// noise (Tests: AmbisonicBusCueTests), the worst ILD error over 0…180° and ±30° elevation is
+// 3.1 dB for the plain projection, 2.3 dB for MagLS, 0.2 dB with the level corrections; the
+// worst ITD error 58 µs below the horizon at the sides without the delay corrections, 14 µs
+// with them (whole-sample delays).
 //
 // The fit samples the set (bilinear on its 5° grid, as the voices see it) on a 16 × 32
 // Gauss–Legendre product grid, exact for products of harmonics below order 16, so the least-
@@ -45,6 +49,9 @@ public struct AmbisonicDecodeFilters: Sendable {
     /// Node-major on the HRTF set's grid, then ear: the broadband gain that brings the
     /// decoded response to the level of the set's own (see earLevels).
     public let earLevelCorrections: [Float]
+    /// The same grid, one per node: how many samples the decoded responses' ITD exceeds the
+    /// set's (see earDelays).
+    public let itdExcessSamples: [Float]
 
     public static let zNodes = 16, azimuthNodes = 32
     /// Where the fit turns from complex least squares to magnitude only: N·c / (2π·r).
@@ -145,17 +152,51 @@ public struct AmbisonicDecodeFilters: Sendable {
                 }
             }
         }
-        let levels = levelCorrection ? earLevelCorrections(of: hrtf, reversedFilters: filters, taps: taps)
-                                     : [Float](repeating: 1, count: hrtf.nodeCount * 2)
-        return AmbisonicDecodeFilters(taps: taps, reversedFilters: filters, earLevelCorrections: levels)
+        let corrections: (levels: [Float], itdExcessSamples: [Float]) = levelCorrection
+            ? earCorrections(of: hrtf, reversedFilters: filters, taps: taps)
+            : ([Float](repeating: 1, count: hrtf.nodeCount * 2), [Float](repeating: 0, count: hrtf.nodeCount))
+        return AmbisonicDecodeFilters(taps: taps, reversedFilters: filters, earLevelCorrections: corrections.levels,
+                                      itdExcessSamples: corrections.itdExcessSamples)
     }
 
-    /// For every node of the set's grid and each ear, the gain that brings the decoder's
-    /// response to that direction to the energy of the set's own response (within ±12 dB).
-    static func earLevelCorrections(of hrtf: HRTFSet, reversedFilters: [Float], taps: Int) -> [Float] {
+    /// For every node of the set's grid: each ear's gain that brings the decoder's response
+    /// to that direction to the energy of the set's own (within ±12 dB), and how much the
+    /// decoded responses' ITD exceeds the set's, in samples, measured as CueAnalysis measures
+    /// it (the peak of their cross-correlation below 1.5 kHz).
+    static func earCorrections(of hrtf: HRTFSet, reversedFilters: [Float], taps: Int)
+        -> (levels: [Float], itdExcessSamples: [Float])
+    {
         let channels = SphericalHarmonics.channelCount
-        var corrections = [Float](repeating: 1, count: hrtf.nodeCount * 2)
-        var response = [Double](repeating: 0, count: taps)
+        var levels = [Float](repeating: 1, count: hrtf.nodeCount * 2)
+        var excess = [Float](repeating: 0, count: hrtf.nodeCount)
+        // Long enough for the low-pass to ring out past the responses (5 ms).
+        let length = max(taps, hrtf.filterTaps) + Int(0.005 * hrtf.sampleRateHz)
+        // Time-aligned responses: what is left between them is the filters' own part of the
+        // ITD, a fraction of a millisecond.
+        let maximumLag = Int((0.0005 * hrtf.sampleRateHz).rounded(.up))
+        let lowpass = ButterworthLowpass(cutoffHz: CueAnalysis.itdCutoffHz, sampleRateHz: hrtf.sampleRateHz)
+        /// Lag of `right` behind `left` at the peak of their cross-correlation, refined by a parabola.
+        func lag(_ leftSamples: [Double], _ rightSamples: [Double]) -> Double {
+            leftSamples.withUnsafeBufferPointer { left in
+                rightSamples.withUnsafeBufferPointer { right in
+                    func c(_ k: Int) -> Double {
+                        var sum = 0.0
+                        for t in max(0, -k)..<min(length, length - k) { sum += left[t] * right[t + k] }
+                        return sum
+                    }
+                    var best = 0, bestValue = c(0)
+                    for k in -maximumLag...maximumLag where k != 0 {
+                        let value = c(k)
+                        if value > bestValue { best = k; bestValue = value }
+                    }
+                    let (a, d) = (c(best - 1), c(best + 1))
+                    let denominator = a - 2 * bestValue + d
+                    return Double(best) + (denominator != 0 ? max(-0.5, min(0.5, 0.5 * (a - d) / denominator)) : 0)
+                }
+            }
+        }
+        var decoded = [[Float]](repeating: [Float](repeating: 0, count: taps), count: 2)
+        var measured = [[Float]](repeating: [Float](repeating: 0, count: hrtf.filterTaps), count: 2)
         for e in 0..<hrtf.elevationCount {
             let elevation = (-90 + Double(e) * hrtf.elevationStepDegrees) * .pi / 180
             for a in 0..<hrtf.azimuthCount {
@@ -164,21 +205,37 @@ public struct AmbisonicDecodeFilters: Sendable {
                                                 z: sin(elevation))
                 let node = e * hrtf.azimuthCount + a
                 for ear in 0..<2 {
-                    for t in 0..<taps { response[t] = 0 }
+                    // Both in natural order.
+                    var response = [Double](repeating: 0, count: taps)
                     for c in 0..<channels {
                         let base = (c * 2 + ear) * taps
-                        for t in 0..<taps { response[t] += y[c] * Double(reversedFilters[base + t]) }
+                        for t in 0..<taps { response[taps - 1 - t] += y[c] * Double(reversedFilters[base + t]) }
                     }
-                    let decoded = response.reduce(0) { $0 + $1 * $1 }
                     let base = (node * 2 + ear) * hrtf.filterTaps
-                    var measured = 0.0
-                    for t in 0..<hrtf.filterTaps { measured += Double(hrtf.reversedFilters[base + t]) * Double(hrtf.reversedFilters[base + t]) }
-                    let gain = decoded > 0 ? (measured / decoded).squareRoot() : 1
-                    corrections[node * 2 + ear] = Float(min(4, max(0.25, gain)))
+                    for t in 0..<hrtf.filterTaps { measured[ear][hrtf.filterTaps - 1 - t] = hrtf.reversedFilters[base + t] }
+                    decoded[ear] = response.map { Float($0) }
+                    let decodedEnergy = response.reduce(0) { $0 + $1 * $1 }
+                    let measuredEnergy = measured[ear].reduce(0) { $0 + Double($1) * Double($1) }
+                    let gain = decodedEnergy > 0 ? (measuredEnergy / decodedEnergy).squareRoot() : 1
+                    levels[node * 2 + ear] = Float(min(4, max(0.25, gain)))
                 }
+                let setITD = lag(lowpass.filter(measured[0], length: length), lowpass.filter(measured[1], length: length))
+                let decodedITD = lag(lowpass.filter(decoded[0], length: length), lowpass.filter(decoded[1], length: length))
+                excess[node] = Float(decodedITD - setITD)
             }
         }
-        return corrections
+        return (levels, excess)
+    }
+
+    /// How many samples to take off each ear's onset delay for a direction so that the
+    /// decoded ITD is the set's: half the excess from each ear, bilinear like earLevels.
+    /// Real-time safe.
+    @inline(__always)
+    public func earDelays(_ hood: HRTFSet.Neighbourhood) -> (left: Float, right: Float) {
+        let (n0, n1, n2, n3) = hood.nodes
+        let (w0, w1, w2, w3) = hood.weights
+        let excess = itdExcessSamples.withUnsafeBufferPointer { c in w0 * c[n0] + w1 * c[n1] + w2 * c[n2] + w3 * c[n3] }
+        return (-0.5 * excess, 0.5 * excess)
     }
 
     /// The per-ear level corrections for a direction, bilinear on the set's grid as its

@@ -274,9 +274,11 @@ public final class SpatialRenderer {
             busVoice.follow(input, frames: frames)
         } else {
             let hood = hrtf.neighbourhood(azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees)
-            let delays = hrtf.delays(azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees)
+            let onsets = hrtf.delays(azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees)
+            let corrections = busDecoder.earDelays(hood)
             bus.encode(busVoice, input: input, frames: frames, offset: offset, direction: worldDirection,
-                       delays: delays, earLevels: busDecoder.earLevels(hood), gain: target.gain * mix,
+                       delays: (onsets.left - corrections.left, onsets.right - corrections.right),
+                       earLevels: busDecoder.earLevels(hood), gain: target.gain * mix,
                        lowpassCoefficient: target.lowpassCoefficient)
         }
     }

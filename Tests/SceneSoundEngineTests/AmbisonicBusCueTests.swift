@@ -4,8 +4,9 @@ import SceneSoundDSP
 import SceneSoundEngine
 
 /// Sources on the ambisonic bus against the KEMAR set's own cues — ITD within 30 µs, ILD
-/// within 2 dB, in the horizontal plane all round and 30° above and below — with the
-/// renderer's cap at zero HRTF voices; the per-source voice path's errors are printed beside.
+/// within 2 dB, in the horizontal plane all round and 30° above and below, ahead and at the
+/// sides — with the renderer's cap at zero HRTF voices; the per-source voice path's errors
+/// are printed beside.
 @Suite struct AmbisonicBusCueTests {
     static let noise = CueAccuracyTests.noise
     static let busOnly: OfflineRender = {
@@ -20,7 +21,8 @@ import SceneSoundEngine
         return render
     }()
     static let directions: [(Double, Double)] = [(0, 0), (30, 0), (-30, 0), (60, 0), (-60, 0), (90, 0), (-90, 0),
-                                                 (120, 0), (-120, 0), (180, 0), (0, 30), (0, -30)]
+                                                 (120, 0), (-120, 0), (180, 0), (0, 30), (0, -30),
+                                                 (90, 30), (-90, 30), (90, -30), (-90, -30)]
 
     struct Errors { var itdMicroseconds: Double; var ildDecibels: Double }
 
