@@ -2,33 +2,43 @@ import Foundation
 import Testing
 import SceneSoundDSP
 import SceneSoundProtocol
+import SceneSoundTestSupport
 
-/// A private PulseAudio server (null sink "out"), started through scripts/testenv and stopped
-/// by PID, with `parec` recording what reaches the sink.
+/// A private sound server with a null sink "out" — PulseAudio, or PipeWire with WirePlumber
+/// and pipewire-pulse — started through scripts/testenv and stopped by PID, with `parec`
+/// recording what reaches the sink.
 final class PrivatePulse: @unchecked Sendable {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
+    let kind: PrivateSoundServer.Kind
     let directory: String
-    private(set) var pid: Int32 = 0
+    private(set) var pids: [Int32] = []
 
-    init() throws {
+    init(_ kind: PrivateSoundServer.Kind = .pulseAudio) throws {
+        self.kind = kind
         // Short path: the socket must fit in sun_path.
         directory = "/tmp/ssp-\(UUID().uuidString.prefix(8))"
         try start()
     }
 
-    func start() throws {
-        let result = try run(Self.repository.appendingPathComponent("scripts/testenv/pulse-start").path, [directory, "15"])
-        guard let pid = Int32(result.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            throw TestFailure("pulse-start printed no PID: \(result)")
-        }
-        self.pid = pid
+    private var script: (start: String, stop: String) {
+        kind == .pulseAudio ? ("pulse-start", "pulse-stop") : ("pipewire-start", "pipewire-stop")
     }
 
+    func start() throws {
+        // posix_spawn through the test support, not Foundation's Process: pipewire-start leaves
+        // four servers running behind it, and Process's wait for the script then never returned.
+        let result = try runTool(Self.repository.appendingPathComponent("scripts/testenv/\(script.start)").path,
+                                 [directory, "15"], display: nil)
+        pids = result.split(whereSeparator: \.isWhitespace).compactMap { Int32($0) }
+        guard !pids.isEmpty else { throw TestFailure("\(script.start) printed no PID: \(result)") }
+    }
+
+    /// Kills the server (all of its processes) as a crash would.
     func kill9() {
-        kill(pid, SIGKILL)
-        // It was started by a script that has exited, so nobody may reap it: a zombie is dead.
-        try? waitUntil(timeoutSeconds: 5, "pulseaudio to die") { !Self.isAlive(pid) }
+        for pid in pids { kill(pid, SIGKILL) }
+        // Started by a script that has exited, so nobody may reap them: a zombie is dead.
+        try? waitUntil(timeoutSeconds: 5, "the sound server to die") { !pids.contains(where: Self.isAlive) }
     }
 
     static func isAlive(_ pid: Int32) -> Bool {
@@ -39,7 +49,8 @@ final class PrivatePulse: @unchecked Sendable {
     }
 
     func stop() {
-        _ = try? run(Self.repository.appendingPathComponent("scripts/testenv/pulse-stop").path, [String(pid)])
+        _ = runToolStatus(Self.repository.appendingPathComponent("scripts/testenv/\(script.stop)").path, pids.map(String.init),
+                          display: nil)
     }
 
     var environment: [String: String] {
@@ -139,8 +150,9 @@ func levelDecibels(_ x: [Float], frequencyHz: Double, sampleRateHz: Double = 480
         (0..<Int(48000 * seconds)).map { Int16(sin(2 * Double.pi * frequency * Double($0) / 48000) * 12000) }
     }
 
-    @Test func noiseAtPlusNinetyArrivesFromTheLeftWithTheRenderersCues() throws {
-        let pulse = try PrivatePulse()
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func noiseAtPlusNinetyArrivesFromTheLeftWithTheRenderersCues(kind: PrivateSoundServer.Kind) throws {
+        let pulse = try PrivatePulse(kind)
         let daemon = try Daemon(output: "pulse", environment: pulse.environment)
         let client = try RawClient(socketPath: daemon.socketPath)
         #expect(try client.request(.scenePlace(ScenePlace(sceneID: "left", position: ScenePosition(azimuthDegrees: 90, elevationDegrees: 0, distanceMetres: 1)))) == .ok)
@@ -152,7 +164,7 @@ func levelDecibels(_ x: [Float], frequencyHz: Double, sampleRateHz: Double = 480
         let heard = audible(recorder.finish())
         #expect(heard.left.count > 48000)
         let cues = CueAnalysis.cues(left: heard.left, right: heard.right, sampleRateHz: 48000)
-        print("through PulseAudio, scene at +90°: ITD \(cues.itdMicroseconds) µs, ILD \(cues.interauralLevelDifferenceDecibels) dB")
+        print("through \(kind), scene at +90°: ITD \(cues.itdMicroseconds) µs, ILD \(cues.interauralLevelDifferenceDecibels) dB")
         // KEMAR at +90°: 706 µs, 11.8 dB (docs/ARCHITECTURE.md), within the renderer's tolerances.
         #expect(abs(cues.itdMicroseconds - 706) <= 30)
         #expect(abs(cues.interauralLevelDifferenceDecibels - 11.8) <= 1.5)
@@ -168,8 +180,9 @@ func levelDecibels(_ x: [Float], frequencyHz: Double, sampleRateHz: Double = 480
         if geteuid() == 0 { #expect(scheduling == "SCHED_FIFO 20") } else { #expect(scheduling != nil) }
     }
 
-    @Test func twoClientsAtPlusAndMinusSixtyAreBothHeardOnTheirSides() throws {
-        let pulse = try PrivatePulse()
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func twoClientsAtPlusAndMinusSixtyAreBothHeardOnTheirSides(kind: PrivateSoundServer.Kind) throws {
+        let pulse = try PrivatePulse(kind)
         let daemon = try Daemon(output: "pulse", environment: pulse.environment)
         let a = try RawClient(socketPath: daemon.socketPath, name: "a")
         let b = try RawClient(socketPath: daemon.socketPath, name: "b")
@@ -196,8 +209,9 @@ func levelDecibels(_ x: [Float], frequencyHz: Double, sampleRateHz: Double = 480
         #expect(eastILD < -3)
     }
 
-    @Test func aPulseAudioRestartDoesNotStopTheStream() throws {
-        let pulse = try PrivatePulse()
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func aSoundServerRestartDoesNotStopTheStream(kind: PrivateSoundServer.Kind) throws {
+        let pulse = try PrivatePulse(kind)
         let daemon = try Daemon(output: "pulse", environment: pulse.environment)
         let client = try RawClient(socketPath: daemon.socketPath)
         let stream = try client.openStream(format: AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1), mode: .off)
@@ -224,7 +238,7 @@ func levelDecibels(_ x: [Float], frequencyHz: Double, sampleRateHz: Double = 480
         let heard = recorder.finish()
         let tail = Array(heard.left.suffix(9600))
         let level = levelDecibels(tail, frequencyHz: 1000)
-        print("after the PulseAudio restart: 1 kHz at \(level) dB in the last 0.2 s recorded")
+        print("after the \(kind) restart: 1 kHz at \(level) dB in the last 0.2 s recorded")
         #expect(level > -40)
         #expect(writer.wait(timeout: .now() + 30) == .success)
         #expect((try? outcome.get()) == .ok, "the client saw an error: \(outcome)")
