@@ -25,7 +25,7 @@ struct ScenePlaceCommand: ParsableCommand {
     @Option(name: .customLong("elevation"), parsing: .unconditional, help: ArgumentHelp("Degrees, -90 to 90.", valueName: "DEG"))
     var elevationDegrees: Float = 0
 
-    @Option(name: .customLong("distance"), help: ArgumentHelp("Metres, 0.01 to 1000.", valueName: "M"))
+    @Option(name: .customLong("distance"), parsing: .unconditional, help: ArgumentHelp("Metres, 0.01 to 1000.", valueName: "M"))
     var distanceMetres: Float = 1
 
     @OptionGroup var server: ServerOptions

@@ -15,11 +15,11 @@ struct OneWindow {
     let daemon: Daemon
     let client: RawClient
 
-    init(geometry: String) throws {
+    init(geometry: String, daemonArguments: [String] = []) throws {
         x = try XDisplayFixture(windowManager: true)
         term = try x.openXTerm(geometry: geometry)
         window = try x.windowID(of: term)
-        daemon = try Daemon(extraArguments: ["--display", x.display])
+        daemon = try Daemon(extraArguments: ["--display", x.display] + daemonArguments)
         client = try RawClient(socketPath: daemon.socketPath)
     }
 }
@@ -120,6 +120,25 @@ struct OneWindow {
         let gone = try Self.cues(playing: scene, daemon: daemon, client: client)
         #expect(gone.itdMicroseconds > 100)
         #expect(abs((try Self.scene(client, scene)["azimuth_degrees"] as? Double ?? 0) - (position ?? 0)) < 1)
+    }
+
+    /// `--hidden-window-db -30` typed as a separate word: with the low-pass opened up
+    /// (`--hidden-window-cutoff-hz 20000`) a minimized window's noise is 30 dB down.
+    @Test func hiddenWindowDecibelsMinusThirtyIsTheMinimizedLevel() throws {
+        let setup = try OneWindow(geometry: "60x20+80+300",
+                                  daemonArguments: ["--hidden-window-db", "-30", "--hidden-window-cutoff-hz", "20000"])
+        defer { setup.x.stopAll() }
+        let (x, window, daemon, client) = (setup.x, setup.window, setup.daemon, setup.client)
+        let scene = SceneID.forX11Window(window)
+        _ = try Self.cues(playing: scene, daemon: daemon, client: client)
+        let visibleLevel = try Self.level(daemon)
+        try x.tool("xdotool", "windowminimize", "--sync", String(window))
+        try waitUntil(timeoutSeconds: 5, "the minimized state") { try Self.scene(client, scene)["state"] as? String == "minimized" }
+        _ = try Self.cues(playing: scene, daemon: daemon, client: client)
+        let minimizedLevel = try Self.level(daemon)
+        print("--hidden-window-db -30: visible \(visibleLevel) dB, minimized \(minimizedLevel) dB")
+        // Measured −28.4 dB here; the default (−12 dB) or a lost sign would be far outside.
+        #expect(abs(minimizedLevel - visibleLevel + 30) < 2.5, "minimized \(minimizedLevel - visibleLevel) dB")
     }
 
     /// Broadband level of the last 0.6 s played, in dB.
