@@ -16,6 +16,8 @@ public final class RingInput: SourceInput, @unchecked Sendable {
     /// The mean square of what was read, smoothed over `levelTimeConstantFrames` (render
     /// thread only), and its bits published for readers on other threads.
     private var meanSquare = 0.0
+    private var blocksSinceMetered = 0
+    static let meteredBlockInterval = 4
     private let publishedMeanSquareBits = Atomic<UInt64>(0)
     /// A quarter second at 48 kHz: long enough to read steadily, short enough to follow.
     public static let levelTimeConstantFrames = 12_000.0
@@ -40,16 +42,20 @@ public final class RingInput: SourceInput, @unchecked Sendable {
         return got
     }
 
-    /// One multiply-add per sample and an exp per block: no allocation, no lock.
+    /// Every `meteredBlockInterval`-th block is measured and stands for the blocks between:
+    /// a level over a quarter second needs no more, and at 255 sources a multiply-add for every
+    /// sample of every block would cost the render thread several per cent. No allocation, no lock.
     private func meter(_ channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, got: Int, frames: Int) {
-        guard frames > 0 else { return }
+        blocksSinceMetered += 1
+        guard frames > 0, blocksSinceMetered >= Self.meteredBlockInterval else { return }
+        blocksSinceMetered = 0
         var sum: Float = 0
         for channel in 0..<ring.channelCount {
             let samples = channels[channel]
             for i in 0..<got { sum += samples[i] * samples[i] }
         }
         let blockMeanSquare = Double(sum) / Double(frames * ring.channelCount)
-        let weight = 1 - exp(-Double(frames) / Self.levelTimeConstantFrames)
+        let weight = 1 - exp(-Double(frames * Self.meteredBlockInterval) / Self.levelTimeConstantFrames)
         meanSquare += weight * (blockMeanSquare - meanSquare)
         if meanSquare < 1e-30 { meanSquare = 0 }  // no denormals creeping towards zero
         publishedMeanSquareBits.store(meanSquare.bitPattern, ordering: .relaxed)

@@ -92,13 +92,13 @@ import SceneSoundProtocol
         #expect(try client.request(.streamDrain(StreamReference(streamID: opened.streamID))) == .ok)
         try Support.upload(client, name: "alert-tone", format: format,
                            pcm: Support.floatBytes(Support.tone(hz: alertHz, seconds: 0.8, amplitude: 0.25)))
-        usleep(700_000)
+        try waitForRenderedAudio(client, seconds: 0.7)  // the tone alone first, for the level before
         guard case .samplePlaying(let playing) = try client.request(.samplePlay(SamplePlay(name: "alert-tone", kind: .alert, spatialMode: .off, sceneID: ""))) else {
             throw TestFailure("SAMPLE_PLAY refused")
         }
         let ended = try client.waitFor { m, _ in if case .playbackEnded(let e) = m { e.playID == playing.playID } else { false } }
         #expect(ended == .playbackEnded(PlaybackEnded(playID: playing.playID, reason: .completed)))
-        usleep(1_000_000)
+        try waitForRenderedAudio(client, seconds: 1)  // the 250 ms release and the level after it
         #expect(try client.request(.streamClose(StreamReference(streamID: opened.streamID))) == .ok)
         #expect(daemon.stop() == 0)
 
