@@ -287,15 +287,18 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         /// What a person recognises: "XTerm — notes.txt" for a window's own scene, "radio (XTerm —
         /// notes.txt)" for a name bound to a window, else the scene id.
         public var label: String {
-            let window: String?
-            switch (application?.nonEmpty, title?.nonEmpty) {
-            case let (application?, title?): window = application == title ? title : "\(application) — \(title)"
-            case let (application?, nil): window = application
-            case let (nil, title?): window = title
-            case (nil, nil): window = nil
-            }
-            guard let window else { return id }
+            guard let window = windowName else { return id }
             return SceneID.x11WindowID(id) != nil ? window : "\(id) (\(window))"
+        }
+
+        /// The window as "XTerm — notes.txt" (application — title), either alone, or nil.
+        public var windowName: String? {
+            switch (application?.nonEmpty, title?.nonEmpty) {
+            case let (application?, title?): application == title ? title : "\(application) — \(title)"
+            case let (application?, nil): application
+            case let (nil, title?): title
+            case (nil, nil): nil
+            }
         }
 
         enum CodingKeys: String, CodingKey {

@@ -222,6 +222,8 @@ struct OneWindow {
         try waitUntil(timeoutSeconds: 5, "the new title") { try entry(scene)?.title == "todo.txt" }
         let svg = daemon.directory + "/map.svg"
         #expect(try CommandLineTests.runCLI(["status", "--plot", svg, "--socket", daemon.socketPath]).status == 0)
+        let list = try CommandLineTests.runCLI(["scene", "list", "--socket", daemon.socketPath])
+        #expect(list.output.split(separator: "\n").contains { $0.hasPrefix("editor ") && $0.contains("XTerm — todo.txt") }, "\(list.output)")
         let labels = try MapSVG(path: svg).sources.map(\.label)
         #expect(labels.contains { $0.hasPrefix("XTerm — todo.txt") } && labels.contains("editor (XTerm — todo.txt)"), "\(labels)")
     }
