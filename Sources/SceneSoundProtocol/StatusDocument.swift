@@ -71,12 +71,16 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         public var slowestBlockCPUSeconds: Double?
         public var slowestBlockAtSeconds: Double?
         public var reconnects: Int
+        /// How the thread that renders runs, e.g. "SCHED_FIFO 20" or "SCHED_OTHER"; absent
+        /// before the first block.
+        public var renderThreadScheduling: String?
         public var lastError: String?
         public var renderedSeconds: Double
 
         public init(kind: String, target: String?, rateHz: Double, blockFrames: Int, latencySeconds: Double?,
                     connected: Bool, underruns: Int, overloadedBlocks: Int?, slowestBlockCPUSeconds: Double?,
-                    slowestBlockAtSeconds: Double?, reconnects: Int, lastError: String?, renderedSeconds: Double) {
+                    slowestBlockAtSeconds: Double?, reconnects: Int, renderThreadScheduling: String? = nil,
+                    lastError: String?, renderedSeconds: Double) {
             self.kind = kind
             self.target = target
             self.rateHz = rateHz
@@ -88,6 +92,7 @@ public struct StatusDocument: Codable, Equatable, Sendable {
             self.slowestBlockCPUSeconds = slowestBlockCPUSeconds
             self.slowestBlockAtSeconds = slowestBlockAtSeconds
             self.reconnects = reconnects
+            self.renderThreadScheduling = renderThreadScheduling
             self.lastError = lastError
             self.renderedSeconds = renderedSeconds
         }
@@ -96,7 +101,8 @@ public struct StatusDocument: Codable, Equatable, Sendable {
             case kind, target, rateHz = "rate_hz", blockFrames = "block_frames", latencySeconds = "latency_seconds"
             case connected, underruns, overloadedBlocks = "overloaded_blocks"
             case slowestBlockCPUSeconds = "slowest_block_cpu_seconds", slowestBlockAtSeconds = "slowest_block_at_seconds"
-            case reconnects, lastError = "last_error", renderedSeconds = "rendered_seconds"
+            case reconnects, renderThreadScheduling = "render_thread_scheduling", lastError = "last_error"
+            case renderedSeconds = "rendered_seconds"
         }
     }
 

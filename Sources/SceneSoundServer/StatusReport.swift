@@ -25,7 +25,7 @@ struct StatusReport {
                           overloadedBlocks: output.overloadedBlocks,
                           slowestBlockCPUSeconds: output.slowestBlock?.cpuSeconds,
                           slowestBlockAtSeconds: output.slowestBlock?.atSeconds, reconnects: output.reconnects,
-                          lastError: output.lastError,
+                          renderThreadScheduling: output.renderThreadScheduling, lastError: output.lastError,
                           renderedSeconds: Double(engine.renderedFrames) / configuration.sampleRateHz),
             hrtf: server.hrtfStatus,
             head: head(outputLatencySeconds: output.latencySeconds),

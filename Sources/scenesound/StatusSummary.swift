@@ -22,6 +22,7 @@ struct StatusSummary {
             output.latencySeconds.map { String(format: "latency %.1f ms", $0 * 1000) },
             output.connected ? "connected" : "DISCONNECTED",
             "\(output.underruns) underruns", "\(output.reconnects) reconnects",
+            output.renderThreadScheduling.map { "render thread \($0)" },
             output.lastError.map { "last error: \($0)" },
         ])
         section("hrtf", [hrtf.path, "\(hrtf.measurements) measurements", "\(hrtf.filterTaps) taps"])

@@ -153,13 +153,19 @@ func levelDecibels(_ x: [Float], frequencyHz: Double, sampleRateHz: Double = 480
         #expect(heard.left.count > 48000)
         let cues = CueAnalysis.cues(left: heard.left, right: heard.right, sampleRateHz: 48000)
         print("through PulseAudio, scene at +90°: ITD \(cues.itdMicroseconds) µs, ILD \(cues.interauralLevelDifferenceDecibels) dB")
-        // KEMAR at +90°: 706 µs, 11.8 dB (DESIGN.md), within the renderer's tolerances.
+        // KEMAR at +90°: 706 µs, 11.8 dB (docs/ARCHITECTURE.md), within the renderer's tolerances.
         #expect(abs(cues.itdMicroseconds - 706) <= 30)
         #expect(abs(cues.interauralLevelDifferenceDecibels - 11.8) <= 1.5)
         let status = try client.request(.statusRequest)
         guard case .statusReply(let reply) = status else { throw TestFailure("no status") }
         #expect(reply.json.contains("\"kind\":\"pulse\""))
         #expect(reply.json.contains("\"connected\":true"))
+        // libpulse's mainloop thread renders, and asked for real-time scheduling on its first
+        // block: as root (CI) it runs SCHED_FIFO, and status says so.
+        let output = try HeadTrackingTests.status(client)["output"] as? [String: Any] ?? [:]
+        let scheduling = output["render_thread_scheduling"] as? String
+        print("PulseAudio output render thread: \(scheduling ?? "unknown")")
+        if geteuid() == 0 { #expect(scheduling == "SCHED_FIFO 20") } else { #expect(scheduling != nil) }
     }
 
     @Test func twoClientsAtPlusAndMinusSixtyAreBothHeardOnTheirSides() throws {
