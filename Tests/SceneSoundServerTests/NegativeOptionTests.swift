@@ -37,9 +37,9 @@ import SceneSoundMedia
         #expect(position.count == 3 && zip(position, [-0.1, -0.05, -0.2]).allSatisfy { abs($0 - $1) < 1e-6 }, "\(head)")
     }
 
-    /// `play --volume -6` and `system --volume -6` (alert shares the option): a 0.4 tone comes
+    /// `play --volume -6`, `system --volume -6` and `alert --volume -6`: a 0.4 tone comes
     /// out at 0.2 (−6 dB), measured on the wav output with spatial rendering off.
-    @Test(arguments: ["play", "system"])
+    @Test(arguments: ["play", "system", "alert"])
     func volumeMinusSixHalvesTheLevel(verb: String) throws {
         let daemon = try Daemon()
         let file = daemon.directory + "/tone.wav"
