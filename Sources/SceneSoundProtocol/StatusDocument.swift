@@ -318,12 +318,12 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         /// Unique within its client.
         public var id: Int
         public var clientID: Int
-        /// `playback`, `notification` or `alert`.
+        /// `playback`, `system` or `alert`.
         public var kind: String
         public var scene: String
         /// `playing`, `idle`, `draining` or `failed`.
         public var state: String
-        /// `anchored`, `headLocked` or `off`.
+        /// `anchored`, `head-locked` or `off`.
         public var spatial: String
         public var volumeDecibels: Double
         /// RMS of what the renderer took from the stream over about the last quarter second,
