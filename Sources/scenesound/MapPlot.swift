@@ -125,6 +125,7 @@ struct MapPlot {
             let half = source.widthMetres / 2 * sizePixels / metresAcross
             body += ##"<line class="window" x1="\##(f(circle.x - half))" y1="\##(f(circle.y))" x2="\##(f(circle.x + half))" y2="\##(f(circle.y))" stroke="#e0a030" stroke-width="10" opacity="0.7"/>"## + "\n"
         }
+        // Circles and leader lines first, every label over them.
         for (index, source) in sources.enumerated() {
             let circle = circles[index], box = boxes[index]
             let colour = source.levelDecibels == nil ? "#c8c8c8" : source.visible ? "#d9452b" : "#999"
@@ -134,7 +135,10 @@ struct MapPlot {
             if hypot(nearest.x - circle.x, nearest.y - circle.y) > circle.r + 8 {
                 body += ##"<line class="leader" x1="\##(f(circle.x))" y1="\##(f(circle.y))" x2="\##(f(nearest.x))" y2="\##(f(nearest.y))" stroke="#888" stroke-width="1"/>"## + "\n"
             }
-            body += ##"<text class="label" x="\##(f(box.x))" y="\##(f(box.y + Self.labelFontPixels))" textLength="\##(f(box.width))" lengthAdjust="spacingAndGlyphs" font-family="sans-serif" font-size="\##(f(Self.labelFontPixels))" fill="#222">\##(escape(labels[index]))</text>"## + "\n"
+        }
+        // In the order of the circles; a halo of the background keeps lines off the letters.
+        for (label, box) in zip(labels, boxes) {
+            body += ##"<text class="label" x="\##(f(box.x))" y="\##(f(box.y + Self.labelFontPixels))" textLength="\##(f(box.width))" lengthAdjust="spacingAndGlyphs" font-family="sans-serif" font-size="\##(f(Self.labelFontPixels))" fill="#222" stroke="#fbfaf7" stroke-width="3" paint-order="stroke">\##(escape(label))</text>"## + "\n"
         }
         let height = max(sizePixels, (boxes.map { $0.y + $0.height }.max() ?? 0) + 8)
         return """

@@ -125,16 +125,19 @@ struct MapSVG {
             guard let range = line.range(of: " \(name)=\"") else { return nil }
             return Double(line[range.upperBound...].prefix { $0 != "\"" })
         }
+        // Labels come in the order of the source circles.
+        var labelled = 0
         for line in text.split(separator: "\n") {
             if line.contains("class=\"source\""), let cx = attribute("cx", line), let cy = attribute("cy", line),
                let r = attribute("r", line) {
                 sources.append(Source(radius: r, circleBox: Box(x: cx - r, y: cy - r, width: 2 * r, height: 2 * r)))
             } else if line.contains("class=\"label\""), let x = attribute("x", line), let y = attribute("y", line),
-                      let width = attribute("textLength", line), let size = attribute("font-size", line), !sources.isEmpty {
+                      let width = attribute("textLength", line), let size = attribute("font-size", line), labelled < sources.count {
                 let label = line.split(separator: ">", maxSplits: 1).last?.split(separator: "<").first.map(String.init) ?? ""
-                sources[sources.count - 1].label = label.replacingOccurrences(of: "&amp;", with: "&")
+                sources[labelled].label = label.replacingOccurrences(of: "&amp;", with: "&")
                 // The baseline is at y; the box holds ascenders above and descenders below it.
-                sources[sources.count - 1].labelBox = Box(x: x, y: y - size, width: width, height: size + 2)
+                sources[labelled].labelBox = Box(x: x, y: y - size, width: width, height: size + 2)
+                labelled += 1
             }
         }
     }
