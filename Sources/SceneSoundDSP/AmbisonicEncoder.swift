@@ -101,6 +101,8 @@ public final class AmbisonicBusVoice {
     let input: UnsafeMutablePointer<Float>
     private var heldFrames = 0
     var gains = SIMD16<Float>()
+    /// Each ear's level correction applied with `gains` (AmbisonicDecodeFilters.earLevels).
+    var earLevels = SIMD2<Float>(1, 1)
     var lowpass = OnePoleLowpass()
     /// Each ear's delay, in whole samples.
     var delays: (left: Int, right: Int) = (0, 0)

@@ -53,7 +53,8 @@ public final class OverloadGovernor {
     }
 
     public var settings: Settings
-    /// When set, used instead of the measured render time (tests, overload drills).
+    /// When set, used instead of the measured render time (tests, overload drills, offline
+    /// renders, whose speed says nothing about real time).
     public var simulatedLoadFraction: Double?
     /// The current budget of non-alert HRTF voices (≤ the cap).
     public private(set) var budgetVoices: Int

@@ -24,6 +24,7 @@ public final class SpatialRenderer {
     public let limiter: Limiter
     /// Sources the governor does not give per-source voices are encoded here.
     public let bus: AmbisonicBus
+    private let busDecoder: AmbisonicDecodeFilters
     public let governor: OverloadGovernor
     /// Frames a source keeps rendering after its input ends, so filters and delays ring out.
     public let ringOutFrames: Int
@@ -47,12 +48,13 @@ public final class SpatialRenderer {
         right = .allocate(capacity: block); right.initialize(repeating: 0, count: block)
         send = .allocate(capacity: block); send.initialize(repeating: 0, count: block)
         subBlockSources = .allocate(capacity: maximumSources)
-        reverb = LateReverb(room: configuration.room, sampleRateHz: configuration.sampleRateHz)
+        reverb = LateReverb(room: configuration.room, sampleRateHz: configuration.sampleRateHz, maximumFrames: block,
+                            diffuseField: configuration.room == .none ? nil : DiffuseFieldResponse.filter(of: hrtf))
         limiter = Limiter(sampleRateHz: configuration.sampleRateHz,
                           thresholdDecibels: configuration.limiterThresholdDecibels)
         ringOutFrames = hrtf.filterTaps + Int(hrtf.maximumDelaySamples.rounded(.up)) + 4
-        bus = AmbisonicBus(filters: busFilters ?? AmbisonicDecodeFilters.design(from: hrtf), maximumFrames: block,
-                           maximumTerms: 2 * maximumSources, kernels: .fastest)
+        busDecoder = busFilters ?? AmbisonicDecodeFilters.design(from: hrtf)
+        bus = AmbisonicBus(filters: busDecoder, maximumFrames: block, maximumTerms: 2 * maximumSources, kernels: .fastest)
         governor = OverloadGovernor(settings: .init(maximumHRTFVoices: configuration.maximumHRTFVoices))
     }
 
@@ -271,9 +273,13 @@ public final class SpatialRenderer {
         if mix == 0 && busMixStart == 0 && !busVoice.isSounding {
             busVoice.follow(input, frames: frames)
         } else {
-            let delays = hrtf.delays(azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees)
+            let hood = hrtf.neighbourhood(azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees)
+            let onsets = hrtf.delays(azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees)
+            let corrections = busDecoder.earDelays(hood)
             bus.encode(busVoice, input: input, frames: frames, offset: offset, direction: worldDirection,
-                       delays: delays, gain: target.gain * mix, lowpassCoefficient: target.lowpassCoefficient)
+                       delays: (onsets.left - corrections.left, onsets.right - corrections.right),
+                       earLevels: busDecoder.earLevels(hood), gain: target.gain * mix,
+                       lowpassCoefficient: target.lowpassCoefficient)
         }
     }
 

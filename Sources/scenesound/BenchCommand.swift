@@ -29,10 +29,6 @@ struct BenchCommand: ParsableCommand {
     @Option(name: .customLong("seconds"), parsing: .unconditional, help: ArgumentHelp("Audio seconds to render (after a short warm-up).", valueName: "S"))
     var seconds: Double = 10
 
-    @Option(name: .customLong("hrtf-voices"), parsing: .unconditional,
-            help: ArgumentHelp("The cap on per-source HRTF voices; the rest go to the ambisonic bus.", valueName: "N"))
-    var maximumHRTFVoices: Int = EngineConfiguration().maximumHRTFVoices
-
     @OptionGroup var rendering: RenderingOptions
 
     static let ringRadiusMetres = 2.0
@@ -41,9 +37,6 @@ struct BenchCommand: ParsableCommand {
     func validate() throws {
         guard (1...4096).contains(sourceCount) else {
             throw ValidationError("--sources \(sourceCount) is out of range (accepted: 1 to 4096)")
-        }
-        guard maximumHRTFVoices >= 0 else {
-            throw ValidationError("--hrtf-voices \(maximumHRTFVoices) is out of range (accepted: 0 or more)")
         }
         guard seconds > 0, seconds <= 3600 else {
             throw ValidationError("--seconds \(seconds) is out of range (accepted: more than 0, up to 3600)")
@@ -55,7 +48,7 @@ struct BenchCommand: ParsableCommand {
         let scene = BenchScene(hrtf: hrtf, sourceCount: sourceCount,
                                configuration: EngineConfiguration(sampleRateHz: Double(rendering.rateHz),
                                                                   blockFrames: rendering.blockFrames,
-                                                                  maximumHRTFVoices: maximumHRTFVoices))
+                                                                  maximumHRTFVoices: rendering.maximumHRTFVoices))
         let result = scene.measure(seconds: seconds)
         let fields: [(String, String)] = [
             ("cpu_seconds_per_audio_second", String(format: "%.4f", result.renderCPUSeconds / result.audioSeconds)),

@@ -18,7 +18,15 @@ struct RenderingOptions: ParsableArguments {
     @Option(name: .customLong("block"), parsing: .unconditional, help: ArgumentHelp("Render quantum in frames (128–8192, a multiple of 128 above 256).", valueName: "FRAMES"))
     var blockFrames: Int = 256
 
+    @Option(name: .customLong("hrtf-voices"), parsing: .unconditional,
+            help: ArgumentHelp("The cap on per-source HRTF voices; the rest go to the ambisonic bus (0: the bus alone).",
+                               valueName: "N"))
+    var maximumHRTFVoices: Int = EngineConfiguration().maximumHRTFVoices
+
     func validate() throws {
+        guard maximumHRTFVoices >= 0 else {
+            throw ValidationError("--hrtf-voices \(maximumHRTFVoices) is out of range (accepted: 0 or more)")
+        }
         guard EngineConfiguration.sampleRateRange.contains(Double(rateHz)) else {
             throw ValidationError("--rate \(rateHz) is out of range (accepted: 8000 to 192000 Hz)")
         }
@@ -101,8 +109,11 @@ struct RenderCommand: ParsableCommand {
         }
 
         let configuration = EngineConfiguration(sampleRateHz: Double(rendering.rateHz), blockFrames: rendering.blockFrames,
-                                                room: room)
+                                                room: room, maximumHRTFVoices: rendering.maximumHRTFVoices)
         let renderer = SpatialRenderer(hrtf: hrtf, configuration: configuration, maximumSources: 1)
+        // Offline, the render's speed says nothing about overload: the paths follow the cap
+        // alone, so the same command gives the same file on a busy machine.
+        renderer.governor.simulatedLoadFraction = 0
         let position = SphericalPosition(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees,
                                          distanceMetres: distanceMetres).cartesian
         let input = BufferInput(interleaved: audio.interleaved, channelCount: audio.channelCount)
