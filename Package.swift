@@ -97,7 +97,7 @@ let package = Package(
         .testTarget(name: "CLibraryTests", dependencies: ["scenesoundd", "scenesound", "SceneSoundC", "SceneSoundTestSupport"],
                     exclude: ["Consumers"]),
         // Real X servers, window managers and windows for tests, started and stopped by PID.
-        .target(name: "SceneSoundTestSupport", path: "Tests/SceneSoundTestSupport"),
+        .target(name: "SceneSoundTestSupport", dependencies: ["SceneSoundProtocol"], path: "Tests/SceneSoundTestSupport"),
         .testTarget(name: "SceneSoundX11Tests", dependencies: ["SceneSoundX11", "SceneSoundTestSupport"]),
     ]
 )

@@ -23,10 +23,10 @@ struct BenchCommand: ParsableCommand {
             the streams' rings (the server's side) is not counted.
             """)
 
-    @Option(name: .customLong("sources"), help: ArgumentHelp("Number of mono noise sources on the ring.", valueName: "N"))
+    @Option(name: .customLong("sources"), parsing: .unconditional, help: ArgumentHelp("Number of mono noise sources on the ring.", valueName: "N"))
     var sourceCount: Int = 64
 
-    @Option(name: .customLong("seconds"), help: ArgumentHelp("Audio seconds to render (after a short warm-up).", valueName: "S"))
+    @Option(name: .customLong("seconds"), parsing: .unconditional, help: ArgumentHelp("Audio seconds to render (after a short warm-up).", valueName: "S"))
     var seconds: Double = 10
 
     @OptionGroup var rendering: RenderingOptions
