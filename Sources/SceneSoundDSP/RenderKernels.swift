@@ -17,17 +17,41 @@ public struct RenderKernels: @unchecked Sendable {
                                               _ output: UnsafeMutablePointer<Float>, _ outputStride: Int, _ frames: Int,
                                               _ from: UnsafePointer<Float>, _ to: UnsafePointer<Float>) -> Void
 
+    /// SplitComplexFFT.forward (and, with real and imaginary swapped, the inverse).
+    public typealias Transform = @convention(c) (_ size: Int, _ twiddles: UnsafePointer<Float>,
+                                                 _ inputReal: UnsafePointer<Float>, _ inputImag: UnsafePointer<Float>,
+                                                 _ outputReal: UnsafeMutablePointer<Float>, _ outputImag: UnsafeMutablePointer<Float>,
+                                                 _ scratchReal: UnsafeMutablePointer<Float>, _ scratchImag: UnsafeMutablePointer<Float>) -> Void
+    /// SpectralKernel.accumulate.
+    public typealias AccumulateSpectra = @convention(c) (_ spectrum: UnsafePointer<Float>, _ size: Int,
+                                                         _ current: UnsafePointer<Float>, _ next: UnsafePointer<Float>?,
+                                                         _ sums: UnsafeMutablePointer<Float>, _ binStride: Int) -> Void
+
     /// What they were built for ("portable", "avx2"); shown in status.
     public let name: String
     public let convolve: Convolve
     public let encodeSum: EncodeSum
     public let rotate: Rotate
+    public let fft: Transform
+    public let accumulateSpectra: AccumulateSpectra
 
-    public init(name: String, convolve: Convolve, encodeSum: EncodeSum, rotate: Rotate) {
+    public init(name: String, convolve: Convolve, encodeSum: EncodeSum, rotate: Rotate, fft: Transform,
+                accumulateSpectra: AccumulateSpectra) {
         self.name = name
         self.convolve = convolve
         self.encodeSum = encodeSum
         self.rotate = rotate
+        self.fft = fft
+        self.accumulateSpectra = accumulateSpectra
+    }
+
+    /// The unscaled inverse transform: `fft` with real and imaginary parts swapped.
+    @inline(__always)
+    public func inverseFFT(_ size: Int, _ twiddles: UnsafePointer<Float>,
+                           _ inputReal: UnsafePointer<Float>, _ inputImag: UnsafePointer<Float>,
+                           _ outputReal: UnsafeMutablePointer<Float>, _ outputImag: UnsafeMutablePointer<Float>,
+                           _ scratchReal: UnsafeMutablePointer<Float>, _ scratchImag: UnsafeMutablePointer<Float>) {
+        fft(size, twiddles, inputImag, inputReal, outputImag, outputReal, scratchImag, scratchReal)
     }
 
     /// The kernels as this module is built (any x86-64, SSE2).
@@ -36,5 +60,8 @@ public struct RenderKernels: @unchecked Sendable {
         convolve: { FIRKernel.convolve(input: $0, reversedTaps: $1, taps: $2, output: $3, frames: $4) },
         encodeSum: { AmbisonicEncoderKernel.encodeSum(inputs: $0, gains: $1, count: $2, frames: $3, bus: $4, channelStride: $5) },
         rotate: { AmbisonicRotationKernel.rotate(input: $0, inputStride: $1, output: $2, outputStride: $3, frames: $4,
-                                                 from: $5, to: $6) })
+                                                 from: $5, to: $6) },
+        fft: { SplitComplexFFT.forward(size: $0, twiddles: $1, inputReal: $2, inputImag: $3, outputReal: $4, outputImag: $5,
+                                       scratchReal: $6, scratchImag: $7) },
+        accumulateSpectra: { SpectralKernel.accumulate(spectrum: $0, size: $1, current: $2, next: $3, sums: $4, binStride: $5) })
 }

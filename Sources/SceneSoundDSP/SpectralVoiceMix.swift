@@ -1,0 +1,212 @@
+// The shared half of the binaural voices' convolution: uniformly partitioned overlap-save in
+// the frequency domain, one partition (a 128-tap filter fits one when the transform holds a
+// span plus the filter). Every voice transforms its two ears' delayed input once per span —
+// one complex transform, the left ear as the real part and the right as the imaginary — and
+// adds its spectra × its filters into accumulators shared by all voices; the mix then
+// transforms back once per span for all of them (both ears again in one transform).
+//
+// A voice whose filters change in a span is faded from the old filters' output to the new
+// one's across the span, as fadeOut·old + fadeIn·new = old + ramp·(new − old): its
+// spectrum × old filters goes into the `steady` accumulators with the unchanged voices, and ×
+// (new − old) into the `change` accumulators, whose inverse transform is weighted by the
+// ramp. Two inverse transforms per span at most, however many voices and crossfades.
+//
+// Spectra are split arrays of `binStride` floats per row; a voice's filters are four rows
+// (left real, left imaginary, right real, right imaginary) of the `size / 2 + 1` bins of its
+// ear filters, scaled by 1 / (2 · size) so that neither the unpacking nor the inverse
+// transform has to scale. All memory is allocated in init; everything else is real-time safe.
+
+public final class SpectralVoiceMix {
+    public let partitionFrames: Int
+    public let taps: Int
+    /// The transform size: the smallest power of two holding a span and a filter.
+    public let size: Int
+    /// Floats per spectral row: the size / 2 + 1 bins, padded to whole vectors.
+    public let binStride: Int
+    let fft: SplitComplexFFT
+    let kernels: RenderKernels
+
+    /// steady (left re, left im, right re, right im), then change (the same).
+    let accumulators: UnsafeMutablePointer<Float>
+    /// A voice's transform: real then imaginary, size + 8 each (index size repeats 0).
+    let spectrum: UnsafeMutablePointer<Float>
+    /// Two rows of `size` for the transforms' time side, two for their scratch.
+    let time: UnsafeMutablePointer<Float>
+    let scratch: UnsafeMutablePointer<Float>
+    /// Interpolated filters, time-reversed as the HRTF set hands them out.
+    let reversedFilters: UnsafeMutablePointer<Float>
+    private var voicesThisSpan = 0
+    private var crossfadesThisSpan = 0
+
+    public static func transformSize(partitionFrames: Int, taps: Int) -> Int {
+        max(32, FFT.size(atLeast: partitionFrames + taps - 1))
+    }
+
+    public init(taps: Int, partitionFrames: Int, kernels: RenderKernels = .portable) {
+        precondition(partitionFrames > 0 && taps > 0)
+        self.partitionFrames = partitionFrames
+        self.taps = taps
+        self.kernels = kernels
+        size = Self.transformSize(partitionFrames: partitionFrames, taps: taps)
+        binStride = size / 2 + 8
+        fft = SplitComplexFFT(size: size)
+        func buffer(_ count: Int) -> UnsafeMutablePointer<Float> {
+            let p = UnsafeMutablePointer<Float>.allocate(capacity: count)
+            p.initialize(repeating: 0, count: count)
+            return p
+        }
+        accumulators = buffer(8 * binStride)
+        spectrum = buffer(2 * (size + 8))
+        time = buffer(2 * size)
+        scratch = buffer(2 * size)
+        reversedFilters = buffer(2 * taps)
+    }
+
+    deinit {
+        for p in [accumulators, spectrum, time, scratch, reversedFilters] { p.deallocate() }
+    }
+
+    /// Floats a voice's filter spectra take (four rows).
+    public var filterFloats: Int { 4 * binStride }
+
+    /// Clears the accumulators for the next span.
+    public func beginSpan() {
+        if voicesThisSpan > 0 { accumulators.update(repeating: 0, count: (crossfadesThisSpan > 0 ? 8 : 4) * binStride) }
+        voicesThisSpan = 0
+        crossfadesThisSpan = 0
+    }
+
+    /// Adds one voice: `left` and `right` hold the last `size` samples of its two ears' delayed
+    /// input (the span at the end); `current` its filters, `next` the ones it fades to.
+    public func accumulate(left: UnsafePointer<Float>, right: UnsafePointer<Float>,
+                    current: UnsafePointer<Float>, next: UnsafePointer<Float>?) {
+        kernels.fft(size, fft.twiddles, left, right, spectrum, spectrum + size + 8, scratch, scratch + size)
+        spectrum[size] = spectrum[0]
+        spectrum[2 * size + 8] = spectrum[size + 8]
+        // The change sums are zero at a span's start (beginSpan clears what was used).
+        if next != nil { crossfadesThisSpan += 1 }
+        kernels.accumulateSpectra(spectrum, size, current, next, accumulators, binStride)
+        voicesThisSpan += 1
+    }
+
+    /// The spectra of an interpolated filter pair into `filters` (four rows); returns the
+    /// direction's per-ear delays. Real-time safe.
+    func prepareFilters(_ hrtf: HRTFSet, azimuthDegrees: Double, elevationDegrees: Double,
+                        into filters: UnsafeMutablePointer<Float>) -> (left: Float, right: Float) {
+        let delays = hrtf.interpolate(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees,
+                                      reversedLeft: reversedFilters, reversedRight: reversedFilters + taps)
+        filterSpectra(reversedLeft: reversedFilters, reversedRight: reversedFilters + taps, into: filters)
+        return delays
+    }
+
+    /// The spectra of a pair of `taps`-long filters, stored time-reversed, into `filters`
+    /// (four rows of `binStride`). Real-time safe.
+    public func filterSpectra(reversedLeft: UnsafePointer<Float>, reversedRight: UnsafePointer<Float>,
+                              into filters: UnsafeMutablePointer<Float>) {
+        let re = time, im = time + size
+        re.update(repeating: 0, count: 2 * size)
+        for n in 0..<taps {
+            re[n] = reversedLeft[taps - 1 - n]
+            im[n] = reversedRight[taps - 1 - n]
+        }
+        let zr = spectrum, zi = spectrum + size + 8
+        kernels.fft(size, fft.twiddles, re, im, zr, zi, scratch, scratch + size)
+        zr[size] = zr[0]
+        zi[size] = zi[0]
+        // Unpack the two real filters' spectra (the left ear's is (Z[k] + conj Z[N−k]) / 2,
+        // the right's (Z[k] − conj Z[N−k]) / 2i), with the 1 / (2 · size) folded in.
+        let scale = 1 / Float(4 * size)
+        let b = binStride
+        for k in 0...(size / 2) {
+            let r = zr[k], i = zi[k], mr = zr[size - k], mi = zi[size - k]
+            filters[k] = (r + mr) * scale
+            filters[b + k] = (i - mi) * scale
+            filters[2 * b + k] = (i + mi) * scale
+            filters[3 * b + k] = (mr - r) * scale
+        }
+    }
+
+    /// Transforms the span's sum back and adds its `partitionFrames` samples to `left` and
+    /// `right`; a no-op when no voice played.
+    public func finishSpan(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
+        guard voicesThisSpan > 0 else { return }
+        inverse(accumulators, left: left, right: right, ramped: false)
+        if crossfadesThisSpan > 0 { inverse(accumulators + 4 * binStride, left: left, right: right, ramped: true) }
+    }
+
+    private func inverse(_ sums: UnsafePointer<Float>, left: UnsafeMutablePointer<Float>,
+                         right: UnsafeMutablePointer<Float>, ramped: Bool) {
+        // Both ears' spectra (each that of a real signal) as one: W = L + iR, whose inverse
+        // has the left ear in its real part and the right in its imaginary part.
+        let b = binStride
+        let lr = sums, li = sums + b, rr = sums + 2 * b, ri = sums + 3 * b
+        let wr = spectrum, wi = spectrum + size + 8
+        let half = size / 2
+        for k in 0...half {
+            wr[k] = lr[k] - ri[k]
+            wi[k] = li[k] + rr[k]
+        }
+        for k in 1..<half {
+            wr[size - k] = lr[k] + ri[k]
+            wi[size - k] = rr[k] - li[k]
+        }
+        let outR = time, outI = time + size
+        kernels.inverseFFT(size, fft.twiddles, wr, wi, outR, outI, scratch, scratch + size)
+        let start = size - partitionFrames
+        if ramped {
+            let inverseFrames = 1 / Float(partitionFrames)
+            for n in 0..<partitionFrames {
+                let w = Float(n + 1) * inverseFrames
+                left[n] += outR[start + n] * w
+                right[n] += outI[start + n] * w
+            }
+        } else {
+            Mixing.add(outR + start, into: left, frames: partitionFrames)
+            Mixing.add(outI + start, into: right, frames: partitionFrames)
+        }
+    }
+}
+
+/// The per-voice spectral work, as RenderKernels.accumulateSpectra.
+public enum SpectralKernel {
+    /// `spectrum`: a voice's transform, real row then imaginary row (`size + 8` each, index
+    /// `size` repeating 0). Unpacks the two ears (L = Z[k] + conj Z[N−k], R = −i(Z[k] − conj
+    /// Z[N−k]), both 2× — the filters carry the ½) and adds L·HL, R·HR to the steady sums;
+    /// with `next`, L·(next − current) and R·(…) to the change sums. Bins 0 … size/2.
+    @inlinable @inline(__always)
+    public static func accumulate(spectrum: UnsafePointer<Float>, size: Int, current: UnsafePointer<Float>,
+                                  next: UnsafePointer<Float>?, sums: UnsafeMutablePointer<Float>, binStride b: Int) {
+        typealias V = SIMD8<Float>
+        let f = MemoryLayout<Float>.stride
+        let z = UnsafeRawPointer(spectrum), zStride = size &+ 8
+        let h = UnsafeRawPointer(current), s = UnsafeMutableRawPointer(sums)
+        @inline(__always) func load(_ p: UnsafeRawPointer, _ index: Int) -> V {
+            p.loadUnaligned(fromByteOffset: index &* f, as: V.self)
+        }
+        @inline(__always) func reversed(_ v: V) -> V { V(v[7], v[6], v[5], v[4], v[3], v[2], v[1], v[0]) }
+        @inline(__always) func add(_ row: Int, _ k: Int, _ v: V) {
+            let offset = (row &* b &+ k) &* f
+            s.storeBytes(of: s.loadUnaligned(fromByteOffset: offset, as: V.self) + v, toByteOffset: offset, as: V.self)
+        }
+        let half = size / 2
+        var k = 0
+        while k <= half {
+            let zr = load(z, k), zi = load(z, zStride &+ k)
+            let mr = reversed(load(z, size &- k &- 7)), mi = reversed(load(z, zStride &+ size &- k &- 7))
+            let lr = zr + mr, li = zi - mi
+            let rr = zi + mi, ri = mr - zr
+            let hlr = load(h, k), hli = load(h, b &+ k), hrr = load(h, 2 &* b &+ k), hri = load(h, 3 &* b &+ k)
+            let plr = lr * hlr - li * hli, pli = lr * hli + li * hlr
+            let prr = rr * hrr - ri * hri, pri = rr * hri + ri * hrr
+            add(0, k, plr); add(1, k, pli); add(2, k, prr); add(3, k, pri)
+            if let next {
+                let n = UnsafeRawPointer(next)
+                let nlr = load(n, k) - hlr, nli = load(n, b &+ k) - hli
+                let nrr = load(n, 2 &* b &+ k) - hrr, nri = load(n, 3 &* b &+ k) - hri
+                add(4, k, lr * nlr - li * nli); add(5, k, lr * nli + li * nlr)
+                add(6, k, rr * nrr - ri * nri); add(7, k, rr * nri + ri * nrr)
+            }
+            k &+= 8
+        }
+    }
+}
