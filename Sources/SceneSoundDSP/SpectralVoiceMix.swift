@@ -33,8 +33,10 @@ public final class SpectralVoiceMix {
     /// Two rows of `size` for the transforms' time side, two for their scratch.
     let time: UnsafeMutablePointer<Float>
     let scratch: UnsafeMutablePointer<Float>
-    /// Interpolated filters, time-reversed as the HRTF set hands them out.
-    let reversedFilters: UnsafeMutablePointer<Float>
+    /// Filter spectra per grid node of the HRTF set it was made for (`filterFloats` each),
+    /// so that a voice's new filters are a weighted sum of four, as the set's own filters are.
+    private var nodeSpectra: UnsafeMutablePointer<Float>?
+    private var nodeSpectraSet: ObjectIdentifier?
     private var voicesThisSpan = 0
     private var crossfadesThisSpan = 0
 
@@ -59,11 +61,27 @@ public final class SpectralVoiceMix {
         spectrum = buffer(2 * (size + 8))
         time = buffer(2 * size)
         scratch = buffer(2 * size)
-        reversedFilters = buffer(2 * taps)
+    }
+
+    /// Also prepares every grid node's filter spectra of `hrtf` (a few milliseconds, a few MB).
+    public convenience init(hrtf: HRTFSet, partitionFrames: Int, kernels: RenderKernels = .portable) {
+        self.init(taps: hrtf.filterTaps, partitionFrames: partitionFrames, kernels: kernels)
+        let floats = filterFloats
+        let table = UnsafeMutablePointer<Float>.allocate(capacity: hrtf.nodeCount * floats)
+        table.initialize(repeating: 0, count: hrtf.nodeCount * floats)
+        hrtf.reversedFilters.withUnsafeBufferPointer { filters in
+            for node in 0..<hrtf.nodeCount {
+                let pair = filters.baseAddress! + node * 2 * taps
+                filterSpectra(reversedLeft: pair, reversedRight: pair + taps, into: table + node * floats)
+            }
+        }
+        nodeSpectra = table
+        nodeSpectraSet = ObjectIdentifier(hrtf)
     }
 
     deinit {
-        for p in [accumulators, spectrum, time, scratch, reversedFilters] { p.deallocate() }
+        for p in [accumulators, spectrum, time, scratch] { p.deallocate() }
+        nodeSpectra?.deallocate()
     }
 
     /// Floats a voice's filter spectra take (four rows).
@@ -89,14 +107,37 @@ public final class SpectralVoiceMix {
         voicesThisSpan += 1
     }
 
-    /// The spectra of an interpolated filter pair into `filters` (four rows); returns the
-    /// direction's per-ear delays. Real-time safe.
+    /// The spectra of the filter pair interpolated for a direction into `filters` (four
+    /// rows); returns the direction's per-ear delays. Real-time safe.
     func prepareFilters(_ hrtf: HRTFSet, azimuthDegrees: Double, elevationDegrees: Double,
                         into filters: UnsafeMutablePointer<Float>) -> (left: Float, right: Float) {
-        let delays = hrtf.interpolate(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees,
-                                      reversedLeft: reversedFilters, reversedRight: reversedFilters + taps)
-        filterSpectra(reversedLeft: reversedFilters, reversedRight: reversedFilters + taps, into: filters)
-        return delays
+        precondition(nodeSpectraSet == ObjectIdentifier(hrtf), "the mix was prepared for another HRTF set")
+        let hood = hrtf.neighbourhood(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees)
+        let floats = filterFloats, table = nodeSpectra!
+        Self.blend(table + hood.nodes.0 * floats, hood.weights.0, table + hood.nodes.1 * floats, hood.weights.1,
+                   table + hood.nodes.2 * floats, hood.weights.2, table + hood.nodes.3 * floats, hood.weights.3,
+                   into: filters, count: floats)
+        return hrtf.delays(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees)
+    }
+
+    /// out = Σ wᵢ·pᵢ, eight floats a step (`count` is a multiple of 8).
+    static func blend(_ p0: UnsafePointer<Float>, _ w0: Float, _ p1: UnsafePointer<Float>, _ w1: Float,
+                      _ p2: UnsafePointer<Float>, _ w2: Float, _ p3: UnsafePointer<Float>, _ w3: Float,
+                      into out: UnsafeMutablePointer<Float>, count: Int) {
+        typealias V = SIMD8<Float>
+        let f = MemoryLayout<Float>.stride
+        let r0 = UnsafeRawPointer(p0), r1 = UnsafeRawPointer(p1), r2 = UnsafeRawPointer(p2), r3 = UnsafeRawPointer(p3)
+        let o = UnsafeMutableRawPointer(out)
+        var i = 0
+        while i < count {
+            let b = i &* f
+            var v = r0.loadUnaligned(fromByteOffset: b, as: V.self) * w0
+            v += r1.loadUnaligned(fromByteOffset: b, as: V.self) * w1
+            v += r2.loadUnaligned(fromByteOffset: b, as: V.self) * w2
+            v += r3.loadUnaligned(fromByteOffset: b, as: V.self) * w3
+            o.storeBytes(of: v, toByteOffset: b, as: V.self)
+            i &+= 8
+        }
     }
 
     /// The spectra of a pair of `taps`-long filters, stored time-reversed, into `filters`

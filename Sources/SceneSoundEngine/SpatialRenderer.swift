@@ -50,7 +50,7 @@ public final class SpatialRenderer {
         spanSources = .allocate(capacity: maximumSources)
         let span = configuration.voiceSpanFrames
         precondition(block % span == 0 && configuration.subBlockCount % (block / span) == 0)
-        voiceMix = SpectralVoiceMix(taps: hrtf.filterTaps, partitionFrames: span, kernels: .fastest)
+        voiceMix = SpectralVoiceMix(hrtf: hrtf, partitionFrames: span, kernels: .fastest)
         reverb = LateReverb(room: configuration.room, sampleRateHz: configuration.sampleRateHz)
         limiter = Limiter(sampleRateHz: configuration.sampleRateHz,
                           thresholdDecibels: configuration.limiterThresholdDecibels)
@@ -206,8 +206,11 @@ public final class SpatialRenderer {
             if c == 0 {
                 let step = Float(Double(frames) / max(model.cullFadeSeconds * rate, 1))
                 let culled = model.isCulled(distanceMetres: distance)
+                // Ring-out is counted from the first span rendered wholly silent: the span in
+                // which the fade reaches zero still has its tail to ring.
+                let wasSilent = source.cullFade == 0
                 source.cullFade = culled ? max(0, source.cullFade - step) : min(1, source.cullFade + step)
-                if source.cullFade == 0 {
+                if source.cullFade == 0 && wasSilent {
                     if source.culledFrames >= ringOutFrames {
                         if source.culledFrames == ringOutFrames {
                             for voice in source.voices { voice.reset() }

@@ -79,4 +79,38 @@ import SceneSoundDSPAVX2
         #expect(maximumDifference(scalar, fast) < Self.tolerance)
         #expect(scalar.contains { $0 != 0 })
     }
+
+    /// The split FFT as built for AVX2 against the portable build (itself checked against
+    /// the double-precision reference in SceneSoundDSPTests).
+    @Test(arguments: [32, 256, 512, 2048])
+    func fftMatchesPortable(size: Int) throws {
+        try #require(scenesound_cpu_has_avx2_fma() != 0)
+        var noise = Noise(state: UInt64(size))
+        let re = noise.samples(size), im = noise.samples(size)
+        let fft = SplitComplexFFT(size: size)
+        func run(_ kernels: RenderKernels) -> [Float] {
+            var outRe = [Float](repeating: 0, count: size), outIm = outRe, s1 = outRe, s2 = outRe
+            kernels.fft(size, fft.twiddles, re, im, &outRe, &outIm, &s1, &s2)
+            return outRe + outIm
+        }
+        let portable = run(.portable), fast = run(.avx2)
+        #expect(maximumDifference(portable, fast) < Self.tolerance * Float(size).squareRoot())
+        #expect(portable.contains { $0 != 0 })
+    }
+
+    /// The voices' spectral multiply-add, steady and crossfading, against the portable build.
+    @Test(arguments: [false, true])
+    func spectralAccumulationMatchesPortable(crossfading: Bool) throws {
+        try #require(scenesound_cpu_has_avx2_fma() != 0)
+        let size = 512, stride = size / 2 + 8
+        var noise = Noise(state: crossfading ? 5 : 6)
+        let spectrum = noise.samples(2 * (size + 8)), current = noise.samples(4 * stride), next = noise.samples(4 * stride)
+        let start = noise.samples(8 * stride)
+        var portable = start, fast = start
+        RenderKernels.portable.accumulateSpectra(spectrum, size, current, crossfading ? next : nil, &portable, stride)
+        RenderKernels.avx2.accumulateSpectra(spectrum, size, current, crossfading ? next : nil, &fast, stride)
+        #expect(maximumDifference(portable, fast) < Self.tolerance)
+        #expect(portable != start)
+        #expect(crossfading == (portable[(4 * stride)..<(8 * stride)] != start[(4 * stride)..<(8 * stride)]))
+    }
 }
