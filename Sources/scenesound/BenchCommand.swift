@@ -175,14 +175,23 @@ final class BenchScene {
         renderedFrames += block
     }
 
-    /// The server's side: one block of noise into each ring that needs it.
+    /// The server's side: one block of noise into each ring that needs it. A plain indexed
+    /// loop: this program is built without optimisation in debug, and an enumerated,
+    /// filtered sequence there costs more per ring than the write itself.
     private func feedRings() {
         let block = configuration.blockFrames
         let span = noise.count - block
         noise.withUnsafeBufferPointer { noise in
-            for (index, ring) in rings.enumerated() where ring.availableFrames < block {
-                let offset = (renderedFrames + index * 4801) % span
-                ring.write(noise.baseAddress! + offset, frames: block)
+            let base = noise.baseAddress!
+            rings.withUnsafeBufferPointer { rings in
+                var index = 0
+                while index < rings.count {
+                    let ring = rings[index]
+                    if ring.availableFrames < block {
+                        _ = ring.write(base + (renderedFrames + index * 4801) % span, frames: block)
+                    }
+                    index += 1
+                }
             }
         }
     }
