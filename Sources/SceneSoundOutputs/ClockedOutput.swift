@@ -56,8 +56,11 @@ final class ClockedRenderThread: @unchecked Sendable {
     private let slowestBlockNanoseconds = Atomic<Int>(0)
     private let slowestBlockAtNanoseconds = Atomic<Int>(0)
 
+    /// How the thread got scheduled (set when it starts).
+    let scheduling = RenderThreadSchedulingRecord()
+
     private func run() {
-        RealtimePriority.request()
+        scheduling.promoteIfNew()
         let block = engine.configuration.blockFrames
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: block * 2)
         defer { buffer.deallocate() }
@@ -100,18 +103,6 @@ final class ClockedRenderThread: @unchecked Sendable {
     }
 }
 
-/// Asks for real-time scheduling for the calling (render) thread. Root, or a user with an
-/// rtprio limit, gets it; otherwise the thread keeps normal scheduling and that is fine.
-enum RealtimePriority {
-    static let priority: Int32 = 20
-
-    static func request() {
-        var parameters = sched_param()
-        parameters.sched_priority = priority
-        _ = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters)
-    }
-}
-
 /// `--output null`: renders in real time and discards the mix (benchmarks, tests).
 public final class NullOutput: OutputBackend, @unchecked Sendable {
     private var thread: ClockedRenderThread?
@@ -130,6 +121,6 @@ public final class NullOutput: OutputBackend, @unchecked Sendable {
 
     public var status: OutputStatus {
         OutputStatus(kind: "null", underruns: thread?.lateBlockCount ?? 0, overloadedBlocks: thread?.overloadedBlockCount ?? 0,
-                     slowestBlock: thread?.slowestBlock)
+                     slowestBlock: thread?.slowestBlock, renderThreadScheduling: thread?.scheduling.current)
     }
 }

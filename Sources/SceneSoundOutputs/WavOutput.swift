@@ -103,7 +103,7 @@ public final class WavOutput: OutputBackend, @unchecked Sendable {
     public var status: OutputStatus {
         OutputStatus(kind: "wav", target: path, connected: errorLock.withLock { $0 } == nil,
                      underruns: renderThread?.lateBlockCount ?? 0, overloadedBlocks: renderThread?.overloadedBlockCount ?? 0,
-                     slowestBlock: renderThread?.slowestBlock,
+                     slowestBlock: renderThread?.slowestBlock, renderThreadScheduling: renderThread?.scheduling.current,
                      lastError: errorLock.withLock { $0 } ?? overflowDescription)
     }
 }

@@ -16,6 +16,8 @@ struct StatusReport {
         let blockSeconds = Double(configuration.blockFrames) / configuration.sampleRateHz
         let slowestBlockCPU: JSONValue = output.slowestBlock.map { .number($0.cpuSeconds) } ?? .null
         let slowestBlockAt: JSONValue = output.slowestBlock.map { .number($0.atSeconds) } ?? .null
+        // SCHED_FIFO where permitted, else the best nice value; null before the first block.
+        let threadScheduling: JSONValue = output.renderThreadScheduling.map { .string($0.description) } ?? .null
 
         return .object([
             ("server", .object([
@@ -57,6 +59,7 @@ struct StatusReport {
                 ("hrtf_voices", .integer(engine.hrtfVoiceCount)),
                 ("bus_voices", .integer(engine.busVoiceCount)),
                 ("kernels", .string(RenderKernels.fastest.name)),
+                ("thread_scheduling", threadScheduling),
             ])),
             ("health", .object([
                 ("connections", .integer(server.counters.connections)),

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import SceneSoundDSP
 import SceneSoundProtocol
@@ -160,7 +161,23 @@ func levelDecibels(_ x: [Float], frequencyHz: Double, sampleRateHz: Double = 480
         guard case .statusReply(let reply) = status else { throw TestFailure("no status") }
         #expect(reply.json.contains("\"kind\":\"pulse\""))
         #expect(reply.json.contains("\"connected\":true"))
+        // libpulse's thread renders, promoted to SCHED_FIFO where this user may have it.
+        let expected = Self.fifoPermitted ? "\"thread_scheduling\":\"SCHED_FIFO 20\"" : "\"thread_scheduling\":\"SCHED_OTHER"
+        #expect(reply.json.contains(expected), "\(reply.json)")
     }
+
+    /// Whether a thread of this process may switch itself to SCHED_FIFO (as the daemon's will).
+    static let fifoPermitted: Bool = {
+        let result = Atomic<Int32>(-1)
+        let thread = Thread {
+            var parameters = sched_param()
+            parameters.sched_priority = 20
+            result.store(pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters), ordering: .relaxed)
+        }
+        thread.start()
+        while result.load(ordering: .relaxed) == -1 { usleep(1000) }
+        return result.load(ordering: .relaxed) == 0
+    }()
 
     @Test func twoClientsAtPlusAndMinusSixtyAreBothHeardOnTheirSides() throws {
         let pulse = try PrivatePulse()
