@@ -225,10 +225,6 @@ public enum SpectralKernel {
             p.loadUnaligned(fromByteOffset: index &* f, as: V.self)
         }
         @inline(__always) func reversed(_ v: V) -> V { V(v[7], v[6], v[5], v[4], v[3], v[2], v[1], v[0]) }
-        @inline(__always) func add(_ row: Int, _ k: Int, _ v: V) {
-            let offset = (row &* b &+ k) &* f
-            s.storeBytes(of: s.loadUnaligned(fromByteOffset: offset, as: V.self) + v, toByteOffset: offset, as: V.self)
-        }
         let half = size / 2
         var k = 0
         while k <= half {
@@ -237,15 +233,19 @@ public enum SpectralKernel {
             let lr = zr + mr, li = zi - mi
             let rr = zi + mi, ri = mr - zr
             let hlr = load(h, k), hli = load(h, b &+ k), hrr = load(h, 2 &* b &+ k), hri = load(h, 3 &* b &+ k)
-            let plr = lr * hlr - li * hli, pli = lr * hli + li * hlr
-            let prr = rr * hrr - ri * hri, pri = rr * hri + ri * hrr
-            add(0, k, plr); add(1, k, pli); add(2, k, prr); add(3, k, pri)
+            // s += x·h as fused multiply-adds where the build has them.
+            @inline(__always) func multiplyAdd(_ row: Int, _ xr: V, _ xi: V, _ hr: V, _ hi: V) {
+                let re = (row &* b &+ k) &* f, im = ((row &+ 1) &* b &+ k) &* f
+                let sr = s.loadUnaligned(fromByteOffset: re, as: V.self), si = s.loadUnaligned(fromByteOffset: im, as: V.self)
+                s.storeBytes(of: sr.addingProduct(xr, hr).addingProduct(-xi, hi), toByteOffset: re, as: V.self)
+                s.storeBytes(of: si.addingProduct(xr, hi).addingProduct(xi, hr), toByteOffset: im, as: V.self)
+            }
+            multiplyAdd(0, lr, li, hlr, hli)
+            multiplyAdd(2, rr, ri, hrr, hri)
             if let next {
                 let n = UnsafeRawPointer(next)
-                let nlr = load(n, k) - hlr, nli = load(n, b &+ k) - hli
-                let nrr = load(n, 2 &* b &+ k) - hrr, nri = load(n, 3 &* b &+ k) - hri
-                add(4, k, lr * nlr - li * nli); add(5, k, lr * nli + li * nlr)
-                add(6, k, rr * nrr - ri * nri); add(7, k, rr * nri + ri * nrr)
+                multiplyAdd(4, lr, li, load(n, k) - hlr, load(n, b &+ k) - hli)
+                multiplyAdd(6, rr, ri, load(n, 2 &* b &+ k) - hrr, load(n, 3 &* b &+ k) - hri)
             }
             k &+= 8
         }

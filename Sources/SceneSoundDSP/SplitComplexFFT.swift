@@ -120,9 +120,10 @@ public final class SplitComplexFFT: @unchecked Sendable {  // immutable after in
             let w1R = load(tw, i), w1I = load(tw, i &+ quarter)
             let w2R = load(tw, i &+ 2 &* quarter), w2I = load(tw, i &+ 3 &* quarter)
             let w3R = load(tw, i &+ 4 &* quarter), w3I = load(tw, i &+ 5 &* quarter)
-            let y1R = u1R * w1R - u1I * w1I, y1I = u1R * w1I + u1I * w1R
-            let y2R = u2R * w2R - u2I * w2I, y2I = u2R * w2I + u2I * w2R
-            let y3R = u3R * w3R - u3I * w3I, y3I = u3R * w3I + u3I * w3R
+            // Fused multiply-adds where the build has them (Swift does not contract a·b + c).
+            let y1R = (u1R * w1R).addingProduct(-u1I, w1I), y1I = (u1R * w1I).addingProduct(u1I, w1R)
+            let y2R = (u2R * w2R).addingProduct(-u2I, w2I), y2I = (u2R * w2I).addingProduct(u2I, w2R)
+            let y3R = (u3R * w3R).addingProduct(-u3I, w3I), y3I = (u3R * w3I).addingProduct(u3I, w3R)
             if s >= 8 {
                 // Eight consecutive q of one p: four contiguous runs, s apart.
                 let base = i &+ 3 &* s &* (i / s)
