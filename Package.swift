@@ -5,13 +5,16 @@ import PackageDescription
 // modules wrapping them (Media, SOFA, Pulse, X11) plug in at the edges.
 let package = Package(
     name: "SceneSound",
-    platforms: [.macOS(.v14)],
     products: [
         .executable(name: "scenesound", targets: ["scenesound"]),
         .executable(name: "scenesoundd", targets: ["scenesoundd"]),
+        // The Swift client, for other packages: no unsafe build settings anywhere in it.
+        .library(name: "SceneSoundClient", targets: ["SceneSoundClient"]),
+        // For the nested Benchmarks package only, which depends on this one by path (SwiftPM
+        // accepts unsafe flags from path dependencies, not from remote ones): the render
+        // modules are built with the flags below, so no remote package could use them.
         .library(name: "SceneSoundDSP", targets: ["SceneSoundDSP"]),
         .library(name: "SceneSoundEngine", targets: ["SceneSoundEngine"]),
-        // For the nested Benchmarks package: it loads the real HRTF set through the disk cache.
         .library(name: "SceneSoundSOFA", targets: ["SceneSoundSOFA"]),
     ],
     dependencies: [
@@ -30,6 +33,9 @@ let package = Package(
         // cpuid: which render kernels this CPU runs.
         .systemLibrary(name: "CCPUFeatures"),
 
+        // Threads, clocks, waits and reconnect backoff: the thin POSIX layer the other modules
+        // share (`package` access; no Foundation, since the C library links only the stdlib).
+        .target(name: "SceneSoundPlatform"),
         // Pure-Swift signal processing: no Foundation, no I/O.
         .target(name: "SceneSoundDSP", swiftSettings: dspSettings),
         // Audio files (libsndfile) and sample-rate conversion (libsoxr).
@@ -39,15 +45,15 @@ let package = Package(
         // The DSP module's hot kernels built again for AVX2 + FMA, used when the CPU has them.
         .target(name: "SceneSoundDSPAVX2", dependencies: ["SceneSoundDSP"], swiftSettings: avx2Settings),
         // Voices, anchors, head pose and the render loop; device-independent.
-        .target(name: "SceneSoundEngine", dependencies: ["SceneSoundDSP", "SceneSoundDSPAVX2", "CCPUFeatures"],
+        .target(name: "SceneSoundEngine", dependencies: ["SceneSoundDSP", "SceneSoundDSPAVX2", "CCPUFeatures", "SceneSoundPlatform"],
                 swiftSettings: dspSettings),
-        .target(name: "SceneSoundPulse", dependencies: ["CPulse"]),
+        .target(name: "SceneSoundPulse", dependencies: ["CPulse", "SceneSoundPlatform"]),
         .target(name: "SceneSoundProtocol"),
         // Output backends: pulse, wav, null. They own the thread that drives the engine.
-        .target(name: "SceneSoundOutputs", dependencies: ["SceneSoundEngine", "SceneSoundMedia", "SceneSoundPulse"]),
+        .target(name: "SceneSoundOutputs", dependencies: ["SceneSoundEngine", "SceneSoundMedia", "SceneSoundPulse", "SceneSoundPlatform"]),
         // The daemon's heart: the Unix socket (SwiftNIO), sessions, streams, scenes, status.
         .target(name: "SceneSoundServer", dependencies: [
-            "SceneSoundEngine", "SceneSoundProtocol", "SceneSoundMedia", "SceneSoundOutputs", "SceneSoundX11",
+            "SceneSoundEngine", "SceneSoundProtocol", "SceneSoundMedia", "SceneSoundOutputs", "SceneSoundX11", "SceneSoundPlatform",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
@@ -58,22 +64,21 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
-        .target(name: "SceneSoundClient", dependencies: ["SceneSoundProtocol"]),
+        .target(name: "SceneSoundClient", dependencies: ["SceneSoundProtocol", "SceneSoundPlatform"]),
         // freedesktop Sound Theme and Sound Naming lookup (pure Swift, Foundation for files).
         .target(name: "SceneSoundThemes"),
         // libscenesound.so.0, the C API over the client (built by packaging/build-lib.sh, `make lib`).
-        .target(name: "SceneSoundC", dependencies: ["SceneSoundClient", "SceneSoundProtocol"]),
-        .target(name: "SceneSoundX11", dependencies: ["CXCB", "SceneSoundDSP"]),
+        .target(name: "SceneSoundC", dependencies: ["SceneSoundClient", "SceneSoundProtocol", "SceneSoundPlatform"]),
+        .target(name: "SceneSoundX11", dependencies: ["CXCB", "SceneSoundDSP", "SceneSoundPlatform"]),
         // examples/swift: two XCB windows, a looping tone anchored to each.
         .executableTarget(name: "scenesound-two-windows", dependencies: ["CXCB", "SceneSoundClient", "SceneSoundProtocol"],
                           path: "examples/swift"),
-        // @@TARGETS@@ (helpers add their targets above this line)
-
         .executableTarget(name: "scenesound", dependencies: [
-            "SceneSoundEngine", "SceneSoundSOFA", "SceneSoundMedia", "SceneSoundClient", "SceneSoundThemes",
+            "SceneSoundEngine", "SceneSoundSOFA", "SceneSoundMedia", "SceneSoundClient", "SceneSoundThemes", "SceneSoundPlatform",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
+        .testTarget(name: "SceneSoundPlatformTests", dependencies: ["SceneSoundPlatform"]),
         .testTarget(name: "SceneSoundDSPTests", dependencies: ["SceneSoundDSP"]),
         .testTarget(name: "SceneSoundDSPAVX2Tests", dependencies: ["SceneSoundDSPAVX2", "SceneSoundDSP", "CCPUFeatures"]),
         .testTarget(name: "SceneSoundMediaTests", dependencies: ["SceneSoundMedia"]),
@@ -94,7 +99,6 @@ let package = Package(
         // Real X servers, window managers and windows for tests, started and stopped by PID.
         .target(name: "SceneSoundTestSupport", path: "Tests/SceneSoundTestSupport"),
         .testTarget(name: "SceneSoundX11Tests", dependencies: ["SceneSoundX11", "SceneSoundTestSupport"]),
-        // @@TESTS@@ (helpers add their test targets above this line)
     ]
 )
 

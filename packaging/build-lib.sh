@@ -1,6 +1,6 @@
 #!/bin/sh
 # Builds libscenesound.so.0 into OUTDIR (default .build-clib/lib) with swiftc directly:
-# three modules (SceneSoundProtocol, SceneSoundClient, SceneSoundC), optimised whole-module,
+# four modules (SceneSoundPlatform, SceneSoundProtocol, SceneSoundClient, SceneSoundC), optimised whole-module,
 # linked into one shared object with the Swift standard library linked statically, the
 # SONAME libscenesound.so.0, and only the scenesound_* symbols exported (packaging/scenesound.map).
 # lld rather than the default gold: gold leaves a few localised Swift symbols in .dynsym.
@@ -18,18 +18,20 @@ swiftc=${SWIFTC:-/opt/swift/usr/bin/swiftc}
 mkdir -p "$out" "$work"
 
 # The package's language mode (swift-tools-version 6.x defaults to Swift 6).
-flags="-O -wmo -parse-as-library -swift-version 6 -I $work"
+# One package name for all four: SceneSoundPlatform shares its helpers with `package` access.
+flags="-O -wmo -parse-as-library -swift-version 6 -package-name scenesound -I $work"
 
 compile() {  # module name → object and .swiftmodule in $work
     "$swiftc" $flags -module-name "$1" -emit-module -emit-module-path "$work/$1.swiftmodule" \
         -c "$root"/Sources/"$1"/*.swift -o "$work/$1.o"
 }
+compile SceneSoundPlatform
 compile SceneSoundProtocol
 compile SceneSoundClient
 compile SceneSoundC
 
 "$swiftc" -emit-library -static-stdlib -use-ld=lld \
-    "$work/SceneSoundProtocol.o" "$work/SceneSoundClient.o" "$work/SceneSoundC.o" \
+    "$work/SceneSoundPlatform.o" "$work/SceneSoundProtocol.o" "$work/SceneSoundClient.o" "$work/SceneSoundC.o" \
     -o "$out/libscenesound.so.0" \
     -Xlinker -soname=libscenesound.so.0 \
     -Xlinker --version-script="$root/packaging/scenesound.map" \

@@ -1,5 +1,5 @@
 /*
- * The reference peer for `scenesound bench` (DESIGN.md "Performance and quality bars"):
+ * The reference peer for `scenesound bench` (docs/ARCHITECTURE.md "Quality and performance bars"):
  * the same scene — N mono noise sources evenly spaced on a 2 m ring, the listener turning
  * at 90°/s — rendered by OpenAL Soft with HRTF through its loopback device, as fast as it
  * goes, in blocks of 256 frames at 48 kHz. Prints one JSON line.

@@ -1,4 +1,5 @@
 import SceneSoundClient
+import SceneSoundPlatform
 import Synchronization
 
 /// `scenesound_render_callback`: (user_data, buffer, frames) -> frames written (size_t as Int).
@@ -17,14 +18,19 @@ struct RenderCallback: @unchecked Sendable {
 /// it is drained and the callback is not called again.
 final class PullRenderer: Sendable {
     /// How the render thread ended: drained after the callback's last period, or why not.
-    let finished = Latch<Result<Void, CFailure>>()
+    let finished = OneShot<Result<Void, CFailure>>()
     private let stopRequested = Atomic<Bool>(false)
-    private let thread = Mutex<WorkerThread?>(nil)
-    private let threadIdentity = Mutex<WorkerThread?>(nil)
+    private let thread = Mutex<PlatformThread?>(nil)
+    private let threadIdentity = Mutex<PlatformThread?>(nil)
 
     /// Starts the render thread for `stream`.
     init(stream: ClientStream, callback: RenderCallback, periodFrames: Int) throws(CFailure) {
-        let worker = try WorkerThread { [self] in render(stream, callback, periodFrames) }
+        let worker: PlatformThread
+        do {
+            worker = try PlatformThread { [self] in render(stream, callback, periodFrames) }
+        } catch {
+            throw CFailure(StatusCode.noResources, "cannot start the render thread (\(error))")
+        }
         thread.withLock { $0 = worker }
         threadIdentity.withLock { $0 = worker }
     }
@@ -53,13 +59,13 @@ final class PullRenderer: Sendable {
                 }
                 if frames < periodFrames {
                     try stream.drain()
-                    finished.set(.success(()))
+                    finished.fulfill(.success(()))
                     return
                 }
             }
-            finished.set(.failure(CFailure(StatusCode.closed, "the stream was closed")))
+            finished.fulfill(.failure(CFailure(StatusCode.closed, "the stream was closed")))
         } catch {
-            finished.set(.failure(CFailure(error)))
+            finished.fulfill(.failure(CFailure(error)))
         }
     }
 }

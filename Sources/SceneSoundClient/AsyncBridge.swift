@@ -1,3 +1,4 @@
+import SceneSoundPlatform
 import Synchronization
 
 /// Runs a callback-based operation as `async`: its completion (on the reader thread) resumes
@@ -50,10 +51,20 @@ private final class CancellationSlot: Sendable {
 func runOnOwnThread<Value: Sendable>(_ work: @escaping @Sendable () -> Result<Value, ClientError>) async throws(ClientError) -> Value {
     let result: Result<Value, ClientError> = await withCheckedContinuation { continuation in
         do throws(ClientError) {
-            _ = try ReaderThread(detached: true) { continuation.resume(returning: work()) }
+            _ = try startClientThread(detached: true) { continuation.resume(returning: work()) }
         } catch {
             continuation.resume(returning: .failure(error))
         }
     }
     return try result.get()
+}
+
+/// A thread of the client's own (the connection's reader, a connect that must not block the
+/// cooperative pool); failing to start one is reported as the connection failing.
+func startClientThread(detached: Bool = false, _ body: @escaping @Sendable () -> Void) throws(ClientError) -> PlatformThread {
+    do {
+        return try PlatformThread(detached: detached, body)
+    } catch {
+        throw .disconnected(reason: error.description)
+    }
 }

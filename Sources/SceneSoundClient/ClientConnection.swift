@@ -1,3 +1,4 @@
+import SceneSoundPlatform
 import Glibc
 import SceneSoundProtocol
 import Synchronization
@@ -28,8 +29,8 @@ public final class ClientConnection: @unchecked Sendable {
     /// Serialises frames on the socket.
     private let writeLock = Mutex(())
     /// Taken (set to nil) by the first `close()`, which joins the thread.
-    private let reader: Mutex<ReaderThread?>
-    private let readerIdentity: ReaderThread
+    private let reader: Mutex<PlatformThread?>
+    private let readerIdentity: PlatformThread
 
     /// Connects, performs the handshake within `timeoutSeconds`, and starts the reader thread.
     /// Throws `cannotConnect` when nothing listens at `socketPath`, `server` when the server
@@ -40,7 +41,7 @@ public final class ClientConnection: @unchecked Sendable {
         let server = try Handshake.perform(on: socket, clientPID: clientPID, clientName: clientName,
                                            timeoutSeconds: timeoutSeconds)
         let session = SessionState(firstRequestID: Handshake.requestID + 1)
-        let thread = try ReaderThread {
+        let thread = try startClientThread {
             ConnectionReader(socket: socket, session: session, maxFrameBytes: server.maxFrameBytes).run()
         }
         self.socketPath = socketPath

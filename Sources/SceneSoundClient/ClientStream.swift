@@ -1,3 +1,4 @@
+import SceneSoundPlatform
 import SceneSoundProtocol
 import Synchronization
 
@@ -53,7 +54,7 @@ public final class ClientStream: @unchecked Sendable {
     public func write(_ pcm: UnsafeRawBufferPointer, timeoutSeconds: Double? = nil) throws(ClientError) {
         try checkWholeFrames(pcm.count)
         try connection.checkNotOnReaderThread("STREAM_DATA")
-        let deadline = MonotonicClock.deadline(after: timeoutSeconds)
+        let deadline = MonotonicClock.deadlineSeconds(after: timeoutSeconds)
         try writeLock.withLock { (_) throws(ClientError) in
             var offset = 0
             while offset < pcm.count {

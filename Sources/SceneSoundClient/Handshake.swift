@@ -1,3 +1,4 @@
+import SceneSoundPlatform
 import SceneSoundProtocol
 
 /// HELLO / WELCOME, done on the connecting thread before the reader thread starts.
@@ -15,7 +16,7 @@ enum Handshake {
         let frame = FrameEncoder.frame(.hello(hello), requestID: requestID)
         try socket.sendAll(frame)
 
-        let deadline = MonotonicClock.deadline(after: timeoutSeconds)
+        let deadline = MonotonicClock.deadlineSeconds(after: timeoutSeconds)
         let header = try readExactly(FrameHeader.byteCount, from: socket, deadline: deadline, timeoutSeconds: timeoutSeconds)
         let payloadLength = Int(header[0]) | Int(header[1]) << 8 | Int(header[2]) << 16 | Int(header[3]) << 24
         // A reply to HELLO is small (WELCOME, or ERROR with a one-line message); anything

@@ -1,3 +1,4 @@
+import SceneSoundPlatform
 /// Withdraws an operation that is still waiting: it completes with the given error instead,
 /// unless its result has already arrived (then nothing happens). Safe to call more than once.
 public typealias OperationCanceller = @Sendable (ClientError) -> Void

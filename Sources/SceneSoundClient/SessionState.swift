@@ -1,3 +1,4 @@
+import SceneSoundPlatform
 import SceneSoundProtocol
 import Synchronization
 

@@ -114,7 +114,7 @@ public final class AmbisonicBus {
     }
 
     /// Adds one source channel's sub-block at `offset`: `direction` from the head's position
-    /// in world orientation (DESIGN.md's axes), `delays` each ear's onset delay in samples for
+    /// in world orientation (docs/ARCHITECTURE.md's axes), `delays` each ear's onset delay in samples for
     /// the head-relative direction (HRTFSet.delays), `gain` its level. Gains and delays glide
     /// from where the voice left them. The sum is taken when the sub-block is rotated.
     public func encode(_ voice: AmbisonicBusVoice, input: UnsafePointer<Float>, frames: Int, offset: Int,

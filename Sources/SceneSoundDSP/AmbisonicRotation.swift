@@ -96,7 +96,7 @@ public enum AmbisonicRotationKernel {
 public final class AmbisonicRotator {
     private static let zNodes = 4, azimuthNodes = 8
     private let pointCount = zNodes * azimuthNodes
-    /// Per quadrature point: its direction (DESIGN.md's axes) and weight.
+    /// Per quadrature point: its direction (docs/ARCHITECTURE.md's axes) and weight.
     private let directions: UnsafeMutablePointer<Vector3>
     private let weights: UnsafeMutablePointer<Double>
     /// Per point, the sixteen harmonics at the unrotated direction.

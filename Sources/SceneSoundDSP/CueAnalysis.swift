@@ -1,4 +1,4 @@
-// Binaural cue measurement on rendered audio, as DESIGN.md defines it: the interaural time
+// Binaural cue measurement on rendered audio, as docs/ARCHITECTURE.md "Quality and performance bars" defines it: the interaural time
 // difference by cross-correlation of the two ears below 1.5 kHz, the interaural level
 // difference broadband. Used to prepare HRTF sets, by the tests and by `scenesound cues`.
 
@@ -37,7 +37,7 @@ public enum CueAnalysis {
 
     /// Lag of the right ear behind the left at the peak of their cross-correlation, both
     /// low-passed by a fourth-order Butterworth filter at `cutoffHz` (the reference figures in
-    /// DESIGN.md are measured that way), refined to a fraction of a sample by a parabola
+    /// docs/ARCHITECTURE.md are measured that way), refined to a fraction of a sample by a parabola
     /// through the peak. Short signals (impulse responses) are padded so that the filter can
     /// ring out.
     public static func itdSeconds(left: [Float], right: [Float], sampleRateHz: Double,

@@ -1,4 +1,4 @@
-// Coordinates follow DESIGN.md: right-handed, metres; the neutral head at the origin looking
+// Coordinates follow docs/ARCHITECTURE.md "Conventions": right-handed, metres; the neutral head at the origin looking
 // down −z, +x right, +y up (OpenAL's convention). Directions follow SOFA/AES69: azimuth
 // counter-clockwise seen from above (0° ahead, +90° left), elevation +90° up.
 

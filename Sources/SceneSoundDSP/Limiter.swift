@@ -35,7 +35,7 @@ public final class Limiter {
 
     public init(sampleRateHz: Double, thresholdDecibels: Double = -1, lookaheadSeconds: Double = 0.0015,
                 releaseSeconds: Double = 0.1) {
-        thresholdAmplitude = Float(pow(10, thresholdDecibels / 20))
+        thresholdAmplitude = Decibels.linearGain(thresholdDecibels)
         lookaheadFrames = max(2, Int(lookaheadSeconds * sampleRateHz))
         releaseCoefficient = Float(exp(-1 / (releaseSeconds * sampleRateHz)))
         delayLine = .allocate(capacity: lookaheadFrames * 2)

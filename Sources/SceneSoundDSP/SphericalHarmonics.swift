@@ -3,7 +3,7 @@
 // is 1, so W carries the source at unity). AmbiX is the interchange format of every current
 // ambisonic tool, which keeps the bus inspectable with standard plug-ins.
 //
-// Ambisonic axes are x front, y left, z up. DESIGN.md's are +x right, +y up, −z front, so
+// Ambisonic axes are x front, y left, z up. docs/ARCHITECTURE.md's are +x right, +y up, −z front, so
 // ambisonic (x, y, z) = (−z, −x, y); the azimuth (counter-clockwise from the front) is the
 // same in both.
 
@@ -23,7 +23,7 @@ public enum SphericalHarmonics {
         channel == 0 ? 0 : channel < 4 ? 1 : channel < 9 ? 2 : 3
     }
 
-    /// A direction in DESIGN.md's coordinates as a unit vector on the ambisonic axes
+    /// A direction in the listener's coordinates (docs/ARCHITECTURE.md) as a unit vector on the ambisonic axes
     /// (ahead for a zero vector).
     @inline(__always)
     public static func ambisonicAxes(_ v: Vector3) -> (x: Double, y: Double, z: Double) {
@@ -32,7 +32,7 @@ public enum SphericalHarmonics {
         return (-v.z / length, -v.x / length, v.y / length)
     }
 
-    /// DESIGN.md's coordinates of a unit vector on the ambisonic axes.
+    /// The listener's coordinates of a unit vector on the ambisonic axes.
     @inline(__always)
     public static func designAxes(x: Double, y: Double, z: Double) -> Vector3 {
         Vector3(x: -y, y: z, z: -x)
@@ -54,7 +54,7 @@ public enum SphericalHarmonics {
             s38 * x * (5 * z2 - 1), 0.5 * s15 * z * (x2 - y2), s58 * x * (x2 - 3 * y2))
     }
 
-    /// The SN3D gains towards a direction in DESIGN.md's coordinates (need not be unit).
+    /// The SN3D gains towards a direction in the listener's coordinates (docs/ARCHITECTURE.md) (need not be unit).
     @inline(__always)
     public static func sn3d(_ v: Vector3) -> SIMD16<Float> {
         let a = ambisonicAxes(v)

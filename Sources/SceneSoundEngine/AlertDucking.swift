@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import SceneSoundDSP
 import Glibc
 #endif
 
@@ -36,6 +37,6 @@ struct AlertDuckEnvelope {
         let depth = -parameters.decibels
         let step = seconds > 0 && depth > 0 ? depth * blockSeconds / seconds : .infinity
         levelDecibels = target < levelDecibels ? max(target, levelDecibels - step) : min(target, levelDecibels + step)
-        gain = levelDecibels == 0 ? 1 : Float(pow(10, levelDecibels / 20))
+        gain = Decibels.linearGain(levelDecibels)
     }
 }

@@ -5,6 +5,7 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+import SceneSoundPlatform
 
 /// The real-time engine: the render core plus the server's streams and scenes, fed by a
 /// lock-free command queue and reporting through an event queue. `render(into:)` is called by
@@ -100,7 +101,7 @@ public final class Engine: @unchecked Sendable {
 
     /// Renders one block of interleaved stereo (`configuration.blockFrames` frames).
     public func render(into output: UnsafeMutablePointer<Float>) {
-        let start = Self.monotonicNanoseconds()
+        let start = MonotonicClock.nowNanoseconds()
         scenesound_set_denormal_flushing(1)  // whichever thread renders (output, offline, benchmark)
         applyCommands()
         duck.advance(alerting: streams.contains { $0.isAlert && !$0.removing && $0.input.ring.availableFrames > 0 },
@@ -112,7 +113,7 @@ public final class Engine: @unchecked Sendable {
         outputFrames.store(end, ordering: .releasing)
         finishBlock(outputFrame: end)
 
-        let elapsed = Double(Self.monotonicNanoseconds() - start) * 1e-9
+        let elapsed = Double(MonotonicClock.nowNanoseconds() - start) * 1e-9
         let load = Int(elapsed * configuration.sampleRateHz / Double(configuration.blockFrames) * 1000)
         loadPermille.store(load, ordering: .relaxed)
         if load > peakLoadPermille.load(ordering: .relaxed) { peakLoadPermille.store(load, ordering: .relaxed) }
@@ -174,7 +175,7 @@ public final class Engine: @unchecked Sendable {
             scenes[index].targetGain = gain
         case .setHeadPose(let pose, let glide):
             renderer.setHeadPose(pose, glide: glide)
-            poseAppliedNanoseconds.store(Self.monotonicNanoseconds(), ordering: .relaxed)
+            poseAppliedNanoseconds.store(MonotonicClock.nowNanoseconds(), ordering: .relaxed)
             poseAppliedFrame.store(outputFrames.load(ordering: .relaxed), ordering: .releasing)
         case .setDucking(let parameters):
             duck.parameters = parameters
@@ -203,10 +204,9 @@ public final class Engine: @unchecked Sendable {
             source.channelPositions[0] = p - right * (scene.widthMetres / 3)
             source.channelPositions[1] = p + right * (scene.widthMetres / 3)
         } else {
-            let half = configuration.stereoSpreadDegrees / 2 * .pi / 180
-            let up = Vector3(x: 0, y: 1, z: 0)
-            source.channelPositions[0] = Quaternion(axis: up, angleRadians: half).rotate(p)
-            source.channelPositions[1] = Quaternion(axis: up, angleRadians: -half).rotate(p)
+            let pair = RenderSource.stereoPositions(around: p, spreadDegrees: configuration.stereoSpreadDegrees)
+            source.channelPositions[0] = pair.left
+            source.channelPositions[1] = pair.right
         }
     }
 
@@ -263,11 +263,5 @@ public final class Engine: @unchecked Sendable {
 
     private func emit(_ event: EngineEvent) {
         if !events.push(event) { droppedEvents.add(1, ordering: .relaxed) }
-    }
-
-    public static func monotonicNanoseconds() -> Int {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return ts.tv_sec * 1_000_000_000 + ts.tv_nsec
     }
 }

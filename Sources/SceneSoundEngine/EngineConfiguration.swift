@@ -1,6 +1,6 @@
 import SceneSoundDSP
 
-/// How a stream is placed (DESIGN.md "Spatial modes per stream").
+/// How a stream is placed (README; protocol/SPEC.md).
 public enum SpatialMode: String, CaseIterable, Sendable {
     /// World-locked at its scene; head tracking applies.
     case anchored

@@ -69,9 +69,17 @@ public final class RenderSource {
     /// `spreadDegrees` apart around it (rotated about the listener's vertical axis).
     public static func channelPositions(around position: Vector3, channelCount: Int, spreadDegrees: Double) -> [Vector3] {
         guard channelCount == 2 else { return [position] }
+        let pair = stereoPositions(around: position, spreadDegrees: spreadDegrees)
+        return [pair.left, pair.right]
+    }
+
+    /// A stereo pair `spreadDegrees` apart around `position`, left first; allocation-free, so the
+    /// render thread uses it too.
+    @inline(__always)
+    public static func stereoPositions(around position: Vector3, spreadDegrees: Double) -> (left: Vector3, right: Vector3) {
         let half = spreadDegrees / 2 * .pi / 180
         let up = Vector3(x: 0, y: 1, z: 0)
-        return [Quaternion(axis: up, angleRadians: half).rotate(position),
-                Quaternion(axis: up, angleRadians: -half).rotate(position)]
+        return (Quaternion(axis: up, angleRadians: half).rotate(position),
+                Quaternion(axis: up, angleRadians: -half).rotate(position))
     }
 }

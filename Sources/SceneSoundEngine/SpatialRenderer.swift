@@ -1,4 +1,5 @@
 import SceneSoundDSP
+import SceneSoundPlatform
 
 /// The device-independent render core: mixes every source into one interleaved stereo
 /// block per call — binaural voices, plain-stereo streams, the room, the limiter.
@@ -97,7 +98,7 @@ public final class SpatialRenderer {
 
     /// Renders one block (`configuration.blockFrames` frames) of interleaved stereo.
     public func render(into output: UnsafeMutablePointer<Float>) {
-        let started = Engine.monotonicNanoseconds()
+        let started = MonotonicClock.nowNanoseconds()
         let block = configuration.blockFrames
         left.update(repeating: 0, count: block)
         right.update(repeating: 0, count: block)
@@ -147,7 +148,7 @@ public final class SpatialRenderer {
             output[2 * n + 1] = right[n]
         }
         limiter.process(interleaved: output, frames: block)
-        governor.observe(renderSeconds: Double(Engine.monotonicNanoseconds() - started) * 1e-9,
+        governor.observe(renderSeconds: Double(MonotonicClock.nowNanoseconds() - started) * 1e-9,
                          blockSeconds: Double(block) / configuration.sampleRateHz)
     }
 

@@ -1,10 +1,10 @@
+import SceneSoundPlatform
 import SceneSoundEngine
 import SceneSoundPulse
 import Synchronization
 
 /// `--output pulse[:SINK]`: the user's PulseAudio (or PipeWire's PulseAudio server), through
-/// the async API with a ~20 ms buffer; PulseAudio's thread pulls the engine, promoted to
-/// real-time scheduling when it first renders (RealtimeScheduling). Reconnects by
+/// the async API with a ~20 ms buffer; PulseAudio's thread pulls the engine. Reconnects by
 /// itself when the server goes away; the engine, and so every client's stream, goes on.
 public final class PulseAudioOutput: OutputBackend, @unchecked Sendable {
     public let sinkName: String?
@@ -13,7 +13,8 @@ public final class PulseAudioOutput: OutputBackend, @unchecked Sendable {
     private let connectedSink = Mutex<String?>(nil)
     private let lastEvent = Mutex<String?>(nil)
     private let onEvent: @Sendable (PulseOutput.Event) -> Void
-    private let scheduling = RenderThreadSchedulingRecord()
+    /// libpulse's mainloop thread renders: it asks for real-time scheduling on its first block.
+    private let scheduling = RealtimeSchedulingRequest()
 
     public init(sinkName: String?, targetLatencySeconds: Double = 0.020,
                 onEvent: @escaping @Sendable (PulseOutput.Event) -> Void = { _ in }) {
@@ -31,9 +32,8 @@ public final class PulseAudioOutput: OutputBackend, @unchecked Sendable {
             self?.record(event)
         }
         do {
-            let scheduling = self.scheduling
-            try pulse.start { buffer, _ in
-                scheduling.promoteIfNew()
+            try pulse.start { [scheduling] buffer, _ in
+                scheduling.ensureRequestedOnCurrentThread()
                 engine.render(into: buffer)
                 engine.markDelivered(throughFrame: engine.renderedFrames)
             }
@@ -60,7 +60,7 @@ public final class PulseAudioOutput: OutputBackend, @unchecked Sendable {
         return OutputStatus(kind: "pulse", target: sink ?? sinkName, connected: sink != nil,
                             latencySeconds: pulse?.measuredLatencySeconds,
                             underruns: pulse?.underrunCount ?? 0, reconnects: pulse?.reconnectCount ?? 0,
-                            renderThreadScheduling: scheduling.current,
+                            renderThreadScheduling: scheduling.obtained?.description,
                             lastError: lastEvent.withLock { $0 })
     }
 }

@@ -2,6 +2,7 @@ import Glibc
 import SceneSoundEngine
 import SceneSoundMedia
 import Synchronization
+import SceneSoundPlatform
 
 /// `--output wav:PATH`: renders in real time and writes the mix as 32-bit float stereo WAV.
 /// The render thread only copies each block into a ring; a writer thread does the file I/O
@@ -12,7 +13,7 @@ public final class WavOutput: OutputBackend, @unchecked Sendable {
     public let path: String
     private var writer: AudioFileWriter?
     private var renderThread: ClockedRenderThread?
-    private var writerThread: pthread_t?
+    private var writerThread: PlatformThread?
     private var ring: AudioRing?
     private let running = Atomic<Bool>(false)
     private let overflowFrames = Atomic<Int>(0)
@@ -34,17 +35,11 @@ public final class WavOutput: OutputBackend, @unchecked Sendable {
         self.engine = engine
         running.store(true, ordering: .releasing)
 
-        let box = Unmanaged.passRetained(self)
-        var handle = pthread_t()
-        guard pthread_create(&handle, nil, { context in
-            let me = Unmanaged<WavOutput>.fromOpaque(context!).takeRetainedValue()
-            me.writeLoop()
-            return nil
-        }, box.toOpaque()) == 0 else {
-            box.release()
-            throw OutputError("cannot start the wav writer thread")
+        do {
+            writerThread = try PlatformThread { [self] in writeLoop() }
+        } catch {
+            throw OutputError("cannot start the wav writer thread (\(error))")
         }
-        writerThread = handle
 
         let thread = ClockedRenderThread(engine: engine) { [unowned self] block, frames in
             let written = ring.write(block, frames: frames)
@@ -89,7 +84,7 @@ public final class WavOutput: OutputBackend, @unchecked Sendable {
         guard running.load(ordering: .acquiring) else { return }
         renderThread?.stop()
         running.store(false, ordering: .releasing)
-        if let writerThread { pthread_join(writerThread, nil) }
+        writerThread?.join()
         writerThread = nil
         try writer?.finish()
         writer = nil
@@ -103,7 +98,8 @@ public final class WavOutput: OutputBackend, @unchecked Sendable {
     public var status: OutputStatus {
         OutputStatus(kind: "wav", target: path, connected: errorLock.withLock { $0 } == nil,
                      underruns: renderThread?.lateBlockCount ?? 0, overloadedBlocks: renderThread?.overloadedBlockCount ?? 0,
-                     slowestBlock: renderThread?.slowestBlock, renderThreadScheduling: renderThread?.scheduling.current,
+                     slowestBlock: renderThread?.slowestBlock,
+                     renderThreadScheduling: renderThread?.scheduling.obtained?.description,
                      lastError: errorLock.withLock { $0 } ?? overflowDescription)
     }
 }

@@ -1,4 +1,5 @@
 import CPulse
+import SceneSoundPlatform
 
 /// Keeps a session playing from `begin()` until `shutDown()`: when a session fails it reports
 /// the loss once, then starts fresh sessions with growing delays, forever. The renderer is
@@ -15,7 +16,7 @@ final class OutputSupervisor: @unchecked Sendable {
 
     private var session: PulseSession?
     private var retryTimer: OpaquePointer?
-    private var backoff = ReconnectBackoff()
+    private var backoff = ReconnectBackoff(initialSeconds: 0.050, maximumSeconds: 1.0)
     private var isShutDown = false
 
     /// A stream is playing right now.

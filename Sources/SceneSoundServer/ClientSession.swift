@@ -209,7 +209,7 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
         case .streamSetVolume(let change):
             guard let stream = liveStream(change.streamID, requestID: requestID) else { return }
             stream.volumeDecibels = change.volumeDecibels
-            server.engine.commands.push(.setGain(stream.id, linear: Self.linearGain(decibels: change.volumeDecibels)))
+            server.engine.commands.push(.setGain(stream.id, linear: Decibels.linearGain(Double(change.volumeDecibels))))
             send(.ok, requestID: requestID)
         case .streamSetScene(let change):
             guard let stream = liveStream(change.streamID, requestID: requestID) else { return }
@@ -257,10 +257,6 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
             // Server-to-client types; Message.decode(frame:) already rejects their direction.
             throw ProtocolError(.unexpectedMessage, "\(message.type) is not sent by clients")
         }
-    }
-
-    static func linearGain(decibels: Float) -> Float {
-        decibels <= -120 ? 0 : Float(pow(10, Double(decibels) / 20))
     }
 
     // MARK: Streams

@@ -1,6 +1,7 @@
 import Foundation
 import SceneSoundDSP
 import SceneSoundEngine
+import SceneSoundPlatform
 
 /// The listener's head as the server knows it: the latest pose from any source (protocol
 /// HEAD_POSE, opentrack), the recenter reference, and when poses arrived — for `status` and
@@ -24,7 +25,7 @@ final class HeadTracking {
 
     func update(_ pose: HeadPose) {
         raw = HeadPose(orientation: pose.orientation.normalized, positionMetres: pose.positionMetres)
-        lastArrival = (Engine.monotonicNanoseconds(), engine.renderedFrames)
+        lastArrival = (MonotonicClock.nowNanoseconds(), engine.renderedFrames)
         poseCount += 1
         engine.commands.push(.setHeadPose(effective, glide: true))
     }
@@ -57,7 +58,7 @@ final class HeadTracking {
             fields.append(("pose_age_seconds", .null))
             return fields
         }
-        let now = Engine.monotonicNanoseconds()
+        let now = MonotonicClock.nowNanoseconds()
         fields.append(("pose_age_seconds", .number(Double(now - arrival.monotonicNanoseconds) * 1e-9)))
         fields.append(("pose_received_output_frame", .integer(arrival.outputFrame)))
         let applied = engine.headPoseApplied
@@ -76,7 +77,7 @@ final class HeadTracking {
 /// Axes, as opentrack's own X-Plane output interprets them: yaw positive = head turned left,
 /// pitch positive = looking up, roll positive = tilted left, x positive = moved left,
 /// y positive = up, z positive = moved back (away from the screen). SceneSound's conventions
-/// (DESIGN.md) are yaw + left, pitch + up, roll + right, +x right, +y up, +z back, so:
+/// (docs/ARCHITECTURE.md "Conventions") are yaw + left, pitch + up, roll + right, +x right, +y up, +z back, so:
 ///
 ///   yaw = yaw, pitch = pitch, roll = −roll, x = −x/100, y = y/100, z = z/100 (metres).
 ///

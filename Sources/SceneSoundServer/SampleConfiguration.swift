@@ -1,6 +1,6 @@
 import SceneSoundEngine
 
-/// Settings of the sample cache and of system and alert sounds (SPEC.md 6.6, DESIGN.md
+/// Settings of the sample cache and of system and alert sounds (SPEC.md 6.6, docs/ARCHITECTURE.md
 /// "Stream kinds"). Part of `ServerConfiguration` as `samples`.
 public struct SampleConfiguration: Sendable {
     /// The cache's bound, counted as the Float audio it holds at the engine rate; the least
@@ -19,20 +19,4 @@ public struct SampleConfiguration: Sendable {
     public var alertsDemandAttention = false
 
     public init() {}
-}
-
-/// The hook through which an alert flags its window for attention. The X11 tracker installs
-/// it; the server calls it on its event loop, once per alert that is anchored to a window,
-/// when `alertsDemandAttention` is set or the audio output is unavailable.
-public protocol AlertAttention: AnyObject {
-    func alertNeedsAttention(windowID: UInt32, sceneID: String)
-}
-
-extension SoundServer {
-    /// Where alerts ask for their window to be flagged (the X11 tracker, once it exists). Set
-    /// it on the server's event loop, or before `start()`; held weakly.
-    public var alertAttention: AlertAttention? {
-        get { samples.attention }
-        set { samples.attention = newValue }
-    }
 }

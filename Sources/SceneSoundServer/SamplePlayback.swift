@@ -1,3 +1,4 @@
+import SceneSoundDSP
 import Logging
 import NIOCore
 import SceneSoundEngine
@@ -141,7 +142,7 @@ final class SamplePlayback {
         let source = RenderSource(
             input: input, channelCount: sample.channelCount, mode: SoundServer.engineMode(request.spatialMode),
             channelPositions: Array(repeating: server.scenes.defaultPosition, count: sample.channelCount),
-            gain: ClientSession.linearGain(decibels: request.volumeDecibels), hrtf: engine.hrtf,
+            gain: Decibels.linearGain(Double(request.volumeDecibels)), hrtf: engine.hrtf,
             maximumFrames: engine.configuration.blockFrames)
         let stream = EngineStream(id: id, source: source, input: input, sceneIndex: server.sceneIndex(for: request.sceneID, peerPID: peerPID))
         stream.isAlert = request.kind == .alert

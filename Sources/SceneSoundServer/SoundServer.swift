@@ -174,7 +174,7 @@ public final class SoundServer: @unchecked Sendable {
         let source = RenderSource(
             input: input, channelCount: Int(format.channels), mode: Self.engineMode(open.spatialMode),
             channelPositions: Array(repeating: scenes.defaultPosition, count: Int(format.channels)),
-            gain: ClientSession.linearGain(decibels: open.volumeDecibels), hrtf: engine.hrtf,
+            gain: Decibels.linearGain(Double(open.volumeDecibels)), hrtf: engine.hrtf,
             maximumFrames: engine.configuration.blockFrames)
         let engineStream = EngineStream(id: id, source: source, input: input, sceneIndex: sceneIndex)
         engineStream.isAlert = open.kind == .alert

@@ -16,8 +16,7 @@ struct StatusReport {
         let blockSeconds = Double(configuration.blockFrames) / configuration.sampleRateHz
         let slowestBlockCPU: JSONValue = output.slowestBlock.map { .number($0.cpuSeconds) } ?? .null
         let slowestBlockAt: JSONValue = output.slowestBlock.map { .number($0.atSeconds) } ?? .null
-        // SCHED_FIFO where permitted, else the best nice value; null before the first block.
-        let threadScheduling: JSONValue = output.renderThreadScheduling.map { .string($0.description) } ?? .null
+        let renderThreadScheduling: JSONValue = output.renderThreadScheduling.map(JSONValue.string) ?? .null
 
         return .object([
             ("server", .object([
@@ -39,6 +38,7 @@ struct StatusReport {
                 ("slowest_block_cpu_seconds", slowestBlockCPU),
                 ("slowest_block_at_seconds", slowestBlockAt),
                 ("reconnects", .integer(output.reconnects)),
+                ("render_thread_scheduling", renderThreadScheduling),
                 ("last_error", output.lastError.map(JSONValue.string) ?? .null),
                 ("rendered_seconds", .number(Double(engine.renderedFrames) / configuration.sampleRateHz)),
             ])),
@@ -59,7 +59,6 @@ struct StatusReport {
                 ("hrtf_voices", .integer(engine.hrtfVoiceCount)),
                 ("bus_voices", .integer(engine.busVoiceCount)),
                 ("kernels", .string(RenderKernels.fastest.name)),
-                ("thread_scheduling", threadScheduling),
             ])),
             ("health", .object([
                 ("connections", .integer(server.counters.connections)),

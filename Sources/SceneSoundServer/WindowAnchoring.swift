@@ -62,10 +62,10 @@ final class WindowAnchoring {
             position = space.position(of: window.rectPixels)
             width = space.widthMetres(of: window.rectPixels)
             muffling = Self.coveredFraction(window, in: snapshot) > 0.5
-                ? (settings.coveredCutoffHz, Self.linear(settings.coveredGainDecibels)) : (.infinity, 1)
+                ? (settings.coveredCutoffHz, Decibels.linearGain(settings.coveredGainDecibels)) : (.infinity, 1)
         } else {
             // Ignore geometry while hidden: a minimize animation flies off-screen first.
-            muffling = (settings.hiddenCutoffHz, Self.linear(settings.hiddenGainDecibels))
+            muffling = (settings.hiddenCutoffHz, Decibels.linearGain(settings.hiddenGainDecibels))
         }
         let engine = server.engine
         if position != scene.position || width != scene.widthMetres || scene.window == nil {
@@ -108,8 +108,6 @@ final class WindowAnchoring {
         }
         return Double(covered) / Double(steps * steps)
     }
-
-    static func linear(_ decibels: Double) -> Float { Float(pow(10, decibels / 20)) }
 
     // MARK: Status
 

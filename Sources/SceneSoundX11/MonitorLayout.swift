@@ -1,6 +1,6 @@
 /// Turns what the X server reports into a usable monitor list: RandR monitors with their
 /// physical size, falling back per monitor to the core screen's millimetres, then to 96 dpi
-/// (DESIGN.md "Screen to space"). Pure, so every fallback is unit-tested without a server.
+/// (docs/ARCHITECTURE.md "Conventions"). Pure, so every fallback is unit-tested without a server.
 public enum MonitorLayout {
     public static let assumedDotsPerInch = 96.0
     static let millimetresPerInch = 25.4

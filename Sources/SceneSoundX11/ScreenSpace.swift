@@ -1,6 +1,6 @@
 import SceneSoundDSP
 
-/// Maps root-window pixels to the listener's space (DESIGN.md "Conventions"): metres, listener
+/// Maps root-window pixels to the listener's space (docs/ARCHITECTURE.md "Conventions"): metres, listener
 /// at the origin, +x right, +y up, −z towards the screen. The listener sits
 /// `listenerDistanceMetres` in front of the primary monitor's centre; every monitor lies in the
 /// plane z = −listenerDistanceMetres, placed by its pixel origin and scaled by its own

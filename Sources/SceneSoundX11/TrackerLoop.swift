@@ -1,4 +1,5 @@
 import Synchronization
+import SceneSoundPlatform
 
 /// The tracker thread's body: connect (with backoff), scan, then read events, coalesce and
 /// publish until the connection dies or `stop` is asked. Everything but `enqueue` and
@@ -64,7 +65,7 @@ final class TrackerLoop: Sendable {
         model.scan(connection)
         var schedule = PublishSchedule(minimumIntervalNanoseconds: UInt64(configuration.minimumPublishIntervalSeconds * 1e9))
         let monitorPollNanoseconds = UInt64(configuration.monitorPollIntervalSeconds * 1e9)
-        var nextMonitorPoll = MonotonicClock.nowNanoseconds() + monitorPollNanoseconds
+        var nextMonitorPoll = UInt64(MonotonicClock.nowNanoseconds()) + monitorPollNanoseconds
         var newestEvent: UInt64 = 0
 
         while !isStopping {
@@ -74,12 +75,12 @@ final class TrackerLoop: Sendable {
                 if !newTopLevels.isEmpty { model.watch(newTopLevels, connection) }
                 readEvent = true
             }
-            if readEvent { newestEvent = MonotonicClock.nowNanoseconds() }
+            if readEvent { newestEvent = UInt64(MonotonicClock.nowNanoseconds()) }
             if connection.hasFailed { return }
             // A command's round trip may have queued events in XCB that poll() cannot see.
             if runCommands(connection, model) { continue }
 
-            var now = MonotonicClock.nowNanoseconds()
+            var now = UInt64(MonotonicClock.nowNanoseconds())
             if now >= nextMonitorPoll {
                 // RandR sends no event when a monitor is defined or removed (only on CRTC and
                 // output changes), so the monitor list is also re-read now and then.
@@ -94,7 +95,7 @@ final class TrackerLoop: Sendable {
                     model.refresh(connection)
                     if connection.hasFailed { return }
                     model.hasChanges = false
-                    now = MonotonicClock.nowNanoseconds()
+                    now = UInt64(MonotonicClock.nowNanoseconds())
                     if publishIfChanged(model, newestEvent: newestEvent, now: now) { schedule.didPublish(now: now) }
                     continue  // replies may have brought events into XCB's queue
                 }
@@ -155,7 +156,7 @@ final class TrackerLoop: Sendable {
             guard var snapshot = state.lastSnapshot else { return }
             state.sequence += 1
             snapshot.sequence = state.sequence
-            snapshot.publishedMonotonicNanoseconds = MonotonicClock.nowNanoseconds()
+            snapshot.publishedMonotonicNanoseconds = UInt64(MonotonicClock.nowNanoseconds())
             snapshot.isDisplayConnected = false
             state.lastSnapshot = snapshot
             publisher.publish(snapshot)

@@ -1,5 +1,5 @@
 /// How a window can be seen right now; the server decides what each means for its sound
-/// (DESIGN.md "Scenes": minimized, on another desktop or unmapped keep the last visible position).
+/// (docs/ARCHITECTURE.md "Conventions": minimized, on another desktop or unmapped keep the last visible position).
 public enum WindowVisibility: String, Equatable, Sendable {
     case visible
     /// `_NET_WM_STATE_HIDDEN`, or WM_STATE Iconic (a manager without EWMH).
@@ -63,7 +63,7 @@ public struct TrackedWindow: Equatable, Sendable {
         return .visible
     }
 
-    /// The scene id naming this window directly (DESIGN.md "Scenes").
+    /// The scene id naming this window directly (docs/ARCHITECTURE.md "Conventions").
     public var sceneID: String { X11SceneID.string(for: id) }
 }
 

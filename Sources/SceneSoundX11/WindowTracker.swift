@@ -2,6 +2,7 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+import SceneSoundPlatform
 
 /// Follows every top-level window of an X display on its own thread and its own XCB
 /// connection, and publishes `WindowSnapshot`s: through `onSnapshot` (called on the tracker
@@ -35,7 +36,7 @@ public final class WindowTracker: Sendable {
     public let configuration: Configuration
     private let publisher: SnapshotPublisher
     private let loop: TrackerLoop
-    private let thread = Mutex<pthread_t?>(nil)
+    private let thread = Mutex<PlatformThread?>(nil)
 
     public init(configuration: Configuration = Configuration(),
                 onSnapshot: (@Sendable (WindowSnapshot) -> Void)? = nil) {
@@ -51,15 +52,12 @@ public final class WindowTracker: Sendable {
     public func start() {
         thread.withLock { thread in
             guard thread == nil else { return }
-            let context = Unmanaged.passRetained(loop).toOpaque()
-            var handle = pthread_t()
-            let status = pthread_create(&handle, nil, { context in
-                let loop = Unmanaged<TrackerLoop>.fromOpaque(context!).takeRetainedValue()
-                loop.run()
-                return nil
-            }, context)
-            precondition(status == 0, "pthread_create failed: \(status)")
-            thread = handle
+            let loop = loop
+            do {
+                thread = try PlatformThread { loop.run() }
+            } catch {
+                preconditionFailure("the window tracker: \(error)")
+            }
         }
     }
 
@@ -68,7 +66,7 @@ public final class WindowTracker: Sendable {
         thread.withLock { thread in
             guard let handle = thread else { return }
             loop.enqueue(.stop)
-            pthread_join(handle, nil)
+            handle.join()
             thread = nil
         }
     }

@@ -1,4 +1,4 @@
-/// `x11:0x<hex>` scene ids (DESIGN.md "Scenes"), in one place so the server, the CLI and the
+/// `x11:0x<hex>` scene ids (docs/ARCHITECTURE.md "Conventions"), in one place so the server, the CLI and the
 /// tracker spell them the same way.
 public enum X11SceneID {
     public static let prefix = "x11:"

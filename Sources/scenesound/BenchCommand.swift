@@ -6,8 +6,9 @@ import SceneSoundEngine
 #if canImport(Glibc)
 import Glibc
 #endif
+import SceneSoundPlatform
 
-/// `scenesound bench`: the throughput scene of DESIGN.md "Performance and quality bars" — N
+/// `scenesound bench`: the throughput scene of docs/ARCHITECTURE.md "Quality and performance bars" — N
 /// mono noise sources on a 2 m ring, the head turning at 90°/s — through the real engine
 /// (streams, rings, command queue), offline and as fast as it goes. Prints one JSON line.
 /// Benchmarks/openal/openal_bench.c renders the same scene with OpenAL Soft for comparison.
@@ -150,17 +151,17 @@ final class BenchScene {
         let blocks = max(1, Int((seconds * configuration.sampleRateHz / Double(block)).rounded()))
         _ = engine.takePeakRenderLoad()
         var cpuNanoseconds = 0
-        let wallStart = Self.nanoseconds(CLOCK_MONOTONIC)
+        let wallStart = MonotonicClock.nowNanoseconds()
         for _ in 0..<blocks {
             feedRings()
             let poseSeconds = Double(renderedFrames + block) / configuration.sampleRateHz
             _ = engine.commands.push(.setHeadPose(Self.headPose(atSeconds: poseSeconds), glide: true))
-            let start = Self.nanoseconds(CLOCK_THREAD_CPUTIME_ID)
+            let start = MonotonicClock.threadCPUNanoseconds()
             engine.render(into: output)
-            cpuNanoseconds += Self.nanoseconds(CLOCK_THREAD_CPUTIME_ID) - start
+            cpuNanoseconds += MonotonicClock.threadCPUNanoseconds() - start
             renderedFrames += block
         }
-        let wall = Double(Self.nanoseconds(CLOCK_MONOTONIC) - wallStart) * 1e-9
+        let wall = Double(MonotonicClock.nowNanoseconds() - wallStart) * 1e-9
         return Measurement(audioSeconds: Double(blocks * block) / configuration.sampleRateHz,
                            renderCPUSeconds: Double(cpuNanoseconds) * 1e-9, wallSeconds: wall,
                            peakBlockLoad: engine.takePeakRenderLoad())
@@ -196,9 +197,4 @@ final class BenchScene {
         }
     }
 
-    private static func nanoseconds(_ clock: clockid_t) -> Int {
-        var ts = timespec()
-        clock_gettime(clock, &ts)
-        return ts.tv_sec * 1_000_000_000 + ts.tv_nsec
-    }
 }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 
-/// The `scenesound` command line. Exit codes (DESIGN.md): 0 success, 1 runtime error,
+/// The `scenesound` command line. Exit codes (docs/ARCHITECTURE.md): 0 success, 1 runtime error,
 /// 2 usage error; errors are one line on stderr that says what to do.
 struct SceneSoundCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

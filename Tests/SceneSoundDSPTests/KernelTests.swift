@@ -2,7 +2,7 @@ import Testing
 import SceneSoundDSP
 import Foundation
 
-/// Every fast kernel against its scalar reference (DESIGN: agree within 1e-5).
+/// Every fast kernel against its scalar reference (agree within 1e-5).
 @Suite struct KernelTests {
     static let tolerance: Float = 1e-5
 

@@ -1,64 +1,90 @@
-import Foundation
-import Testing
+import Glibc
 import SceneSoundDSP
 import SceneSoundEngine
+import Testing
 
-/// Real time under bursts: many streams arriving at once must not push a block anywhere near
-/// its deadline. The engine admits a bounded number of new streams per block; each new voice's
-/// first block (filters prepared, the governor placing it) costs more than a running one.
-@Suite struct BurstTests {
-    static func threadCPUNanoseconds() -> Int {
-        var ts = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
-        return ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+/// Real time under bursts: a desktop where 256 streams start within one second (a session
+/// restoring its tabs, a game loading its sounds) must never push a render block past half its
+/// period, whether the streams arrive all at once or spread over the second. Blocks are timed
+/// in the rendering thread's own CPU time, so preemption by the rest of the machine is not
+/// counted; what is measured is the engine's work.
+@Suite(.serialized) struct BurstTests {
+    static let streamCount = 256
+
+    struct BlockTimes {
+        var cpuNanoseconds: [Int] = []
+        var slowest: Int { cpuNanoseconds.max() ?? 0 }
+        func percentile(_ p: Double) -> Int {
+            let sorted = cpuNanoseconds.sorted()
+            return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+        }
     }
 
-    /// 256 mono noise streams, all queued within the first second (a quarter of them at once,
-    /// the rest spread over the second), each at its own place around the listener while the
-    /// head turns; two seconds rendered, every block's render-thread CPU time measured.
-    @Test func twoHundredFiftySixStreamsStartingWithinASecondKeepEveryBlockUnderHalfItsPeriod() {
+    /// Renders one second in which the streams start (`startsPerBlock` of them a block), then one
+    /// more with all of them playing, and returns every block's CPU time.
+    static func renderBurst(startsPerBlock: Int) -> (times: BlockTimes, periodNanoseconds: Int) {
         let configuration = EngineConfiguration()
+        let engine = Engine(hrtf: KEMAR.set, configuration: configuration)
         let block = configuration.blockFrames
-        let engine = Engine(hrtf: KEMAR.set, configuration: configuration, maximumStreams: 256, maximumScenes: 256)
-        var noise = WhiteNoise(seed: 3)
-        let table = noise.samples(48000, amplitude: 0.1)
-        var rings: [AudioRing] = []
-        var pending: [EngineStream] = []
-        for index in 0..<256 {
-            let ring = AudioRing(capacityFrames: 4 * block, channelCount: 1)
+        let rate = configuration.sampleRateHz
+        let periodNanoseconds = Int(Double(block) / rate * 1e9)
+        let blocksPerSecond = Int(rate) / block
+
+        // The server's side, prepared before the clock starts: rings holding 2.5 s of noise each,
+        // sources on 64 scenes around the listener.
+        var noise = WhiteNoise(seed: 7)
+        let audio = noise.samples(Int(rate * 2.5), amplitude: 0.05)
+        let streams: [EngineStream] = (0..<streamCount).map { index in
+            let ring = AudioRing(capacityFrames: audio.count, channelCount: 1)
+            _ = audio.withUnsafeBufferPointer { ring.write($0.baseAddress!, frames: audio.count) }
             let input = RingInput(ring: ring)
-            input.setIdle(false)
-            let position = SphericalPosition(azimuthDegrees: Double(index) * 137.5, elevationDegrees: Double(index % 7) * 10 - 30,
-                                             distanceMetres: 1 + Double(index % 5)).cartesian
-            let source = RenderSource(input: input, channelCount: 1, mode: .anchored, channelPositions: [position],
-                                      gain: 0.05, hrtf: KEMAR.set, maximumFrames: block)
-            #expect(engine.commands.push(.placeScene(index: index, position: position, widthMetres: 0)))
-            pending.append(EngineStream(id: StreamID(index + 1), source: source, input: input, sceneIndex: index))
-            rings.append(ring)
+            let source = RenderSource(input: input, channelCount: 1, mode: .anchored,
+                                      channelPositions: [engine.defaultScenePosition], gain: 1, hrtf: KEMAR.set,
+                                      maximumFrames: block)
+            return EngineStream(id: StreamID(index + 1), source: source, input: input, sceneIndex: index % 64)
         }
-        let blocksPerSecond = Int(configuration.sampleRateHz) / block
-        let period = Double(block) / configuration.sampleRateHz
-        var output = [Float](repeating: 0, count: 2 * block)
-        var slowest = 0, slowestBlock = 0, queued = 0
-        for b in 0..<(2 * blocksPerSecond) {
-            // 64 at once at the start, then the others evenly over the first second.
-            let due = b == 0 ? 64 : min(256, 64 + 192 * b / (blocksPerSecond - 1))
-            while queued < due {
-                #expect(engine.commands.push(.addStream(pending[queued])))
-                queued += 1
-            }
-            for (index, ring) in rings.enumerated() where ring.availableFrames < block {
-                table.withUnsafeBufferPointer { _ = ring.write($0.baseAddress! + (b * block + index * 997) % (48000 - block), frames: block) }
-            }
-            _ = engine.commands.push(.setHeadPose(HeadPose(orientation: Quaternion(yawDegrees: 90 * Double(b) / Double(blocksPerSecond))), glide: true))
-            let start = Self.threadCPUNanoseconds()
-            engine.render(into: &output)
-            let spent = Self.threadCPUNanoseconds() - start
-            if spent > slowest { slowest = spent; slowestBlock = b }
+        for scene in 0..<64 {
+            let position = SphericalPosition(azimuthDegrees: Double(scene) * 360 / 64, elevationDegrees: 0,
+                                             distanceMetres: 2).cartesian
+            _ = engine.commands.push(.placeScene(index: scene, position: position, widthMetres: 0))
         }
-        #expect(queued == 256 && engine.renderer.sources.count == 256)
-        let fraction = Double(slowest) * 1e-9 / period
-        print("256 streams within 1 s: slowest block \(Double(slowest) / 1e6) ms of CPU (block \(slowestBlock)), \(Int(fraction * 100)) % of its \(period * 1000) ms period; voices \(engine.hrtfVoiceCount) HRTF / \(engine.busVoiceCount) bus")
-        #expect(fraction <= 0.5)
+
+        let output = UnsafeMutablePointer<Float>.allocate(capacity: block * 2)
+        defer { output.deallocate() }
+        var times = BlockTimes()
+        var started = 0
+        for blockIndex in 0..<(2 * blocksPerSecond) {
+            while started < streamCount && started < (blockIndex + 1) * startsPerBlock {
+                #expect(engine.commands.push(.addStream(streams[started])))
+                started += 1
+            }
+            let yaw = Double(blockIndex) * 90 / Double(blocksPerSecond)  // the head turns 90°/s
+            _ = engine.commands.push(.setHeadPose(HeadPose(orientation: Quaternion(yawDegrees: yaw)), glide: true))
+            var usage = timespec()
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &usage)
+            let before = usage.tv_sec * 1_000_000_000 + usage.tv_nsec
+            engine.render(into: output)
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &usage)
+            times.cpuNanoseconds.append(usage.tv_sec * 1_000_000_000 + usage.tv_nsec - before)
+        }
+        #expect(started == streamCount)
+        return (times, periodNanoseconds)
+    }
+
+    static func check(_ name: String, startsPerBlock: Int) {
+        // Cold: the first burst a daemon meets, with nothing warmed up.
+        let (times, period) = renderBurst(startsPerBlock: startsPerBlock)
+        let milliseconds = { (ns: Int) in String(format: "%.2f", Double(ns) * 1e-6) }
+        print("burst \(name): slowest block \(milliseconds(times.slowest)) ms, p99 \(milliseconds(times.percentile(0.99))) ms, "
+              + "median \(milliseconds(times.percentile(0.5))) ms of a \(milliseconds(period)) ms period")
+        #expect(times.slowest <= period / 2, "\(name): a block took \(milliseconds(times.slowest)) ms of CPU")
+    }
+
+    @Test func allStreamsStartingAtOnceKeepEveryBlockUnderHalfItsPeriod() {
+        Self.check("all at once", startsPerBlock: Self.streamCount)
+    }
+
+    @Test func streamsStartingThroughOutASecondKeepEveryBlockUnderHalfItsPeriod() {
+        Self.check("over one second", startsPerBlock: 2)
     }
 }

@@ -2,7 +2,7 @@ import Testing
 import SceneSoundDSP
 import SceneSoundEngine
 
-/// The rendered cues against the KEMAR set's own (DESIGN: ITD ±30 µs, ILD ±1.5 dB).
+/// The rendered cues against the KEMAR set's own (docs/ARCHITECTURE.md "Quality and performance bars").
 @Suite struct CueAccuracyTests {
     static let noise: [Float] = { var n = WhiteNoise(seed: 42); return n.samples(24000, amplitude: 0.5) }()
 
@@ -16,7 +16,7 @@ import SceneSoundEngine
         #expect(abs(rendered.interauralLevelDifferenceDecibels - reference.interauralLevelDifferenceDecibels) <= 1.5)
     }
 
-    /// The measurement itself against the reference figures in DESIGN.md.
+    /// The measurement itself against the reference figures in docs/ARCHITECTURE.md.
     @Test(arguments: [(30.0, 276.0, 8.5), (60, 529, 13.9), (90, 706, 11.8)])
     func datasetCuesMatchTheDesignFigures(azimuthDegrees: Double, itdMicroseconds: Double, ildDecibels: Double) {
         for side in [1.0, -1.0] {

@@ -140,14 +140,6 @@ import Testing
         #expect(schedule.nanosecondsUntilAllowed(now: 11_000_000) == 0)
     }
 
-    @Test func backoffDoublesToTheCapAndResets() {
-        var backoff = ReconnectBackoff(initialSeconds: 0.1, maximumSeconds: 2)
-        let delays = (0 ..< 7).map { _ in backoff.nextDelaySeconds() }
-        #expect(delays.map { ($0 * 10).rounded() / 10 } == [0.1, 0.2, 0.4, 0.8, 1.6, 2, 2])
-        backoff.reset()
-        #expect(backoff.nextDelaySeconds() == 0.1)
-    }
-
     @Test func sceneIDsRoundTrip() {
         #expect(X11SceneID.string(for: 0x1a0_0003) == "x11:0x1a00003")
         #expect(X11SceneID.windowID(of: "x11:0x1A00003") == 0x1a0_0003)

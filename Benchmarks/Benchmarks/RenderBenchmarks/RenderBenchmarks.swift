@@ -4,7 +4,7 @@ import SceneSoundEngine
 // One benchmark iteration is one render block (256 frames at 48 kHz, 5.33 ms of audio).
 //
 // The gate is `mallocCountTotal`: zero allocations in every block, at every percentile —
-// DESIGN.md's "Render thread: zero allocations per block". The static thresholds in
+// docs/ARCHITECTURE.md "Real-time rules": zero allocations per block. The static thresholds in
 // Benchmarks/Thresholds (checked by `make bench`) hold 0, and the tolerance below allows no
 // deviation from it. Set-up (streams, voices, the HRTF load) happens outside the measurement.
 

@@ -2,7 +2,7 @@ import SceneSoundDSP
 import SceneSoundEngine
 import SceneSoundSOFA
 
-/// The throughput scene of DESIGN.md "Performance and quality bars": N mono noise sources
+/// The throughput scene of docs/ARCHITECTURE.md "Quality and performance bars": N mono noise sources
 /// evenly spaced on a 2 m ring around the listener, the head turning at 90°/s, so that every
 /// source moves relative to the head in every sub-block (each voice crossfades two filters).
 /// `scenesound bench` and Benchmarks/openal/openal_bench.c render the same scene.

@@ -1,17 +1,18 @@
 import Glibc
 
-/// A result delivered once, by any thread, and awaited by a blocked thread with an optional
-/// timeout. This is how the blocking API sits on the callback core: a completion fulfils it on
-/// the reader thread, the caller waits on it.
+/// A value delivered once, by any thread, and awaited by any number of blocked threads, with an
+/// optional timeout. This is how blocking APIs sit on callback cores: a completion fulfils it
+/// on the reader thread, the caller waits on it.
 ///
-/// pthread mutex and condition variable rather than `Synchronization.Mutex`, which cannot wait;
-/// the condition uses `CLOCK_MONOTONIC` so timeouts ignore wall-clock changes.
-final class OneShot<Value: Sendable>: @unchecked Sendable {
+/// A pthread mutex and condition variable rather than `Synchronization.Mutex`, which cannot
+/// wait; the condition runs on `CLOCK_MONOTONIC` so timeouts ignore wall-clock changes. No
+/// Foundation or Dispatch: the C library links only the Swift standard library.
+package final class OneShot<Value: Sendable>: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private var value: Value?  // guarded by `mutex`
 
-    init() {
+    package init() {
         pthread_mutex_init(mutex, nil)
         var attributes = pthread_condattr_t()
         pthread_condattr_init(&attributes)
@@ -27,9 +28,10 @@ final class OneShot<Value: Sendable>: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// Stores `value` and wakes the waiter. Later calls are ignored; returns whether this one won.
+    /// Stores `newValue` and wakes every waiter. Later calls are ignored; returns whether this
+    /// one won.
     @discardableResult
-    func fulfill(_ newValue: Value) -> Bool {
+    package func fulfill(_ newValue: Value) -> Bool {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         guard value == nil else { return false }
@@ -38,19 +40,26 @@ final class OneShot<Value: Sendable>: @unchecked Sendable {
         return true
     }
 
-    /// The value, or nil when `timeoutSeconds` passed first (nil timeout: wait forever).
-    func wait(timeoutSeconds: Double?) -> Value? {
+    /// Waits as long as it takes.
+    package func wait() -> Value {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        guard let timeoutSeconds else {
-            while value == nil { pthread_cond_wait(condition, mutex) }
-            return value
+        while true {
+            if let value { return value }
+            pthread_cond_wait(condition, mutex)
         }
+    }
+
+    /// The value, or nil when `timeoutSeconds` passed first (nil timeout: wait forever).
+    package func wait(timeoutSeconds: Double?) -> Value? {
+        guard let timeoutSeconds else { return wait() }
         var deadline = timespec()
         clock_gettime(CLOCK_MONOTONIC, &deadline)
         let total = Double(deadline.tv_nsec) / 1e9 + max(0, min(timeoutSeconds, 1e9))
         deadline.tv_sec += Int(total.rounded(.down))
         deadline.tv_nsec = Int((total - total.rounded(.down)) * 1e9)
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
         while value == nil {
             if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT { break }
         }
@@ -58,7 +67,7 @@ final class OneShot<Value: Sendable>: @unchecked Sendable {
     }
 
     /// The value if it has arrived, without waiting.
-    var current: Value? {
+    package var current: Value? {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return value

@@ -1,13 +1,16 @@
 import Glibc
 import SceneSoundEngine
 import Synchronization
+import SceneSoundPlatform
 
 /// Renders on its own real-time-paced thread: one block per block duration on the monotonic
 /// clock (absolute deadlines, so it never drifts). Each block goes to a sink closure — the
 /// null output drops it, the wav output queues it for its writer thread.
 final class ClockedRenderThread: @unchecked Sendable {
     private let running = Atomic<Bool>(false)
-    private var thread: pthread_t?
+    private var thread: PlatformThread?
+    /// The scheduling the render thread obtained (real-time where permitted).
+    let scheduling = RealtimeSchedulingRequest()
     private let engine: Engine
     private let deliver: (UnsafeMutablePointer<Float>, Int) -> Void
 
@@ -18,24 +21,17 @@ final class ClockedRenderThread: @unchecked Sendable {
 
     func start() throws {
         running.store(true, ordering: .releasing)
-        let box = Unmanaged.passRetained(self)
-        var handle = pthread_t()
-        let result = pthread_create(&handle, nil, { context in
-            let me = Unmanaged<ClockedRenderThread>.fromOpaque(context!).takeRetainedValue()
-            me.run()
-            return nil
-        }, box.toOpaque())
-        guard result == 0 else {
-            box.release()
+        do {
+            thread = try PlatformThread { [self] in run() }
+        } catch {
             running.store(false, ordering: .releasing)
-            throw OutputError("cannot start the render thread (pthread_create: \(result))")
+            throw OutputError("cannot start the render thread (\(error))")
         }
-        thread = handle
     }
 
     func stop() {
         guard running.exchange(false, ordering: .acquiringAndReleasing), let thread else { return }
-        pthread_join(thread, nil)
+        thread.join()
         self.thread = nil
     }
 
@@ -56,24 +52,21 @@ final class ClockedRenderThread: @unchecked Sendable {
     private let slowestBlockNanoseconds = Atomic<Int>(0)
     private let slowestBlockAtNanoseconds = Atomic<Int>(0)
 
-    /// How the thread got scheduled (set when it starts).
-    let scheduling = RenderThreadSchedulingRecord()
-
     private func run() {
-        scheduling.promoteIfNew()
+        scheduling.ensureRequestedOnCurrentThread()
         let block = engine.configuration.blockFrames
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: block * 2)
         defer { buffer.deallocate() }
         let period = Int(Double(block) / engine.configuration.sampleRateHz * 1e9)
-        let started = Self.now()
+        let started = MonotonicClock.nowNanoseconds()
         var deadline = started
         while running.load(ordering: .acquiring) {
-            let cpuBefore = Self.threadCPUTime()
+            let cpuBefore = MonotonicClock.threadCPUNanoseconds()
             engine.render(into: buffer)
             deliver(buffer, block)
-            let cpu = Self.threadCPUTime() - cpuBefore
+            let cpu = MonotonicClock.threadCPUNanoseconds() - cpuBefore
             deadline += period
-            let now = Self.now()
+            let now = MonotonicClock.nowNanoseconds()
             if cpu > slowestBlockNanoseconds.load(ordering: .relaxed) {
                 slowestBlockNanoseconds.store(cpu, ordering: .relaxed)
                 slowestBlockAtNanoseconds.store(now - started, ordering: .relaxed)
@@ -88,39 +81,5 @@ final class ClockedRenderThread: @unchecked Sendable {
             var wake = timespec(tv_sec: deadline / 1_000_000_000, tv_nsec: deadline % 1_000_000_000)
             clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &wake, nil)
         }
-    }
-
-    private static func threadCPUTime() -> Int {
-        var ts = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
-        return ts.tv_sec * 1_000_000_000 + ts.tv_nsec
-    }
-
-    private static func now() -> Int {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return ts.tv_sec * 1_000_000_000 + ts.tv_nsec
-    }
-}
-
-/// `--output null`: renders in real time and discards the mix (benchmarks, tests).
-public final class NullOutput: OutputBackend, @unchecked Sendable {
-    private var thread: ClockedRenderThread?
-
-    public init() {}
-
-    public func start(engine: Engine) throws {
-        let thread = ClockedRenderThread(engine: engine) { _, _ in
-            engine.markDelivered(throughFrame: engine.renderedFrames)
-        }
-        try thread.start()
-        self.thread = thread
-    }
-
-    public func stop() throws { thread?.stop() }
-
-    public var status: OutputStatus {
-        OutputStatus(kind: "null", underruns: thread?.lateBlockCount ?? 0, overloadedBlocks: thread?.overloadedBlockCount ?? 0,
-                     slowestBlock: thread?.slowestBlock, renderThreadScheduling: thread?.scheduling.current)
     }
 }
