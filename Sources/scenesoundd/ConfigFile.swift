@@ -74,7 +74,9 @@ enum ConfigFile {
             _ = try DaemonOptions.parse(arguments)
         } catch {
             let message = DaemonOptions.message(for: error).split(separator: "\n").first.map(String.init) ?? "invalid value"
-            let key = keys.map(\.key).first { message.contains("--" + $0.replacingOccurrences(of: "_", with: "-")) }
+            // The longest key whose flag the message names (--hrtf-voices, not --hrtf).
+            let key = keys.map(\.key).filter { message.contains("--" + $0.replacingOccurrences(of: "_", with: "-")) }
+                .max { $0.count < $1.count }
             throw Failure(description: "\(path): key '\(key ?? "?")': \(message.replacingOccurrences(of: "Error: ", with: ""))")
         }
         return arguments

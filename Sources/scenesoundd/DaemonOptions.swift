@@ -42,7 +42,7 @@ struct DaemonOptions: ParsableCommand {
     @Option(help: "Late reverb for externalisation: none, small or medium.")
     var room: Room = .small
 
-    @Option(name: .customLong("hrtf-voices"),
+    @Option(name: .customLong("hrtf-voices"), parsing: .unconditional,
             help: ArgumentHelp("Most sources rendered on their own HRTF voices (a stereo stream takes two); the rest share the ambisonic bus (0 to 2048; 0 = the bus alone).", valueName: "N"))
     var maximumHRTFVoices: Int = EngineConfiguration.defaultMaximumHRTFVoices
 
