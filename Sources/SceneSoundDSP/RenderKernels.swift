@@ -24,8 +24,12 @@ public struct RenderKernels: @unchecked Sendable {
                                                  _ scratchReal: UnsafeMutablePointer<Float>, _ scratchImag: UnsafeMutablePointer<Float>) -> Void
     /// SpectralKernel.accumulate.
     public typealias AccumulateSpectra = @convention(c) (_ spectrum: UnsafePointer<Float>, _ size: Int,
-                                                         _ current: UnsafePointer<Float>, _ next: UnsafePointer<Float>?,
+                                                         _ currentA: UnsafePointer<Float>, _ nextA: UnsafePointer<Float>?,
+                                                         _ currentB: UnsafePointer<Float>?, _ nextB: UnsafePointer<Float>?,
                                                          _ sums: UnsafeMutablePointer<Float>, _ binStride: Int) -> Void
+    /// SpectralKernel.foldDelay.
+    public typealias FoldDelay = @convention(c) (_ ear: UnsafeMutablePointer<Float>, _ rows: UnsafePointer<Float>,
+                                                 _ binStride: Int, _ c0: Float, _ c1: Float, _ c2: Float, _ c3: Float) -> Void
 
     /// What they were built for ("portable", "avx2"); shown in status.
     public let name: String
@@ -34,15 +38,17 @@ public struct RenderKernels: @unchecked Sendable {
     public let rotate: Rotate
     public let fft: Transform
     public let accumulateSpectra: AccumulateSpectra
+    public let foldDelay: FoldDelay
 
     public init(name: String, convolve: Convolve, encodeSum: EncodeSum, rotate: Rotate, fft: Transform,
-                accumulateSpectra: AccumulateSpectra) {
+                accumulateSpectra: AccumulateSpectra, foldDelay: FoldDelay) {
         self.name = name
         self.convolve = convolve
         self.encodeSum = encodeSum
         self.rotate = rotate
         self.fft = fft
         self.accumulateSpectra = accumulateSpectra
+        self.foldDelay = foldDelay
     }
 
     /// The unscaled inverse transform: `fft` with real and imaginary parts swapped.
@@ -63,5 +69,7 @@ public struct RenderKernels: @unchecked Sendable {
                                                  from: $5, to: $6) },
         fft: { SplitComplexFFT.forward(size: $0, twiddles: $1, inputReal: $2, inputImag: $3, outputReal: $4, outputImag: $5,
                                        scratchReal: $6, scratchImag: $7) },
-        accumulateSpectra: { SpectralKernel.accumulate(spectrum: $0, size: $1, current: $2, next: $3, sums: $4, binStride: $5) })
+        accumulateSpectra: { SpectralKernel.accumulate(spectrum: $0, size: $1, currentA: $2, nextA: $3, currentB: $4, nextB: $5,
+                                                       sums: $6, binStride: $7) },
+        foldDelay: { SpectralKernel.foldDelay(ear: $0, rows: $1, binStride: $2, $3, $4, $5, $6) })
 }

@@ -1,24 +1,34 @@
 // The shared half of the binaural voices' convolution: uniformly partitioned overlap-save in
-// the frequency domain, one partition (a 128-tap filter fits one when the transform holds a
-// span plus the filter). Every voice transforms its two ears' delayed input once per span —
-// one complex transform, the left ear as the real part and the right as the imaginary — and
-// adds its spectra × its filters into accumulators shared by all voices; the mix then
-// transforms back once per span for all of them (both ears again in one transform).
+// the frequency domain, one partition. A voice's per-ear filter is its minimum-phase HRTF
+// filter with the ear's onset delay folded in (the four-point Lagrange fractional delay the
+// time-domain voices used, as a filter), so each voice has one mono input: the mix transforms
+// two voices' inputs at once (one as the real part, the other as the imaginary), adds each
+// one's spectrum × its two ear filters into sums shared by all voices, and transforms back
+// once per span for all of them (both ears again in one transform). The transform holds a
+// span plus the longest filter (taps + the largest delay + 3), so nothing wraps around.
 //
 // A voice whose filters change in a span is faded from the old filters' output to the new
 // one's across the span, as fadeOut·old + fadeIn·new = old + ramp·(new − old): its
-// spectrum × old filters goes into the `steady` accumulators with the unchanged voices, and ×
-// (new − old) into the `change` accumulators, whose inverse transform is weighted by the
-// ramp. Two inverse transforms per span at most, however many voices and crossfades.
+// spectrum × old filters goes into the `steady` sums with the unchanged voices, and ×
+// (new − old) into the `change` sums, whose inverse transform is weighted by the ramp. Two
+// inverse transforms per span at most, however many voices and crossfades.
 //
 // Spectra are split arrays of `binStride` floats per row; a voice's filters are four rows
 // (left real, left imaginary, right real, right imaginary) of the `size / 2 + 1` bins of its
 // ear filters, scaled by 1 / (2 · size) so that neither the unpacking nor the inverse
 // transform has to scale. All memory is allocated in init; everything else is real-time safe.
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 public final class SpectralVoiceMix {
     public let partitionFrames: Int
     public let taps: Int
+    /// The longest ear filter: taps, the largest delay and the interpolator's reach.
+    public let filterLength: Int
     /// The transform size: the smallest power of two holding a span and a filter.
     public let size: Int
     /// Floats per spectral row: the size / 2 + 1 bins, padded to whole vectors.
@@ -30,6 +40,15 @@ public final class SpectralVoiceMix {
     let accumulators: UnsafeMutablePointer<Float>
     /// A voice's transform: real then imaginary, size + 8 each (index size repeats 0).
     let spectrum: UnsafeMutablePointer<Float>
+    /// A voice waiting for a partner to share a transform with: its input window (copied) and
+    /// its filters.
+    private let pendingWindow: UnsafeMutablePointer<Float>
+    private let silence: UnsafeMutablePointer<Float>
+    private var pending: (current: UnsafePointer<Float>, next: UnsafePointer<Float>?)?
+    /// Delays as spectra: row m holds e^(−2πi·k·m/size), k = 0 … size/2 (real, then imaginary
+    /// rows of `binStride`), m = 0 … filterLength − taps.
+    private let delayRows: UnsafeMutablePointer<Float>
+    private let delayRowCount: Int
     /// Two rows of `size` for the transforms' time side, two for their scratch.
     let time: UnsafeMutablePointer<Float>
     let scratch: UnsafeMutablePointer<Float>
@@ -40,16 +59,21 @@ public final class SpectralVoiceMix {
     private var voicesThisSpan = 0
     private var crossfadesThisSpan = 0
 
-    public static func transformSize(partitionFrames: Int, taps: Int) -> Int {
-        max(32, FFT.size(atLeast: partitionFrames + taps - 1))
+    public static func filterLength(taps: Int, maximumDelaySamples: Float) -> Int {
+        taps + Int(max(1, maximumDelaySamples).rounded(.up)) + 3
     }
 
-    public init(taps: Int, partitionFrames: Int, kernels: RenderKernels = .portable) {
+    public static func transformSize(partitionFrames: Int, taps: Int, maximumDelaySamples: Float) -> Int {
+        max(32, FFT.size(atLeast: partitionFrames + filterLength(taps: taps, maximumDelaySamples: maximumDelaySamples) - 1))
+    }
+
+    public init(taps: Int, maximumDelaySamples: Float, partitionFrames: Int, kernels: RenderKernels = .portable) {
         precondition(partitionFrames > 0 && taps > 0)
         self.partitionFrames = partitionFrames
         self.taps = taps
         self.kernels = kernels
-        size = Self.transformSize(partitionFrames: partitionFrames, taps: taps)
+        filterLength = Self.filterLength(taps: taps, maximumDelaySamples: maximumDelaySamples)
+        size = Self.transformSize(partitionFrames: partitionFrames, taps: taps, maximumDelaySamples: maximumDelaySamples)
         binStride = size / 2 + 8
         fft = SplitComplexFFT(size: size)
         func buffer(_ count: Int) -> UnsafeMutablePointer<Float> {
@@ -61,11 +85,23 @@ public final class SpectralVoiceMix {
         spectrum = buffer(2 * (size + 8))
         time = buffer(2 * size)
         scratch = buffer(2 * size)
+        pendingWindow = buffer(size)
+        silence = buffer(size)
+        delayRowCount = filterLength - taps + 1
+        delayRows = buffer(2 * delayRowCount * binStride)
+        for m in 0..<delayRowCount {
+            for k in 0...(size / 2) {
+                let angle = -2 * Double.pi * Double((k * m) % size) / Double(size)
+                delayRows[2 * m * binStride + k] = Float(cos(angle))
+                delayRows[(2 * m + 1) * binStride + k] = Float(sin(angle))
+            }
+        }
     }
 
     /// Also prepares every grid node's filter spectra of `hrtf` (a few milliseconds, a few MB).
     public convenience init(hrtf: HRTFSet, partitionFrames: Int, kernels: RenderKernels = .portable) {
-        self.init(taps: hrtf.filterTaps, partitionFrames: partitionFrames, kernels: kernels)
+        self.init(taps: hrtf.filterTaps, maximumDelaySamples: hrtf.maximumDelaySamples, partitionFrames: partitionFrames,
+                  kernels: kernels)
         let floats = filterFloats
         let table = UnsafeMutablePointer<Float>.allocate(capacity: hrtf.nodeCount * floats)
         table.initialize(repeating: 0, count: hrtf.nodeCount * floats)
@@ -80,7 +116,7 @@ public final class SpectralVoiceMix {
     }
 
     deinit {
-        for p in [accumulators, spectrum, time, scratch] { p.deallocate() }
+        for p in [accumulators, spectrum, time, scratch, pendingWindow, silence, delayRows] { p.deallocate() }
         nodeSpectra?.deallocate()
     }
 
@@ -89,35 +125,63 @@ public final class SpectralVoiceMix {
 
     /// Clears the accumulators for the next span.
     public func beginSpan() {
+        precondition(pending == nil, "finishSpan not called")
         if voicesThisSpan > 0 { accumulators.update(repeating: 0, count: (crossfadesThisSpan > 0 ? 8 : 4) * binStride) }
         voicesThisSpan = 0
         crossfadesThisSpan = 0
     }
 
-    /// Adds one voice: `left` and `right` hold the last `size` samples of its two ears' delayed
-    /// input (the span at the end); `current` its filters, `next` the ones it fades to.
-    public func accumulate(left: UnsafePointer<Float>, right: UnsafePointer<Float>,
-                    current: UnsafePointer<Float>, next: UnsafePointer<Float>?) {
-        kernels.fft(size, fft.twiddles, left, right, spectrum, spectrum + size + 8, scratch, scratch + size)
-        spectrum[size] = spectrum[0]
-        spectrum[2 * size + 8] = spectrum[size + 8]
+    /// Adds one voice: `window` holds the last `size` samples of its input (the span at the
+    /// end); `current` its filters, `next` the ones it fades to this span. The filters must
+    /// stay as they are until finishSpan (the voice may wait there for a partner).
+    public func accumulate(window: UnsafePointer<Float>, current: UnsafePointer<Float>, next: UnsafePointer<Float>?) {
         // The change sums are zero at a span's start (beginSpan clears what was used).
         if next != nil { crossfadesThisSpan += 1 }
-        kernels.accumulateSpectra(spectrum, size, current, next, accumulators, binStride)
         voicesThisSpan += 1
+        guard let waiting = pending else {
+            pendingWindow.update(from: window, count: size)
+            pending = (current, next)
+            return
+        }
+        pending = nil
+        transformPair(pendingWindow, waiting.current, waiting.next, window, current, next)
     }
 
-    /// The spectra of the filter pair interpolated for a direction into `filters` (four
-    /// rows); returns the direction's per-ear delays. Real-time safe.
+    /// One transform for two voices (the second may be absent: silence, no filters).
+    private func transformPair(_ a: UnsafePointer<Float>, _ aCurrent: UnsafePointer<Float>, _ aNext: UnsafePointer<Float>?,
+                               _ b: UnsafePointer<Float>, _ bCurrent: UnsafePointer<Float>?, _ bNext: UnsafePointer<Float>?) {
+        kernels.fft(size, fft.twiddles, a, b, spectrum, spectrum + size + 8, scratch, scratch + size)
+        spectrum[size] = spectrum[0]
+        spectrum[2 * size + 8] = spectrum[size + 8]
+        kernels.accumulateSpectra(spectrum, size, aCurrent, aNext, bCurrent, bNext, accumulators, binStride)
+    }
+
+    /// The filters for a direction into `filters` (four rows): the minimum-phase pair
+    /// interpolated from the grid's spectra, each ear's interpolated onset delay folded in.
+    /// Real-time safe.
     func prepareFilters(_ hrtf: HRTFSet, azimuthDegrees: Double, elevationDegrees: Double,
-                        into filters: UnsafeMutablePointer<Float>) -> (left: Float, right: Float) {
+                        into filters: UnsafeMutablePointer<Float>) {
         precondition(nodeSpectraSet == ObjectIdentifier(hrtf), "the mix was prepared for another HRTF set")
         let hood = hrtf.neighbourhood(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees)
+        let delays = hrtf.delays(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees)
         let floats = filterFloats, table = nodeSpectra!
         Self.blend(table + hood.nodes.0 * floats, hood.weights.0, table + hood.nodes.1 * floats, hood.weights.1,
                    table + hood.nodes.2 * floats, hood.weights.2, table + hood.nodes.3 * floats, hood.weights.3,
                    into: filters, count: floats)
-        return hrtf.delays(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees)
+        foldDelay(delays.left, into: filters)
+        foldDelay(delays.right, into: filters + 2 * binStride)
+    }
+
+    /// Multiplies one ear's spectrum (two rows) by a delay of `delaySamples` (at least 1): the
+    /// four-point Lagrange interpolator FractionalDelay uses, taps at whole delays I − 1 … I + 2,
+    /// whose spectrum is Σ cⱼ·e^(−2πi·k·(I − 1 + j)/size) — four rows of the delay table.
+    public func foldDelay(_ delaySamples: Float, into ear: UnsafeMutablePointer<Float>) {
+        let d = min(max(1, delaySamples), Float(delayRowCount - 3))
+        let whole = min(Int(d), delayRowCount - 3)
+        let c = FractionalDelay.coefficients(d - Float(whole))
+        let b = binStride
+        let rows = UnsafePointer(delayRows + 2 * (whole - 1) * b)
+        kernels.foldDelay(ear, rows, b, c.0, c.1, c.2, c.3)
     }
 
     /// out = Σ wᵢ·pᵢ, eight floats a step (`count` is a multiple of 8).
@@ -170,6 +234,10 @@ public final class SpectralVoiceMix {
     /// Transforms the span's sum back and adds its `partitionFrames` samples to `left` and
     /// `right`; a no-op when no voice played.
     public func finishSpan(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
+        if let waiting = pending {
+            pending = nil
+            transformPair(pendingWindow, waiting.current, waiting.next, silence, nil, nil)
+        }
         guard voicesThisSpan > 0 else { return }
         inverse(accumulators, left: left, right: right, ramped: false)
         if crossfadesThisSpan > 0 { inverse(accumulators + 4 * binStride, left: left, right: right, ramped: true) }
@@ -208,19 +276,22 @@ public final class SpectralVoiceMix {
     }
 }
 
-/// The per-voice spectral work, as RenderKernels.accumulateSpectra.
+/// The per-voice spectral work, as RenderKernels.accumulateSpectra and .foldDelay.
 public enum SpectralKernel {
-    /// `spectrum`: a voice's transform, real row then imaginary row (`size + 8` each, index
-    /// `size` repeating 0). Unpacks the two ears (L = Z[k] + conj Z[N−k], R = −i(Z[k] − conj
-    /// Z[N−k]), both 2× — the filters carry the ½) and adds L·HL, R·HR to the steady sums;
-    /// with `next`, L·(next − current) and R·(…) to the change sums. Bins 0 … size/2.
+    /// `spectrum`: the transform of two voices' inputs, A as the real part and B as the
+    /// imaginary part (rows of `size + 8`, index `size` repeating 0). Unpacks them (A = Z[k] +
+    /// conj Z[N−k], B = −i(Z[k] − conj Z[N−k]), both 2× — the filters carry the ½) and adds
+    /// A·HA + B·HB to the steady sums of each ear; with a `next`, that voice's spectrum ×
+    /// (next − current) to the change sums. Bins 0 … size/2.
     @inlinable @inline(__always)
-    public static func accumulate(spectrum: UnsafePointer<Float>, size: Int, current: UnsafePointer<Float>,
-                                  next: UnsafePointer<Float>?, sums: UnsafeMutablePointer<Float>, binStride b: Int) {
+    public static func accumulate(spectrum: UnsafePointer<Float>, size: Int,
+                                  currentA: UnsafePointer<Float>, nextA: UnsafePointer<Float>?,
+                                  currentB: UnsafePointer<Float>?, nextB: UnsafePointer<Float>?,
+                                  sums: UnsafeMutablePointer<Float>, binStride b: Int) {
         typealias V = SIMD8<Float>
         let f = MemoryLayout<Float>.stride
         let z = UnsafeRawPointer(spectrum), zStride = size &+ 8
-        let h = UnsafeRawPointer(current), s = UnsafeMutableRawPointer(sums)
+        let s = UnsafeMutableRawPointer(sums)
         @inline(__always) func load(_ p: UnsafeRawPointer, _ index: Int) -> V {
             p.loadUnaligned(fromByteOffset: index &* f, as: V.self)
         }
@@ -230,9 +301,8 @@ public enum SpectralKernel {
         while k <= half {
             let zr = load(z, k), zi = load(z, zStride &+ k)
             let mr = reversed(load(z, size &- k &- 7)), mi = reversed(load(z, zStride &+ size &- k &- 7))
-            let lr = zr + mr, li = zi - mi
-            let rr = zi + mi, ri = mr - zr
-            let hlr = load(h, k), hli = load(h, b &+ k), hrr = load(h, 2 &* b &+ k), hri = load(h, 3 &* b &+ k)
+            let ar = zr + mr, ai = zi - mi
+            let br = zi + mi, bi = mr - zr
             // s += x·h as fused multiply-adds where the build has them.
             @inline(__always) func multiplyAdd(_ row: Int, _ xr: V, _ xi: V, _ hr: V, _ hi: V) {
                 let re = (row &* b &+ k) &* f, im = ((row &+ 1) &* b &+ k) &* f
@@ -240,13 +310,39 @@ public enum SpectralKernel {
                 s.storeBytes(of: sr.addingProduct(xr, hr).addingProduct(-xi, hi), toByteOffset: re, as: V.self)
                 s.storeBytes(of: si.addingProduct(xr, hi).addingProduct(xi, hr), toByteOffset: im, as: V.self)
             }
-            multiplyAdd(0, lr, li, hlr, hli)
-            multiplyAdd(2, rr, ri, hrr, hri)
-            if let next {
-                let n = UnsafeRawPointer(next)
-                multiplyAdd(4, lr, li, load(n, k) - hlr, load(n, b &+ k) - hli)
-                multiplyAdd(6, rr, ri, load(n, 2 &* b &+ k) - hrr, load(n, 3 &* b &+ k) - hri)
+            @inline(__always) func voice(_ xr: V, _ xi: V, _ current: UnsafePointer<Float>, _ next: UnsafePointer<Float>?) {
+                let h = UnsafeRawPointer(current)
+                let hlr = load(h, k), hli = load(h, b &+ k), hrr = load(h, 2 &* b &+ k), hri = load(h, 3 &* b &+ k)
+                multiplyAdd(0, xr, xi, hlr, hli)
+                multiplyAdd(2, xr, xi, hrr, hri)
+                if let next {
+                    let n = UnsafeRawPointer(next)
+                    multiplyAdd(4, xr, xi, load(n, k) - hlr, load(n, b &+ k) - hli)
+                    multiplyAdd(6, xr, xi, load(n, 2 &* b &+ k) - hrr, load(n, 3 &* b &+ k) - hri)
+                }
             }
+            voice(ar, ai, currentA, nextA)
+            if let currentB { voice(br, bi, currentB, nextB) }
+            k &+= 8
+        }
+    }
+
+    /// ear (two rows) ×= Σⱼ cⱼ·rows[j] (rows: four complex delay rows, real then imaginary,
+    /// `binStride` apart), over all `binStride` columns.
+    @inlinable @inline(__always)
+    public static func foldDelay(ear: UnsafeMutablePointer<Float>, rows: UnsafePointer<Float>, binStride b: Int,
+                                 _ c0: Float, _ c1: Float, _ c2: Float, _ c3: Float) {
+        typealias V = SIMD8<Float>
+        let f = MemoryLayout<Float>.stride
+        let e = UnsafeMutableRawPointer(ear), r = UnsafeRawPointer(rows)
+        @inline(__always) func load(_ row: Int, _ k: Int) -> V { r.loadUnaligned(fromByteOffset: (row &* b &+ k) &* f, as: V.self) }
+        var k = 0
+        while k < b {
+            let dr = (load(0, k) * c0).addingProduct(load(2, k), c1).addingProduct(load(4, k), c2).addingProduct(load(6, k), c3)
+            let di = (load(1, k) * c0).addingProduct(load(3, k), c1).addingProduct(load(5, k), c2).addingProduct(load(7, k), c3)
+            let hr = e.loadUnaligned(fromByteOffset: k &* f, as: V.self), hi = e.loadUnaligned(fromByteOffset: (b &+ k) &* f, as: V.self)
+            e.storeBytes(of: (hr * dr).addingProduct(-hi, di), toByteOffset: k &* f, as: V.self)
+            e.storeBytes(of: (hr * di).addingProduct(hi, dr), toByteOffset: (b &+ k) &* f, as: V.self)
             k &+= 8
         }
     }

@@ -15,5 +15,7 @@ extension RenderKernels {
                                                  from: $5, to: $6) },
         fft: { SplitComplexFFT.forward(size: $0, twiddles: $1, inputReal: $2, inputImag: $3, outputReal: $4, outputImag: $5,
                                        scratchReal: $6, scratchImag: $7) },
-        accumulateSpectra: { SpectralKernel.accumulate(spectrum: $0, size: $1, current: $2, next: $3, sums: $4, binStride: $5) })
+        accumulateSpectra: { SpectralKernel.accumulate(spectrum: $0, size: $1, currentA: $2, nextA: $3, currentB: $4, nextB: $5,
+                                                       sums: $6, binStride: $7) },
+        foldDelay: { SpectralKernel.foldDelay(ear: $0, rows: $1, binStride: $2, $3, $4, $5, $6) })
 }

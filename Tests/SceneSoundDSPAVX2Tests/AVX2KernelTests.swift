@@ -98,19 +98,37 @@ import SceneSoundDSPAVX2
         #expect(portable.contains { $0 != 0 })
     }
 
-    /// The voices' spectral multiply-add, steady and crossfading, against the portable build.
-    @Test(arguments: [false, true])
-    func spectralAccumulationMatchesPortable(crossfading: Bool) throws {
+    /// The voices' spectral multiply-add — one voice or two, steady and crossfading —
+    /// against the portable build.
+    @Test(arguments: [(false, false), (true, false), (false, true), (true, true)])
+    func spectralAccumulationMatchesPortable(crossfading: Bool, pair: Bool) throws {
         try #require(scenesound_cpu_has_avx2_fma() != 0)
         let size = 512, stride = size / 2 + 8
-        var noise = Noise(state: crossfading ? 5 : 6)
-        let spectrum = noise.samples(2 * (size + 8)), current = noise.samples(4 * stride), next = noise.samples(4 * stride)
+        var noise = Noise(state: (crossfading ? 5 : 6) + (pair ? 10 : 0))
+        let spectrum = noise.samples(2 * (size + 8))
+        let currentA = noise.samples(4 * stride), nextA = noise.samples(4 * stride)
+        let currentB = noise.samples(4 * stride), nextB = noise.samples(4 * stride)
         let start = noise.samples(8 * stride)
         var portable = start, fast = start
-        RenderKernels.portable.accumulateSpectra(spectrum, size, current, crossfading ? next : nil, &portable, stride)
-        RenderKernels.avx2.accumulateSpectra(spectrum, size, current, crossfading ? next : nil, &fast, stride)
+        RenderKernels.portable.accumulateSpectra(spectrum, size, currentA, crossfading ? nextA : nil, pair ? currentB : nil,
+                                                 pair && crossfading ? nextB : nil, &portable, stride)
+        RenderKernels.avx2.accumulateSpectra(spectrum, size, currentA, crossfading ? nextA : nil, pair ? currentB : nil,
+                                             pair && crossfading ? nextB : nil, &fast, stride)
         #expect(maximumDifference(portable, fast) < Self.tolerance)
         #expect(portable != start)
         #expect(crossfading == (portable[(4 * stride)..<(8 * stride)] != start[(4 * stride)..<(8 * stride)]))
+    }
+
+    /// A delay folded into an ear's spectrum, against the portable build.
+    @Test func delayFoldingMatchesPortable() throws {
+        try #require(scenesound_cpu_has_avx2_fma() != 0)
+        let stride = 264
+        var noise = Noise(state: 8)
+        let rows = noise.samples(8 * stride), ear = noise.samples(2 * stride)
+        var portable = ear, fast = ear
+        RenderKernels.portable.foldDelay(&portable, rows, stride, 0.1, -0.6, 1.2, 0.3)
+        RenderKernels.avx2.foldDelay(&fast, rows, stride, 0.1, -0.6, 1.2, 0.3)
+        #expect(maximumDifference(portable, fast) < Self.tolerance)
+        #expect(portable != ear)
     }
 }
