@@ -32,8 +32,13 @@ public final class BinauralVoice {
     /// Frames per render call: the mix's span.
     public let partitionFrames: Int
     private let size: Int
-    /// The input after gain and low-pass: the transform's `size` samples, the newest span last.
-    private let window: UnsafeMutablePointer<Float>
+    /// The input after gain and low-pass. The transform reads `size` samples from
+    /// `windowOffset`, the newest span last; each span moves the window on by a span, and
+    /// only when it reaches the end is the history moved back to the start (so the window the
+    /// mix may still hold stays untouched until the next span).
+    private let buffer: UnsafeMutablePointer<Float>
+    private let bufferLength: Int
+    private var windowOffset = 0
     /// Filter spectra as SpectralVoiceMix lays them out.
     private var filters: (current: UnsafeMutablePointer<Float>, next: UnsafeMutablePointer<Float>)
     private var lowpass = OnePoleLowpass()
@@ -55,18 +60,20 @@ public final class BinauralVoice {
             p.initialize(repeating: 0, count: count)
             return p
         }
-        window = buffer(size)
+        bufferLength = 2 * size
+        self.buffer = buffer(bufferLength)
         let spectra = 4 * (size / 2 + 8)
         filters = (buffer(spectra), buffer(spectra))
     }
 
     deinit {
-        for p in [window, filters.current, filters.next] { p.deallocate() }
+        for p in [buffer, filters.current, filters.next] { p.deallocate() }
     }
 
     /// Forgets all past audio and position: the next render starts from silence at its target.
     public func reset() {
-        window.update(repeating: 0, count: size)
+        buffer.update(repeating: 0, count: bufferLength)
+        windowOffset = 0
         lowpass.reset()
         state = nil
     }
@@ -98,11 +105,16 @@ public final class BinauralVoice {
         // Filters and delays follow once the direction has drifted far enough from theirs to
         // matter (1°: at most 12 µs of ITD), which spares most crossfades of a slowly moving
         // source (at 90°/s a 256-frame span moves 0.48°).
-        let refilter = Self.angleDegrees(filterDirection, (target.azimuthDegrees, target.elevationDegrees))
-            >= filterUpdateThresholdDegrees
+        let refilter = Self.hasMoved(from: filterDirection, to: (target.azimuthDegrees, target.elevationDegrees),
+                                     degrees: filterUpdateThresholdDegrees)
 
         // Gain ramp and low-pass into the newest span of the window.
         let history = size - frames
+        if windowOffset + size > bufferLength {
+            buffer.update(from: buffer + windowOffset, count: history)
+            windowOffset = 0
+        }
+        let window = buffer + windowOffset
         let x = window + history
         if let source {
             let step = (target.gain - start.gain) / Float(frames)
@@ -121,8 +133,17 @@ public final class BinauralVoice {
 
         if refilter { filters = (current: filters.next, next: filters.current) }
         state = target
-        // Keep the history for the next span.
-        window.update(from: window + frames, count: history)
+        windowOffset += frames
+    }
+
+    /// Whether two directions are at least `threshold` degrees apart. Most calls are for a
+    /// source that moved a fraction of a degree: the angle is at most |Δelevation| +
+    /// |Δazimuth| (along the elevation, then along the parallel), which needs no trigonometry.
+    static func hasMoved(from a: (Double, Double), to b: (Double, Double), degrees threshold: Double) -> Bool {
+        var azimuth = abs(a.0 - b.0).truncatingRemainder(dividingBy: 360)
+        if azimuth > 180 { azimuth = 360 - azimuth }
+        if azimuth + abs(a.1 - b.1) < threshold { return false }
+        return angleDegrees(a, b) >= threshold
     }
 
     /// The angle between two directions, in degrees (exact, via the unit vectors).

@@ -40,11 +40,9 @@ public final class SpectralVoiceMix {
     let accumulators: UnsafeMutablePointer<Float>
     /// A voice's transform: real then imaginary, size + 8 each (index size repeats 0).
     let spectrum: UnsafeMutablePointer<Float>
-    /// A voice waiting for a partner to share a transform with: its input window (copied) and
-    /// its filters.
-    private let pendingWindow: UnsafeMutablePointer<Float>
+    /// A voice waiting for a partner to share a transform with: its input window and filters.
     private let silence: UnsafeMutablePointer<Float>
-    private var pending: (current: UnsafePointer<Float>, next: UnsafePointer<Float>?)?
+    private var pending: (window: UnsafePointer<Float>, current: UnsafePointer<Float>, next: UnsafePointer<Float>?)?
     /// Delays as spectra: row m holds e^(−2πi·k·m/size), k = 0 … size/2 (real, then imaginary
     /// rows of `binStride`), m = 0 … filterLength − taps.
     private let delayRows: UnsafeMutablePointer<Float>
@@ -85,7 +83,6 @@ public final class SpectralVoiceMix {
         spectrum = buffer(2 * (size + 8))
         time = buffer(2 * size)
         scratch = buffer(2 * size)
-        pendingWindow = buffer(size)
         silence = buffer(size)
         delayRowCount = filterLength - taps + 1
         delayRows = buffer(2 * delayRowCount * binStride)
@@ -116,7 +113,7 @@ public final class SpectralVoiceMix {
     }
 
     deinit {
-        for p in [accumulators, spectrum, time, scratch, pendingWindow, silence, delayRows] { p.deallocate() }
+        for p in [accumulators, spectrum, time, scratch, silence, delayRows] { p.deallocate() }
         nodeSpectra?.deallocate()
     }
 
@@ -132,19 +129,18 @@ public final class SpectralVoiceMix {
     }
 
     /// Adds one voice: `window` holds the last `size` samples of its input (the span at the
-    /// end); `current` its filters, `next` the ones it fades to this span. The filters must
-    /// stay as they are until finishSpan (the voice may wait there for a partner).
+    /// end); `current` its filters, `next` the ones it fades to this span. The window and the
+    /// filters must stay as they are until finishSpan (the voice may wait for a partner).
     public func accumulate(window: UnsafePointer<Float>, current: UnsafePointer<Float>, next: UnsafePointer<Float>?) {
         // The change sums are zero at a span's start (beginSpan clears what was used).
         if next != nil { crossfadesThisSpan += 1 }
         voicesThisSpan += 1
         guard let waiting = pending else {
-            pendingWindow.update(from: window, count: size)
-            pending = (current, next)
+            pending = (window, current, next)
             return
         }
         pending = nil
-        transformPair(pendingWindow, waiting.current, waiting.next, window, current, next)
+        transformPair(waiting.window, waiting.current, waiting.next, window, current, next)
     }
 
     /// One transform for two voices (the second may be absent: silence, no filters).
@@ -236,7 +232,7 @@ public final class SpectralVoiceMix {
     public func finishSpan(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
         if let waiting = pending {
             pending = nil
-            transformPair(pendingWindow, waiting.current, waiting.next, silence, nil, nil)
+            transformPair(waiting.window, waiting.current, waiting.next, silence, nil, nil)
         }
         guard voicesThisSpan > 0 else { return }
         inverse(accumulators, left: left, right: right, ramped: false)

@@ -64,15 +64,18 @@ import SceneSoundDSP
 
         var left = [Float](repeating: 0, count: frames), right = left
         let size = mix.size
+        // The mix may hold a voice's window until the span is finished: one buffer per voice.
+        let windows = (0..<3).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: size) }
+        defer { windows.forEach { $0.deallocate() } }
         for s in 0..<spans {
             mix.beginSpan()
             for v in 0..<3 {
                 // The last `size` samples of the voice's input, ending with this span.
                 let end = (s + 1) * span
-                let window = (0..<size).map { i in end - size + i >= 0 ? inputs[v][end - size + i] : 0 }
+                for i in 0..<size { windows[v][i] = end - size + i >= 0 ? inputs[v][end - size + i] : 0 }
                 let next: UnsafePointer<Float>? = v == 2 && s == changeSpan ? UnsafePointer(changed) : nil
                 let from = v == 2 && s > changeSpan ? changed : current[v]
-                mix.accumulate(window: window, current: from, next: next)
+                mix.accumulate(window: windows[v], current: from, next: next)
             }
             left.withUnsafeMutableBufferPointer { l in
                 right.withUnsafeMutableBufferPointer { r in
