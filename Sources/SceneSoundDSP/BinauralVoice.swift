@@ -117,8 +117,7 @@ public final class BinauralVoice {
         let window = buffer + windowOffset
         let x = window + history
         if let source {
-            let step = (target.gain - start.gain) / Float(frames)
-            for n in 0..<frames { x[n] = source[n] * (start.gain + step * Float(n + 1)) }
+            Self.ramp(source, into: x, frames: frames, from: start.gain, to: target.gain)
         } else {
             x.update(repeating: 0, count: frames)
         }
@@ -134,6 +133,23 @@ public final class BinauralVoice {
         if refilter { filters = (current: filters.next, next: filters.current) }
         state = target
         windowOffset += frames
+    }
+
+    /// out[n] = input[n] · (from + (to − from)·(n + 1)/frames), eight samples a step.
+    static func ramp(_ input: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>, frames: Int,
+                     from: Float, to: Float) {
+        let step = (to - from) / Float(frames)
+        var gain = SIMD8<Float>(1, 2, 3, 4, 5, 6, 7, 8) * step + from
+        let stride = SIMD8<Float>(repeating: 8 * step)
+        let x = UnsafeRawPointer(input), y = UnsafeMutableRawPointer(out), f = MemoryLayout<Float>.stride
+        var n = 0
+        while n + 8 <= frames {
+            y.storeBytes(of: x.loadUnaligned(fromByteOffset: n &* f, as: SIMD8<Float>.self) * gain, toByteOffset: n &* f,
+                         as: SIMD8<Float>.self)
+            gain += stride
+            n &+= 8
+        }
+        while n < frames { out[n] = input[n] * (from + step * Float(n + 1)); n += 1 }
     }
 
     /// Whether two directions are at least `threshold` degrees apart. Most calls are for a

@@ -30,6 +30,10 @@ public struct RenderKernels: @unchecked Sendable {
     /// SpectralKernel.foldDelay.
     public typealias FoldDelay = @convention(c) (_ ear: UnsafeMutablePointer<Float>, _ rows: UnsafePointer<Float>,
                                                  _ binStride: Int, _ c0: Float, _ c1: Float, _ c2: Float, _ c3: Float) -> Void
+    /// SpectralKernel.blend.
+    public typealias BlendSpectra = @convention(c) (_ p0: UnsafePointer<Float>, _ w0: Float, _ p1: UnsafePointer<Float>, _ w1: Float,
+                                                    _ p2: UnsafePointer<Float>, _ w2: Float, _ p3: UnsafePointer<Float>, _ w3: Float,
+                                                    _ out: UnsafeMutablePointer<Float>, _ count: Int) -> Void
 
     /// What they were built for ("portable", "avx2"); shown in status.
     public let name: String
@@ -39,9 +43,10 @@ public struct RenderKernels: @unchecked Sendable {
     public let fft: Transform
     public let accumulateSpectra: AccumulateSpectra
     public let foldDelay: FoldDelay
+    public let blendSpectra: BlendSpectra
 
     public init(name: String, convolve: Convolve, encodeSum: EncodeSum, rotate: Rotate, fft: Transform,
-                accumulateSpectra: AccumulateSpectra, foldDelay: FoldDelay) {
+                accumulateSpectra: AccumulateSpectra, foldDelay: FoldDelay, blendSpectra: BlendSpectra) {
         self.name = name
         self.convolve = convolve
         self.encodeSum = encodeSum
@@ -49,6 +54,7 @@ public struct RenderKernels: @unchecked Sendable {
         self.fft = fft
         self.accumulateSpectra = accumulateSpectra
         self.foldDelay = foldDelay
+        self.blendSpectra = blendSpectra
     }
 
     /// The unscaled inverse transform: `fft` with real and imaginary parts swapped.
@@ -71,5 +77,6 @@ public struct RenderKernels: @unchecked Sendable {
                                        scratchReal: $6, scratchImag: $7) },
         accumulateSpectra: { SpectralKernel.accumulate(spectrum: $0, size: $1, currentA: $2, nextA: $3, currentB: $4, nextB: $5,
                                                        sums: $6, binStride: $7) },
-        foldDelay: { SpectralKernel.foldDelay(ear: $0, rows: $1, binStride: $2, $3, $4, $5, $6) })
+        foldDelay: { SpectralKernel.foldDelay(ear: $0, rows: $1, binStride: $2, $3, $4, $5, $6) },
+        blendSpectra: { SpectralKernel.blend($0, $1, $2, $3, $4, $5, $6, $7, into: $8, count: $9) })
 }

@@ -161,9 +161,9 @@ public final class SpectralVoiceMix {
         let hood = hrtf.neighbourhood(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees)
         let delays = hrtf.delays(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees)
         let floats = filterFloats, table = nodeSpectra!
-        Self.blend(table + hood.nodes.0 * floats, hood.weights.0, table + hood.nodes.1 * floats, hood.weights.1,
-                   table + hood.nodes.2 * floats, hood.weights.2, table + hood.nodes.3 * floats, hood.weights.3,
-                   into: filters, count: floats)
+        kernels.blendSpectra(table + hood.nodes.0 * floats, hood.weights.0, table + hood.nodes.1 * floats, hood.weights.1,
+                             table + hood.nodes.2 * floats, hood.weights.2, table + hood.nodes.3 * floats, hood.weights.3,
+                             filters, floats)
         foldDelay(delays.left, into: filters)
         foldDelay(delays.right, into: filters + 2 * binStride)
     }
@@ -178,26 +178,6 @@ public final class SpectralVoiceMix {
         let b = binStride
         let rows = UnsafePointer(delayRows + 2 * (whole - 1) * b)
         kernels.foldDelay(ear, rows, b, c.0, c.1, c.2, c.3)
-    }
-
-    /// out = Σ wᵢ·pᵢ, eight floats a step (`count` is a multiple of 8).
-    static func blend(_ p0: UnsafePointer<Float>, _ w0: Float, _ p1: UnsafePointer<Float>, _ w1: Float,
-                      _ p2: UnsafePointer<Float>, _ w2: Float, _ p3: UnsafePointer<Float>, _ w3: Float,
-                      into out: UnsafeMutablePointer<Float>, count: Int) {
-        typealias V = SIMD8<Float>
-        let f = MemoryLayout<Float>.stride
-        let r0 = UnsafeRawPointer(p0), r1 = UnsafeRawPointer(p1), r2 = UnsafeRawPointer(p2), r3 = UnsafeRawPointer(p3)
-        let o = UnsafeMutableRawPointer(out)
-        var i = 0
-        while i < count {
-            let b = i &* f
-            var v = r0.loadUnaligned(fromByteOffset: b, as: V.self) * w0
-            v += r1.loadUnaligned(fromByteOffset: b, as: V.self) * w1
-            v += r2.loadUnaligned(fromByteOffset: b, as: V.self) * w2
-            v += r3.loadUnaligned(fromByteOffset: b, as: V.self) * w3
-            o.storeBytes(of: v, toByteOffset: b, as: V.self)
-            i &+= 8
-        }
     }
 
     /// The spectra of a pair of `taps`-long filters, stored time-reversed, into `filters`
@@ -320,6 +300,27 @@ public enum SpectralKernel {
             voice(ar, ai, currentA, nextA)
             if let currentB { voice(br, bi, currentB, nextB) }
             k &+= 8
+        }
+    }
+
+    /// out = Σ wᵢ·pᵢ, eight floats a step (`count` is a multiple of 8).
+    @inlinable @inline(__always)
+    public static func blend(_ p0: UnsafePointer<Float>, _ w0: Float, _ p1: UnsafePointer<Float>, _ w1: Float,
+                      _ p2: UnsafePointer<Float>, _ w2: Float, _ p3: UnsafePointer<Float>, _ w3: Float,
+                      into out: UnsafeMutablePointer<Float>, count: Int) {
+        typealias V = SIMD8<Float>
+        let f = MemoryLayout<Float>.stride
+        let r0 = UnsafeRawPointer(p0), r1 = UnsafeRawPointer(p1), r2 = UnsafeRawPointer(p2), r3 = UnsafeRawPointer(p3)
+        let o = UnsafeMutableRawPointer(out)
+        var i = 0
+        while i < count {
+            let b = i &* f
+            let v = (r0.loadUnaligned(fromByteOffset: b, as: V.self) * w0)
+                .addingProduct(r1.loadUnaligned(fromByteOffset: b, as: V.self), w1)
+                .addingProduct(r2.loadUnaligned(fromByteOffset: b, as: V.self), w2)
+                .addingProduct(r3.loadUnaligned(fromByteOffset: b, as: V.self), w3)
+            o.storeBytes(of: v, toByteOffset: b, as: V.self)
+            i &+= 8
         }
     }
 

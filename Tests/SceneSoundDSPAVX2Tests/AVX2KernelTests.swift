@@ -131,4 +131,17 @@ import SceneSoundDSPAVX2
         #expect(maximumDifference(portable, fast) < Self.tolerance)
         #expect(portable != ear)
     }
+
+    /// Four nodes' spectra blended, against the portable build.
+    @Test func spectralBlendMatchesPortable() throws {
+        try #require(scenesound_cpu_has_avx2_fma() != 0)
+        let count = 4 * 264
+        var noise = Noise(state: 9)
+        let p = (0..<4).map { _ in noise.samples(count) }
+        var portable = [Float](repeating: 0, count: count), fast = portable
+        RenderKernels.portable.blendSpectra(p[0], 0.1, p[1], 0.2, p[2], 0.3, p[3], 0.4, &portable, count)
+        RenderKernels.avx2.blendSpectra(p[0], 0.1, p[1], 0.2, p[2], 0.3, p[3], 0.4, &fast, count)
+        #expect(maximumDifference(portable, fast) < Self.tolerance)
+        #expect(abs(portable[5] - (0.1 * p[0][5] + 0.2 * p[1][5] + 0.3 * p[2][5] + 0.4 * p[3][5])) < Self.tolerance)
+    }
 }
