@@ -58,6 +58,10 @@ public final class SplitComplexFFT: @unchecked Sendable {  // immutable after in
                                scratchReal: UnsafeMutablePointer<Float>, scratchImag: UnsafeMutablePointer<Float>) {
         var radix4 = 0, n = size
         while n >= 4 { n /= 4; radix4 &+= 1 }
+        // An odd log2(size) ends with n = 8 after the radix-4 passes: one radix-8 pass does it
+        // (where its stride holds a vector), instead of a radix-4 and a radix-2 pass.
+        let radix8 = n == 2 && size / 8 >= 8
+        if radix8 { radix4 &-= 1 }
         let passes = radix4 &+ (n == 2 ? 1 : 0)
         let quarter = size / 4
         var fromReal = inputReal, fromImag = inputImag
@@ -70,6 +74,8 @@ public final class SplitComplexFFT: @unchecked Sendable {  // immutable after in
                 radix4Pass(size: size, stride: stride, twiddles: twiddles + pass &* 6 &* quarter,
                            fromReal, fromImag, toReal, toImag)
                 stride &*= 4
+            } else if radix8 {
+                radix8Pass(size: size, fromReal, fromImag, toReal, toImag)
             } else {
                 radix2Pass(size: size, fromReal, fromImag, toReal, toImag)
             }
@@ -164,7 +170,55 @@ public final class SplitComplexFFT: @unchecked Sendable {  // immutable after in
         }
     }
 
-    /// The last pass when log2(size) is odd: n = 2, stride size/2, no twiddles.
+    /// The last pass when log2(size) is odd: n = 8, stride size/8, no outer twiddles — an
+    /// 8-point DFT of x[q + s·m] into y[q + s·j], as a radix-2 step (with the eighth roots of
+    /// unity) and two 4-point DFTs.
+    @inlinable @inline(__always)
+    static func radix8Pass(size: Int, _ xr: UnsafePointer<Float>, _ xi: UnsafePointer<Float>,
+                           _ yr: UnsafeMutablePointer<Float>, _ yi: UnsafeMutablePointer<Float>) {
+        typealias V = SIMD8<Float>
+        let s = size / 8
+        let ar = UnsafeRawPointer(xr), ai = UnsafeRawPointer(xi)
+        let orr = UnsafeMutableRawPointer(yr), oi = UnsafeMutableRawPointer(yi)
+        let f = MemoryLayout<Float>.stride
+        let h = V(repeating: Float(0.5).squareRoot())
+        @inline(__always) func load(_ m: Int, _ q: Int) -> (V, V) {
+            (ar.loadUnaligned(fromByteOffset: (q &+ s &* m) &* f, as: V.self),
+             ai.loadUnaligned(fromByteOffset: (q &+ s &* m) &* f, as: V.self))
+        }
+        @inline(__always) func store(_ j: Int, _ q: Int, _ v: (V, V)) {
+            orr.storeBytes(of: v.0, toByteOffset: (q &+ s &* j) &* f, as: V.self)
+            oi.storeBytes(of: v.1, toByteOffset: (q &+ s &* j) &* f, as: V.self)
+        }
+        /// The forward 4-point DFT, outputs to y[base + 2k].
+        @inline(__always) func dft4(_ u0: (V, V), _ u1: (V, V), _ u2: (V, V), _ u3: (V, V), _ base: Int, _ q: Int) {
+            let p02 = (u0.0 + u2.0, u0.1 + u2.1), m02 = (u0.0 - u2.0, u0.1 - u2.1)
+            let p13 = (u1.0 + u3.0, u1.1 + u3.1), m13 = (u1.0 - u3.0, u1.1 - u3.1)
+            store(base, q, (p02.0 + p13.0, p02.1 + p13.1))
+            store(base &+ 2, q, (m02.0 + m13.1, m02.1 - m13.0))   // (u0 − u2) − i(u1 − u3)
+            store(base &+ 4, q, (p02.0 - p13.0, p02.1 - p13.1))
+            store(base &+ 6, q, (m02.0 - m13.1, m02.1 + m13.0))   // (u0 − u2) + i(u1 − u3)
+        }
+        var q = 0
+        while q < s {
+            let a0 = load(0, q), a1 = load(1, q), a2 = load(2, q), a3 = load(3, q)
+            let a4 = load(4, q), a5 = load(5, q), a6 = load(6, q), a7 = load(7, q)
+            let b0 = (a0.0 + a4.0, a0.1 + a4.1), b1 = (a1.0 + a5.0, a1.1 + a5.1)
+            let b2 = (a2.0 + a6.0, a2.1 + a6.1), b3 = (a3.0 + a7.0, a3.1 + a7.1)
+            let d0 = (a0.0 - a4.0, a0.1 - a4.1), d1 = (a1.0 - a5.0, a1.1 - a5.1)
+            let d2 = (a2.0 - a6.0, a2.1 - a6.1), d3 = (a3.0 - a7.0, a3.1 - a7.1)
+            // (a_m − a_{m+4}) · e^(−2πi·m/8): 1, (1 − i)/√2, −i, −(1 + i)/√2.
+            let c1 = ((d1.0 + d1.1) * h, (d1.1 - d1.0) * h)
+            let c2 = (d2.1, -d2.0)
+            let c3 = ((d3.1 - d3.0) * h, -(d3.0 + d3.1) * h)
+            dft4(b0, b1, b2, b3, 0, q)
+            dft4(d0, c1, c2, c3, 1, q)
+            q &+= 8
+        }
+    }
+
+    /// The last pass when log2(size) is odd and too small for radix 8: n = 2, stride size/2,
+    /// no twiddles.
     @inlinable @inline(__always)
     static func radix2Pass(size: Int, _ xr: UnsafePointer<Float>, _ xi: UnsafePointer<Float>,
                            _ yr: UnsafeMutablePointer<Float>, _ yi: UnsafeMutablePointer<Float>) {
