@@ -279,26 +279,52 @@ public enum SpectralKernel {
             let mr = reversed(load(z, size &- k &- 7)), mi = reversed(load(z, zStride &+ size &- k &- 7))
             let ar = zr + mr, ai = zi - mi
             let br = zi + mi, bi = mr - zr
-            // s += x·h as fused multiply-adds where the build has them.
-            @inline(__always) func multiplyAdd(_ row: Int, _ xr: V, _ xi: V, _ hr: V, _ hi: V) {
-                let re = (row &* b &+ k) &* f, im = ((row &+ 1) &* b &+ k) &* f
-                let sr = s.loadUnaligned(fromByteOffset: re, as: V.self), si = s.loadUnaligned(fromByteOffset: im, as: V.self)
-                s.storeBytes(of: sr.addingProduct(xr, hr).addingProduct(-xi, hi), toByteOffset: re, as: V.self)
-                s.storeBytes(of: si.addingProduct(xr, hi).addingProduct(xi, hr), toByteOffset: im, as: V.self)
+            // Each ear's sums loaded and stored once for both voices; s += x·h as fused
+            // multiply-adds where the build has them.
+            @inline(__always) func multiplyAdd(_ sum: inout (V, V), _ xr: V, _ xi: V, _ hr: V, _ hi: V) {
+                sum.0 = sum.0.addingProduct(xr, hr).addingProduct(-xi, hi)
+                sum.1 = sum.1.addingProduct(xr, hi).addingProduct(xi, hr)
             }
-            @inline(__always) func voice(_ xr: V, _ xi: V, _ current: UnsafePointer<Float>, _ next: UnsafePointer<Float>?) {
-                let h = UnsafeRawPointer(current)
-                let hlr = load(h, k), hli = load(h, b &+ k), hrr = load(h, 2 &* b &+ k), hri = load(h, 3 &* b &+ k)
-                multiplyAdd(0, xr, xi, hlr, hli)
-                multiplyAdd(2, xr, xi, hrr, hri)
-                if let next {
-                    let n = UnsafeRawPointer(next)
-                    multiplyAdd(4, xr, xi, load(n, k) - hlr, load(n, b &+ k) - hli)
-                    multiplyAdd(6, xr, xi, load(n, 2 &* b &+ k) - hrr, load(n, 3 &* b &+ k) - hri)
+            @inline(__always) func sum(_ row: Int) -> (V, V) {
+                (s.loadUnaligned(fromByteOffset: (row &* b &+ k) &* f, as: V.self),
+                 s.loadUnaligned(fromByteOffset: ((row &+ 1) &* b &+ k) &* f, as: V.self))
+            }
+            @inline(__always) func store(_ row: Int, _ v: (V, V)) {
+                s.storeBytes(of: v.0, toByteOffset: (row &* b &+ k) &* f, as: V.self)
+                s.storeBytes(of: v.1, toByteOffset: ((row &+ 1) &* b &+ k) &* f, as: V.self)
+            }
+            @inline(__always) func filter(_ p: UnsafePointer<Float>, _ row: Int) -> (V, V) {
+                let r = UnsafeRawPointer(p)
+                return (load(r, row &* b &+ k), load(r, (row &+ 1) &* b &+ k))
+            }
+            let haL = filter(currentA, 0), haR = filter(currentA, 2)
+            var left = sum(0), right = sum(2)
+            multiplyAdd(&left, ar, ai, haL.0, haL.1)
+            multiplyAdd(&right, ar, ai, haR.0, haR.1)
+            var hbL = (V(), V()), hbR = (V(), V())
+            if let currentB {
+                hbL = filter(currentB, 0)
+                hbR = filter(currentB, 2)
+                multiplyAdd(&left, br, bi, hbL.0, hbL.1)
+                multiplyAdd(&right, br, bi, hbR.0, hbR.1)
+            }
+            store(0, left)
+            store(2, right)
+            if nextA != nil || nextB != nil {
+                var changeLeft = sum(4), changeRight = sum(6)
+                if let nextA {
+                    let nL = filter(nextA, 0), nR = filter(nextA, 2)
+                    multiplyAdd(&changeLeft, ar, ai, nL.0 - haL.0, nL.1 - haL.1)
+                    multiplyAdd(&changeRight, ar, ai, nR.0 - haR.0, nR.1 - haR.1)
                 }
+                if let nextB {
+                    let nL = filter(nextB, 0), nR = filter(nextB, 2)
+                    multiplyAdd(&changeLeft, br, bi, nL.0 - hbL.0, nL.1 - hbL.1)
+                    multiplyAdd(&changeRight, br, bi, nR.0 - hbR.0, nR.1 - hbR.1)
+                }
+                store(4, changeLeft)
+                store(6, changeRight)
             }
-            voice(ar, ai, currentA, nextA)
-            if let currentB { voice(br, bi, currentB, nextB) }
             k &+= 8
         }
     }
