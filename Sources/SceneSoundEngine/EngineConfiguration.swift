@@ -12,8 +12,8 @@ public enum SpatialMode: String, CaseIterable, Sendable {
 
 public struct EngineConfiguration: Sendable {
     public var sampleRateHz: Double
-    /// The render quantum. At least 128: every filter change is crossfaded over one
-    /// sub-block, and a crossfade shorter than 128 samples would be audible.
+    /// The render quantum. At least 128: every filter change is crossfaded over one voice
+    /// span (at least a sub-block), and a crossfade shorter than 128 samples would be audible.
     public var blockFrames: Int
     public var room: Room
     public var distanceModel: DistanceModel
@@ -46,13 +46,13 @@ public struct EngineConfiguration: Sendable {
     }
 
     /// Sub-blocks per block: as many as fit while each stays at least 128 frames, so that
-    /// positions update every ~2.7 ms at 48 kHz.
+    /// the bus turns with the head every ~2.7 ms at 48 kHz.
     public var subBlockCount: Int { max(1, blockFrames / 128) }
 
     /// Frames the per-source HRTF voices render at a time (one partition of their
     /// frequency-domain convolution, SpectralVoiceMix): two sub-blocks where they pair up
     /// (256 at the default block), else one. Longer spans cost less per frame and fade
-    /// filter changes over longer; the delays still glide sample by sample.
+    /// filter changes over longer.
     public static func voiceSpanFrames(blockFrames: Int) -> Int {
         let count = max(1, blockFrames / 128), sub = blockFrames / count
         return count % 2 == 0 ? 2 * sub : sub
