@@ -38,8 +38,9 @@ public final class RenderSource {
     /// Frames of silence rendered since the input finished (to let filters and delays ring out).
     var framesSinceEnd = 0
 
+    /// `maximumFrames`: the engine's block (its voices render in spans of it).
     public init(input: SourceInput, channelCount: Int, mode: SpatialMode, channelPositions: [Vector3],
-                gain: Float, hrtf: HRTFSet, maximumFrames: Int, kernels: RenderKernels = .fastest) {
+                gain: Float, hrtf: HRTFSet, maximumFrames: Int) {
         precondition((1...2).contains(channelCount) && channelPositions.count == channelCount)
         self.input = input
         self.channelCount = channelCount
@@ -47,7 +48,8 @@ public final class RenderSource {
         self.channelPositions = channelPositions
         self.gain = gain
         appliedGain = gain
-        voices = (0..<channelCount).map { _ in BinauralVoice(hrtf: hrtf, maximumFrames: maximumFrames, kernels: kernels) }
+        let span = EngineConfiguration.voiceSpanFrames(blockFrames: maximumFrames)
+        voices = (0..<channelCount).map { _ in BinauralVoice(hrtf: hrtf, partitionFrames: span) }
         busVoices = (0..<channelCount).map { _ in
             AmbisonicBusVoice(maximumDelaySamples: hrtf.maximumDelaySamples, maximumFrames: maximumFrames)
         }
