@@ -38,16 +38,16 @@ public final class BinauralVoice {
     /// mix may still hold stays untouched until the next span).
     private let buffer: UnsafeMutablePointer<Float>
     private let bufferLength: Int
-    private var windowOffset = 0
+    @exclusivity(unchecked) private var windowOffset = 0
     /// Filter spectra as SpectralVoiceMix lays them out.
-    private var filters: (current: UnsafeMutablePointer<Float>, next: UnsafeMutablePointer<Float>)
-    private var lowpass = OnePoleLowpass()
-    private var state: BinauralTarget?
+    @exclusivity(unchecked) private var filters: (current: UnsafeMutablePointer<Float>, next: UnsafeMutablePointer<Float>)
+    @exclusivity(unchecked) private var lowpass = OnePoleLowpass()
+    @exclusivity(unchecked) private var state: BinauralTarget?
     /// The direction the current filters were interpolated for.
-    private var filterDirection: (azimuthDegrees: Double, elevationDegrees: Double) = (0, 0)
+    @exclusivity(unchecked) private var filterDirection: (azimuthDegrees: Double, elevationDegrees: Double) = (0, 0)
     /// How far a source may move before its filters and delays are re-interpolated (and
     /// crossfaded).
-    public var filterUpdateThresholdDegrees = 1.0
+    @exclusivity(unchecked) public var filterUpdateThresholdDegrees = 1.0
 
     /// `partitionFrames`: the span of the SpectralVoiceMix it will render into.
     public init(hrtf: HRTFSet, partitionFrames: Int) {

@@ -42,7 +42,7 @@ public final class SpectralVoiceMix {
     let spectrum: UnsafeMutablePointer<Float>
     /// A voice waiting for a partner to share a transform with: its input window and filters.
     private let silence: UnsafeMutablePointer<Float>
-    private var pending: (window: UnsafePointer<Float>, current: UnsafePointer<Float>, next: UnsafePointer<Float>?)?
+    @exclusivity(unchecked) private var pending: (window: UnsafePointer<Float>, current: UnsafePointer<Float>, next: UnsafePointer<Float>?)?
     /// Delays as spectra: row m holds e^(−2πi·k·m/size), k = 0 … size/2 (real, then imaginary
     /// rows of `binStride`), m = 0 … filterLength − taps.
     private let delayRows: UnsafeMutablePointer<Float>
@@ -52,10 +52,10 @@ public final class SpectralVoiceMix {
     let scratch: UnsafeMutablePointer<Float>
     /// Filter spectra per grid node of the HRTF set it was made for (`filterFloats` each),
     /// so that a voice's new filters are a weighted sum of four, as the set's own filters are.
-    private var nodeSpectra: UnsafeMutablePointer<Float>?
-    private var nodeSpectraSet: ObjectIdentifier?
-    private var voicesThisSpan = 0
-    private var crossfadesThisSpan = 0
+    @exclusivity(unchecked) private var nodeSpectra: UnsafeMutablePointer<Float>?
+    @exclusivity(unchecked) private var nodeSpectraSet: ObjectIdentifier?
+    @exclusivity(unchecked) private var voicesThisSpan = 0
+    @exclusivity(unchecked) private var crossfadesThisSpan = 0
 
     public static func filterLength(taps: Int, maximumDelaySamples: Float) -> Int {
         taps + Int(max(1, maximumDelaySamples).rounded(.up)) + 3

@@ -9,11 +9,11 @@ import SceneSoundPlatform
 public final class SpatialRenderer {
     public let configuration: EngineConfiguration
     public let hrtf: HRTFSet
-    public private(set) var sources: ContiguousArray<RenderSource>
+    @exclusivity(unchecked) public private(set) var sources: ContiguousArray<RenderSource>
     public let maximumSources: Int
 
-    private var previousPose = HeadPose.neutral
-    private var targetPose = HeadPose.neutral
+    @exclusivity(unchecked) private var previousPose = HeadPose.neutral
+    @exclusivity(unchecked) private var targetPose = HeadPose.neutral
     private let subBlockFrames: Int
     private let left: UnsafeMutablePointer<Float>
     private let right: UnsafeMutablePointer<Float>
@@ -259,8 +259,8 @@ public final class SpatialRenderer {
             source.path.voiceSilentFrames = min(source.path.voiceSilentFrames + frames, Int(Int32.max))
         }
     }
-    private var busMixStart: Float = 0
-    private var voicesWereIdle = false
+    @exclusivity(unchecked) private var busMixStart: Float = 0
+    @exclusivity(unchecked) private var voicesWereIdle = false
 
     /// One channel's sub-block on the HRTF voice, the bus, or both while a move crossfades
     /// (linearly: the two renderings of one source are coherent, so amplitudes add).
