@@ -15,8 +15,8 @@ public final class RingInput: SourceInput, @unchecked Sendable {
     private let idle = Atomic<Bool>(true)
     /// The mean square of what was read, smoothed over `levelTimeConstantFrames` (render
     /// thread only), and its bits published for readers on other threads.
-    private var meanSquare = 0.0
-    private var blocksSinceMetered = 0
+    @exclusivity(unchecked) private var meanSquare = 0.0
+    @exclusivity(unchecked) private var blocksSinceMetered = 0
     static let meteredBlockInterval = 4
     private let publishedMeanSquareBits = Atomic<UInt64>(0)
     /// A quarter second at 48 kHz: long enough to read steadily, short enough to follow.

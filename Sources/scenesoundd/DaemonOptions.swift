@@ -42,6 +42,10 @@ struct DaemonOptions: ParsableCommand {
     @Option(help: "Late reverb for externalisation: none, small or medium.")
     var room: Room = .small
 
+    @Option(name: .customLong("hrtf-voices"), parsing: .unconditional,
+            help: ArgumentHelp("Most sources rendered on their own HRTF voices (a stereo stream takes two); the rest share the ambisonic bus (0 to 2048; 0 = the bus alone).", valueName: "N"))
+    var maximumHRTFVoices: Int = EngineConfiguration.defaultMaximumHRTFVoices
+
     @Option(name: .customLong("max-clients"), parsing: .unconditional, help: "Most clients connected at once.")
     var maximumClients: Int = 64
 
@@ -92,6 +96,10 @@ struct DaemonOptions: ParsableCommand {
               blockFrames % EngineConfiguration(blockFrames: blockFrames).subBlockCount == 0
         else {
             throw ValidationError("--block \(blockFrames) is not usable (accepted: 128 to 8192 frames that split into equal parts of at least 128, e.g. 256 or 480)")
+        }
+        guard EngineConfiguration.maximumHRTFVoicesRange.contains(maximumHRTFVoices) else {
+            let range = EngineConfiguration.maximumHRTFVoicesRange
+            throw ValidationError("--hrtf-voices \(maximumHRTFVoices) is out of range (accepted: \(range.lowerBound) to \(range.upperBound))")
         }
         guard (1...4096).contains(maximumClients) else {
             throw ValidationError("--max-clients \(maximumClients) is out of range (accepted: 1 to 4096)")
