@@ -52,17 +52,17 @@ public final class AmbisonicBus {
     private let head: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>)
     private let headStride: Int
     /// Per ear, the sources encoded into the current sub-block, added to the field together.
-    private var terms: (EncodeTerms, EncodeTerms)
-    private var termsOffset = 0
-    private var termsFrames = 0
+    @exclusivity(unchecked) private var terms: (EncodeTerms, EncodeTerms)
+    @exclusivity(unchecked) private var termsOffset = 0
+    @exclusivity(unchecked) private var termsFrames = 0
     /// Scratch for the decoder.
     private let scratch: UnsafeMutablePointer<Float>
     private let rotator = AmbisonicRotator()
-    private var matrices: (start: UnsafeMutablePointer<Float>, end: UnsafeMutablePointer<Float>)
-    private var matrixIsCurrent = false
-    private var encodedThisBlock = false
+    @exclusivity(unchecked) private var matrices: (start: UnsafeMutablePointer<Float>, end: UnsafeMutablePointer<Float>)
+    @exclusivity(unchecked) private var matrixIsCurrent = false
+    @exclusivity(unchecked) private var encodedThisBlock = false
     /// Frames of the head-frame history that may still be non-zero (the decoder rings out).
-    private var ringingFrames = 0
+    @exclusivity(unchecked) private var ringingFrames = 0
 
     private let kernels: RenderKernels
 

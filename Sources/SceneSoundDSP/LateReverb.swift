@@ -97,9 +97,9 @@ public final class LateReverb {
     private let earOutput: UnsafeMutablePointer<Float>
     private let preDelay: UnsafeMutablePointer<Float>
     private let preDelayLength: Int
-    private var preDelayPosition = 0
+    @exclusivity(unchecked) private var preDelayPosition = 0
     private let dampingCoefficient: Float
-    private var dampingState: SIMD2<Float> = [0, 0]
+    @exclusivity(unchecked) private var dampingState: SIMD2<Float> = [0, 0]
     /// The diffusers, then the four tails, `tailLength` sections each.
     private let sections: UnsafeMutablePointer<Section>
     private let sectionCount: Int
@@ -107,11 +107,11 @@ public final class LateReverb {
     private let tailLength: Int
     private let storage: UnsafeMutablePointer<Float>
     /// (cos, sin) of ω₁t and ω₂t, turned by their steps each sample.
-    private var midRotation: SIMD2<Float> = [1, 0], sideRotation: SIMD2<Float> = [1, 0]
+    @exclusivity(unchecked) private var midRotation: SIMD2<Float> = [1, 0], sideRotation: SIMD2<Float> = [1, 0]
     private let midStep: SIMD2<Float>, sideStep: SIMD2<Float>
     /// S's second-order Butterworth high-pass (direct form I).
     private let highpass: (b0: Float, b1: Float, b2: Float, a1: Float, a2: Float)
-    private var highpassState: (x1: Float, x2: Float, y1: Float, y2: Float) = (0, 0, 0, 0)
+    @exclusivity(unchecked) private var highpassState: (x1: Float, x2: Float, y1: Float, y2: Float) = (0, 0, 0, 0)
     /// Applied to M and to S: each ear gets two flat tails' worth of energy.
     private let wetGain: Float
 

@@ -275,41 +275,25 @@ enum ProcessAncestry {
 }
 
 extension CapturedAppStreams {
-    /// What `status` and `scenesound apps` show. Event-loop confined.
-    struct Status {
-        struct Stream {
-            var app: App
-            var sceneID: String
-            var windowID: UInt32?
-            var azimuthDegrees: Double
-            /// Queued in the ring right now, plus the capture's fragment: what the capture adds
-            /// on top of the app's own buffer and the output's.
-            var addedLatencySeconds: Double
-            var starvedSeconds: Double
-            var droppedSeconds: Double
-        }
-
-        var state: String
-        var excluded: [String]
-        var started: Int
-        var ended: Int
-        var streams: [Stream]
-    }
-
-    var status: Status {
+    /// The `apps` section of the status document (`scenesound apps`). Event-loop confined.
+    var status: StatusDocument.Apps {
         let rate = server.engine.configuration.sampleRateHz
-        let streams = currentEntries.map { entry -> Status.Stream in
+        let streams = currentEntries.map { entry -> StatusDocument.AppStream in
             let sceneID = entry.sceneID.isEmpty ? entry.anchorPID.map(SceneRegistry.processSceneID) ?? "" : entry.sceneID
             let scene = server.scenes.scenes[sceneID]
             let position = SphericalPosition(cartesian: scene?.position ?? server.scenes.defaultPosition)
-            return Status.Stream(
-                app: entry.app, sceneID: sceneID, windowID: scene?.window?.windowID ?? entry.app.windowID,
+            let window = scene?.window?.windowID ?? entry.app.windowID
+            return StatusDocument.AppStream(
+                application: entry.app.applicationName, binary: entry.app.binary, pid: entry.app.processID.map(Int.init),
+                kind: entry.app.kind.rawValue, eventID: entry.app.eventID,
+                window: window.map { "0x" + String($0, radix: 16) }, title: scene?.window?.title, scene: sceneID,
                 azimuthDegrees: position.azimuthDegrees,
                 addedLatencySeconds: Double(entry.feed.ring.availableFrames) / rate + Self.fragmentSeconds,
                 starvedSeconds: Double(entry.feed.input.starvedFrameCount) / rate,
                 droppedSeconds: Double(entry.feed.droppedFrameCount) / rate)
         }
-        return Status(state: captureState, excluded: excluded, started: startedCount, ended: endedCount, streams: streams)
+        return StatusDocument.Apps(state: captureState, started: startedCount, ended: endedCount, excluded: excluded,
+                                   streams: streams)
     }
 
     /// The capture's record fragment (AppCapture's default), part of the latency it adds.

@@ -31,7 +31,7 @@ public final class SoundServer: @unchecked Sendable {
     public let engine: Engine
     public let output: OutputBackend
     let logger: Logger
-    let hrtfDescription: JSONValue
+    let hrtfStatus: StatusDocument.HRTF
     let eventLoop: EventLoop
     private let group: MultiThreadedEventLoopGroup
     private var serverChannel: Channel?
@@ -62,12 +62,8 @@ public final class SoundServer: @unchecked Sendable {
         self.logger = logger
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         eventLoop = group.next()
-        hrtfDescription = .object([
-            ("path", .string(hrtfPath)),
-            ("measurements", .integer(engine.hrtf.measurementCount)),
-            ("filter_taps", .integer(engine.hrtf.filterTaps)),
-            ("rate_hz", .number(engine.hrtf.sampleRateHz)),
-        ])
+        hrtfStatus = StatusDocument.HRTF(path: hrtfPath, measurements: engine.hrtf.measurementCount,
+                                         filterTaps: engine.hrtf.filterTaps, rateHz: engine.hrtf.sampleRateHz)
     }
 
     /// Binds the socket (directory 0700, socket 0600) and starts serving.
@@ -306,7 +302,7 @@ public final class SoundServer: @unchecked Sendable {
         }
     }
 
-    func statusDocument() -> JSONValue {
+    func statusDocument() -> StatusDocument {
         StatusReport(server: self, sessions: Array(sessions.values), startTime: startTime).document
     }
 }

@@ -101,7 +101,9 @@ struct AppsListCommand: ParsableCommand {
         }
         let apps = status["apps"] as? [String: Any]
         if json {
-            let data = try JSONSerialization.data(withJSONObject: apps ?? [:], options: [.sortedKeys])
+            // The status document's apps section; null when the capture is off.
+            guard let apps else { return print("null") }
+            let data = try JSONSerialization.data(withJSONObject: apps, options: [.sortedKeys, .withoutEscapingSlashes])
             print(String(decoding: data, as: UTF8.self))
             return
         }
@@ -115,7 +117,7 @@ struct AppsSummary {
     let excludedHere: [String]
 
     var rendered: String {
-        guard let apps, apps["enabled"] as? Bool == true else {
+        guard let apps else {
             return "app capture is off (start scenesoundd with --capture-apps)"
                 + (excludedHere.isEmpty ? "" : "\nexcluded: \(excludedHere.joined(separator: ", "))")
         }
@@ -125,7 +127,7 @@ struct AppsSummary {
             let name = stream["application"] as? String ?? "?"
             let binary = stream["binary"] as? String ?? "?"
             let pid = (stream["pid"] as? Int).map { "pid \($0)" } ?? "no pid"
-            let window = (stream["window_id"] as? Int).map { "window 0x\(String($0, radix: 16))" } ?? "no window"
+            let window = (stream["window"] as? String).map { "window \($0)" + ((stream["title"] as? String).map { " \"\($0)\"" } ?? "") } ?? "no window"
             let azimuth = (stream["azimuth_degrees"] as? Double).map { String(format: "az %.1f°", $0) } ?? ""
             let latency = (stream["added_latency_seconds"] as? Double).map { String(format: "+%.0f ms", $0 * 1000) } ?? ""
             lines.append("  \(name) (\(binary), \(pid))  \(stream["kind"] as? String ?? "")  \(window)  \(azimuth)  \(latency)")

@@ -12,13 +12,13 @@ struct RenderingOptions: ParsableArguments {
     @Option(name: .customLong("hrtf"), help: ArgumentHelp("The HRTF set (any AES69 SOFA file).", valueName: "FILE.sofa"))
     var hrtfPath: String = SOFAFile.defaultPath
 
-    @Option(name: .customLong("rate"), help: ArgumentHelp("Output sample rate.", valueName: "HZ"))
+    @Option(name: .customLong("rate"), parsing: .unconditional, help: ArgumentHelp("Output sample rate.", valueName: "HZ"))
     var rateHz: Int = 48000
 
-    @Option(name: .customLong("block"), help: ArgumentHelp("Render quantum in frames (128–8192, a multiple of 128 above 256).", valueName: "FRAMES"))
+    @Option(name: .customLong("block"), parsing: .unconditional, help: ArgumentHelp("Render quantum in frames (128–8192, a multiple of 128 above 256).", valueName: "FRAMES"))
     var blockFrames: Int = 256
 
-    @Option(name: .customLong("hrtf-voices"),
+    @Option(name: .customLong("hrtf-voices"), parsing: .unconditional,
             help: ArgumentHelp("The cap on per-source HRTF voices; the rest go to the ambisonic bus (0: the bus alone).",
                                valueName: "N"))
     var maximumHRTFVoices: Int = EngineConfiguration().maximumHRTFVoices
@@ -63,19 +63,19 @@ struct RenderCommand: ParsableCommand {
     @Option(name: [.customShort("o"), .customLong("output")], help: ArgumentHelp("Output WAV file.", valueName: "OUT.wav"))
     var outputPath: String
 
-    @Option(name: .customLong("azimuth"), help: ArgumentHelp("Source azimuth in degrees.", valueName: "DEG"))
+    @Option(name: .customLong("azimuth"), parsing: .unconditional, help: ArgumentHelp("Source azimuth in degrees.", valueName: "DEG"))
     var azimuthDegrees: Double = 0
 
-    @Option(name: .customLong("elevation"), help: ArgumentHelp("Source elevation in degrees.", valueName: "DEG"))
+    @Option(name: .customLong("elevation"), parsing: .unconditional, help: ArgumentHelp("Source elevation in degrees.", valueName: "DEG"))
     var elevationDegrees: Double = 0
 
-    @Option(name: .customLong("distance"), help: ArgumentHelp("Source distance in metres.", valueName: "M"))
+    @Option(name: .customLong("distance"), parsing: .unconditional, help: ArgumentHelp("Source distance in metres.", valueName: "M"))
     var distanceMetres: Double = 1
 
-    @Option(name: .customLong("head-yaw"), help: ArgumentHelp("Head yaw at the start, degrees (+ = turned left).", valueName: "DEG"))
+    @Option(name: .customLong("head-yaw"), parsing: .unconditional, help: ArgumentHelp("Head yaw at the start, degrees (+ = turned left).", valueName: "DEG"))
     var headYawDegrees: Double = 0
 
-    @Option(name: .customLong("yaw-rate"), help: ArgumentHelp("Head turning speed, degrees per second.", valueName: "DEG_PER_S"))
+    @Option(name: .customLong("yaw-rate"), parsing: .unconditional, help: ArgumentHelp("Head turning speed, degrees per second.", valueName: "DEG_PER_S"))
     var yawRateDegreesPerSecond: Double = 0
 
     @Option(name: .customLong("room"), help: "Late reverb for externalisation: none, small or medium.")

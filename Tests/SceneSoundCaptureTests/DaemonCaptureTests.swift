@@ -193,7 +193,7 @@ import Testing
         #expect(cues.itdMicroseconds > 100, "after the window closed: \(cues)")
         #expect(desk.daemon.isRunning)
         let (status, text) = desk.cli(["apps", "--json", "--socket", desk.socket])
-        #expect(status == 0 && text.contains("\"window_id\":\(window)"), "\(text)")
+        #expect(status == 0 && text.contains("\"window\":\"0x\(String(window, radix: 16))\""), "\(text)")
     }
 
     @Test(arguments: PrivateSoundServer.Kind.allCases)
