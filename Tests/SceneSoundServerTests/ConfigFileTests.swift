@@ -30,6 +30,10 @@ import Testing
         ("sample_cache_bytes = 10", "key 'sample_cache_bytes'", "1048576"),
         ("hrtf_voices = 5000", "key 'hrtf_voices'", "0 to 2048"),
         ("hrtf_voices = -1", "key 'hrtf_voices'", "0 to 2048"),
+        ("capture_exclude = \"firefox\"", "key 'capture_exclude' must be an array of strings", ""),
+        ("capture_exclude = [\"mpv\", 3]", "key 'capture_exclude' must be an array of strings", ""),
+        ("capture_exclude = [\" \"]", "key 'capture_exclude'", "a binary or application name"),
+        ("capture_apps = \"yes\"", "key 'capture_apps' must be true or false", ""),
     ])
     func badValuesNameTheKeyAndTheAcceptedValues(line: String, names: String, accepted: String) throws {
         let dir = NSTemporaryDirectory() + "scenesound-config-\(UUID().uuidString.prefix(8))"
