@@ -151,6 +151,17 @@ import Testing
         #expect(consumer.startedStreams.count == 1)
     }
 
+    /// A server picks a null sink as the default when the real one goes (a headset unplugged);
+    /// ours must not stay the default, or the mix would play into itself.
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func theCaptureSinkNeverStaysTheDefault(kind: PrivateSoundServer.Kind) throws {
+        let fixture = try Fixture(kind)
+        try fixture.startCapturing()
+        try fixture.server.pactl(["set-default-sink", CaptureSinkProperties.sinkName])
+        #expect(try waitUntil(timeoutSeconds: 3) { try fixture.server.defaultSinkName() == PrivateSoundServer.sinkName },
+                "default is \((try? fixture.server.defaultSinkName()) ?? "?")")
+    }
+
     @Test(arguments: PrivateSoundServer.Kind.allCases)
     func aStartingCaptureSweepsWhatACrashedOneLeft(kind: PrivateSoundServer.Kind) throws {
         let fixture = try Fixture(kind, guarded: false)
