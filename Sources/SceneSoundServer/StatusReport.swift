@@ -5,24 +5,24 @@ import SceneSoundEngine
 /// The document behind `scenesound status --json`: server, output, HRTF, head, scenes,
 /// streams, render load and health counters.
 struct StatusReport {
-    let server: SoundServer
-    let sessions: [ClientSession]
-    let startTime: Date
+    let core: ServerCore
 
     var document: JSONValue {
-        let engine = server.engine
+        let sessions = core.sessions.all
+        let startTime = core.startTime
+        let engine = core.engine
         let configuration = engine.configuration
-        let output = server.output.status
+        let output = core.outputStatus()
         let blockSeconds = Double(configuration.blockFrames) / configuration.sampleRateHz
         let slowestBlockCPU: JSONValue = output.slowestBlock.map { .number($0.cpuSeconds) } ?? .null
         let slowestBlockAt: JSONValue = output.slowestBlock.map { .number($0.atSeconds) } ?? .null
 
         return .object([
             ("server", .object([
-                ("version", .string(server.configuration.serverName)),
+                ("version", .string(core.configuration.serverName)),
                 ("pid", .integer(Int(getpid()))),
                 ("uptime_seconds", .number(Date().timeIntervalSince(startTime))),
-                ("socket", .string(server.configuration.socketPath)),
+                ("socket", .string(core.configuration.socketPath)),
                 ("clients", .integer(sessions.count)),
             ])),
             ("output", .object([
@@ -40,15 +40,15 @@ struct StatusReport {
                 ("last_error", output.lastError.map(JSONValue.string) ?? .null),
                 ("rendered_seconds", .number(Double(engine.renderedFrames) / configuration.sampleRateHz)),
             ])),
-            ("hrtf", server.hrtfDescription),
-            ("head", .object(server.head.statusFields + [
+            ("hrtf", core.hrtfDescription),
+            ("head", .object(core.head.statusFields + [
                 ("motion_to_sound_seconds", motionToSound(output.latencySeconds)),
             ])),
-            ("display", .object(server.windows?.displayFields ?? [("connected", .bool(false)), ("tracking", .bool(false))])),
-            ("monitors", server.windows?.monitorsDocument ?? .array([])),
-            ("scenes", .array(server.scenes.sortedScenes.map(scene))),
+            ("display", .object(core.scenes.windows?.displayFields ?? [("connected", .bool(false)), ("tracking", .bool(false))])),
+            ("monitors", core.scenes.windows?.monitorsDocument ?? .array([])),
+            ("scenes", .array(core.scenes.registry.sortedScenes.map(scene))),
             ("streams", .array(sessions.flatMap { session in
-                session.streams.values.sorted { $0.id < $1.id }.map { stream(session, $0) }
+                session.streams.streams.values.sorted { $0.id < $1.id }.map { stream(session, $0) }
             })),
             ("render", .object([
                 ("load", .number(engine.renderLoad)),
@@ -59,14 +59,17 @@ struct StatusReport {
                 ("kernels", .string(RenderKernels.fastest.name)),
             ])),
             ("health", .object([
-                ("connections", .integer(server.counters.connections)),
-                ("refused_connections", .integer(server.counters.refusedConnections)),
-                ("stalled_clients_dropped", .integer(server.counters.stalledClients)),
-                ("rate_limited_messages", .integer(server.counters.rateLimitedMessages)),
+                ("connections", .integer(core.counters.connections)),
+                ("refused_connections", .integer(core.counters.refusedConnections)),
+                ("stalled_clients_dropped", .integer(core.counters.stalledClients)),
+                ("rate_limited_messages", .integer(core.counters.rateLimitedMessages)),
                 ("governor_moves_to_bus", .integer(engine.governorMovesToBus)),
                 ("governor_moves_to_hrtf", .integer(engine.governorMovesToHRTF)),
-                ("rejected_frames", .integer(server.counters.rejectedFrames)),
+                ("rejected_frames", .integer(core.counters.rejectedFrames)),
                 ("dropped_engine_events", .integer(engine.droppedEventCount)),
+                ("engine_commands_deferred", .integer(core.commands.deferredCount)),
+                ("engine_commands_waiting", .integer(core.commands.waitingCount)),
+                ("requests_refused_engine_behind", .integer(core.commands.refusedRequests)),
                 ("underruns", .integer(output.underruns)),
                 ("reconnects", .integer(output.reconnects)),
             ])),
@@ -75,9 +78,9 @@ struct StatusReport {
 
     /// Pose arrival → render thread, plus the limiter's look-ahead and the output's own latency.
     private func motionToSound(_ outputLatency: Double?) -> JSONValue {
-        guard case .number(let render)? = server.head.statusFields.first(where: { $0.0 == "motion_to_render_seconds" })?.1
+        guard case .number(let render)? = core.head.statusFields.first(where: { $0.0 == "motion_to_render_seconds" })?.1
         else { return .null }
-        let lookAhead = Double(server.engine.renderer.latencyFrames) / server.engine.configuration.sampleRateHz
+        let lookAhead = Double(core.engine.renderer.latencyFrames) / core.engine.configuration.sampleRateHz
         return .number(render + lookAhead + (outputLatency ?? 0))
     }
 
@@ -108,7 +111,7 @@ struct StatusReport {
     }
 
     private func stream(_ session: ClientSession, _ stream: ServerStream) -> JSONValue {
-        let rate = server.engine.configuration.sampleRateHz
+        let rate = core.engine.configuration.sampleRateHz
         let state: String
         if stream.defunctCode != nil { state = "failed" }
         else if !stream.pendingDrains.isEmpty { state = "draining" }
@@ -120,7 +123,7 @@ struct StatusReport {
             ("kind", .string("\(stream.kind)")),
             ("scene", .string(stream.sceneID)),
             ("state", .string(state)),
-            ("spatial", .string(SoundServer.engineMode(stream.spatialMode).rawValue)),
+            ("spatial", .string(EngineStreams.engineMode(stream.spatialMode).rawValue)),
             ("volume_db", .number(Double(stream.volumeDecibels))),
             ("format", .string("\(stream.format.sampleFormat) \(stream.format.channels)ch \(stream.format.rateHz)Hz")),
             ("buffered_seconds", .number(Double(stream.ring.availableFrames) / rate)),
