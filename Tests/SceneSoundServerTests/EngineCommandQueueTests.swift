@@ -95,7 +95,7 @@ import SceneSoundProtocol
         for id in 1...5 as ClosedRange<UInt32> { commands.push(.removeStream(id)) }
         #expect(commands.waitingCount == 3 && commands.deferredCount == 3)
         var seen: [UInt32] = []
-        while seen.count < 5 {
+        for _ in 0..<5 where seen.count < 5 {
             while let command = queue.pop() { if case .removeStream(let id) = command { seen.append(id) } }
             commands.flush()
         }
