@@ -30,6 +30,8 @@ final class SamplePlayback {
     private let commands: EngineCommandQueue
     /// Whether the audio output plays now (alerts flag their window when it does not).
     private let outputConnected: () -> Bool
+    /// The engine's output frames rendered so far (logged when a play is queued).
+    private let renderedFrames: () -> Int
     private let logger: Logger
     private var cache: SampleCache
     private var uploads: [UploadKey: SampleUploadAssembler] = [:]
@@ -41,7 +43,7 @@ final class SamplePlayback {
 
     init(configuration: SampleConfiguration, maximumSampleBytes: Int, engineRateHz: Double,
          engineStreams: EngineStreams, scenes: SceneDirectory, commands: EngineCommandQueue,
-         outputConnected: @escaping () -> Bool, logger: Logger) {
+         outputConnected: @escaping () -> Bool, renderedFrames: @escaping () -> Int, logger: Logger) {
         self.configuration = configuration
         self.maximumSampleBytes = maximumSampleBytes
         self.engineRateHz = engineRateHz
@@ -49,6 +51,7 @@ final class SamplePlayback {
         self.scenes = scenes
         self.commands = commands
         self.outputConnected = outputConnected
+        self.renderedFrames = renderedFrames
         self.logger = logger
         cache = SampleCache(capacityBytes: configuration.cacheBytes)
         coalescer = BurstCoalescer(windowSeconds: configuration.coalesceWindowSeconds)
@@ -135,7 +138,8 @@ final class SamplePlayback {
             throw ProtocolError(.limitExceeded, "the server plays \(engineStreams.maximumStreams) streams at most")
         }
         // The ring already holds the whole sound, so the first block after these commands
-        // plays it: the start latency is one render quantum at most.
+        // plays it: the start latency is one render quantum at most. The frame is read before
+        // the push: after it, the render thread may already have played the first block.
         let ring = AudioRing(capacityFrames: sample.frameCount, channelCount: sample.channelCount)
         sample.samples.withUnsafeBufferPointer { _ = ring.write($0.baseAddress!, frames: sample.frameCount) }
         let input = RingInput(ring: ring)
@@ -143,10 +147,11 @@ final class SamplePlayback {
         let stream = engineStreams.make(
             .play, input: input, channelCount: sample.channelCount, kind: request.kind, spatialMode: request.spatialMode,
             volumeDecibels: request.volumeDecibels, sceneIndex: scenes.index(for: request.sceneID, peerPID: session.peerPID))
+        let queuedFrame = renderedFrames()
         engineStreams.add(stream)
         commands.push(.notifyWhenDrained(stream.id, throughFrame: sample.frameCount))
         plays[stream.id] = ActivePlay(playID: playID, session: session, stream: stream)
-        logger.debug("play \(playID) '\(request.name)' (\(request.kind)) queued")
+        logger.debug("play \(playID) '\(request.name)' (\(request.kind)) queued at output frame \(queuedFrame)")
         if request.kind == .alert { requestAttention(for: request.sceneID, demanded: request.demandAttention) }
         return [OutboundFrame(message: .samplePlaying(SamplePlaying(playID: playID)), requestID: requestID)]
     }

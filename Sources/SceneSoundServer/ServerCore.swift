@@ -61,6 +61,7 @@ final class ServerCore: @unchecked Sendable {
         samples = SamplePlayback(configuration: configuration.samples, maximumSampleBytes: configuration.maximumSampleBytes,
                                  engineRateHz: engine.configuration.sampleRateHz, engineStreams: engineStreams,
                                  scenes: scenes, commands: commands, outputConnected: { outputStatus().connected },
+                                 renderedFrames: { engine.renderedFrames },
                                  logger: logger)
         hrtfDescription = .object([
             ("path", .string(hrtfPath)),
