@@ -251,6 +251,26 @@ import SceneSoundProtocol
         #expect(try client.takeAll().contains { $0.requestID == again && $0.message == .ok })
     }
 
+    @Test func aLoopReplaysWhatCameBeforeItsFirstDrainUntilClosed() throws {
+        let server = InProcessServer()
+        let client = try server.connect()
+        let stream = try client.openStream(Self.mono, loop: true)
+        try client.write(stream: stream, bytes: 100 * 2)
+        let drain = client.takeRequestID()
+        try client.send(.streamDrain(StreamReference(streamID: stream)), requestID: drain)
+        server.render(blocks: 2)
+        #expect(try client.takeAll().contains { $0.requestID == drain && $0.message == .ok })
+        // Forty blocks later (10 240 frames of a 100-frame loop) it still plays, topped up from
+        // its copy; it takes no more data and gets no more credit.
+        server.render(blocks: 40)
+        #expect(!(try client.takeAll().contains { if case .creditGranted = $0.message { true } else { false } }))
+        let streams = try server.status()["streams"] as? [[String: Any]] ?? []
+        #expect(streams.first?["state"] as? String == "playing" && streams.first?["loop"] as? Bool == true)
+        #expect(try client.request(.streamClose(StreamReference(streamID: stream))) == .ok)
+        server.render(blocks: 2)
+        #expect(server.core.engineStreams.count == 0)
+    }
+
     @Test func closingAStreamAnswersItsDrainAndFreesItInTheEngine() throws {
         let server = InProcessServer()
         let client = try server.connect()
