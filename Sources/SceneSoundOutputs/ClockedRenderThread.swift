@@ -10,8 +10,7 @@ final class ClockedRenderThread: @unchecked Sendable {
     private let running = Atomic<Bool>(false)
     private var thread: PlatformThread?
     /// The scheduling the render thread obtained (real-time where permitted).
-    var scheduling: ThreadScheduling { schedulingResult.current ?? .normal }
-    private let schedulingResult = OneShot<ThreadScheduling>()
+    let scheduling = RealtimeSchedulingRequest()
     private let engine: Engine
     private let deliver: (UnsafeMutablePointer<Float>, Int) -> Void
 
@@ -54,7 +53,7 @@ final class ClockedRenderThread: @unchecked Sendable {
     private let slowestBlockAtNanoseconds = Atomic<Int>(0)
 
     private func run() {
-        schedulingResult.fulfill(ThreadScheduling.requestRealtimeForCurrentThread())
+        scheduling.ensureRequestedOnCurrentThread()
         let block = engine.configuration.blockFrames
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: block * 2)
         defer { buffer.deallocate() }

@@ -18,6 +18,7 @@ public final class NullOutput: OutputBackend, @unchecked Sendable {
 
     public var status: OutputStatus {
         OutputStatus(kind: "null", underruns: thread?.lateBlockCount ?? 0, overloadedBlocks: thread?.overloadedBlockCount ?? 0,
-                     slowestBlock: thread?.slowestBlock)
+                     slowestBlock: thread?.slowestBlock,
+                     renderThreadScheduling: thread?.scheduling.obtained?.description)
     }
 }

@@ -22,12 +22,15 @@ public struct OutputStatus: Sendable {
     /// The most CPU time one block took to render, and when since the output started.
     public var slowestBlock: (cpuSeconds: Double, atSeconds: Double)?
     public var reconnects: Int
+    /// The rendering thread's scheduling (`SCHED_FIFO 20`, `nice -11`, `normal`); nil until it
+    /// has rendered a block.
+    public var renderThreadScheduling: String?
     /// The last error the backend met and survived, if any.
     public var lastError: String?
 
     public init(kind: String, target: String? = nil, connected: Bool = true, latencySeconds: Double? = nil,
                 underruns: Int = 0, overloadedBlocks: Int? = nil, slowestBlock: (cpuSeconds: Double, atSeconds: Double)? = nil,
-                reconnects: Int = 0, lastError: String? = nil) {
+                reconnects: Int = 0, renderThreadScheduling: String? = nil, lastError: String? = nil) {
         self.kind = kind
         self.target = target
         self.connected = connected
@@ -36,6 +39,7 @@ public struct OutputStatus: Sendable {
         self.overloadedBlocks = overloadedBlocks
         self.slowestBlock = slowestBlock
         self.reconnects = reconnects
+        self.renderThreadScheduling = renderThreadScheduling
         self.lastError = lastError
     }
 }

@@ -1,3 +1,4 @@
+import SceneSoundPlatform
 import SceneSoundEngine
 import SceneSoundPulse
 import Synchronization
@@ -12,6 +13,8 @@ public final class PulseAudioOutput: OutputBackend, @unchecked Sendable {
     private let connectedSink = Mutex<String?>(nil)
     private let lastEvent = Mutex<String?>(nil)
     private let onEvent: @Sendable (PulseOutput.Event) -> Void
+    /// libpulse's mainloop thread renders: it asks for real-time scheduling on its first block.
+    private let scheduling = RealtimeSchedulingRequest()
 
     public init(sinkName: String?, targetLatencySeconds: Double = 0.020,
                 onEvent: @escaping @Sendable (PulseOutput.Event) -> Void = { _ in }) {
@@ -29,7 +32,8 @@ public final class PulseAudioOutput: OutputBackend, @unchecked Sendable {
             self?.record(event)
         }
         do {
-            try pulse.start { buffer, _ in
+            try pulse.start { [scheduling] buffer, _ in
+                scheduling.ensureRequestedOnCurrentThread()
                 engine.render(into: buffer)
                 engine.markDelivered(throughFrame: engine.renderedFrames)
             }
@@ -56,6 +60,7 @@ public final class PulseAudioOutput: OutputBackend, @unchecked Sendable {
         return OutputStatus(kind: "pulse", target: sink ?? sinkName, connected: sink != nil,
                             latencySeconds: pulse?.measuredLatencySeconds,
                             underruns: pulse?.underrunCount ?? 0, reconnects: pulse?.reconnectCount ?? 0,
+                            renderThreadScheduling: scheduling.obtained?.description,
                             lastError: lastEvent.withLock { $0 })
     }
 }

@@ -99,6 +99,7 @@ public final class WavOutput: OutputBackend, @unchecked Sendable {
         OutputStatus(kind: "wav", target: path, connected: errorLock.withLock { $0 } == nil,
                      underruns: renderThread?.lateBlockCount ?? 0, overloadedBlocks: renderThread?.overloadedBlockCount ?? 0,
                      slowestBlock: renderThread?.slowestBlock,
+                     renderThreadScheduling: renderThread?.scheduling.obtained?.description,
                      lastError: errorLock.withLock { $0 } ?? overflowDescription)
     }
 }

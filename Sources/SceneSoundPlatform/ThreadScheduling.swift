@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// The scheduling a render thread obtained: real-time where the system permits it (root, or
 /// an `rtprio` limit), else the highest nice level permitted, else none. Status reports it so
@@ -45,5 +46,46 @@ package enum ThreadScheduling: Sendable, Equatable, CustomStringConvertible {
         case .niced(let level): "nice \(level)"
         case .normal: "normal"
         }
+    }
+}
+
+extension ThreadScheduling {
+    /// As one integer, for an atomic: 0 normal, 1…99 a FIFO priority, 100 − level when niced.
+    var code: Int {
+        switch self {
+        case .normal: 0
+        case .realtimeFIFO(let priority): Int(priority)
+        case .niced(let level): 100 - Int(level)
+        }
+    }
+
+    init(code: Int) {
+        switch code {
+        case 1...99: self = .realtimeFIFO(priority: Int32(code))
+        case 100...: self = .niced(level: Int32(100 - code))
+        default: self = .normal
+        }
+    }
+}
+
+/// Asks once, on whichever thread renders, for real-time scheduling, and keeps what it got
+/// where any thread can read it without a lock (status). For render callbacks on threads we do
+/// not create, such as libpulse's mainloop thread: the first block asks, every later block
+/// costs one relaxed atomic load.
+package final class RealtimeSchedulingRequest: Sendable {
+    private let obtainedCode = Atomic<Int>(-1)  // −1: not asked yet
+
+    package init() {}
+
+    @inline(__always)
+    package func ensureRequestedOnCurrentThread() {
+        guard obtainedCode.load(ordering: .relaxed) < 0 else { return }
+        obtainedCode.store(ThreadScheduling.requestRealtimeForCurrentThread().code, ordering: .relaxed)
+    }
+
+    /// What the rendering thread runs with; nil until it has rendered.
+    package var obtained: ThreadScheduling? {
+        let code = obtainedCode.load(ordering: .relaxed)
+        return code < 0 ? nil : ThreadScheduling(code: code)
     }
 }

@@ -16,6 +16,7 @@ struct StatusReport {
         let blockSeconds = Double(configuration.blockFrames) / configuration.sampleRateHz
         let slowestBlockCPU: JSONValue = output.slowestBlock.map { .number($0.cpuSeconds) } ?? .null
         let slowestBlockAt: JSONValue = output.slowestBlock.map { .number($0.atSeconds) } ?? .null
+        let renderThreadScheduling: JSONValue = output.renderThreadScheduling.map(JSONValue.string) ?? .null
 
         return .object([
             ("server", .object([
@@ -37,6 +38,7 @@ struct StatusReport {
                 ("slowest_block_cpu_seconds", slowestBlockCPU),
                 ("slowest_block_at_seconds", slowestBlockAt),
                 ("reconnects", .integer(output.reconnects)),
+                ("render_thread_scheduling", renderThreadScheduling),
                 ("last_error", output.lastError.map(JSONValue.string) ?? .null),
                 ("rendered_seconds", .number(Double(engine.renderedFrames) / configuration.sampleRateHz)),
             ])),

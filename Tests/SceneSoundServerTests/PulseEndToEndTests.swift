@@ -160,6 +160,12 @@ func levelDecibels(_ x: [Float], frequencyHz: Double, sampleRateHz: Double = 480
         guard case .statusReply(let reply) = status else { throw TestFailure("no status") }
         #expect(reply.json.contains("\"kind\":\"pulse\""))
         #expect(reply.json.contains("\"connected\":true"))
+        // libpulse's mainloop thread renders, and asked for real-time scheduling on its first
+        // block: as root (CI) it runs SCHED_FIFO, and status says so.
+        let output = try HeadTrackingTests.status(client)["output"] as? [String: Any] ?? [:]
+        let scheduling = output["render_thread_scheduling"] as? String
+        print("PulseAudio output render thread: \(scheduling ?? "unknown")")
+        if geteuid() == 0 { #expect(scheduling == "SCHED_FIFO 20") } else { #expect(scheduling != nil) }
     }
 
     @Test func twoClientsAtPlusAndMinusSixtyAreBothHeardOnTheirSides() throws {

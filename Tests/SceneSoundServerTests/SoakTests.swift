@@ -141,11 +141,10 @@ import SceneSoundProtocol
         print("soak \(Int(Self.seconds)) s (peak render load \(render["peak_load"] ?? "?")): \(tally.connections) connections, \(tally.streams) streams, \(tally.drains) drains, \(tally.abandoned) dropped by disconnect, \(tally.sounds) sample plays, \(tally.poses) head poses; RSS \(baseline) → \(peak) kB (\(String(format: "%.1f", growth * 100)) %); late blocks \(output["underruns"] ?? "?") (overloaded \(output["overloaded_blocks"] ?? "?"); slowest block \(output["slowest_block_cpu_seconds"] ?? "?") s CPU at \(output["slowest_block_at_seconds"] ?? "?") s); render load now \(render["load"] ?? "?")")
         #expect(tally.failures.isEmpty, "\(tally.failures.prefix(5))")
         #expect(tally.connections >= 64 && tally.drains > 100)
-        // The issue's bars are checked by the long soak (`make soak`, 300 s). The 60 s run in
-        // `make test` ends soon after its warm-up, where the allocator may still take a last step
-        // up (seen: +4 MB once, then flat), and tolerates render overruns up to one block in a
-        // thousand: it is a tripwire for leaks and regressions. Known gap: under this churn a few
-        // blocks in 300 s (7 of 56,000 measured) take longer to render than they last.
+        // The 60 s run in `make test` ends soon after its warm-up, where the allocator may still
+        // take a last step up (seen: +4 MB once, then flat), so its memory bar is looser than the
+        // long soak's (`make soak`, 300 s). The render bar is the same for both: no block may take
+        // longer to render than it lasts.
         let long = Self.seconds >= 300
         #expect(growth < (long ? 0.05 : 0.10), "resident memory grew \(growth * 100) % after warm-up")
         // "No underrun while CPU is available": every late block must be one the render
@@ -153,7 +152,8 @@ import SceneSoundProtocol
         // whose rendering itself took longer than the block lasts.
         let late = output["underruns"] as? Int ?? -1
         let overloaded = output["overloaded_blocks"] as? Int ?? -1
-        #expect(late >= 0 && overloaded >= 0 && overloaded <= (long ? 0 : Int(Self.seconds * 48000 / 256 / 1000)), "\(overloaded) blocks took longer to render than they last")
+        #expect(late >= 0 && overloaded == 0, "\(overloaded) blocks took longer to render than they last")
         #expect((status["streams"] as? [Any])?.isEmpty == true)
+        if geteuid() == 0 { #expect(output["render_thread_scheduling"] as? String == "SCHED_FIFO 20") }
     }
 }
