@@ -38,18 +38,29 @@ final class PeerAdmissionHandler: ChannelInboundHandler, @unchecked Sendable {
         credentials.whenComplete { [self] result in
             let context = context.value
             switch result {
-            case .success(let peer) where peer.uid == getuid() || (peer.uid == 0 && configuration.allowRoot):
-                if sessions.count > configuration.maximumClients {
-                    refuse(context, ProtocolError(.limitExceeded, "the server takes \(configuration.maximumClients) clients at most"))
-                } else {
-                    context.fireUserInboundEventTriggered(PeerAdmission.admitted(peerPID: peer.pid))
-                }
             case .success(let peer):
-                refuse(context, ProtocolError(.notPermitted, "uid \(peer.uid) may not use uid \(getuid())'s sound server"))
+                // The session being admitted is already in the registry.
+                switch Self.verdict(peer: peer, serverUID: getuid(), allowRoot: configuration.allowRoot,
+                                    otherClients: sessions.count - 1, maximumClients: configuration.maximumClients) {
+                case .admitted(let pid): context.fireUserInboundEventTriggered(PeerAdmission.admitted(peerPID: pid))
+                case .refused(let error): refuse(context, error)
+                }
             case .failure(let error):
                 refuse(context, ProtocolError(.notPermitted, "peer credentials unavailable: \(error)"))
             }
         }
+    }
+
+    /// Only the server's own user may connect (and root, if allowed), while there is room.
+    static func verdict(peer: PeerCredentials, serverUID: UInt32, allowRoot: Bool,
+                        otherClients: Int, maximumClients: Int) -> PeerAdmission {
+        guard peer.uid == serverUID || (peer.uid == 0 && allowRoot) else {
+            return .refused(ProtocolError(.notPermitted, "uid \(peer.uid) may not use uid \(serverUID)'s sound server"))
+        }
+        guard otherClients < maximumClients else {
+            return .refused(ProtocolError(.limitExceeded, "the server takes \(maximumClients) clients at most"))
+        }
+        return .admitted(peerPID: peer.pid)
     }
 
     private func refuse(_ context: ChannelHandlerContext, _ error: ProtocolError) {

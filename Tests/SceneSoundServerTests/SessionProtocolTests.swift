@@ -156,6 +156,32 @@ import SceneSoundProtocol
 
     // MARK: Limits
 
+    @Test func onlyTheServersUserIsAdmittedWhileThereIsRoom() {
+        func verdict(uid: UInt32, allowRoot: Bool = false, others: Int = 0) -> String {
+            switch PeerAdmissionHandler.verdict(peer: PeerCredentials(pid: 42, uid: uid, gid: 0), serverUID: 1000,
+                                                allowRoot: allowRoot, otherClients: others, maximumClients: 2) {
+            case .admitted(let pid): "admitted \(pid)"
+            case .refused(let error): error.code.name
+            }
+        }
+        #expect(verdict(uid: 1000) == "admitted 42")
+        #expect(verdict(uid: 1001) == "not_permitted")
+        #expect(verdict(uid: 0) == "not_permitted")
+        #expect(verdict(uid: 0, allowRoot: true) == "admitted 42")
+        #expect(verdict(uid: 1000, others: 1) == "admitted 42")
+        #expect(verdict(uid: 1000, others: 2) == "limit_exceeded")
+    }
+
+    @Test func aRefusedPeerHearsWhyAndIsClosed() throws {
+        let server = InProcessServer()
+        let client = try server.connect(handshake: false)
+        client.channel.pipeline.fireUserInboundEventTriggered(
+            PeerAdmission.refused(ProtocolError(.limitExceeded, "the server takes 1 clients at most")))
+        #expect(client.takeError().map { [$0.code.name, "\($0.requestID)"] } == ["limit_exceeded", "0"])
+        #expect(!client.isOpen)
+        #expect((try server.status()["server"] as? [String: Any])?["clients"] as? Int == 0)
+    }
+
     @Test func streamLimitsPerClientAndForTheServer() throws {
         let server = InProcessServer(maximumEngineStreams: 3) { $0.maximumStreamsPerClient = 2 }
         let first = try server.connect()
