@@ -5,24 +5,18 @@ import SceneSoundProtocol
 
 /// What a session uses of the server, handed to it when the client connects.
 struct SessionDependencies {
-    var configuration: ServerConfiguration
-    var engineConfiguration: EngineConfiguration
-    var commands: EngineCommandQueue
-    var engineStreams: EngineStreams
-    var scenes: SceneDirectory
-    var head: HeadTracking
-    var samples: SamplePlayback
-    var counters: ServerCounters
-    var registry: SessionRegistry
+    let configuration: ServerConfiguration
+    let engineConfiguration: EngineConfiguration
+    let commands: EngineCommandQueue
+    let engineStreams: EngineStreams
+    let scenes: SceneDirectory
+    let head: HeadTracking
+    let samples: SamplePlayback
+    let counters: ServerCounters
+    let registry: SessionRegistry
     /// The status document, serialized (STATUS_REQUEST).
-    var statusJSON: () -> String
-    var logger: Logger
-}
-
-/// Said to a session by the handler in front of it that checks who connected (SO_PEERCRED).
-enum PeerAdmission {
-    case admitted(peerPID: Int32)
-    case refused(ProtocolError)
+    let statusJSON: () -> String
+    let logger: Logger
 }
 
 /// One client's protocol state machine (SPEC.md): the handshake, every request and its reply,

@@ -10,6 +10,12 @@ struct PeerCredentials: Sendable {
     var gid: UInt32 = 0
 }
 
+/// Said to a session by the handler in front of it that checks who connected (SO_PEERCRED).
+enum PeerAdmission {
+    case admitted(peerPID: Int32)
+    case refused(ProtocolError)
+}
+
 /// First in a Unix-socket client's pipeline: who is at the other end (SO_PEERCRED: only the
 /// server's own user, and root if allowed) and whether there is room for another client. It
 /// tells the session behind it with a `PeerAdmission` event; the session answers a refusal.
