@@ -45,6 +45,29 @@ import SceneSoundProtocol
         #expect(try server.health()["rejected_frames"] as? Int == 3)
     }
 
+    @Test func framesAreWholeHoweverTheBytesArrive() throws {
+        let server = InProcessServer()
+        let client = try server.connect(handshake: false)
+        // HELLO and a request, one byte per read.
+        let bytes = FrameEncoder.frame(.hello(Hello(clientPID: 1, clientName: "trickle")), requestID: 1)
+            + FrameEncoder.frame(.sceneList, requestID: 2)
+        for byte in bytes { try client.sendRaw([byte]) }
+        let replies = try client.takeAll()
+        #expect(replies.map(\.requestID) == [1, 2])
+        guard case .welcome = replies.first?.message, case .sceneListReply = replies.last?.message else {
+            throw TestFailure("expected WELCOME and SCENE_LIST_REPLY, got \(replies.map(\.message.type))")
+        }
+        // The client closes its side in the middle of a frame: nothing is answered, the
+        // connection ends and its streams with it.
+        _ = try client.openStream(Self.mono)
+        try client.sendRaw(Array(FrameEncoder.frame(.sceneList, requestID: 3).prefix(7)))
+        client.channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        #expect(try client.takeAll().isEmpty)
+        #expect(!client.isOpen)
+        server.render(blocks: 2)
+        #expect(server.core.engineStreams.count == 0)
+    }
+
     // MARK: Each request's reply
 
     @Test func everyRequestGetsItsReply() throws {
