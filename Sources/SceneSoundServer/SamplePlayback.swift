@@ -152,7 +152,9 @@ final class SamplePlayback {
         commands.push(.notifyWhenDrained(stream.id, throughFrame: sample.frameCount))
         plays[stream.id] = ActivePlay(playID: playID, session: session, stream: stream)
         logger.debug("play \(playID) '\(request.name)' (\(request.kind)) queued at output frame \(queuedFrame)")
-        if request.kind == .alert { requestAttention(for: request.sceneID, demanded: request.demandAttention) }
+        if request.kind == .alert {
+            requestAttention(for: scenes.resolved(request.sceneID, peerPID: session.peerPID), demanded: request.demandAttention)
+        }
         return [OutboundFrame(message: .samplePlaying(SamplePlaying(playID: playID)), requestID: requestID)]
     }
 

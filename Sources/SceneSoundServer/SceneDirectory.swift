@@ -15,11 +15,17 @@ final class SceneDirectory {
     /// name the program never bound follow the program's own window (`_NET_WM_PID`).
     func index(for id: String, peerPID: Int32) -> Int {
         guard let windows, peerPID > 0 else { return registry.index(for: id) }
-        let sceneID = id.isEmpty ? SceneRegistry.processSceneID(pid: peerPID) : id
+        let sceneID = resolved(id, peerPID: peerPID)
         let index = registry.index(for: sceneID)
         registry.adoptForProcess(sceneID, pid: peerPID)
         windows.place(sceneID)
         return index
+    }
+
+    /// The scene a client means: "no scene" is its program's own, once windows are tracked.
+    func resolved(_ id: String, peerPID: Int32) -> String {
+        guard windows != nil, peerPID > 0, id.isEmpty else { return id }
+        return SceneRegistry.processSceneID(pid: peerPID)
     }
 
     func place(_ id: String, at position: ScenePosition) {
