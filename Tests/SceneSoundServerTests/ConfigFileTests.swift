@@ -28,6 +28,7 @@ import Testing
         ("duck_db = 6", "key 'duck_db'", "-60 to 0 dB"),
         ("hidden_window_cutoff_hz = 5", "key 'hidden_window_cutoff_hz'", "200 to 20000 Hz"),
         ("sample_cache_bytes = 10", "key 'sample_cache_bytes'", "1048576"),
+        ("max_opentrack_packets_per_second = 5", "key 'max_opentrack_packets_per_second'", "10 to 100000"),
     ])
     func badValuesNameTheKeyAndTheAcceptedValues(line: String, names: String, accepted: String) throws {
         let dir = NSTemporaryDirectory() + "scenesound-config-\(UUID().uuidString.prefix(8))"
