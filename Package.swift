@@ -101,22 +101,22 @@ let package = Package(
         .testTarget(name: "CLibraryTests", dependencies: ["scenesoundd", "scenesound", "SceneSoundC", "SceneSoundTestSupport"],
                     exclude: ["Consumers"]),
         // Real X servers, window managers and windows for tests, started and stopped by PID.
-        .target(name: "SceneSoundTestSupport", path: "Tests/SceneSoundTestSupport"),
+        .target(name: "SceneSoundTestSupport", dependencies: ["SceneSoundProtocol"], path: "Tests/SceneSoundTestSupport"),
         .testTarget(name: "SceneSoundX11Tests", dependencies: ["SceneSoundX11", "SceneSoundTestSupport"]),
     ]
 )
 
 // The render kernels are optimised even in debug builds: the tests render seconds of
-// audio, and an unoptimised FIR loop is fifty times slower. The render path touches its
-// state only from the render thread, so the run-time exclusivity checks (a hash-set insert
-// per class-property access, ~10% of a block) buy nothing there.
-var dspSettings: [SwiftSetting] { [.unsafeFlags(["-O", "-enforce-exclusivity=unchecked"])] }
+// audio, and an unoptimised FIR loop is fifty times slower. Run-time exclusivity checks are
+// turned off property by property (`@exclusivity(unchecked)`) on the render thread's own
+// state, which only that thread touches, and stay on everywhere else.
+var dspSettings: [SwiftSetting] { [.unsafeFlags(["-O"])] }
 
 // Haswell's instruction set: AVX2 and FMA (x86-64-v3). Only SceneSoundDSPAVX2 gets it; the
 // engine runs that code only after cpuid says the CPU has it.
 var avx2Settings: [SwiftSetting] {
     #if arch(x86_64)
-    return [.unsafeFlags(["-O", "-enforce-exclusivity=unchecked", "-target-cpu", "haswell"])]
+    return [.unsafeFlags(["-O", "-target-cpu", "haswell"])]
     #else
     return dspSettings
     #endif

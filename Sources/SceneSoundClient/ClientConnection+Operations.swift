@@ -24,7 +24,7 @@ extension ClientConnection {
         try perform(.listScenes(), timeoutSeconds: timeoutSeconds)
     }
 
-    /// The server's status document as JSON text (schema: `scenesound status --json`).
+    /// The server's status document as JSON text: a `StatusDocument` (SPEC.md section 6.8).
     public func status(timeoutSeconds: Double? = defaultTimeoutSeconds) throws(ClientError) -> String {
         try perform(.status(), timeoutSeconds: timeoutSeconds)
     }

@@ -51,7 +51,7 @@ public final class SceneSoundClient: Sendable {
         try await perform(.listScenes())
     }
 
-    /// The server's status document as JSON text.
+    /// The server's status document as JSON text: a `StatusDocument` (SPEC.md section 6.8).
     public func status() async throws(ClientError) -> String {
         try await perform(.status())
     }

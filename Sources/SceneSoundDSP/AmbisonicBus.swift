@@ -52,17 +52,17 @@ public final class AmbisonicBus {
     private let head: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>)
     private let headStride: Int
     /// Per ear, the sources encoded into the current sub-block, added to the field together.
-    private var terms: (EncodeTerms, EncodeTerms)
-    private var termsOffset = 0
-    private var termsFrames = 0
+    @exclusivity(unchecked) private var terms: (EncodeTerms, EncodeTerms)
+    @exclusivity(unchecked) private var termsOffset = 0
+    @exclusivity(unchecked) private var termsFrames = 0
     /// Scratch for the decoder.
     private let scratch: UnsafeMutablePointer<Float>
     private let rotator = AmbisonicRotator()
-    private var matrices: (start: UnsafeMutablePointer<Float>, end: UnsafeMutablePointer<Float>)
-    private var matrixIsCurrent = false
-    private var encodedThisBlock = false
+    @exclusivity(unchecked) private var matrices: (start: UnsafeMutablePointer<Float>, end: UnsafeMutablePointer<Float>)
+    @exclusivity(unchecked) private var matrixIsCurrent = false
+    @exclusivity(unchecked) private var encodedThisBlock = false
     /// Frames of the head-frame history that may still be non-zero (the decoder rings out).
-    private var ringingFrames = 0
+    @exclusivity(unchecked) private var ringingFrames = 0
 
     private let kernels: RenderKernels
 
@@ -100,6 +100,9 @@ public final class AmbisonicBus {
         terms.1.deallocate()
     }
 
+    /// The ratios of a new level correction to the one in use that keep the old (±0.25 dB).
+    static let heldLevelRange: ClosedRange<Float> = 0.9716...1.0292
+
     /// Whether the bus did (or still must do) any work this block.
     public var isActive: Bool { encodedThisBlock || ringingFrames > 0 }
 
@@ -114,17 +117,28 @@ public final class AmbisonicBus {
     }
 
     /// Adds one source channel's sub-block at `offset`: `direction` from the head's position
-    /// in world orientation (docs/ARCHITECTURE.md's axes), `delays` each ear's onset delay in samples for
-    /// the head-relative direction (HRTFSet.delays), `gain` its level. Gains and delays glide
+    /// in world orientation (docs/ARCHITECTURE.md's axes), `delays` each ear's onset delay in
+    /// samples for the head-relative direction (HRTFSet.delays), `earLevels` each ear's level
+    /// correction for it (AmbisonicDecodeFilters.earLevels), `gain` its level. Gains and delays glide
     /// from where the voice left them. The sum is taken when the sub-block is rotated.
     public func encode(_ voice: AmbisonicBusVoice, input: UnsafePointer<Float>, frames: Int, offset: Int,
-                       direction: Vector3, delays: (left: Float, right: Float), gain: Float,
+                       direction: Vector3, delays: (left: Float, right: Float),
+                       earLevels: (left: Float, right: Float) = (1, 1), gain: Float,
                        lowpassCoefficient: Float = 1) {
         if offset != termsOffset || frames != termsFrames { addTerms() }
         termsOffset = offset
         termsFrames = frames
         let target = gain == 0 ? SIMD16<Float>() : voice.harmonics(direction) * gain
         let start = voice.gains
+        // The level corrections follow the head-relative direction, so under a turning head
+        // they change in every block; a change makes each ear's term two (x and x·ramp). They
+        // are held until they move by a quarter of a dB, so that a still source under a
+        // moving head stays one term per ear most of the time.
+        let startLevels = voice.earLevels, exactLevels = SIMD2<Float>(earLevels.left, earLevels.right)
+        let ratio = exactLevels / startLevels
+        let held = voice.started && all((ratio .> Self.heldLevelRange.lowerBound) .& (ratio .< Self.heldLevelRange.upperBound))
+        let targetLevels = held ? startLevels : exactLevels
+        voice.earLevels = targetLevels
         let newDelays = (left: voice.wholeDelay(delays.left, current: voice.delays.left),
                          right: voice.wholeDelay(delays.right, current: voice.delays.right))
         let oldDelays = voice.started ? voice.delays : newDelays
@@ -142,9 +156,12 @@ public final class AmbisonicBus {
             encodedThisBlock = true
         }
         if terms.0.isFull || terms.1.isFull { addTerms() }
-        let glides = start != target
-        terms.0.add(x, frames: frames, from: oldDelays.left, to: newDelays.left, gains: start, target, glides: glides)
-        terms.1.add(x, frames: frames, from: oldDelays.right, to: newDelays.right, gains: start, target, glides: glides)
+        let (leftStart, leftTarget) = (start * startLevels.x, target * targetLevels.x)
+        let (rightStart, rightTarget) = (start * startLevels.y, target * targetLevels.y)
+        terms.0.add(x, frames: frames, from: oldDelays.left, to: newDelays.left, gains: leftStart, leftTarget,
+                    glides: leftStart != leftTarget)
+        terms.1.add(x, frames: frames, from: oldDelays.right, to: newDelays.right, gains: rightStart, rightTarget,
+                    glides: rightStart != rightTarget)
     }
 
     /// Adds the held sources to the fields.

@@ -99,12 +99,14 @@ public final class AmbisonicBusVoice {
     let historyLength: Int
     /// historyLength samples of history, then the latest span (`heldFrames` of them).
     let input: UnsafeMutablePointer<Float>
-    private var heldFrames = 0
-    var gains = SIMD16<Float>()
-    var lowpass = OnePoleLowpass()
+    @exclusivity(unchecked) private var heldFrames = 0
+    @exclusivity(unchecked) var gains = SIMD16<Float>()
+    /// Each ear's level correction applied with `gains` (AmbisonicDecodeFilters.earLevels).
+    @exclusivity(unchecked) var earLevels = SIMD2<Float>(1, 1)
+    @exclusivity(unchecked) var lowpass = OnePoleLowpass()
     /// Each ear's delay, in whole samples.
-    var delays: (left: Int, right: Int) = (0, 0)
-    var started = false
+    @exclusivity(unchecked) var delays: (left: Int, right: Int) = (0, 0)
+    @exclusivity(unchecked) var started = false
 
     public init(maximumDelaySamples: Float, maximumFrames: Int) {
         self.maximumFrames = maximumFrames
@@ -127,8 +129,8 @@ public final class AmbisonicBusVoice {
         }
         return cachedHarmonics
     }
-    private var harmonicsDirection = Vector3(x: 0, y: 0, z: 0)
-    private var cachedHarmonics = SphericalHarmonics.sn3d(Vector3(x: 0, y: 0, z: 0))
+    @exclusivity(unchecked) private var harmonicsDirection = Vector3(x: 0, y: 0, z: 0)
+    @exclusivity(unchecked) private var cachedHarmonics = SphericalHarmonics.sn3d(Vector3(x: 0, y: 0, z: 0))
 
     /// Shifts the last span into the history and returns where the next `frames` go.
     func advance(frames: Int) -> UnsafeMutablePointer<Float> {

@@ -1,8 +1,8 @@
-// One mono source rendered binaurally: gain → low-pass → per-ear fractional delay → per-ear
-// minimum-phase HRTF filter, accumulated into a stereo bus. Every change of direction is
-// rendered through the old and the new filters and crossfaded over the whole block
-// (the engine's blocks are at least 128 frames), the delays and gain glide linearly, so a
-// moving source never clicks.
+// One mono source rendered binaurally: gain → low-pass → per-ear minimum-phase HRTF filter
+// with the ear's onset delay (the ITD) folded in, applied in the frequency domain through the
+// shared SpectralVoiceMix (which sums every voice and transforms back once). Every change of
+// direction past the threshold fades from the old filters (and delays) to the new ones across
+// the span, and the gain glides, so a moving source never clicks.
 //
 // All memory is allocated in init; `render` is real-time safe.
 
@@ -29,114 +29,137 @@ public struct BinauralTarget: Equatable, Sendable {
 
 public final class BinauralVoice {
     public let hrtf: HRTFSet
-    public let maximumFrames: Int
-    private let taps: Int
-    /// Past input samples kept for the delay lines (largest delay + interpolator reach).
-    private let historyLength: Int
-
-    private let input: UnsafeMutablePointer<Float>          // historyLength + maximumFrames
-    private let delayed: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>)  // taps − 1 + maximumFrames
-    private var filters: (current: Filters, next: Filters)
-    private let scratch: (old: UnsafeMutablePointer<Float>, new: UnsafeMutablePointer<Float>)  // maximumFrames
-    private var lowpass = OnePoleLowpass()
-    private var state: BinauralTarget?
+    /// Frames per render call: the mix's span.
+    public let partitionFrames: Int
+    private let size: Int
+    /// The input after gain and low-pass. The transform reads `size` samples from
+    /// `windowOffset`, the newest span last; each span moves the window on by a span, and
+    /// only when it reaches the end is the history moved back to the start (so the window the
+    /// mix may still hold stays untouched until the next span).
+    private let buffer: UnsafeMutablePointer<Float>
+    private let bufferLength: Int
+    @exclusivity(unchecked) private var windowOffset = 0
+    /// Filter spectra as SpectralVoiceMix lays them out.
+    @exclusivity(unchecked) private var filters: (current: UnsafeMutablePointer<Float>, next: UnsafeMutablePointer<Float>)
+    @exclusivity(unchecked) private var lowpass = OnePoleLowpass()
+    @exclusivity(unchecked) private var state: BinauralTarget?
     /// The direction the current filters were interpolated for.
-    private var filterDirection: (azimuthDegrees: Double, elevationDegrees: Double) = (0, 0)
-    /// How far a source may move before its filters are re-interpolated (and crossfaded).
-    public var filterUpdateThresholdDegrees = 1.0
-    private var delays: (left: Float, right: Float) = (0, 0)
+    @exclusivity(unchecked) private var filterDirection: (azimuthDegrees: Double, elevationDegrees: Double) = (0, 0)
+    /// How far a source may move before its filters and delays are re-interpolated (and
+    /// crossfaded).
+    @exclusivity(unchecked) public var filterUpdateThresholdDegrees = 1.0
 
-    private struct Filters {
-        let left: UnsafeMutablePointer<Float>
-        let right: UnsafeMutablePointer<Float>
-    }
-
-    private let kernels: RenderKernels
-
-    public init(hrtf: HRTFSet, maximumFrames: Int, kernels: RenderKernels = .portable) {
+    /// `partitionFrames`: the span of the SpectralVoiceMix it will render into.
+    public init(hrtf: HRTFSet, partitionFrames: Int) {
         self.hrtf = hrtf
-        self.kernels = kernels
-        self.maximumFrames = maximumFrames
-        taps = hrtf.filterTaps
-        historyLength = Int(hrtf.maximumDelaySamples.rounded(.up)) + 4
+        self.partitionFrames = partitionFrames
+        size = SpectralVoiceMix.transformSize(partitionFrames: partitionFrames, taps: hrtf.filterTaps,
+                                              maximumDelaySamples: hrtf.maximumDelaySamples)
         func buffer(_ count: Int) -> UnsafeMutablePointer<Float> {
             let p = UnsafeMutablePointer<Float>.allocate(capacity: count)
             p.initialize(repeating: 0, count: count)
             return p
         }
-        input = buffer(historyLength + maximumFrames)
-        delayed = (buffer(taps - 1 + maximumFrames), buffer(taps - 1 + maximumFrames))
-        filters = (Filters(left: buffer(taps), right: buffer(taps)), Filters(left: buffer(taps), right: buffer(taps)))
-        scratch = (buffer(maximumFrames), buffer(maximumFrames))
+        bufferLength = 2 * size
+        self.buffer = buffer(bufferLength)
+        let spectra = 4 * (size / 2 + 8)
+        filters = (buffer(spectra), buffer(spectra))
     }
 
     deinit {
-        for p in [input, delayed.0, delayed.1, filters.current.left, filters.current.right,
-                  filters.next.left, filters.next.right, scratch.old, scratch.new] { p.deallocate() }
+        for p in [buffer, filters.current, filters.next] { p.deallocate() }
     }
 
     /// Forgets all past audio and position: the next render starts from silence at its target.
     public func reset() {
-        input.update(repeating: 0, count: historyLength + maximumFrames)
-        delayed.0.update(repeating: 0, count: taps - 1 + maximumFrames)
-        delayed.1.update(repeating: 0, count: taps - 1 + maximumFrames)
+        buffer.update(repeating: 0, count: bufferLength)
+        windowOffset = 0
         lowpass.reset()
         state = nil
     }
 
-    /// Renders `frames` (≤ maximumFrames) mono samples towards `target`, adding the result to
-    /// `left` and `right`. Pass nil input for silence (a source that has ended keeps ringing
-    /// out through its filters).
-    public func render(input source: UnsafePointer<Float>?, frames: Int, target: BinauralTarget,
-                       left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
-        precondition(frames > 0 && frames <= maximumFrames)
-        let start: BinauralTarget
-        var refilter = false
-        if let state {
-            start = state
-            // The delays follow every move; the filters only once the direction has drifted
-            // far enough from theirs to matter, which spares most crossfades of a slowly
-            // moving source (at 90°/s a sub-block moves 0.24°).
-            refilter = Self.angleDegrees(filterDirection, (target.azimuthDegrees, target.elevationDegrees))
-                >= filterUpdateThresholdDegrees
-        } else {
-            // First block: start at the target, so that a sound's attack is reproduced as it is.
-            delays = hrtf.interpolate(azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees,
-                                      reversedLeft: filters.current.left, reversedRight: filters.current.right)
-            filterDirection = (target.azimuthDegrees, target.elevationDegrees)
-            start = target
-        }
+    /// Forgets all past audio and starts silent at `target`'s direction: the next render
+    /// fades in from gain 0 there.
+    public func reset(startingAt target: BinauralTarget, mix: SpectralVoiceMix) {
+        reset()
+        var silent = target
+        silent.gain = 0
+        start(at: silent, mix: mix)
+    }
 
-        // Gain ramp and low-pass into the input history.
-        let x = input + historyLength
+    private func start(at target: BinauralTarget, mix: SpectralVoiceMix) {
+        mix.prepareFilters(hrtf, azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees,
+                           into: filters.current)
+        filterDirection = (target.azimuthDegrees, target.elevationDegrees)
+        state = target
+    }
+
+    /// Renders one span (`partitionFrames` mono samples) towards `target` into `mix`. Pass nil
+    /// input for silence (a source that has ended keeps ringing out through its filters).
+    public func render(input source: UnsafePointer<Float>?, target: BinauralTarget, into mix: SpectralVoiceMix) {
+        precondition(mix.partitionFrames == partitionFrames && mix.size == size && mix.taps == hrtf.filterTaps)
+        let frames = partitionFrames
+        // First span: start at the target, so that a sound's attack is reproduced as it is.
+        if state == nil { start(at: target, mix: mix) }
+        let start = state!
+        // Filters and delays follow once the direction has drifted far enough from theirs to
+        // matter (1°: at most 12 µs of ITD), which spares most crossfades of a slowly moving
+        // source (at 90°/s a 256-frame span moves 0.48°).
+        let refilter = Self.hasMoved(from: filterDirection, to: (target.azimuthDegrees, target.elevationDegrees),
+                                     degrees: filterUpdateThresholdDegrees)
+
+        // Gain ramp and low-pass into the newest span of the window.
+        let history = size - frames
+        if windowOffset + size > bufferLength {
+            buffer.update(from: buffer + windowOffset, count: history)
+            windowOffset = 0
+        }
+        let window = buffer + windowOffset
+        let x = window + history
         if let source {
-            let step = (target.gain - start.gain) / Float(frames)
-            for n in 0..<frames { x[n] = source[n] * (start.gain + step * Float(n + 1)) }
+            Self.ramp(source, into: x, frames: frames, from: start.gain, to: target.gain)
         } else {
             x.update(repeating: 0, count: frames)
         }
         lowpass.process(x, frames: frames, targetCoefficient: target.lowpassCoefficient)
 
-        let endDelays: (left: Float, right: Float)
         if refilter {
-            endDelays = hrtf.interpolate(azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees,
-                                         reversedLeft: filters.next.left, reversedRight: filters.next.right)
+            mix.prepareFilters(hrtf, azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees,
+                               into: filters.next)
             filterDirection = (target.azimuthDegrees, target.elevationDegrees)
-        } else if start.azimuthDegrees != target.azimuthDegrees || start.elevationDegrees != target.elevationDegrees {
-            endDelays = hrtf.delays(azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees)
-        } else {
-            endDelays = delays
         }
-        renderEar(x, frames: frames, delayed: delayed.0, from: delays.left, to: endDelays.left,
-                  current: filters.current.left, next: refilter ? filters.next.left : nil, output: left)
-        renderEar(x, frames: frames, delayed: delayed.1, from: delays.right, to: endDelays.right,
-                  current: filters.current.right, next: refilter ? filters.next.right : nil, output: right)
+        mix.accumulate(window: window, current: filters.current, next: refilter ? filters.next : nil)
 
         if refilter { filters = (current: filters.next, next: filters.current) }
-        delays = endDelays
         state = target
-        // Keep the tails for the next block.
-        input.update(from: input + frames, count: historyLength)
+        windowOffset += frames
+    }
+
+    /// out[n] = input[n] · (from + (to − from)·(n + 1)/frames), eight samples a step.
+    static func ramp(_ input: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>, frames: Int,
+                     from: Float, to: Float) {
+        let step = (to - from) / Float(frames)
+        var gain = SIMD8<Float>(1, 2, 3, 4, 5, 6, 7, 8) * step + from
+        let stride = SIMD8<Float>(repeating: 8 * step)
+        let x = UnsafeRawPointer(input), y = UnsafeMutableRawPointer(out), f = MemoryLayout<Float>.stride
+        var n = 0
+        while n + 8 <= frames {
+            y.storeBytes(of: x.loadUnaligned(fromByteOffset: n &* f, as: SIMD8<Float>.self) * gain, toByteOffset: n &* f,
+                         as: SIMD8<Float>.self)
+            gain += stride
+            n &+= 8
+        }
+        while n < frames { out[n] = input[n] * (from + step * Float(n + 1)); n += 1 }
+    }
+
+    /// Whether two directions are at least `threshold` degrees apart. Most calls are for a
+    /// source that moved a fraction of a degree: the angle is at most |Δelevation| +
+    /// |Δazimuth| (along the elevation, then along the parallel), which needs no trigonometry.
+    static func hasMoved(from a: (Double, Double), to b: (Double, Double), degrees threshold: Double) -> Bool {
+        var azimuth = abs(a.0 - b.0).truncatingRemainder(dividingBy: 360)
+        if azimuth > 180 { azimuth = 360 - azimuth }
+        if azimuth + abs(a.1 - b.1) < threshold { return false }
+        return angleDegrees(a, b) >= threshold
     }
 
     /// The angle between two directions, in degrees (exact, via the unit vectors).
@@ -145,23 +168,5 @@ public final class BinauralVoice {
         let u = SphericalPosition(azimuthDegrees: a.0, elevationDegrees: a.1).cartesian
         let v = SphericalPosition(azimuthDegrees: b.0, elevationDegrees: b.1).cartesian
         return degrees(acos(max(-1, min(1, u.dot(v)))))
-    }
-
-    private func renderEar(_ x: UnsafeMutablePointer<Float>, frames: Int, delayed: UnsafeMutablePointer<Float>,
-                           from startDelay: Float, to endDelay: Float,
-                           current: UnsafeMutablePointer<Float>, next: UnsafeMutablePointer<Float>?,
-                           output: UnsafeMutablePointer<Float>) {
-        let history = taps - 1
-        FractionalDelay.process(input: x, output: delayed + history, frames: frames,
-                                startDelaySamples: startDelay, endDelaySamples: endDelay)
-        kernels.convolve(delayed, current, taps, scratch.old, frames)
-        if let next {
-            // Crossfade from the old filter's output to the new one's over the whole block.
-            kernels.convolve(delayed, next, taps, scratch.new, frames)
-            Mixing.crossfadeAdd(from: scratch.old, to: scratch.new, into: output, frames: frames)
-        } else {
-            Mixing.add(scratch.old, into: output, frames: frames)
-        }
-        delayed.update(from: delayed + frames, count: history)
     }
 }

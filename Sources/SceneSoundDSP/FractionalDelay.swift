@@ -1,4 +1,6 @@
-// Fractional delay by four-point (third-order) Lagrange interpolation. A changing delay
+// Fractional delay by four-point (third-order) Lagrange interpolation. The binaural voices
+// use its interpolator as a filter, folded into their HRTF filters (SpectralVoiceMix); the
+// time-domain reading below is the reference it is checked against. A changing delay
 // (a moving source, a turning head) is read at the block's start and end delays and the two
 // readings are crossfaded across the block: for the small steps between blocks (hundredths
 // of a sample when a source passes the ear at 90°/s) that is the interpolated glide to within

@@ -93,7 +93,7 @@ public struct Quaternion: Equatable, Sendable {
     public init(yawDegrees: Double, pitchDegrees: Double = 0, rollDegrees: Double = 0) {
         let yaw = Quaternion(axis: Vector3(x: 0, y: 1, z: 0), angleRadians: radians(yawDegrees))
         let pitch = Quaternion(axis: Vector3(x: 1, y: 0, z: 0), angleRadians: radians(pitchDegrees))
-        let roll = Quaternion(axis: Vector3(x: 0, y: 0, z: -1), angleRadians: -radians(rollDegrees))
+        let roll = Quaternion(axis: Vector3(x: 0, y: 0, z: -1), angleRadians: radians(rollDegrees))
         self = (yaw * pitch * roll).normalized
     }
 

@@ -24,14 +24,14 @@ public final class Limiter {
     private let required: UnsafeMutablePointer<Float>     // ring of required gains
     private let envelopeRing: UnsafeMutablePointer<Float> // ring of envelope values for the average
     private let minimumQueue: UnsafeMutablePointer<Int>   // monotonic deque of sample indices
-    private var queueHead = 0, queueCount = 0
-    private var position = 0
-    private var sampleIndex = 0
-    private var reduction: Float = 0
-    private var envelopeSum: Double = 0
-    private var belowUnityCount = 0
+    @exclusivity(unchecked) private var queueHead = 0, queueCount = 0
+    @exclusivity(unchecked) private var position = 0
+    @exclusivity(unchecked) private var sampleIndex = 0
+    @exclusivity(unchecked) private var reduction: Float = 0
+    @exclusivity(unchecked) private var envelopeSum: Double = 0
+    @exclusivity(unchecked) private var belowUnityCount = 0
     /// The smallest gain applied since the last call to `takeMinimumGain` (for metering).
-    private var minimumGain: Float = 1
+    @exclusivity(unchecked) private var minimumGain: Float = 1
 
     public init(sampleRateHz: Double, thresholdDecibels: Double = -1, lookaheadSeconds: Double = 0.0015,
                 releaseSeconds: Double = 0.1) {

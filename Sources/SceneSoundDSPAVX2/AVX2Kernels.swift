@@ -12,5 +12,11 @@ extension RenderKernels {
         encodeSum: { AmbisonicEncoderKernel.encodeSum(inputs: $0, gains: $1, count: $2, frames: $3, bus: $4,
                                                       channelStride: $5, wideRegisters: true) },
         rotate: { AmbisonicRotationKernel.rotate(input: $0, inputStride: $1, output: $2, outputStride: $3, frames: $4,
-                                                 from: $5, to: $6) })
+                                                 from: $5, to: $6) },
+        fft: { SplitComplexFFT.forward(size: $0, twiddles: $1, inputReal: $2, inputImag: $3, outputReal: $4, outputImag: $5,
+                                       scratchReal: $6, scratchImag: $7) },
+        accumulateSpectra: { SpectralKernel.accumulate(spectrum: $0, size: $1, currentA: $2, nextA: $3, currentB: $4, nextB: $5,
+                                                       sums: $6, binStride: $7) },
+        foldDelay: { SpectralKernel.foldDelay(ear: $0, rows: $1, binStride: $2, $3, $4, $5, $6) },
+        blendSpectra: { SpectralKernel.blend($0, $1, $2, $3, $4, $5, $6, $7, into: $8, count: $9) })
 }

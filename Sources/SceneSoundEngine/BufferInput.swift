@@ -3,7 +3,7 @@
 public final class BufferInput: SourceInput {
     public let channels: [[Float]]
     public let loops: Bool
-    private var position = 0
+    @exclusivity(unchecked) private var position = 0
 
     public init(channels: [[Float]], loops: Bool = false) {
         precondition(!channels.isEmpty && channels.allSatisfy { $0.count == channels[0].count })

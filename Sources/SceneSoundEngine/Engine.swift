@@ -21,8 +21,8 @@ public final class Engine: @unchecked Sendable {
     /// Where an unknown scene sounds: straight ahead at the screen.
     public let defaultScenePosition: Vector3
 
-    private var streams: ContiguousArray<EngineStream>
-    private var duck = AlertDuckEnvelope()
+    @exclusivity(unchecked) private var streams: ContiguousArray<EngineStream>
+    @exclusivity(unchecked) private var duck = AlertDuckEnvelope()
     private let scenes: UnsafeMutablePointer<SceneState>
 
     // Counters read by the server (status); written only here.
@@ -138,7 +138,7 @@ public final class Engine: @unchecked Sendable {
     }
 
     static let streamsStartedPerBlock = 24
-    private var deferred: EngineCommand?
+    @exclusivity(unchecked) private var deferred: EngineCommand?
 
     private func apply(_ command: EngineCommand) {
         switch command {

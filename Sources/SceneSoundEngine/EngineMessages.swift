@@ -35,20 +35,20 @@ public final class EngineStream: @unchecked Sendable {
     public let id: StreamID
     public let source: RenderSource
     public let input: RingInput
-    var sceneIndex: Int
+    @exclusivity(unchecked) var sceneIndex: Int
     /// The gain the server set; the scene's gain multiplies it.
-    var gain: Float
+    @exclusivity(unchecked) var gain: Float
     /// Drain target in ring frames (0: none pending) and the output frame it is reached at.
-    var drainThroughFrame = 0
-    var drainAtOutputFrame = Int.max
+    @exclusivity(unchecked) var drainThroughFrame = 0
+    @exclusivity(unchecked) var drainAtOutputFrame = Int.max
     /// Set when the server removes the stream: fade for one block, then hand it back.
-    var removing = false
+    @exclusivity(unchecked) var removing = false
     /// An alert: while it has audio to play, the streams that `ducksUnderAlerts` are lowered;
     /// it ignores its scene's muffling (a minimized window's alert stays clearly audible) and
     /// must never be degraded under load. Set before `addStream`, read only by the render thread.
     public var isAlert = false { didSet { source.isAlert = isAlert } }
     /// A playback stream: lowered while an alert plays. Set before `addStream`.
-    public var ducksUnderAlerts = false
+    @exclusivity(unchecked) public var ducksUnderAlerts = false
 
     public init(id: StreamID, source: RenderSource, input: RingInput, sceneIndex: Int) {
         self.id = id

@@ -52,15 +52,16 @@ public final class OverloadGovernor {
         }
     }
 
-    public var settings: Settings
-    /// When set, used instead of the measured render time (tests, overload drills).
-    public var simulatedLoadFraction: Double?
+    @exclusivity(unchecked) public var settings: Settings
+    /// When set, used instead of the measured render time (tests, overload drills, offline
+    /// renders, whose speed says nothing about real time).
+    @exclusivity(unchecked) public var simulatedLoadFraction: Double?
     /// The current budget of non-alert HRTF voices (≤ the cap).
-    public private(set) var budgetVoices: Int
+    @exclusivity(unchecked) public private(set) var budgetVoices: Int
     /// The render time over the block's duration, smoothed: quick to rise, slow to fall.
-    public private(set) var smoothedLoadFraction = 0.0
-    private var cooldownBlocks = 0
-    private var cooldownLength = 1
+    @exclusivity(unchecked) public private(set) var smoothedLoadFraction = 0.0
+    @exclusivity(unchecked) private var cooldownBlocks = 0
+    @exclusivity(unchecked) private var cooldownLength = 1
 
     // Status, read from other threads.
     private let hrtfVoices = Atomic<Int>(0)
@@ -157,7 +158,7 @@ public final class OverloadGovernor {
     }
 
     /// Voices moved to the bus (less those moved back) since the totals were taken.
-    private var movedVoices = 0
+    @exclusivity(unchecked) private var movedVoices = 0
 
     private func move(_ source: RenderSource, toBus: Bool) {
         movedVoices += toBus ? source.channelCount : -source.channelCount

@@ -14,32 +14,33 @@ public protocol SourceInput: AnyObject {
 public final class RenderSource {
     public let channelCount: Int
     public let input: SourceInput
-    public var mode: SpatialMode
+    @exclusivity(unchecked) public var mode: SpatialMode
     /// Per-channel positions in metres: world coordinates for `.anchored`, head coordinates
     /// for `.headLocked`, ignored for `.off`.
-    public var channelPositions: [Vector3]
-    public var gain: Float
+    @exclusivity(unchecked) public var channelPositions: [Vector3]
+    @exclusivity(unchecked) public var gain: Float
     /// Extra low-pass cutoff (muffling), on top of air absorption.
-    public var lowpassCutoffHz: Double = .infinity
+    @exclusivity(unchecked) public var lowpassCutoffHz: Double = .infinity
     /// Never moved to the ambisonic bus by the governor (alerts).
-    public var isAlert = false
+    @exclusivity(unchecked) public var isAlert = false
     /// True when the governor put the source on the ambisonic bus (a move crossfades).
     public var isOnBus: Bool { path.onBus }
 
     let voices: [BinauralVoice]
     /// Per channel, its voice on the ambisonic bus.
     let busVoices: [AmbisonicBusVoice]
-    var path = VoicePathState()
+    @exclusivity(unchecked) var path = VoicePathState()
     let planar: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
-    var appliedGain: Float
-    var cullFade: Float = 1
+    @exclusivity(unchecked) var appliedGain: Float
+    @exclusivity(unchecked) var cullFade: Float = 1
     /// Frames rendered since the cull fade reached silence.
-    var culledFrames = 0
+    @exclusivity(unchecked) var culledFrames = 0
     /// Frames of silence rendered since the input finished (to let filters and delays ring out).
-    var framesSinceEnd = 0
+    @exclusivity(unchecked) var framesSinceEnd = 0
 
+    /// `maximumFrames`: the engine's block (its voices render in spans of it).
     public init(input: SourceInput, channelCount: Int, mode: SpatialMode, channelPositions: [Vector3],
-                gain: Float, hrtf: HRTFSet, maximumFrames: Int, kernels: RenderKernels = .fastest) {
+                gain: Float, hrtf: HRTFSet, maximumFrames: Int) {
         precondition((1...2).contains(channelCount) && channelPositions.count == channelCount)
         self.input = input
         self.channelCount = channelCount
@@ -47,7 +48,8 @@ public final class RenderSource {
         self.channelPositions = channelPositions
         self.gain = gain
         appliedGain = gain
-        voices = (0..<channelCount).map { _ in BinauralVoice(hrtf: hrtf, maximumFrames: maximumFrames, kernels: kernels) }
+        let span = EngineConfiguration.voiceSpanFrames(blockFrames: maximumFrames)
+        voices = (0..<channelCount).map { _ in BinauralVoice(hrtf: hrtf, partitionFrames: span) }
         busVoices = (0..<channelCount).map { _ in
             AmbisonicBusVoice(maximumDelaySamples: hrtf.maximumDelaySamples, maximumFrames: maximumFrames)
         }

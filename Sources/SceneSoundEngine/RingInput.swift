@@ -1,16 +1,34 @@
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A stream's audio as the render thread sees it: frames from an AudioRing, filled by the
 /// server's event loop. A stream never ends by itself (the client may always send more); the
-/// server closes it. Counts the frames it was short of while the client was behind.
+/// server closes it. Counts the frames it was short of while the client was behind, and meters
+/// the level of what it read (for status).
 public final class RingInput: SourceInput, @unchecked Sendable {
     public let ring: AudioRing
     private let starvedFrames = Atomic<Int>(0)
     /// Set by the server while the stream has no data to come (drained, waiting): running dry
     /// then is not starvation.
     private let idle = Atomic<Bool>(true)
+    /// The mean square of what was read, smoothed over `levelTimeConstantFrames` (render
+    /// thread only), and its bits published for readers on other threads.
+    @exclusivity(unchecked) private var meanSquare = 0.0
+    @exclusivity(unchecked) private var blocksSinceMetered = 0
+    static let meteredBlockInterval = 4
+    private let publishedMeanSquareBits = Atomic<UInt64>(0)
+    /// A quarter second at 48 kHz: long enough to read steadily, short enough to follow.
+    public static let levelTimeConstantFrames = 12_000.0
 
     public init(ring: AudioRing) { self.ring = ring }
+
+    /// RMS of the audio read over about the last `levelTimeConstantFrames`, in dB re full
+    /// scale (−infinity for silence). Frames missing while starved or idle count as silence.
+    public var recentLevelDecibels: Double {
+        10 * log10(Double(bitPattern: publishedMeanSquareBits.load(ordering: .relaxed)))
+    }
 
     public var starvedFrameCount: Int { starvedFrames.load(ordering: .relaxed) }
     public func setIdle(_ value: Bool) { idle.store(value, ordering: .relaxed) }
@@ -20,6 +38,26 @@ public final class RingInput: SourceInput, @unchecked Sendable {
     public func read(into channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, frames: Int) -> Int {
         let got = ring.read(into: channels, frames: frames)
         if got < frames && !idle.load(ordering: .relaxed) { starvedFrames.add(frames - got, ordering: .relaxed) }
+        meter(channels, got: got, frames: frames)
         return got
+    }
+
+    /// Every `meteredBlockInterval`-th block is measured and stands for the blocks between:
+    /// a level over a quarter second needs no more, and at 255 sources a multiply-add for every
+    /// sample of every block would cost the render thread several per cent. No allocation, no lock.
+    private func meter(_ channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, got: Int, frames: Int) {
+        blocksSinceMetered += 1
+        guard frames > 0, blocksSinceMetered >= Self.meteredBlockInterval else { return }
+        blocksSinceMetered = 0
+        var sum: Float = 0
+        for channel in 0..<ring.channelCount {
+            let samples = channels[channel]
+            for i in 0..<got { sum += samples[i] * samples[i] }
+        }
+        let blockMeanSquare = Double(sum) / Double(frames * ring.channelCount)
+        let weight = 1 - exp(-Double(frames * Self.meteredBlockInterval) / Self.levelTimeConstantFrames)
+        meanSquare += weight * (blockMeanSquare - meanSquare)
+        if meanSquare < 1e-30 { meanSquare = 0 }  // no denormals creeping towards zero
+        publishedMeanSquareBits.store(meanSquare.bitPattern, ordering: .relaxed)
     }
 }

@@ -9,21 +9,24 @@ import SceneSoundPlatform
 public final class SpatialRenderer {
     public let configuration: EngineConfiguration
     public let hrtf: HRTFSet
-    public private(set) var sources: ContiguousArray<RenderSource>
+    @exclusivity(unchecked) public private(set) var sources: ContiguousArray<RenderSource>
     public let maximumSources: Int
 
-    private var previousPose = HeadPose.neutral
-    private var targetPose = HeadPose.neutral
+    @exclusivity(unchecked) private var previousPose = HeadPose.neutral
+    @exclusivity(unchecked) private var targetPose = HeadPose.neutral
     private let subBlockFrames: Int
     private let left: UnsafeMutablePointer<Float>
     private let right: UnsafeMutablePointer<Float>
     private let send: UnsafeMutablePointer<Float>
-    /// This block's sources that render sub-block by sub-block (indices into `sources`).
-    private let subBlockSources: UnsafeMutablePointer<Int>
+    /// This block's sources that render span by span (indices into `sources`).
+    private let spanSources: UnsafeMutablePointer<Int>
+    /// Every HRTF voice's convolution, summed in the frequency domain and transformed back once.
+    public let voiceMix: SpectralVoiceMix
     private let reverb: LateReverb
     public let limiter: Limiter
     /// Sources the governor does not give per-source voices are encoded here.
     public let bus: AmbisonicBus
+    private let busDecoder: AmbisonicDecodeFilters
     public let governor: OverloadGovernor
     /// Frames a source keeps rendering after its input ends, so filters and delays ring out.
     public let ringOutFrames: Int
@@ -46,18 +49,22 @@ public final class SpatialRenderer {
         left = .allocate(capacity: block); left.initialize(repeating: 0, count: block)
         right = .allocate(capacity: block); right.initialize(repeating: 0, count: block)
         send = .allocate(capacity: block); send.initialize(repeating: 0, count: block)
-        subBlockSources = .allocate(capacity: maximumSources)
-        reverb = LateReverb(room: configuration.room, sampleRateHz: configuration.sampleRateHz)
+        spanSources = .allocate(capacity: maximumSources)
+        let span = configuration.voiceSpanFrames
+        precondition(block % span == 0 && configuration.subBlockCount % (block / span) == 0)
+        voiceMix = SpectralVoiceMix(hrtf: hrtf, partitionFrames: span, kernels: .fastest)
+        reverb = LateReverb(room: configuration.room, sampleRateHz: configuration.sampleRateHz, maximumFrames: block,
+                            diffuseField: configuration.room == .none ? nil : DiffuseFieldResponse.filter(of: hrtf))
         limiter = Limiter(sampleRateHz: configuration.sampleRateHz,
                           thresholdDecibels: configuration.limiterThresholdDecibels)
         ringOutFrames = hrtf.filterTaps + Int(hrtf.maximumDelaySamples.rounded(.up)) + 4
-        bus = AmbisonicBus(filters: busFilters ?? AmbisonicDecodeFilters.design(from: hrtf), maximumFrames: block,
-                           maximumTerms: 2 * maximumSources, kernels: .fastest)
+        busDecoder = busFilters ?? AmbisonicDecodeFilters.design(from: hrtf)
+        bus = AmbisonicBus(filters: busDecoder, maximumFrames: block, maximumTerms: 2 * maximumSources, kernels: .fastest)
         governor = OverloadGovernor(settings: .init(maximumHRTFVoices: configuration.maximumHRTFVoices))
     }
 
     deinit {
-        left.deallocate(); right.deallocate(); send.deallocate(); subBlockSources.deallocate()
+        left.deallocate(); right.deallocate(); send.deallocate(); spanSources.deallocate()
     }
 
     /// Frames of delay between a sample entering and leaving (the limiter's look-ahead).
@@ -105,26 +112,34 @@ public final class SpatialRenderer {
         bus.beginBlock(frames: block)
 
         // A source wholly on the bus takes the block in one piece, at the block's final pose:
-        // the bus turns the field with the head sub-block by sub-block, so per sub-block it
-        // would only refresh its interaural delay, at twice the bookkeeping.
-        var bySubBlock = 0
+        // the bus turns the field with the head sub-block by sub-block, so per span it would
+        // only refresh its interaural delay, at more bookkeeping.
+        var bySpan = 0
         for (index, source) in sources.enumerated() {
             if source.mode != .off && source.path.onBus && source.path.busMix >= 1
                 && source.path.voiceSilentFrames >= ringOutFrames {
                 renderSpan(source, pose: targetPose, offset: 0, frames: block)
             } else {
-                subBlockSources[bySubBlock] = index
-                bySubBlock += 1
+                spanSources[bySpan] = index
+                bySpan += 1
             }
         }
-        let count = configuration.subBlockCount
-        for sub in 0..<count {
-            let pose = HeadPose.interpolate(previousPose, targetPose, Double(sub + 1) / Double(count))
-            let offset = sub * subBlockFrames
-            for i in 0..<bySubBlock {
-                renderSpan(sources[subBlockSources[i]], pose: pose, offset: offset, frames: subBlockFrames)
+        // The others span by span (the voices' convolution partition), each span at its
+        // final pose; the bus turns with the head sub-block by sub-block.
+        let span = voiceMix.partitionFrames, spans = block / span
+        let count = configuration.subBlockCount, subBlocksPerSpan = count / spans
+        for s in 0..<spans {
+            let offset = s * span
+            let pose = HeadPose.interpolate(previousPose, targetPose, Double(s + 1) / Double(spans))
+            voiceMix.beginSpan()
+            for i in 0..<bySpan {
+                renderSpan(sources[spanSources[i]], pose: pose, offset: offset, frames: span)
             }
-            bus.rotate(offset: offset, frames: subBlockFrames, orientation: pose.orientation)
+            voiceMix.finishSpan(left: left + offset, right: right + offset)
+            for sub in s * subBlocksPerSpan..<(s + 1) * subBlocksPerSpan {
+                let subPose = HeadPose.interpolate(previousPose, targetPose, Double(sub + 1) / Double(count))
+                bus.rotate(offset: sub * subBlockFrames, frames: subBlockFrames, orientation: subPose.orientation)
+            }
         }
         previousPose = targetPose
         bus.decode(frames: block, left: left, right: right)
@@ -194,8 +209,11 @@ public final class SpatialRenderer {
             if c == 0 {
                 let step = Float(Double(frames) / max(model.cullFadeSeconds * rate, 1))
                 let culled = model.isCulled(distanceMetres: distance)
+                // Ring-out is counted from the first span rendered wholly silent: the span in
+                // which the fade reaches zero still has its tail to ring.
+                let wasSilent = source.cullFade == 0
                 source.cullFade = culled ? max(0, source.cullFade - step) : min(1, source.cullFade + step)
-                if source.cullFade == 0 {
+                if source.cullFade == 0 && wasSilent {
                     if source.culledFrames >= ringOutFrames {
                         if source.culledFrames == ringOutFrames {
                             for voice in source.voices { voice.reset() }
@@ -241,8 +259,8 @@ public final class SpatialRenderer {
             source.path.voiceSilentFrames = min(source.path.voiceSilentFrames + frames, Int(Int32.max))
         }
     }
-    private var busMixStart: Float = 0
-    private var voicesWereIdle = false
+    @exclusivity(unchecked) private var busMixStart: Float = 0
+    @exclusivity(unchecked) private var voicesWereIdle = false
 
     /// One channel's sub-block on the HRTF voice, the bus, or both while a move crossfades
     /// (linearly: the two renderings of one source are coherent, so amplitudes add).
@@ -260,20 +278,21 @@ public final class SpatialRenderer {
             if voicesWereIdle {
                 // Back from the bus: start from silence at the current direction, so the
                 // voice fades in from its first sample instead of gliding from a stale state.
-                var silent = voiceTarget
-                silent.gain = 0
-                voice.reset()
-                voice.render(input: nil, frames: frames, target: silent, left: left + offset, right: right + offset)
+                voice.reset(startingAt: voiceTarget, mix: voiceMix)
             }
-            voice.render(input: input, frames: frames, target: voiceTarget, left: left + offset, right: right + offset)
+            voice.render(input: input, target: voiceTarget, into: voiceMix)
         }
         let busVoice = source.busVoices[c]
         if mix == 0 && busMixStart == 0 && !busVoice.isSounding {
             busVoice.follow(input, frames: frames)
         } else {
-            let delays = hrtf.delays(azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees)
+            let hood = hrtf.neighbourhood(azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees)
+            let onsets = hrtf.delays(azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees)
+            let corrections = busDecoder.earDelays(hood)
             bus.encode(busVoice, input: input, frames: frames, offset: offset, direction: worldDirection,
-                       delays: delays, gain: target.gain * mix, lowpassCoefficient: target.lowpassCoefficient)
+                       delays: (onsets.left - corrections.left, onsets.right - corrections.right),
+                       earLevels: busDecoder.earLevels(hood), gain: target.gain * mix,
+                       lowpassCoefficient: target.lowpassCoefficient)
         }
     }
 

@@ -13,7 +13,7 @@ final class BlockRenderer {
     private let render: (UnsafeMutablePointer<Float>, Int) -> Void
     private let block: UnsafeMutablePointer<Float>
     /// The rendered frames of `block` not handed out yet: `block[pendingStart ..< blockFrames]`.
-    private var pendingStart: Int
+    @exclusivity(unchecked) private var pendingStart: Int
 
     init(blockFrames: Int, render: @escaping (UnsafeMutablePointer<Float>, Int) -> Void) {
         precondition(blockFrames > 0)

@@ -62,7 +62,7 @@ final class HeadTracking {
         commands.push(.setHeadPose(effective, glide: true))
     }
 
-    var statusFields: [(String, JSONValue)] {
+    var status: StatusDocument.Head {
         let pose = effective
         let orientation = pose.orientation
         let forward = orientation.rotate(Vector3(x: 0, y: 0, z: -1))
@@ -70,30 +70,21 @@ final class HeadTracking {
         let pitch = asin(max(-1, min(1, forward.y))) * 180 / .pi
         let roll = atan2(-up.x * forward.z + up.z * forward.x, up.y) * 180 / .pi
         let p = pose.positionMetres
-        var fields: [(String, JSONValue)] = [
-            ("yaw_degrees", .number(orientation.yawDegrees)),
-            ("pitch_degrees", .number(pitch)),
-            ("roll_degrees", .number(roll)),
-            ("quaternion", .array([orientation.w, orientation.x, orientation.y, orientation.z].map(JSONValue.number))),
-            ("position_metres", .array([p.x, p.y, p.z].map(JSONValue.number))),
-            ("poses_received", .integer(poseCount)),
-            ("opentrack_packets", .integer(openTrackAccepted)),
-            ("opentrack_rejected_packets", .integer(openTrackRejected)),
-            ("opentrack_rate_limited_packets", .integer(openTrackRateLimited)),
-        ]
-        guard let arrival = lastArrival else {
-            fields.append(("pose_age_seconds", .null))
-            return fields
-        }
+        var head = StatusDocument.Head(
+            yawDegrees: orientation.yawDegrees, pitchDegrees: pitch, rollDegrees: roll,
+            quaternion: [orientation.w, orientation.x, orientation.y, orientation.z], positionMetres: [p.x, p.y, p.z],
+            posesReceived: poseCount, opentrackPackets: openTrackAccepted, opentrackRejectedPackets: openTrackRejected,
+            opentrackRateLimitedPackets: openTrackRateLimited)
+        guard let arrival = lastArrival else { return head }
         let now = MonotonicClock.nowNanoseconds()
-        fields.append(("pose_age_seconds", .number(Double(now - arrival.monotonicNanoseconds) * 1e-9)))
-        fields.append(("pose_received_output_frame", .integer(arrival.outputFrame)))
+        head.poseAgeSeconds = Double(now - arrival.monotonicNanoseconds) * 1e-9
+        head.poseReceivedOutputFrame = arrival.outputFrame
         let applied = engine.headPoseApplied
         if applied.outputFrame >= arrival.outputFrame, applied.monotonicNanoseconds >= arrival.monotonicNanoseconds {
-            fields.append(("pose_applied_output_frame", .integer(applied.outputFrame)))
+            head.poseAppliedOutputFrame = applied.outputFrame
             // From arrival to the render thread using it; the sound leaves after the output's latency.
-            fields.append(("motion_to_render_seconds", .number(Double(applied.monotonicNanoseconds - arrival.monotonicNanoseconds) * 1e-9)))
+            head.motionToRenderSeconds = Double(applied.monotonicNanoseconds - arrival.monotonicNanoseconds) * 1e-9
         }
-        return fields
+        return head
     }
 }

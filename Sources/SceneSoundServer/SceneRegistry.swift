@@ -20,6 +20,8 @@ final class SceneRegistry {
         var rectPixels: PixelRect
         var state: String
         var widthMetres: Double
+        var title: String?
+        var application: String?
     }
 
     struct Scene {

@@ -42,7 +42,7 @@ final class ServerCore: @unchecked Sendable {
     let counters = ServerCounters()
     let sessions = SessionRegistry()
     let outputStatus: () -> OutputStatus
-    let hrtfDescription: JSONValue
+    let hrtfStatus: StatusDocument.HRTF
     let logger: Logger
     let startTime = Date()
     private var sessionCounter = 0
@@ -63,12 +63,8 @@ final class ServerCore: @unchecked Sendable {
                                  scenes: scenes, commands: commands, outputConnected: { outputStatus().connected },
                                  renderedFrames: { engine.renderedFrames },
                                  logger: logger)
-        hrtfDescription = .object([
-            ("path", .string(hrtfPath)),
-            ("measurements", .integer(engine.hrtf.measurementCount)),
-            ("filter_taps", .integer(engine.hrtf.filterTaps)),
-            ("rate_hz", .number(engine.hrtf.sampleRateHz)),
-        ])
+        hrtfStatus = StatusDocument.HRTF(path: hrtfPath, measurements: engine.hrtf.measurementCount,
+                                         filterTaps: engine.hrtf.filterTaps, rateHz: engine.hrtf.sampleRateHz)
     }
 
     // MARK: Sessions
@@ -126,7 +122,7 @@ final class ServerCore: @unchecked Sendable {
 
     // MARK: Status
 
-    func statusDocument() -> JSONValue {
+    func statusDocument() -> StatusDocument {
         StatusReport(core: self).document
     }
 }

@@ -1,136 +1,124 @@
 import Foundation
 import SceneSoundDSP
 import SceneSoundEngine
+import SceneSoundProtocol
 
-/// The document behind `scenesound status --json`: server, output, HRTF, head, scenes,
-/// streams, render load and health counters.
+/// Builds the document behind `scenesound status --json` (the shared `StatusDocument`):
+/// server, output, HRTF, head, clients, scenes, streams, render load and health counters.
 struct StatusReport {
     let core: ServerCore
 
-    var document: JSONValue {
-        let sessions = core.sessions.all
-        let startTime = core.startTime
+    var document: StatusDocument {
         let engine = core.engine
         let configuration = engine.configuration
         let output = core.outputStatus()
-        let blockSeconds = Double(configuration.blockFrames) / configuration.sampleRateHz
-        let slowestBlockCPU: JSONValue = output.slowestBlock.map { .number($0.cpuSeconds) } ?? .null
-        let slowestBlockAt: JSONValue = output.slowestBlock.map { .number($0.atSeconds) } ?? .null
-        let renderThreadScheduling: JSONValue = output.renderThreadScheduling.map(JSONValue.string) ?? .null
-
-        return .object([
-            ("server", .object([
-                ("version", .string(core.configuration.serverName)),
-                ("pid", .integer(Int(getpid()))),
-                ("uptime_seconds", .number(Date().timeIntervalSince(startTime))),
-                ("socket", .string(core.configuration.socketPath)),
-                ("clients", .integer(sessions.count)),
-            ])),
-            ("output", .object([
-                ("kind", .string(output.kind)),
-                ("target", output.target.map(JSONValue.string) ?? .null),
-                ("rate_hz", .number(configuration.sampleRateHz)),
-                ("block_frames", .integer(configuration.blockFrames)),
-                ("latency_seconds", output.latencySeconds.map(JSONValue.number) ?? .null),
-                ("connected", .bool(output.connected)),
-                ("underruns", .integer(output.underruns)),
-                ("overloaded_blocks", output.overloadedBlocks.map(JSONValue.integer) ?? .null),
-                ("slowest_block_cpu_seconds", slowestBlockCPU),
-                ("slowest_block_at_seconds", slowestBlockAt),
-                ("reconnects", .integer(output.reconnects)),
-                ("render_thread_scheduling", renderThreadScheduling),
-                ("last_error", output.lastError.map(JSONValue.string) ?? .null),
-                ("rendered_seconds", .number(Double(engine.renderedFrames) / configuration.sampleRateHz)),
-            ])),
-            ("hrtf", core.hrtfDescription),
-            ("head", .object(core.head.statusFields + [
-                ("motion_to_sound_seconds", motionToSound(output.latencySeconds)),
-            ])),
-            ("display", .object(core.scenes.windows?.displayFields ?? [("connected", .bool(false)), ("tracking", .bool(false))])),
-            ("monitors", core.scenes.windows?.monitorsDocument ?? .array([])),
-            ("scenes", .array(core.scenes.registry.sortedScenes.map(scene))),
-            ("streams", .array(sessions.flatMap { session in
+        let counters = core.counters
+        let commands = core.commands
+        let ordered = core.sessions.all
+        return StatusDocument(
+            server: .init(software: core.configuration.serverName, pid: Int(getpid()),
+                          uptimeSeconds: Date().timeIntervalSince(core.startTime), socket: core.configuration.socketPath),
+            output: .init(kind: output.kind, target: output.target, rateHz: configuration.sampleRateHz,
+                          blockFrames: configuration.blockFrames, latencySeconds: output.latencySeconds,
+                          connected: output.connected, underruns: output.underruns,
+                          overloadedBlocks: output.overloadedBlocks,
+                          slowestBlockCPUSeconds: output.slowestBlock?.cpuSeconds,
+                          slowestBlockAtSeconds: output.slowestBlock?.atSeconds, reconnects: output.reconnects,
+                          renderThreadScheduling: output.renderThreadScheduling, lastError: output.lastError,
+                          renderedSeconds: Double(engine.renderedFrames) / configuration.sampleRateHz),
+            hrtf: core.hrtfStatus,
+            head: head(outputLatencySeconds: output.latencySeconds),
+            display: core.scenes.windows?.displayStatus ?? .init(connected: false),
+            monitors: core.scenes.windows?.monitorsStatus ?? [],
+            clients: ordered.map { session in
+                let pid = session.peerPID > 0 ? Int(session.peerPID) : session.clientPID > 0 ? Int(session.clientPID) : nil
+                return .init(id: session.sessionNumber, name: session.clientName, pid: pid, streams: session.streams.count)
+            },
+            scenes: core.scenes.registry.sortedScenes.map(scene),
+            streams: ordered.flatMap { session in
                 session.streams.streams.values.sorted { $0.id < $1.id }.map { stream(session, $0) }
-            })),
-            ("render", .object([
-                ("load", .number(engine.renderLoad)),
-                ("peak_load", .number(engine.takePeakRenderLoad())),
-                ("block_deadline_seconds", .number(blockSeconds)),
-                ("hrtf_voices", .integer(engine.hrtfVoiceCount)),
-                ("bus_voices", .integer(engine.busVoiceCount)),
-                ("kernels", .string(RenderKernels.fastest.name)),
-            ])),
-            ("health", .object([
-                ("connections", .integer(core.counters.connections)),
-                ("refused_connections", .integer(core.counters.refusedConnections)),
-                ("stalled_clients_dropped", .integer(core.counters.stalledClients)),
-                ("rate_limited_messages", .integer(core.counters.rateLimitedMessages)),
-                ("governor_moves_to_bus", .integer(engine.governorMovesToBus)),
-                ("governor_moves_to_hrtf", .integer(engine.governorMovesToHRTF)),
-                ("rejected_frames", .integer(core.counters.rejectedFrames)),
-                ("dropped_engine_events", .integer(engine.droppedEventCount)),
-                ("engine_commands_deferred", .integer(core.commands.deferredCount)),
-                ("engine_commands_waiting", .integer(core.commands.waitingCount)),
-                ("requests_refused_engine_behind", .integer(core.commands.refusedRequests)),
-                ("underruns", .integer(output.underruns)),
-                ("reconnects", .integer(output.reconnects)),
-            ])),
-        ])
+            },
+            render: .init(load: engine.renderLoad, peakLoad: engine.takePeakRenderLoad(),
+                          blockDeadlineSeconds: Double(configuration.blockFrames) / configuration.sampleRateHz,
+                          hrtfVoices: engine.hrtfVoiceCount, busVoices: engine.busVoiceCount,
+                          kernels: RenderKernels.fastest.name),
+            health: .init(connections: counters.connections, refusedConnections: counters.refusedConnections,
+                          stalledClientsDropped: counters.stalledClients, rateLimitedMessages: counters.rateLimitedMessages,
+                          governorMovesToBus: engine.governorMovesToBus, governorMovesToHRTF: engine.governorMovesToHRTF,
+                          rejectedFrames: counters.rejectedFrames, droppedEngineEvents: engine.droppedEventCount,
+                          engineCommandsDeferred: commands.deferredCount, engineCommandsWaiting: commands.waitingCount,
+                          requestsRefusedEngineBehind: commands.refusedRequests))
     }
 
-    /// Pose arrival → render thread, plus the limiter's look-ahead and the output's own latency.
-    private func motionToSound(_ outputLatency: Double?) -> JSONValue {
-        guard case .number(let render)? = core.head.statusFields.first(where: { $0.0 == "motion_to_render_seconds" })?.1
-        else { return .null }
-        let lookAhead = Double(core.engine.renderer.latencyFrames) / core.engine.configuration.sampleRateHz
-        return .number(render + lookAhead + (outputLatency ?? 0))
+    /// Motion to sound: pose arrival → render thread, plus the limiter's look-ahead and the
+    /// output's own latency.
+    private func head(outputLatencySeconds: Double?) -> StatusDocument.Head {
+        var head = core.head.status
+        if let render = head.motionToRenderSeconds {
+            let lookAhead = Double(core.engine.renderer.latencyFrames) / core.engine.configuration.sampleRateHz
+            head.motionToSoundSeconds = render + lookAhead + (outputLatencySeconds ?? 0)
+        }
+        return head
     }
 
-    private func scene(_ scene: SceneRegistry.Scene) -> JSONValue {
+    private func scene(_ scene: SceneRegistry.Scene) -> StatusDocument.Scene {
         let p = SphericalPosition(cartesian: scene.position)
-        var fields: [(String, JSONValue)] = [("id", .string(scene.id))]
+        var entry = StatusDocument.Scene(
+            id: scene.id, kind: "none", azimuthDegrees: p.azimuthDegrees, elevationDegrees: p.elevationDegrees,
+            distanceMetres: p.distanceMetres, positionMetres: [scene.position.x, scene.position.y, scene.position.z])
         switch scene.anchor {
-        case .none: fields.append(("kind", .string("none")))
+        case .none: entry.kind = "none"
         case .window(let id):
-            fields.append(("kind", .string("window")))
-            fields.append(("window", .string("0x" + String(id, radix: 16))))
-        case .position: fields.append(("kind", .string("fixed")))
+            entry.kind = "window"
+            entry.window = "0x" + String(id, radix: 16)
+        case .position: entry.kind = "fixed"
         case .process(let pid):
-            fields.append(("kind", .string("program")))
-            fields.append(("pid", .integer(Int(pid))))
+            entry.kind = "program"
+            entry.pid = Int(pid)
         }
         if let window = scene.window {
-            if case .process = scene.anchor { fields.append(("window", .string("0x" + String(window.windowID, radix: 16)))) }
+            entry.window = "0x" + String(window.windowID, radix: 16)
+            entry.title = window.title
+            entry.application = window.application
+            entry.state = window.state
             let r = window.rectPixels
-            fields += [("state", .string(window.state)),
-                       ("rect_pixels", .array([r.xPixels, r.yPixels, r.widthPixels, r.heightPixels].map(JSONValue.integer))),
-                       ("width_metres", .number(window.widthMetres))]
+            entry.rectPixels = [r.xPixels, r.yPixels, r.widthPixels, r.heightPixels]
+            entry.widthMetres = window.widthMetres
         }
-        fields += [("azimuth_degrees", .number(p.azimuthDegrees)), ("elevation_degrees", .number(p.elevationDegrees)),
-                   ("distance_metres", .number(p.distanceMetres)),
-                   ("position_metres", .array([scene.position.x, scene.position.y, scene.position.z].map(JSONValue.number)))]
-        return .object(fields)
+        return entry
     }
 
-    private func stream(_ session: ClientSession, _ stream: ServerStream) -> JSONValue {
+    private func stream(_ session: ClientSession, _ stream: ServerStream) -> StatusDocument.Stream {
         let rate = core.engine.configuration.sampleRateHz
         let state: String
         if stream.defunctCode != nil { state = "failed" }
         else if !stream.pendingDrains.isEmpty { state = "draining" }
         else if stream.ring.availableFrames > 0 { state = "playing" }
         else { state = "idle" }
-        return .object([
-            ("id", .integer(Int(stream.id))),
-            ("client", .string(session.displayName)),
-            ("kind", .string("\(stream.kind)")),
-            ("scene", .string(stream.sceneID)),
-            ("state", .string(state)),
-            ("spatial", .string(EngineStreams.engineMode(stream.spatialMode).rawValue)),
-            ("volume_db", .number(Double(stream.volumeDecibels))),
-            ("format", .string("\(stream.format.sampleFormat) \(stream.format.channels)ch \(stream.format.rateHz)Hz")),
-            ("buffered_seconds", .number(Double(stream.ring.availableFrames) / rate)),
-            ("starved_seconds", .number(Double(stream.engineStream.input.starvedFrameCount) / rate)),
-            ("loop", .bool(stream.loops)),
-        ])
+        let input = stream.engineStream.input
+        return .init(
+            id: Int(stream.id), clientID: session.sessionNumber, kind: "\(stream.kind)", scene: stream.sceneID,
+            state: state, spatial: EngineStreams.engineMode(stream.spatialMode).rawValue,
+            volumeDecibels: Double(stream.volumeDecibels),
+            levelDecibels: max(Self.silenceDecibels, input.recentLevelDecibels + Double(stream.volumeDecibels)),
+            format: "\(stream.format.sampleFormat) \(stream.format.channels)ch \(stream.format.rateHz)Hz",
+            bufferedSeconds: Double(stream.ring.availableFrames) / rate,
+            starvedSeconds: Double(input.starvedFrameCount) / rate, loop: stream.loops)
+    }
+
+    /// The floor of `level_db`: what silence reads as.
+    static let silenceDecibels = -120.0
+}
+
+extension StatusDocument {
+    /// One line of JSON, keys in a fixed order (sorted), as STATUS_REPLY carries it.
+    var serialized: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let names = Self.nonFiniteNames
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: names.positiveInfinity, negativeInfinity: names.negativeInfinity, nan: names.nan)
+        // Encoding plain structs of numbers, strings and arrays cannot fail.
+        return String(decoding: (try? encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import SceneSoundDSP
 import SceneSoundEngine
+import SceneSoundProtocol
 import SceneSoundX11
 
 /// How scenes sound when their window is out of sight (configurable).
@@ -81,7 +82,8 @@ final class WindowAnchoring {
             $0.muffling = muffling
             if visible { $0.lastVisiblePosition = position }
             $0.window = SceneRegistry.WindowView(windowID: window.id, rectPixels: window.rectPixels,
-                                                  state: window.visibility.rawValue, widthMetres: width)
+                                                  state: window.visibility.rawValue, widthMetres: width,
+                                                  title: window.title, application: window.applicationName)
         }
     }
 
@@ -112,31 +114,22 @@ final class WindowAnchoring {
 
     // MARK: Status
 
-    var displayFields: [(String, JSONValue)] {
-        guard let snapshot else { return [("connected", .bool(false))] }
-        return [
-            ("connected", .bool(snapshot.isDisplayConnected)),
-            ("windows", .integer(snapshot.windows.count)),
-            ("active_window", snapshot.activeWindowID.map { .string(X11SceneID.string(for: $0).replacingOccurrences(of: "x11:", with: "")) } ?? .null),
-            ("window_manager", .bool(snapshot.hasEWMHWindowManager)),
-        ]
+    var displayStatus: StatusDocument.Display {
+        guard let snapshot else { return .init(connected: false) }
+        return .init(connected: snapshot.isDisplayConnected, windows: snapshot.windows.count,
+                     activeWindow: snapshot.activeWindowID.map { "0x" + String($0, radix: 16) },
+                     windowManager: snapshot.hasEWMHWindowManager)
     }
 
-    var monitorsDocument: JSONValue {
-        .array(space.monitors.map { monitor in
+    var monitorsStatus: [StatusDocument.Monitor] {
+        space.monitors.map { monitor in
             let r = monitor.rectPixels
             let topLeft = space.position(xPixels: Double(r.xPixels), yPixels: Double(r.yPixels))
             let bottomRight = space.position(xPixels: Double(r.xPixels + r.widthPixels), yPixels: Double(r.yPixels + r.heightPixels))
-            return .object([
-                ("name", .string(monitor.name)),
-                ("rect_pixels", .array([r.xPixels, r.yPixels, r.widthPixels, r.heightPixels].map(JSONValue.integer))),
-                ("width_millimetres", .number(monitor.widthMillimetres)),
-                ("height_millimetres", .number(monitor.heightMillimetres)),
-                ("primary", .bool(monitor.isPrimary)),
-                ("left_metres", .number(topLeft.x)), ("right_metres", .number(bottomRight.x)),
-                ("top_metres", .number(topLeft.y)), ("bottom_metres", .number(bottomRight.y)),
-                ("z_metres", .number(topLeft.z)),
-            ])
-        })
+            return .init(name: monitor.name, rectPixels: [r.xPixels, r.yPixels, r.widthPixels, r.heightPixels],
+                         widthMillimetres: monitor.widthMillimetres, heightMillimetres: monitor.heightMillimetres,
+                         primary: monitor.isPrimary, leftMetres: topLeft.x, rightMetres: bottomRight.x,
+                         topMetres: topLeft.y, bottomMetres: bottomRight.y, zMetres: topLeft.z)
+        }
     }
 }

@@ -113,6 +113,9 @@ extension WindowModel {
         var wmState: xcb_get_property_cookie_t?
         var desktop: xcb_get_property_cookie_t?
         var pid: xcb_get_property_cookie_t?
+        var netName: xcb_get_property_cookie_t?
+        var name: xcb_get_property_cookie_t?
+        var windowClass: xcb_get_property_cookie_t?
     }
 
     private func refreshWindows(_ connection: XConnection) {
@@ -130,6 +133,10 @@ extension WindowModel {
                 cookies.wmState = connection.sendGetProperty(client, atoms.wmState, maximumItems: 1)
                 cookies.desktop = connection.sendGetProperty(client, atoms.netWMDesktop, maximumItems: 1)
                 cookies.pid = connection.sendGetProperty(client, atoms.netWMPID, maximumItems: 1)
+                // Titles and classes past 1 KiB are cut (items are 32-bit units).
+                cookies.netName = connection.sendGetProperty(client, atoms.netWMName, maximumItems: 256)
+                cookies.name = connection.sendGetProperty(client, atoms.wmName, maximumItems: 256)
+                cookies.windowClass = connection.sendGetProperty(client, atoms.wmClass, maximumItems: 256)
             }
             pending.append(cookies)
             topLevels[frame]?.needsGeometry = false
@@ -144,6 +151,9 @@ extension WindowModel {
             let wmState = cookies.wmState.flatMap { connection.property($0) }
             let desktop = cookies.desktop.flatMap { connection.property($0) }
             let pid = cookies.pid.flatMap { connection.property($0) }
+            let netName = cookies.netName.flatMap { connection.property($0) }
+            let name = cookies.name.flatMap { connection.property($0) }
+            let windowClass = cookies.windowClass.flatMap { connection.property($0) }
             guard var topLevel = topLevels[cookies.frame], topLevel.clientID == cookies.client else { continue }
             if let origin, let size {
                 topLevel.rectPixels = PixelRect(xPixels: origin.x, yPixels: origin.y,
@@ -159,6 +169,15 @@ extension WindowModel {
             if let wmState { topLevel.isIconic = wmState.values32.first == 3 }
             if let desktop { topLevel.desktop = desktop.values32.first }
             if let pid { topLevel.pid = pid.values32.first.map { Int32(bitPattern: $0) } }
+            if netName != nil || name != nil {
+                let title = netName?.exists == true ? netName : name
+                topLevel.title = title?.strings.first.flatMap { $0.isEmpty ? nil : $0 }
+            }
+            // WM_CLASS is "instance\0Class\0"; the class names the application ("XTerm", "firefox").
+            if let windowClass {
+                let parts = windowClass.strings
+                topLevel.applicationName = parts.count > 1 && !parts[1].isEmpty ? parts[1] : parts.first.flatMap { $0.isEmpty ? nil : $0 }
+            }
             topLevels[cookies.frame] = topLevel
         }
     }

@@ -27,7 +27,7 @@ extension WindowModel {
                 isFullscreen: topLevel.isFullscreen, demandsAttention: topLevel.demandsAttention,
                 desktop: topLevel.desktop,
                 isOnCurrentDesktop: onCurrentDesktop,
-                pid: topLevel.pid, stackingIndex: index)
+                pid: topLevel.pid, stackingIndex: index, title: topLevel.title, applicationName: topLevel.applicationName)
         }
     }
 

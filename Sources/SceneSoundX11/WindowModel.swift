@@ -26,6 +26,8 @@ final class WindowModel {
         var isIconic = false
         var desktop: UInt32?
         var pid: Int32?
+        var title: String?
+        var applicationName: String?
 
         init(frameID: xcb_window_t) { self.frameID = frameID }
 

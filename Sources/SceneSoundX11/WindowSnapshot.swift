@@ -36,10 +36,14 @@ public struct TrackedWindow: Equatable, Sendable {
     public var pid: Int32?
     /// Position in the stacking order, 0 = bottom-most; higher windows cover lower ones.
     public var stackingIndex: Int
+    /// `_NET_WM_NAME`, else `WM_NAME`; nil when the client sets neither.
+    public var title: String?
+    /// `WM_CLASS`'s class ("XTerm", "firefox"), else its instance name.
+    public var applicationName: String?
 
     public init(id: UInt32, frameID: UInt32, rectPixels: PixelRect, isViewable: Bool, isMinimized: Bool,
                 isFullscreen: Bool, demandsAttention: Bool, desktop: UInt32?, isOnCurrentDesktop: Bool,
-                pid: Int32?, stackingIndex: Int) {
+                pid: Int32?, stackingIndex: Int, title: String? = nil, applicationName: String? = nil) {
         self.id = id
         self.frameID = frameID
         self.rectPixels = rectPixels
@@ -51,6 +55,8 @@ public struct TrackedWindow: Equatable, Sendable {
         self.isOnCurrentDesktop = isOnCurrentDesktop
         self.pid = pid
         self.stackingIndex = stackingIndex
+        self.title = title
+        self.applicationName = applicationName
     }
 
     /// Another desktop wins: managers mark windows on other desktops HIDDEN (openbox does)

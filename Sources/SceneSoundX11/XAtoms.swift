@@ -19,12 +19,16 @@ struct XAtoms {
     let netActiveWindow: xcb_atom_t
     let netClientListStacking: xcb_atom_t
     let netSupportingWMCheck: xcb_atom_t
+    /// Window titles: `_NET_WM_NAME` (UTF-8, set by current toolkits), else ICCCM `WM_NAME`.
+    let netWMName: xcb_atom_t
+    let wmName: xcb_atom_t
 
     init(connection: XConnection) {
         let names = [
             "WM_STATE", "WM_CLASS", "WM_CHANGE_STATE", "_NET_WM_STATE", "_NET_WM_STATE_HIDDEN",
             "_NET_WM_STATE_FULLSCREEN", "_NET_WM_STATE_DEMANDS_ATTENTION", "_NET_WM_DESKTOP", "_NET_WM_PID",
             "_NET_CURRENT_DESKTOP", "_NET_ACTIVE_WINDOW", "_NET_CLIENT_LIST_STACKING", "_NET_SUPPORTING_WM_CHECK",
+            "_NET_WM_NAME", "WM_NAME",
         ]
         let cookies = names.map { name in
             name.withCString { xcb_intern_atom(connection.raw, 0, UInt16(strlen($0)), $0) }
@@ -39,6 +43,7 @@ struct XAtoms {
         netWMStateDemandsAttention = values[6]; netWMDesktop = values[7]; netWMPID = values[8]
         netCurrentDesktop = values[9]; netActiveWindow = values[10]; netClientListStacking = values[11]
         netSupportingWMCheck = values[12]
+        netWMName = values[13]; wmName = values[14]
     }
 
     /// Root properties whose change alters the snapshot.
@@ -50,5 +55,6 @@ struct XAtoms {
     /// Client properties whose change alters the snapshot.
     func isClientProperty(_ atom: xcb_atom_t) -> Bool {
         atom == netWMState || atom == wmState || atom == netWMDesktop || atom == netWMPID || atom == wmClass
+            || atom == netWMName || atom == wmName
     }
 }

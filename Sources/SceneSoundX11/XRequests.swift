@@ -35,7 +35,17 @@ extension XConnection {
         var type: xcb_atom_t
         /// The value as 32-bit items (CARDINAL, ATOM, WINDOW); empty for other formats.
         var values32: [UInt32]
+        /// The value as bytes (STRING, UTF8_STRING, WM_CLASS); empty for other formats.
+        var bytes: [UInt8] = []
         var exists: Bool { type != 0 }
+
+        /// Text of a string property: UTF-8 (`UTF8_STRING`, and ASCII, the usual `STRING`),
+        /// else Latin-1 (ICCCM's `STRING`). Items split at NULs (WM_CLASS holds two).
+        var strings: [String] {
+            bytes.split(separator: 0, omittingEmptySubsequences: false).map { part in
+                String(validating: part, as: UTF8.self) ?? String(part.map { Character(Unicode.Scalar($0)) })
+            }
+        }
     }
 
     func sendGetProperty(_ window: xcb_window_t, _ atom: xcb_atom_t, maximumItems: UInt32 = 64) -> xcb_get_property_cookie_t {
@@ -53,7 +63,12 @@ extension XConnection {
             let count = Int(xcb_get_property_value_length(reply)) / 4
             values = Array(UnsafeBufferPointer(start: bytes.assumingMemoryBound(to: UInt32.self), count: count))
         }
-        return Property(type: reply.pointee.type, values32: values)
+        var text: [UInt8] = []
+        if reply.pointee.format == 8, let bytes = xcb_get_property_value(reply) {
+            let count = Int(xcb_get_property_value_length(reply))
+            text = Array(UnsafeBufferPointer(start: bytes.assumingMemoryBound(to: UInt8.self), count: count))
+        }
+        return Property(type: reply.pointee.type, values32: values, bytes: text)
     }
 
     // MARK: Geometry

@@ -18,7 +18,7 @@ struct CuesCommand: ParsableCommand {
     @Flag(help: "Print one JSON object.")
     var json = false
 
-    @Option(help: ArgumentHelp("Measure successive segments of this length (silent ones are skipped).", valueName: "SECONDS"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Measure successive segments of this length (silent ones are skipped).", valueName: "SECONDS"))
     var segment: Double?
 
     func validate() throws {

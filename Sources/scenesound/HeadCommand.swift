@@ -89,29 +89,24 @@ struct HeadShowCommand: ParsableCommand {
     func run() throws {
         let connection = try server.connect()
         defer { connection.close() }
-        let document = try withClientErrors { () throws(ClientError) in try connection.status() }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(document.utf8)) as? [String: Any],
-              let head = object["head"] as? [String: Any] else {
-            throw RuntimeError("the server's status has no head section")
-        }
+        let head = try connection.statusDocument().head
         if json {
-            let data = try JSONSerialization.data(withJSONObject: head, options: [.sortedKeys])
-            print(String(decoding: data, as: UTF8.self))
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            print(String(decoding: try encoder.encode(head), as: UTF8.self))
             return
         }
-        func number(_ key: String) -> String {
-            (head[key] as? Double).map { String(format: "%.1f", $0) } ?? "–"
-        }
-        print("yaw \(number("yaw_degrees"))°, pitch \(number("pitch_degrees"))°, roll \(number("roll_degrees"))°")
-        if let p = head["position_metres"] as? [Double], p.count == 3 {
+        print(String(format: "yaw %.1f°, pitch %.1f°, roll %.1f°", head.yawDegrees, head.pitchDegrees, head.rollDegrees))
+        if head.positionMetres.count == 3 {
+            let p = head.positionMetres
             print(String(format: "position x %.2f, y %.2f, z %.2f m", p[0], p[1], p[2]))
         }
-        if let age = head["pose_age_seconds"] as? Double {
+        if let age = head.poseAgeSeconds {
             print(String(format: "last pose %.1f s ago", age))
         } else {
             print("no pose received yet")
         }
-        if let latency = head["motion_to_sound_seconds"] as? Double {
+        if let latency = head.motionToSoundSeconds {
             print(String(format: "motion to sound %.1f ms", latency * 1000))
         }
     }

@@ -36,10 +36,10 @@ struct PlayCommand: ParsableCommand {
     @Option(name: .customLong("format"), help: ArgumentHelp("With -: the sample format, s16le, s32le or f32le.", valueName: "FORMAT"))
     var rawFormat: String?
 
-    @Option(name: .customLong("rate"), help: ArgumentHelp("With -: the sample rate (8000 to 192000).", valueName: "HZ"))
+    @Option(name: .customLong("rate"), parsing: .unconditional, help: ArgumentHelp("With -: the sample rate (8000 to 192000).", valueName: "HZ"))
     var rawRateHz: Int?
 
-    @Option(name: .customLong("channels"), help: ArgumentHelp("With -: 1 or 2.", valueName: "N"))
+    @Option(name: .customLong("channels"), parsing: .unconditional, help: ArgumentHelp("With -: 1 or 2.", valueName: "N"))
     var rawChannels: Int?
 
     @OptionGroup var server: ServerOptions

@@ -12,13 +12,21 @@ struct RenderingOptions: ParsableArguments {
     @Option(name: .customLong("hrtf"), help: ArgumentHelp("The HRTF set (any AES69 SOFA file).", valueName: "FILE.sofa"))
     var hrtfPath: String = SOFAFile.defaultPath
 
-    @Option(name: .customLong("rate"), help: ArgumentHelp("Output sample rate.", valueName: "HZ"))
+    @Option(name: .customLong("rate"), parsing: .unconditional, help: ArgumentHelp("Output sample rate.", valueName: "HZ"))
     var rateHz: Int = 48000
 
-    @Option(name: .customLong("block"), help: ArgumentHelp("Render quantum in frames (128–8192, a multiple of 128 above 256).", valueName: "FRAMES"))
+    @Option(name: .customLong("block"), parsing: .unconditional, help: ArgumentHelp("Render quantum in frames (128–8192, a multiple of 128 above 256).", valueName: "FRAMES"))
     var blockFrames: Int = 256
 
+    @Option(name: .customLong("hrtf-voices"), parsing: .unconditional,
+            help: ArgumentHelp("The cap on per-source HRTF voices; the rest go to the ambisonic bus (0: the bus alone).",
+                               valueName: "N"))
+    var maximumHRTFVoices: Int = EngineConfiguration().maximumHRTFVoices
+
     func validate() throws {
+        guard maximumHRTFVoices >= 0 else {
+            throw ValidationError("--hrtf-voices \(maximumHRTFVoices) is out of range (accepted: 0 or more)")
+        }
         guard EngineConfiguration.sampleRateRange.contains(Double(rateHz)) else {
             throw ValidationError("--rate \(rateHz) is out of range (accepted: 8000 to 192000 Hz)")
         }
@@ -55,19 +63,19 @@ struct RenderCommand: ParsableCommand {
     @Option(name: [.customShort("o"), .customLong("output")], help: ArgumentHelp("Output WAV file.", valueName: "OUT.wav"))
     var outputPath: String
 
-    @Option(name: .customLong("azimuth"), help: ArgumentHelp("Source azimuth in degrees.", valueName: "DEG"))
+    @Option(name: .customLong("azimuth"), parsing: .unconditional, help: ArgumentHelp("Source azimuth in degrees.", valueName: "DEG"))
     var azimuthDegrees: Double = 0
 
-    @Option(name: .customLong("elevation"), help: ArgumentHelp("Source elevation in degrees.", valueName: "DEG"))
+    @Option(name: .customLong("elevation"), parsing: .unconditional, help: ArgumentHelp("Source elevation in degrees.", valueName: "DEG"))
     var elevationDegrees: Double = 0
 
-    @Option(name: .customLong("distance"), help: ArgumentHelp("Source distance in metres.", valueName: "M"))
+    @Option(name: .customLong("distance"), parsing: .unconditional, help: ArgumentHelp("Source distance in metres.", valueName: "M"))
     var distanceMetres: Double = 1
 
-    @Option(name: .customLong("head-yaw"), help: ArgumentHelp("Head yaw at the start, degrees (+ = turned left).", valueName: "DEG"))
+    @Option(name: .customLong("head-yaw"), parsing: .unconditional, help: ArgumentHelp("Head yaw at the start, degrees (+ = turned left).", valueName: "DEG"))
     var headYawDegrees: Double = 0
 
-    @Option(name: .customLong("yaw-rate"), help: ArgumentHelp("Head turning speed, degrees per second.", valueName: "DEG_PER_S"))
+    @Option(name: .customLong("yaw-rate"), parsing: .unconditional, help: ArgumentHelp("Head turning speed, degrees per second.", valueName: "DEG_PER_S"))
     var yawRateDegreesPerSecond: Double = 0
 
     @Option(name: .customLong("room"), help: "Late reverb for externalisation: none, small or medium.")
@@ -101,8 +109,11 @@ struct RenderCommand: ParsableCommand {
         }
 
         let configuration = EngineConfiguration(sampleRateHz: Double(rendering.rateHz), blockFrames: rendering.blockFrames,
-                                                room: room)
+                                                room: room, maximumHRTFVoices: rendering.maximumHRTFVoices)
         let renderer = SpatialRenderer(hrtf: hrtf, configuration: configuration, maximumSources: 1)
+        // Offline, the render's speed says nothing about overload: the paths follow the cap
+        // alone, so the same command gives the same file on a busy machine.
+        renderer.governor.simulatedLoadFraction = 0
         let position = SphericalPosition(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees,
                                          distanceMetres: distanceMetres).cartesian
         let input = BufferInput(interleaved: audio.interleaved, channelCount: audio.channelCount)

@@ -25,7 +25,7 @@ struct ScenePlaceCommand: ParsableCommand {
     @Option(name: .customLong("elevation"), parsing: .unconditional, help: ArgumentHelp("Degrees, -90 to 90.", valueName: "DEG"))
     var elevationDegrees: Float = 0
 
-    @Option(name: .customLong("distance"), help: ArgumentHelp("Metres, 0.01 to 1000.", valueName: "M"))
+    @Option(name: .customLong("distance"), parsing: .unconditional, help: ArgumentHelp("Metres, 0.01 to 1000.", valueName: "M"))
     var distanceMetres: Float = 1
 
     @OptionGroup var server: ServerOptions
@@ -90,7 +90,15 @@ struct SceneListCommand: ParsableCommand {
         let connection = try server.connect()
         defer { connection.close() }
         let scenes = try withClientErrors { () throws(ClientError) in try connection.listScenes() }
-        print(json ? Self.json(scenes) : Self.table(scenes))
+        if json {
+            print(Self.json(scenes))
+            return
+        }
+        // The windows' titles and applications come from the status.
+        let windowNames = Dictionary(try connection.statusDocument().scenes.compactMap { scene in
+            scene.windowName.map { (scene.id, $0) }
+        }, uniquingKeysWith: { first, _ in first })
+        print(Self.table(scenes, windowNames: windowNames))
     }
 
     static func anchorName(_ anchor: SceneAnchor) -> String {
@@ -116,16 +124,17 @@ struct SceneListCommand: ParsableCommand {
         return String(decoding: data, as: UTF8.self)
     }
 
-    static func table(_ scenes: [SceneListEntry]) -> String {
+    static func table(_ scenes: [SceneListEntry], windowNames: [String: String]) -> String {
         guard !scenes.isEmpty else { return "no scenes" }
         let rows = scenes.map { scene in
             [scene.sceneID,
              scene.anchor == .window ? "window 0x" + String(scene.windowID, radix: 16) : anchorName(scene.anchor),
+             windowNames[scene.sceneID] ?? "",
              String(format: "%.1f°", scene.position.azimuthDegrees),
              String(format: "%.1f°", scene.position.elevationDegrees),
              String(format: "%.2f m", scene.position.distanceMetres)]
         }
-        return TextTable(header: ["SCENE", "ANCHOR", "AZIMUTH", "ELEVATION", "DISTANCE"], rows: rows).rendered
+        return TextTable(header: ["SCENE", "ANCHOR", "WINDOW", "AZIMUTH", "ELEVATION", "DISTANCE"], rows: rows).rendered
     }
 }
 

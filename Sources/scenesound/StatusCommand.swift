@@ -1,12 +1,13 @@
 import ArgumentParser
 import Foundation
 import SceneSoundClient
+import SceneSoundProtocol
 
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "Show the server's state: output, HRTF, head pose, scenes, streams, render load.",
-        discussion: "--json prints the server's status document unchanged, as one line.")
+        discussion: "--json prints the server's status document unchanged, as one line (its schema: protocol/SPEC.md, section 6.8).")
 
     @Flag(help: "Print the status document as JSON.")
     var json = false
@@ -19,24 +20,20 @@ struct StatusCommand: ParsableCommand {
     func run() throws {
         let connection = try server.connect()
         defer { connection.close() }
-        let document = try withClientErrors { () throws(ClientError) in try connection.status() }
-        if let plot {
-            guard let object = try? JSONSerialization.jsonObject(with: Data(document.utf8)) as? [String: Any] else {
-                throw RuntimeError("the server's status is not a JSON object; see 'scenesound status --json'")
-            }
+        let text = try withClientErrors { () throws(ClientError) in try connection.status() }
+        // --json prints the server's text unchanged; everything else reads it through the schema.
+        let document = json && plot == nil ? nil : try StatusDocument(json: text)
+        if let plot, let document {
             do {
-                try MapPlot(status: object).svg.write(toFile: plot, atomically: true, encoding: .utf8)
+                try MapPlot(status: document).svg.write(toFile: plot, atomically: true, encoding: .utf8)
             } catch {
                 throw RuntimeError("cannot write the map to \(plot): \(error.localizedDescription)")
             }
         }
         if json {
-            print(document)
-            return
+            print(text)
+        } else if let document {
+            print(StatusSummary(document).rendered)
         }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(document.utf8)) as? [String: Any] else {
-            throw RuntimeError("the server's status is not a JSON object; see 'scenesound status --json'")
-        }
-        print(StatusSummary(object).rendered)
     }
 }

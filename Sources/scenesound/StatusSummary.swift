@@ -1,107 +1,71 @@
 import Foundation
+import SceneSoundProtocol
 
-/// The status document as a few readable lines. Renders what is present and skips what is
-/// not, so that older and newer servers both work.
+/// The status document as a few readable lines and tables: every value shown is a field of
+/// the shared `StatusDocument`, so the server and this summary cannot drift apart.
 struct StatusSummary {
-    let document: [String: Any]
+    let document: StatusDocument
 
-    init(_ document: [String: Any]) { self.document = document }
+    init(_ document: StatusDocument) { self.document = document }
 
     var rendered: String {
         var lines: [String] = []
         func section(_ title: String, _ parts: [String?]) {
-            let present = parts.compactMap { $0 }
-            if !present.isEmpty { lines.append(title.padding(toLength: 9, withPad: " ", startingAt: 0) + present.joined(separator: ", ")) }
+            lines.append(title.padding(toLength: 9, withPad: " ", startingAt: 0) + parts.compactMap { $0 }.joined(separator: ", "))
         }
-        let server = object("server")
-        section("server", [text(server, "version"), number(server, "pid").map { "pid \(integer($0))" },
-                           number(server, "uptime_seconds").map { "up \(duration($0))" },
-                           number(server, "clients").map { "\(integer($0)) client\(integer($0) == "1" ? "" : "s")" }])
-        let output = object("output")
+        let server = document.server, output = document.output, hrtf = document.hrtf, head = document.head
+        section("server", [server.software, "pid \(server.pid)", "up \(duration(server.uptimeSeconds))",
+                           "\(document.clients.count) client\(document.clients.count == 1 ? "" : "s")"])
         section("output", [
-            text(output, "kind").map { kind in text(output, "sink").map { "\(kind) → \($0)" } ?? kind },
-            number(output, "rate_hz").map { "\(integer($0)) Hz" },
-            number(output, "block_frames").map { "block \(integer($0))" },
-            number(output, "latency_seconds").map { String(format: "latency %.1f ms", $0 * 1000) },
-            bool(output, "connected").map { $0 ? "connected" : "DISCONNECTED" },
-            number(output, "underruns").map { "\(integer($0)) underruns" },
-            number(output, "reconnects").map { "\(integer($0)) reconnects" },
+            output.target.map { "\(output.kind) → \($0)" } ?? output.kind,
+            "\(Int(output.rateHz)) Hz", "block \(output.blockFrames)",
+            output.latencySeconds.map { String(format: "latency %.1f ms", $0 * 1000) },
+            output.connected ? "connected" : "DISCONNECTED",
+            "\(output.underruns) underruns", "\(output.reconnects) reconnects",
+            output.renderThreadScheduling.map { "render thread \($0)" },
+            output.lastError.map { "last error: \($0)" },
         ])
-        let hrtf = object("hrtf")
-        section("hrtf", [text(hrtf, "path"), number(hrtf, "measurements").map { "\(integer($0)) measurements" },
-                         number(hrtf, "filter_taps").map { "\(integer($0)) taps" }])
-        let head = object("head")
+        section("hrtf", [hrtf.path, "\(hrtf.measurements) measurements", "\(hrtf.filterTaps) taps"])
         section("head", [
-            number(head, "yaw_degrees").map { String(format: "yaw %.1f°", $0) },
-            number(head, "pitch_degrees").map { String(format: "pitch %.1f°", $0) },
-            number(head, "roll_degrees").map { String(format: "roll %.1f°", $0) },
-            (head?["position_metres"] as? [Any]).map { "position (" + $0.map { ($0 as? NSNumber).map { String(format: "%.2f", $0.doubleValue) } ?? "?" }.joined(separator: ", ") + ") m" },
-            head.map { _ in number(head, "pose_age_seconds").map { String(format: "pose %.1f s old", $0) } ?? "no pose received" },
+            String(format: "yaw %.1f°", head.yawDegrees), String(format: "pitch %.1f°", head.pitchDegrees),
+            String(format: "roll %.1f°", head.rollDegrees),
+            "position (" + head.positionMetres.map { String(format: "%.2f", $0) }.joined(separator: ", ") + ") m",
+            head.poseAgeSeconds.map { String(format: "pose %.1f s old", $0) } ?? "no pose received",
         ])
-        let render = object("render")
-        section("render", [number(render, "load").map { String(format: "load %.1f %%", $0 * 100) },
-                           number(render, "block_deadline_seconds").map { String(format: "block deadline %.2f ms", $0 * 1000) }])
+        section("render", [String(format: "load %.1f %%", document.render.load * 100),
+                           String(format: "block deadline %.2f ms", document.render.blockDeadlineSeconds * 1000),
+                           "\(document.render.hrtfVoices) HRTF + \(document.render.busVoices) bus voices"])
 
-        if let scenes = document["scenes"] as? [[String: Any]] {
-            lines.append("scenes   \(scenes.count)")
-            let rows = scenes.map(sceneRow)
-            if !rows.isEmpty { lines.append(indented(rows)) }
+        lines.append("clients  \(document.clients.count)")
+        if !document.clients.isEmpty {
+            lines.append(indented(document.clients.map { client in
+                [client.displayName, client.pid.map { "pid \($0)" } ?? "pid ?", "\(client.streams) stream\(client.streams == 1 ? "" : "s")"]
+            }))
         }
-        if let streams = document["streams"] as? [[String: Any]] {
-            lines.append("streams  \(streams.count)")
-            let rows = streams.map(streamRow)
-            if !rows.isEmpty { lines.append(indented(rows)) }
-        }
-        return lines.isEmpty ? "the server sent an empty status" : lines.joined(separator: "\n")
+        lines.append("scenes   \(document.scenes.count)")
+        if !document.scenes.isEmpty { lines.append(indented(document.scenes.map(sceneRow))) }
+        lines.append("streams  \(document.streams.count)")
+        if !document.streams.isEmpty { lines.append(indented(document.streams.map(streamRow))) }
+        return lines.joined(separator: "\n")
     }
 
-    private func sceneRow(_ scene: [String: Any]) -> [String] {
-        var cells: [String?] = [text(scene, "id") ?? "?", text(scene, "kind"), text(scene, "window")]
-        cells.append(number(scene, "azimuth_degrees").map { String(format: "az %.1f°", $0) })
-        cells.append(number(scene, "elevation_degrees").map { String(format: "el %.1f°", $0) })
-        cells.append(number(scene, "distance_metres").map { String(format: "%.2f m", $0) })
-        return cells.map { $0 ?? "" }
+    private func sceneRow(_ scene: StatusDocument.Scene) -> [String] {
+        [scene.label, scene.kind, scene.window ?? "", scene.state ?? "",
+         String(format: "az %.1f°", scene.azimuthDegrees), String(format: "el %.1f°", scene.elevationDegrees),
+         String(format: "%.2f m", scene.distanceMetres)]
     }
 
-    private func streamRow(_ stream: [String: Any]) -> [String] {
-        var cells: [String?] = [number(stream, "id").map { "#" + integer($0) } ?? "#?", text(stream, "client"), text(stream, "kind")]
-        cells.append(text(stream, "scene").map { "scene " + ($0.isEmpty ? "–" : $0) })
-        cells += [text(stream, "state"), text(stream, "spatial")]
-        cells.append(number(stream, "volume_db").map { String(format: "%.1f dB", $0) })
-        cells.append(number(stream, "buffered_seconds").map { String(format: "buffered %.3f s", $0) })
-        return cells.map { $0 ?? "" }
+    private func streamRow(_ stream: StatusDocument.Stream) -> [String] {
+        let client = document.clients.first { $0.id == stream.clientID }?.displayName ?? "client \(stream.clientID)"
+        let scene = stream.scene.isEmpty ? "–" : document.scenes.first { $0.id == stream.scene }?.label ?? stream.scene
+        return ["#\(stream.id)", client, stream.kind, "scene " + scene, stream.state, stream.spatial,
+                String(format: "%.1f dB", stream.volumeDecibels),
+                stream.levelDecibels <= -120 ? "silent" : String(format: "level %.1f dB", stream.levelDecibels),
+                String(format: "buffered %.3f s", stream.bufferedSeconds)]
     }
 
     private func indented(_ rows: [[String]]) -> String {
         TextTable(header: nil, rows: rows, indent: "  ").rendered
-    }
-
-    private func object(_ key: String) -> [String: Any]? { document[key] as? [String: Any] }
-
-    private func text(_ object: [String: Any]?, _ key: String) -> String? {
-        guard let value = object?[key] else { return nil }
-        if let string = value as? String { return string }
-        return nil
-    }
-
-    /// Numbers only (JSON booleans are NSNumbers too, but are not numbers here).
-    private func number(_ object: [String: Any]?, _ key: String) -> Double? {
-        guard let value = object?[key] as? NSNumber, !isBoolean(value) else { return nil }
-        return value.doubleValue
-    }
-
-    private func bool(_ object: [String: Any]?, _ key: String) -> Bool? {
-        guard let value = object?[key] as? NSNumber, isBoolean(value) else { return nil }
-        return value.boolValue
-    }
-
-    /// JSONSerialization gives booleans as NSNumbers of type `c` (char).
-    private func isBoolean(_ number: NSNumber) -> Bool {
-        String(cString: number.objCType) == "c"
-    }
-
-    private func integer(_ value: Double) -> String {
-        value.rounded() == value && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 
     private func duration(_ seconds: Double) -> String {

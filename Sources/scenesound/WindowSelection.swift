@@ -24,11 +24,9 @@ enum WindowSelection: ExpressibleByArgument, Equatable {
         case .active:
             let connection = try server.connect()
             defer { connection.close() }
-            let document = try withClientErrors { () throws(ClientError) in try connection.status() }
-            let status = try? JSONSerialization.jsonObject(with: Data(document.utf8)) as? [String: Any]
-            let display = status?["display"] as? [String: Any]
-            guard let active = display?["active_window"] as? String, let id = WindowIDText.parse(active) else {
-                throw RuntimeError(display?["connected"] as? Bool == true
+            let display = try connection.statusDocument().display
+            guard let active = display.activeWindow, let id = WindowIDText.parse(active) else {
+                throw RuntimeError(display.connected
                     ? "there is no active window on the server's display; pass --window XID"
                     : "the server follows no X display (started with --display none?); pass --window XID")
             }

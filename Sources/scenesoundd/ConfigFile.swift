@@ -11,7 +11,9 @@ enum ConfigFile {
     /// Keys and the type each takes, in the order `--help` lists the flags.
     static let keys: [(key: String, kind: Kind)] = [
         ("socket", .string), ("output", .string), ("rate", .integer), ("block", .integer), ("hrtf", .string),
-        ("display", .string), ("opentrack", .string), ("max_opentrack_packets_per_second", .integer), ("room", .string), ("max_clients", .integer),
+        ("display", .string), ("opentrack", .string), ("max_opentrack_packets_per_second", .integer),
+        ("room", .string), ("hrtf_voices", .integer),
+        ("max_clients", .integer),
         ("max_streams_per_client", .integer), ("max_frame_bytes", .integer), ("stream_buffer_seconds", .number),
         ("max_messages_per_second", .integer), ("sample_cache_bytes", .integer), ("duck_db", .number),
         ("coalesce_seconds", .number), ("flash_alert_windows", .flag), ("hidden_window_db", .number),
@@ -73,7 +75,9 @@ enum ConfigFile {
             _ = try DaemonOptions.parse(arguments)
         } catch {
             let message = DaemonOptions.message(for: error).split(separator: "\n").first.map(String.init) ?? "invalid value"
-            let key = keys.map(\.key).first { message.contains("--" + $0.replacingOccurrences(of: "_", with: "-")) }
+            // The longest key whose flag the message names (--hrtf-voices, not --hrtf).
+            let key = keys.map(\.key).filter { message.contains("--" + $0.replacingOccurrences(of: "_", with: "-")) }
+                .max { $0.count < $1.count }
             throw Failure(description: "\(path): key '\(key ?? "?")': \(message.replacingOccurrences(of: "Error: ", with: ""))")
         }
         return arguments

@@ -24,10 +24,10 @@ struct DaemonOptions: ParsableCommand {
     @Option(help: ArgumentHelp("Where the mix goes: pulse, pulse:SINK, wav:PATH or null.", valueName: "OUTPUT"))
     var output: String = "pulse"
 
-    @Option(name: .customLong("rate"), help: ArgumentHelp("Output sample rate.", valueName: "HZ"))
+    @Option(name: .customLong("rate"), parsing: .unconditional, help: ArgumentHelp("Output sample rate.", valueName: "HZ"))
     var rateHz: Int = 48000
 
-    @Option(name: .customLong("block"), help: ArgumentHelp("Render quantum in frames.", valueName: "FRAMES"))
+    @Option(name: .customLong("block"), parsing: .unconditional, help: ArgumentHelp("Render quantum in frames.", valueName: "FRAMES"))
     var blockFrames: Int = 256
 
     @Option(name: .customLong("hrtf"), help: ArgumentHelp("The HRTF set (any AES69 SOFA file).", valueName: "FILE.sofa"))
@@ -36,37 +36,41 @@ struct DaemonOptions: ParsableCommand {
     @Option(help: ArgumentHelp("The X display to follow windows on, or none.", valueName: "DISPLAY"))
     var display: String?
 
-    @Option(help: ArgumentHelp("opentrack UDP head-pose input on 127.0.0.1, or off.", valueName: "PORT|off"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("opentrack UDP head-pose input on 127.0.0.1, or off.", valueName: "PORT|off"))
     var opentrack: String = "4242"
 
-    @Option(name: .customLong("max-opentrack-packets-per-second"), help: "opentrack datagrams decoded per second; more are dropped and counted (10 to 100000).")
+    @Option(name: .customLong("max-opentrack-packets-per-second"), parsing: .unconditional, help: "opentrack datagrams decoded per second; more are dropped and counted (10 to 100000).")
     var maximumOpenTrackPacketsPerSecond: Int = 1000
 
     @Option(help: "Late reverb for externalisation: none, small or medium.")
     var room: Room = .small
 
-    @Option(name: .customLong("max-clients"), help: "Most clients connected at once.")
+    @Option(name: .customLong("hrtf-voices"), parsing: .unconditional,
+            help: ArgumentHelp("Most sources rendered on their own HRTF voices (a stereo stream takes two); the rest share the ambisonic bus (0 to 2048; 0 = the bus alone).", valueName: "N"))
+    var maximumHRTFVoices: Int = EngineConfiguration.defaultMaximumHRTFVoices
+
+    @Option(name: .customLong("max-clients"), parsing: .unconditional, help: "Most clients connected at once.")
     var maximumClients: Int = 64
 
-    @Option(name: .customLong("max-streams-per-client"), help: "Most streams one client may have open.")
+    @Option(name: .customLong("max-streams-per-client"), parsing: .unconditional, help: "Most streams one client may have open.")
     var maximumStreamsPerClient: Int = 16
 
-    @Option(name: .customLong("max-frame-bytes"), help: "Largest protocol frame accepted (4096 or more).")
+    @Option(name: .customLong("max-frame-bytes"), parsing: .unconditional, help: "Largest protocol frame accepted (4096 or more).")
     var maximumFrameBytes: Int = 262_144
 
-    @Option(name: .customLong("stream-buffer-seconds"), help: "Audio buffered per stream (0.05 to 10).")
+    @Option(name: .customLong("stream-buffer-seconds"), parsing: .unconditional, help: "Audio buffered per stream (0.05 to 10).")
     var streamBufferSeconds: Double = 0.4
 
-    @Option(name: .customLong("max-messages-per-second"), help: "Messages a client may send per second, audio excepted (10 to 1000000).")
+    @Option(name: .customLong("max-messages-per-second"), parsing: .unconditional, help: "Messages a client may send per second, audio excepted (10 to 1000000).")
     var maximumMessagesPerSecond: Int = 2000
 
-    @Option(name: .customLong("sample-cache-bytes"), help: "Bound of the system/alert sound cache (1 MiB to 1 GiB).")
+    @Option(name: .customLong("sample-cache-bytes"), parsing: .unconditional, help: "Bound of the system/alert sound cache (1 MiB to 1 GiB).")
     var sampleCacheBytes: Int = 64 * 1024 * 1024
 
     @Option(name: .customLong("duck-db"), parsing: .unconditional, help: ArgumentHelp("How far playback ducks under an alert (-60 to 0 dB; 0 = off).", valueName: "DB"))
     var duckDecibels: Double = -12
 
-    @Option(name: .customLong("coalesce-seconds"), help: "Identical sounds within this window play once (0 to 2; 0 = off).")
+    @Option(name: .customLong("coalesce-seconds"), parsing: .unconditional, help: "Identical sounds within this window play once (0 to 2; 0 = off).")
     var coalesceSeconds: Double = 0.1
 
     @Flag(name: .customLong("flash-alert-windows"), help: "Flag an alert's window for attention (_NET_WM_STATE_DEMANDS_ATTENTION).")
@@ -75,7 +79,7 @@ struct DaemonOptions: ParsableCommand {
     @Option(name: .customLong("hidden-window-db"), parsing: .unconditional, help: ArgumentHelp("Level of a minimized or hidden window's sounds (-60 to 0 dB).", valueName: "DB"))
     var hiddenWindowDecibels: Double = -12
 
-    @Option(name: .customLong("hidden-window-cutoff-hz"), help: ArgumentHelp("Low-pass of a minimized or hidden window's sounds (200 to 20000 Hz).", valueName: "HZ"))
+    @Option(name: .customLong("hidden-window-cutoff-hz"), parsing: .unconditional, help: ArgumentHelp("Low-pass of a minimized or hidden window's sounds (200 to 20000 Hz).", valueName: "HZ"))
     var hiddenWindowCutoffHz: Double = 800
 
     @Flag(name: .customLong("allow-root"), help: "Also accept clients running as root.")
@@ -95,6 +99,10 @@ struct DaemonOptions: ParsableCommand {
               blockFrames % EngineConfiguration(blockFrames: blockFrames).subBlockCount == 0
         else {
             throw ValidationError("--block \(blockFrames) is not usable (accepted: 128 to 8192 frames that split into equal parts of at least 128, e.g. 256 or 480)")
+        }
+        guard EngineConfiguration.maximumHRTFVoicesRange.contains(maximumHRTFVoices) else {
+            let range = EngineConfiguration.maximumHRTFVoicesRange
+            throw ValidationError("--hrtf-voices \(maximumHRTFVoices) is out of range (accepted: \(range.lowerBound) to \(range.upperBound))")
         }
         guard (1...4096).contains(maximumClients) else {
             throw ValidationError("--max-clients \(maximumClients) is out of range (accepted: 1 to 4096)")

@@ -68,7 +68,8 @@ do {
 }
 
 let engine = Engine(hrtf: hrtf, configuration: EngineConfiguration(
-    sampleRateHz: Double(options.rateHz), blockFrames: options.blockFrames, room: options.room))
+    sampleRateHz: Double(options.rateHz), blockFrames: options.blockFrames, room: options.room,
+    maximumHRTFVoices: options.maximumHRTFVoices))
 
 let output: OutputBackend
 switch OutputSpecification(options.output)! {

@@ -1,4 +1,5 @@
 import Foundation
+import SceneSoundProtocol
 import SceneSoundTestSupport
 import Testing
 
@@ -77,7 +78,19 @@ import Testing
         let scenesound = Paths.binaries + "/scenesound"
         #expect(try run(scenesound, ["scene", "place", "synth-test", "--azimuth", "0"], environment: environment).status == 0)
         let synth = try RunningProcess(library.program("synth"), ["synth-test", "3"], environment: environment)
-        usleep(1_500_000)
+        // The header's promise: the client is listed by `scenesound status` under its name and
+        // pid, with its stream. The scene moves once 1.3 s more of audio has been rendered
+        // (the server's audio clock, not a sleep), inside the 3 s the synth plays.
+        var renderedAtStart: Double?
+        let listed = try waitUntil(timeoutSeconds: 10) {
+            let status = try StatusSchema.decode(try run(scenesound, ["status", "--json"], environment: environment).output)
+            guard let client = status.clients.first(where: { $0.name == "synth" }), client.streams == 1 else { return false }
+            #expect(client.pid == Int(synth.process.processIdentifier), "\(client)")
+            let start = renderedAtStart ?? status.output.renderedSeconds
+            renderedAtStart = start
+            return status.output.renderedSeconds >= start + 1.3
+        }
+        #expect(listed, "the synth was never listed with its stream")
         // 90° left: an octave up.
         #expect(try run(scenesound, ["scene", "place", "synth-test", "--azimuth", "90"], environment: environment).status == 0)
         let result = synth.finish()

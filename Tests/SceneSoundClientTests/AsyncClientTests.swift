@@ -44,14 +44,16 @@ import Testing
     }
 
     @Test func cancellingTheTaskWithdrawsTheWait() async throws {
+        let arrived = Recorder<MessageType>()
         let peer = try ScriptedPeer { peer in
             try peer.handshake()
             _ = try peer.expect(.statusRequest)
+            arrived.record(.statusRequest)
             _ = try? peer.receive()
         }
         let client = try await SceneSoundClient.connect(socketPath: peer.socketPath, clientName: "async-tests")
         let task = Task { () async throws(ClientError) -> String in try await client.status() }
-        try await Task.sleep(for: .milliseconds(100))
+        #expect(arrived.wait(for: 1))  // the request is out: the task is waiting for its reply
         task.cancel()
         let result = await task.result
         #expect(throws: ClientError.cancelled(operation: "STATUS_REQUEST")) { try result.get() }

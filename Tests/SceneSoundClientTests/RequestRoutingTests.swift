@@ -9,10 +9,13 @@ import Testing
     @Test func repliesOutOfOrderReachTheirRequests() throws {
         let scenes = [SceneListEntry(sceneID: "music", anchor: .position, windowID: 0,
                                      position: ScenePosition(azimuthDegrees: 30, elevationDegrees: 0, distanceMetres: 1))]
+        let arrived = Recorder<MessageType>()
         let peer = try ScriptedPeer { peer in
             try peer.handshake()
             let status = try peer.expect(.statusRequest)
+            arrived.record(.statusRequest)
             let list = try peer.expect(.sceneList)
+            arrived.record(.sceneList)
             let place = try peer.expect(.scenePlace)
             // Answer the last first, the first last.
             peer.send(.ok, requestID: place.requestID)
@@ -22,15 +25,16 @@ import Testing
         }
         let connection = try ClientConnection(socketPath: peer.socketPath, clientName: "tests")
         let order = Recorder<String>()
+        // Each request is sent once the peer has the one before: this order on the wire.
         let statusCall = BackgroundCall { () throws(ClientError) in try connection.status() }
-        Thread.sleep(forTimeInterval: 0.05)  // keep the requests in this order on the wire
+        #expect(arrived.wait(for: 1))
         let listCall = BackgroundCall { () throws(ClientError) in try connection.listScenes() }
-        Thread.sleep(forTimeInterval: 0.05)
+        #expect(arrived.wait(for: 2))
         connection.perform(.placeScene("music", at: ScenePosition(azimuthDegrees: 30, elevationDegrees: 0, distanceMetres: 1))) {
             order.record((try? $0.get()) != nil ? "place ok" : "place failed")
         }
-        #expect(try statusCall.result(waitingSeconds: 5)?.get() == #"{"server":{}}"#)
-        #expect(try listCall.result(waitingSeconds: 5)?.get() == scenes)
+        #expect(try #require(statusCall.result(waitingSeconds: 5)).get() == #"{"server":{}}"#)
+        #expect(try #require(listCall.result(waitingSeconds: 5)).get() == scenes)
         #expect(order.wait(for: 1))
         #expect(order.all == ["place ok"])
         connection.close()
@@ -72,9 +76,11 @@ import Testing
     }
 
     @Test func serverClosingMidRequestFailsEveryWaiter() throws {
+        let arrived = Recorder<MessageType>()
         let peer = try ScriptedPeer { peer in
             try peer.handshake()
             _ = try peer.expect(.statusRequest)
+            arrived.record(.statusRequest)
             _ = try peer.expect(.sceneList)
             peer.close()  // gone without a word
         }
@@ -83,7 +89,7 @@ import Testing
         connection.setEventHandler { events.record($0) }
         let callback = Recorder<Result<[SceneListEntry], ClientError>>()
         let statusCall = BackgroundCall { () throws(ClientError) in try connection.status(timeoutSeconds: nil) }
-        Thread.sleep(forTimeInterval: 0.05)
+        #expect(arrived.wait(for: 1))  // the status request goes out first
         connection.perform(.listScenes()) { callback.record($0) }
 
         let statusResult = statusCall.result(waitingSeconds: 5)
@@ -130,14 +136,16 @@ import Testing
     }
 
     @Test func closeFailsPendingRequestsAndIsIdempotent() throws {
+        let arrived = Recorder<MessageType>()
         let peer = try ScriptedPeer { peer in
             try peer.handshake()
             _ = try peer.expect(.statusRequest)
+            arrived.record(.statusRequest)
             _ = try? peer.receive()
         }
         let connection = try ClientConnection(socketPath: peer.socketPath, clientName: "tests")
         let call = BackgroundCall { () throws(ClientError) in try connection.status(timeoutSeconds: nil) }
-        Thread.sleep(forTimeInterval: 0.1)
+        #expect(arrived.wait(for: 1))  // pending at the server when the connection closes
         connection.close()
         connection.close()
         guard case .failure(.disconnected)? = call.result(waitingSeconds: 5) else { Issue.record("the request was not failed"); return }

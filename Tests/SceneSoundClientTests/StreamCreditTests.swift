@@ -1,6 +1,7 @@
 import Foundation
 import SceneSoundClient
 import SceneSoundProtocol
+import SceneSoundTestSupport
 import Testing
 
 /// Flow control by credit (SPEC.md section 8) as the client applies it.
@@ -60,7 +61,8 @@ import Testing
         #expect(phases.wait(for: 1))
         #expect(write.result(waitingSeconds: 0.05) == nil, "the writer must wait for credit")
         #expect(phases.wait(for: 2))
-        #expect(throws: Never.self) { try write.result(waitingSeconds: 5)?.get() }
+        let written = try #require(write.result(waitingSeconds: 5), "the writer was not woken by the grant")
+        #expect(throws: Never.self) { try written.get() }
         try stream.drain(timeoutSeconds: 5)
         #expect(stream.bytesSent == 100)
         #expect(stream.creditBytes == 272 - 100)
@@ -144,6 +146,8 @@ import Testing
             peer.send(.creditGranted(CreditGranted(streamID: 7, bytes: 100)))  // already on its way
             peer.send(.streamEnded(StreamEnded(streamID: 7, reason: .removedByServer)))
             peer.send(.ok, requestID: closeID)
+            // Sent last, so the client has handled the two above once this one is delivered.
+            peer.send(.playbackEnded(PlaybackEnded(playID: 99, reason: .completed)))
             _ = try? peer.receive()
         }
         let connection = try ClientConnection(socketPath: peer.socketPath, clientName: "tests")
@@ -151,12 +155,14 @@ import Testing
         connection.setEventHandler { events.record($0) }
         let stream = try connection.openStream(playbackOptions(monoS16))
         let write = BackgroundCall { () throws(ClientError) in try stream.write(pattern(20)) }
-        Thread.sleep(forTimeInterval: 0.2)
+        // The writer has spent its 2 bytes of credit and waits for more.
+        #expect(waitUntil(timeoutSeconds: 5) { stream.bytesSent == 2 })
         try stream.close()
         guard case .failure(.streamClosed(7))? = write.result(waitingSeconds: 5) else { Issue.record("writer not woken"); return }
         try stream.close()  // again: nothing to do
-        Thread.sleep(forTimeInterval: 0.2)  // the late grant and end arrive, and are ignored
-        #expect(events.all.isEmpty)
+        // The late grant and end were ignored: the marker sent after them is the only event.
+        #expect(events.wait(for: 1))
+        #expect(events.all == [.playbackEnded(PlaybackEnded(playID: 99, reason: .completed))])
         connection.close()
         try peer.finish()
     }
@@ -178,13 +184,16 @@ import Testing
     }
 
     @Test func drainWaitsForItsLateReplyWhileOtherRequestsAreAnswered() throws {
+        let drainSent = Recorder<UInt32>(), audioPlayed = Recorder<Void>()
         let peer = try ScriptedPeer { peer in
             _ = try Self.openStream(peer, credit: 64)
             let (_, drainID) = try peer.expect(.streamDrain)
+            drainSent.record(drainID)
             let (volume, volumeID) = try peer.expect(.streamSetVolume)
             try require(volume == .streamSetVolume(StreamSetVolume(streamID: 7, volumeDecibels: -6)), "volume request")
             peer.send(.ok, requestID: volumeID)
-            Thread.sleep(forTimeInterval: 0.2)  // "the audio plays"
+            // "The audio plays" until the test has seen the drain still waiting.
+            try require(audioPlayed.wait(for: 1), "the test never let the audio finish")
             peer.send(.streamEnded(StreamEnded(streamID: 7, reason: .drained)))
             peer.send(.ok, requestID: drainID)
             _ = try? peer.receive()
@@ -194,10 +203,12 @@ import Testing
         connection.setEventHandler { events.record($0) }
         let stream = try connection.openStream(playbackOptions(monoS16))
         let drain = BackgroundCall { () throws(ClientError) in try stream.drain() }
-        Thread.sleep(forTimeInterval: 0.05)
+        #expect(drainSent.wait(for: 1))  // the drain goes out first
         try stream.setVolume(decibels: -6)
         #expect(drain.result(waitingSeconds: 0.05) == nil, "drain answered before the audio played")
-        #expect(throws: Never.self) { try drain.result(waitingSeconds: 5)?.get() }
+        audioPlayed.record(())
+        let drained = try #require(drain.result(waitingSeconds: 5), "the drain's late reply was not delivered")
+        #expect(throws: Never.self) { try drained.get() }
         #expect(events.wait(for: 1))  // delivered on the reader thread
         #expect(events.all == [.streamEnded(StreamEnded(streamID: 7, reason: .drained))])
         #expect(stream.waitUntilStopped(timeoutSeconds: 0.05) == nil, "a drained stream stays usable")

@@ -79,4 +79,69 @@ import SceneSoundDSPAVX2
         #expect(maximumDifference(scalar, fast) < Self.tolerance)
         #expect(scalar.contains { $0 != 0 })
     }
+
+    /// The split FFT as built for AVX2 against the portable build (itself checked against
+    /// the double-precision reference in SceneSoundDSPTests).
+    @Test(arguments: [32, 256, 512, 2048])
+    func fftMatchesPortable(size: Int) throws {
+        try #require(scenesound_cpu_has_avx2_fma() != 0)
+        var noise = Noise(state: UInt64(size))
+        let re = noise.samples(size), im = noise.samples(size)
+        let fft = SplitComplexFFT(size: size)
+        func run(_ kernels: RenderKernels) -> [Float] {
+            var outRe = [Float](repeating: 0, count: size), outIm = outRe, s1 = outRe, s2 = outRe
+            kernels.fft(size, fft.twiddles, re, im, &outRe, &outIm, &s1, &s2)
+            return outRe + outIm
+        }
+        let portable = run(.portable), fast = run(.avx2)
+        #expect(maximumDifference(portable, fast) < Self.tolerance * Float(size).squareRoot())
+        #expect(portable.contains { $0 != 0 })
+    }
+
+    /// The voices' spectral multiply-add — one voice or two, steady and crossfading —
+    /// against the portable build.
+    @Test(arguments: [(false, false), (true, false), (false, true), (true, true)])
+    func spectralAccumulationMatchesPortable(crossfading: Bool, pair: Bool) throws {
+        try #require(scenesound_cpu_has_avx2_fma() != 0)
+        let size = 512, stride = size / 2 + 8
+        var noise = Noise(state: (crossfading ? 5 : 6) + (pair ? 10 : 0))
+        let spectrum = noise.samples(2 * (size + 8))
+        let currentA = noise.samples(4 * stride), nextA = noise.samples(4 * stride)
+        let currentB = noise.samples(4 * stride), nextB = noise.samples(4 * stride)
+        let start = noise.samples(8 * stride)
+        var portable = start, fast = start
+        RenderKernels.portable.accumulateSpectra(spectrum, size, currentA, crossfading ? nextA : nil, pair ? currentB : nil,
+                                                 pair && crossfading ? nextB : nil, &portable, stride)
+        RenderKernels.avx2.accumulateSpectra(spectrum, size, currentA, crossfading ? nextA : nil, pair ? currentB : nil,
+                                             pair && crossfading ? nextB : nil, &fast, stride)
+        #expect(maximumDifference(portable, fast) < Self.tolerance)
+        #expect(portable != start)
+        #expect(crossfading == (portable[(4 * stride)..<(8 * stride)] != start[(4 * stride)..<(8 * stride)]))
+    }
+
+    /// A delay folded into an ear's spectrum, against the portable build.
+    @Test func delayFoldingMatchesPortable() throws {
+        try #require(scenesound_cpu_has_avx2_fma() != 0)
+        let stride = 264
+        var noise = Noise(state: 8)
+        let rows = noise.samples(8 * stride), ear = noise.samples(2 * stride)
+        var portable = ear, fast = ear
+        RenderKernels.portable.foldDelay(&portable, rows, stride, 0.1, -0.6, 1.2, 0.3)
+        RenderKernels.avx2.foldDelay(&fast, rows, stride, 0.1, -0.6, 1.2, 0.3)
+        #expect(maximumDifference(portable, fast) < Self.tolerance)
+        #expect(portable != ear)
+    }
+
+    /// Four nodes' spectra blended, against the portable build.
+    @Test func spectralBlendMatchesPortable() throws {
+        try #require(scenesound_cpu_has_avx2_fma() != 0)
+        let count = 4 * 264
+        var noise = Noise(state: 9)
+        let p = (0..<4).map { _ in noise.samples(count) }
+        var portable = [Float](repeating: 0, count: count), fast = portable
+        RenderKernels.portable.blendSpectra(p[0], 0.1, p[1], 0.2, p[2], 0.3, p[3], 0.4, &portable, count)
+        RenderKernels.avx2.blendSpectra(p[0], 0.1, p[1], 0.2, p[2], 0.3, p[3], 0.4, &fast, count)
+        #expect(maximumDifference(portable, fast) < Self.tolerance)
+        #expect(abs(portable[5] - (0.1 * p[0][5] + 0.2 * p[1][5] + 0.3 * p[2][5] + 0.4 * p[3][5])) < Self.tolerance)
+    }
 }

@@ -25,6 +25,15 @@ import Foundation
         #expect(abs(pose.relative(Vector3(x: 0, y: 0, z: -1)).elevationDegrees + 30) < 1e-9)
     }
 
+    @Test func positiveRollTiltsTheHeadRight() {
+        let pose = HeadPose(orientation: Quaternion(yawDegrees: 0, rollDegrees: 30))
+        // The top of the head leans to the right (+x), so the right ear drops: a source level
+        // with it on the right now appears above, one on the left below.
+        #expect(pose.orientation.rotate(Vector3(x: 0, y: 1, z: 0)).x > 0.49)
+        #expect(abs(pose.relative(Vector3(x: 1, y: 0, z: 0)).elevationDegrees - 30) < 1e-9)
+        #expect(abs(pose.relative(Vector3(x: -1, y: 0, z: 0)).elevationDegrees + 30) < 1e-9)
+    }
+
     @Test func leaningTowardsASourceBringsItNearer() {
         let pose = HeadPose(positionMetres: Vector3(x: 0, y: 0, z: -0.2))
         #expect(abs(pose.relative(Vector3(x: 0, y: 0, z: -0.6)).distanceMetres - 0.4) < 1e-12)

@@ -32,6 +32,33 @@ import SceneSoundEngine
         return (left, right)
     }
 
+    /// With the default cap, a desktop's worth of streams — 64 stereo ones, 128 voices — all
+    /// play on their own HRTF voices, measured load and all (nothing simulated): the bus
+    /// stays unused. A 65th stereo stream is the first to go to the bus.
+    @Test func sixtyFourStereoStreamsNeverUseTheBus() {
+        let configuration = EngineConfiguration()
+        let renderer = SpatialRenderer(hrtf: KEMAR.set, configuration: configuration, maximumSources: 65)
+        var noise = WhiteNoise(seed: 64)
+        func addStream(_ index: Int) {
+            let position = SphericalPosition(azimuthDegrees: Double(index) * 5.5, distanceMetres: 1.5).cartesian
+            let channels = [noise.samples(48000, amplitude: 0.05), noise.samples(48000, amplitude: 0.05)]
+            renderer.add(RenderSource(input: BufferInput(channels: channels), channelCount: 2, mode: .anchored,
+                                      channelPositions: RenderSource.channelPositions(around: position, channelCount: 2,
+                                                                                      spreadDegrees: 30),
+                                      gain: 1, hrtf: KEMAR.set, maximumFrames: configuration.blockFrames))
+        }
+        for index in 0..<64 { addStream(index) }
+        var out = [Float](repeating: 0, count: 2 * configuration.blockFrames)
+        for _ in 0..<100 {
+            renderer.render(into: &out)
+            #expect(renderer.governor.busVoiceCount == 0)
+        }
+        #expect(renderer.governor.hrtfVoiceCount == 128)
+        addStream(64)
+        for _ in 0..<4 { renderer.render(into: &out) }
+        #expect(renderer.governor.busVoiceCount == 2)
+    }
+
     @Test func movesBetweenThePathsDoNotClick() {
         let sine = MotionTests.sine
         let reference = MotionTests.discontinuity(OfflineRender().renderStatic(sine, azimuthDegrees: 30).left)

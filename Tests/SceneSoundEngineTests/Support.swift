@@ -18,8 +18,8 @@ enum KEMAR {
     }
 
     /// The set's own cues for a direction: noise convolved with the measured responses.
-    static func referenceCues(azimuthDegrees: Double, noise: [Float]) -> BinauralCues {
-        let m = measurement(azimuthDegrees: azimuthDegrees)
+    static func referenceCues(azimuthDegrees: Double, elevationDegrees: Double = 0, noise: [Float]) -> BinauralCues {
+        let m = measurement(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees)
         return CueAnalysis.cues(left: convolve(noise, m.left), right: convolve(noise, m.right), sampleRateHz: rateHz)
     }
 
@@ -38,11 +38,16 @@ enum KEMAR {
 struct OfflineRender {
     var configuration = EngineConfiguration()
     var hrtf: HRTFSet = KEMAR.set
+    /// The bus decoder (the renderer designs its own when nil).
+    var busFilters: AmbisonicDecodeFilters?
 
     /// `place(t)` gives the source position and head pose at time t (seconds, block end).
     func render(_ input: [Float], mode: SpatialMode = .anchored,
                 place: (Double) -> (position: Vector3, pose: HeadPose)) -> (left: [Float], right: [Float]) {
-        let renderer = SpatialRenderer(hrtf: hrtf, configuration: configuration, maximumSources: 1)
+        let renderer = SpatialRenderer(hrtf: hrtf, configuration: configuration, maximumSources: 1, busFilters: busFilters)
+        // Rendering as fast as it goes, a busy machine would look like an overload and move
+        // the source to the bus mid-render: the paths follow the cap alone.
+        renderer.governor.simulatedLoadFraction = 0
         let initial = place(0)
         let source = RenderSource(input: BufferInput(channels: [input]), channelCount: 1, mode: mode,
                                   channelPositions: [initial.position], gain: 1, hrtf: hrtf,
@@ -65,10 +70,11 @@ struct OfflineRender {
         return (Array(left[latency..<(latency + input.count)]), Array(right[latency..<(latency + input.count)]))
     }
 
-    func renderStatic(_ input: [Float], azimuthDegrees: Double, distanceMetres: Double = 1,
+    func renderStatic(_ input: [Float], azimuthDegrees: Double, elevationDegrees: Double = 0, distanceMetres: Double = 1,
                       headYawDegrees: Double = 0) -> (left: [Float], right: [Float]) {
         render(input) { _ in
-            (SphericalPosition(azimuthDegrees: azimuthDegrees, distanceMetres: distanceMetres).cartesian,
+            (SphericalPosition(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees,
+                               distanceMetres: distanceMetres).cartesian,
              HeadPose(orientation: Quaternion(yawDegrees: headYawDegrees)))
         }
     }

@@ -79,3 +79,13 @@ func waitUntil(timeoutSeconds: Double, _ what: String, _ condition: () throws ->
     }
     throw TestFailure("timed out after \(timeoutSeconds) s waiting for \(what)")
 }
+
+/// Waits until the server has rendered `seconds` more audio, by its own clock (the status's
+/// `output.rendered_seconds`): for tests whose subject is sound over time — a tone playing
+/// before an alert, silence before a sound, a ramp finishing — instead of a fixed sleep.
+func waitForRenderedAudio(_ client: RawClient, seconds: Double, timeoutSeconds: Double = 10) throws {
+    let start = try HeadTrackingTests.statusDocument(client).output.renderedSeconds
+    try waitUntil(timeoutSeconds: timeoutSeconds, "\(seconds) s more of rendered audio") {
+        try HeadTrackingTests.statusDocument(client).output.renderedSeconds >= start + seconds
+    }
+}

@@ -4,6 +4,7 @@ import SceneSoundDSP
 import SceneSoundMedia
 import SceneSoundProtocol
 @testable import SceneSoundServer
+import SceneSoundTestSupport
 
 /// Head tracking end to end: opentrack datagrams and HEAD_POSE through the real daemon,
 /// measured on its wav output.
@@ -43,9 +44,18 @@ import SceneSoundProtocol
         values.flatMap { v in withUnsafeBytes(of: v.bitPattern.littleEndian) { Array($0) } }
     }
 
+    /// The status as a dictionary, after checking that it reads through the shared schema with
+    /// no field missing or unknown: every status a server test looks at is held to the schema.
     static func status(_ client: RawClient) throws -> [String: Any] {
         guard case .statusReply(let reply) = try client.request(.statusRequest) else { throw TestFailure("no status") }
+        _ = try StatusSchema.decode(reply.json)
         return try JSONSerialization.jsonObject(with: Data(reply.json.utf8)) as? [String: Any] ?? [:]
+    }
+
+    /// The status through the shared schema (unknown keys fail).
+    static func statusDocument(_ client: RawClient) throws -> StatusDocument {
+        guard case .statusReply(let reply) = try client.request(.statusRequest) else { throw TestFailure("no status") }
+        return try StatusSchema.decode(reply.json)
     }
 
     static func head(_ client: RawClient) throws -> [String: Any] { try status(client)["head"] as? [String: Any] ?? [:] }

@@ -211,8 +211,9 @@ func levelDecibels(_ x: [Float], frequencyHz: Double, sampleRateHz: Double = 480
             }
             writer.signal()
         }
-        // Let it play a moment, then kill PulseAudio and bring up a new one in its place.
-        usleep(700_000)
+        // Let it play a moment (0.7 s rendered into PulseAudio), then kill PulseAudio and bring up
+        // a new one in its place.
+        try waitForRenderedAudio(try RawClient(socketPath: daemon.socketPath), seconds: 0.7)
         pulse.kill9()
         try pulse.start()
         let recorder = try pulse.record()
@@ -220,7 +221,9 @@ func levelDecibels(_ x: [Float], frequencyHz: Double, sampleRateHz: Double = 480
         try waitUntil(timeoutSeconds: 10, "the tone on the restarted PulseAudio") {
             recorder.frameCount > 9600
         }
-        usleep(500_000)
+        // Half a second more recorded from the new server.
+        let recorded = recorder.frameCount
+        try waitUntil(timeoutSeconds: 10, "0.5 s more recorded") { recorder.frameCount >= recorded + 24000 }
         let heard = recorder.finish()
         let tail = Array(heard.left.suffix(9600))
         let level = levelDecibels(tail, frequencyHz: 1000)

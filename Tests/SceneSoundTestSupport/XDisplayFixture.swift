@@ -103,8 +103,10 @@ public final class XDisplayFixture {
     }
 
     /// A real xterm; its window id comes from the tracker (by `_NET_WM_PID`).
-    public func openXTerm(geometry: String) throws -> ChildProcess {
-        let xterm = try ChildProcess("/usr/bin/xterm", ["-geometry", geometry, "-e", "sleep", "600"], display: display)
+    /// `title`: the window's title (xterm's -T), else xterm's own ("sleep").
+    public func openXTerm(geometry: String, title: String? = nil) throws -> ChildProcess {
+        let xterm = try ChildProcess("/usr/bin/xterm", ["-geometry", geometry] + (title.map { ["-T", $0] } ?? []) + ["-e", "sleep", "600"],
+                                     display: display)
         others.append(xterm)
         return xterm
     }

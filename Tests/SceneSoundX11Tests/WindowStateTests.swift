@@ -117,5 +117,20 @@ extension X11DisplayTests {
             harness.tracker.setDemandsAttention(windowID: window.id)
             #expect(harness.log.wait { $0.window(id: window.id)?.demandsAttention == true } != nil)
         }
+
+        /// Titles and application names, with a manager (UTF-8 _NET_WM_NAME) and without one
+        /// (WM_NAME only), followed when the title changes.
+        @Test(arguments: [true, false])
+        func titleAndApplicationAreReadAndFollowed(windowManager: Bool) throws {
+            let setup = try TrackedXTerm(windowManager: windowManager, geometry: "80x24+300+200", title: "notes.txt")
+            defer { setup.stop() }
+            let (fixture, harness, window) = (setup.fixture, setup.harness, setup.window)
+            let named = harness.log.wait { $0.window(id: window.id)?.title == "notes.txt" }
+            #expect(named?.window(id: window.id)?.applicationName == "XTerm", "\(String(describing: named))")
+            // xdotool sets both names; a title with non-ASCII text comes through whole.
+            try fixture.tool("xdotool", "set_window", "--name", "Café — todo", String(window.id))
+            #expect(harness.log.wait { $0.window(id: window.id)?.title == "Café — todo" } != nil,
+                    "\(String(describing: harness.log.latest?.window(id: window.id)))")
+        }
     }
 }

@@ -47,8 +47,10 @@ def main():
     print(f"played {args.frequency:g} Hz for {args.seconds:g} s at azimuth {args.azimuth:g} "
           f"(drained after {time.monotonic() - started:.2f} s)")
     stream.close()
-    status = json.loads(client.status())
-    print(f"server status: {status['server']['clients']} client(s), output {status['output']['kind']}")
+    status = json.loads(client.status())  # schema: SPEC.md section 6.8
+    if status.get("version") != 1:
+        raise SystemExit(f"unknown status schema version {status.get('version')}")
+    print(f"server status: {len(status['clients'])} client(s), output {status['output']['kind']}")
     client.close()
 
 

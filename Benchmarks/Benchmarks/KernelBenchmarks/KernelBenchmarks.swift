@@ -122,18 +122,26 @@ let benchmarks: @Sendable () -> Void = {
         }
     } setup: { KernelBuffers() }
 
-    // A whole voice per sub-block: gain, low-pass, two delays, two or four FIRs, crossfades.
+    // A whole voice per 256-frame span: gain, low-pass, two delays, one transform, the
+    // spectral multiply-adds (twice while its filters fade), and the mix's inverse transforms
+    // (shared by every voice in the engine, here by one).
     for moving in [false, true] {
-        Benchmark("BinauralVoice render, 128 frames, \(moving ? "moving (filter crossfade)" : "still") (\(RenderKernels.fastest.name))") { benchmark, b in
-            let voice = BinauralVoice(hrtf: b.hrtf, maximumFrames: frames, kernels: .fastest)
+        Benchmark("BinauralVoice render, 256-frame span, \(moving ? "moving (filter crossfade)" : "still") (\(RenderKernels.fastest.name))") { benchmark, b in
+            let span = 256
+            let mix = SpectralVoiceMix(hrtf: b.hrtf, partitionFrames: span, kernels: .fastest)
+            let voice = BinauralVoice(hrtf: b.hrtf, partitionFrames: span)
+            let left = UnsafeMutablePointer<Float>.allocate(capacity: span), right = UnsafeMutablePointer<Float>.allocate(capacity: span)
+            left.initialize(repeating: 0, count: span); right.initialize(repeating: 0, count: span)
+            defer { left.deallocate(); right.deallocate() }
             var azimuth = 30.0
             benchmark.startMeasurement()
             for _ in benchmark.scaledIterations {
-                if moving { azimuth += 0.24 }  // 90°/s at 128-frame sub-blocks
-                voice.render(input: b.input, frames: frames,
-                             target: BinauralTarget(azimuthDegrees: azimuth, elevationDegrees: 0, gain: 0.5),
-                             left: b.output, right: b.output2)
-                blackHole(b.output[0])
+                if moving { azimuth += 1 }  // past the 1° threshold: new filters every span
+                mix.beginSpan()
+                voice.render(input: b.input, target: BinauralTarget(azimuthDegrees: azimuth, elevationDegrees: 0, gain: 0.5),
+                             into: mix)
+                mix.finishSpan(left: left, right: right)
+                blackHole(left[0])
             }
         } setup: { KernelBuffers() }
     }
@@ -143,6 +151,18 @@ let benchmarks: @Sendable () -> Void = {
     let builds = RenderKernels.fastest.name == RenderKernels.portable.name
         ? [RenderKernels.portable] : [RenderKernels.portable, RenderKernels.fastest]
     for kernels in builds {
+        Benchmark("FFT, 512 complex points, split (\(kernels.name))") { benchmark, b in
+            let fft = SplitComplexFFT(size: 512)
+            let work = UnsafeMutablePointer<Float>.allocate(capacity: 6 * 512)
+            work.initialize(repeating: 0.25, count: 6 * 512)
+            defer { work.deallocate() }
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations {
+                kernels.fft(512, fft.twiddles, work, work + 512, work + 1024, work + 1536, work + 2048, work + 2560)
+                blackHole(work[1024])
+            }
+        } setup: { KernelBuffers() }
+
         Benchmark("FIR convolve SIMD, 128 taps × 128 frames (\(kernels.name))") { benchmark, b in
             for _ in benchmark.scaledIterations {
                 kernels.convolve(b.input, b.filter, b.taps, b.output, frames)

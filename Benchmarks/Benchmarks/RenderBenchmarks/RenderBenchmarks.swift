@@ -39,4 +39,11 @@ let benchmarks: @Sendable () -> Void = {
             RendererRingHarness(sourceCount: sources)
         }
     }
+
+    // The daemon's default room: the late reverb on the render path too.
+    Benchmark("SpatialRenderer.render_block_64_sources_small_room") { benchmark, harness in
+        for _ in benchmark.scaledIterations { harness.renderBlock() }
+    } setup: {
+        RendererRingHarness(sourceCount: 64, room: .small)
+    }
 }

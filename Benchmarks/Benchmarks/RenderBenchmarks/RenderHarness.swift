@@ -78,8 +78,9 @@ final class RendererRingHarness {
     private let output: UnsafeMutablePointer<Float>
     private var renderedFrames = 0
 
-    init(sourceCount: Int) {
-        let configuration = RingScene.configuration
+    init(sourceCount: Int, room: Room = .none) {
+        var configuration = RingScene.configuration
+        configuration.room = room
         let hrtf = RingScene.hrtf
         renderer = SpatialRenderer(hrtf: hrtf, configuration: configuration, maximumSources: sourceCount)
         noise = .allocate(capacity: Int(RingScene.sampleRateHz))

@@ -168,8 +168,9 @@ void scenesound_disconnect(scenesound_client *client);
 /* The server's output rate (streams at other rates are resampled by the server). */
 int scenesound_server_sample_rate(scenesound_client *client, uint32_t *out_rate_hz);
 
-/* The server's status document (JSON, schema of `scenesound status --json`), NUL-terminated,
- * allocated: release it with scenesound_free. */
+/* The server's status document, NUL-terminated, allocated: release it with scenesound_free.
+ * JSON of the schema in the protocol specification (SPEC.md section 6.8, "version": 1), as
+ * `scenesound status --json` prints it: "clients" lists each connection's client_name and pid. */
 int scenesound_status_json(scenesound_client *client, char **out_json);
 
 /* ---- Scenes (server-wide, shared by every client of the user) ------------------------------ */

@@ -74,11 +74,11 @@ struct TrackedXTerm {
     let xterm: ChildProcess
     let window: TrackedWindow
 
-    init(windowManager: Bool, geometry: String) throws {
+    init(windowManager: Bool, geometry: String, title: String? = nil) throws {
         fixture = try XDisplayFixture(windowManager: windowManager)
         harness = TrackerHarness(fixture)
         do {
-            xterm = try fixture.openXTerm(geometry: geometry)
+            xterm = try fixture.openXTerm(geometry: geometry, title: title)
             window = try #require(harness.window(ofPID: xterm.pid))
         } catch {
             harness.tracker.stop()

@@ -1,0 +1,372 @@
+// The shared half of the binaural voices' convolution: uniformly partitioned overlap-save in
+// the frequency domain, one partition. A voice's per-ear filter is its minimum-phase HRTF
+// filter with the ear's onset delay folded in (the four-point Lagrange fractional delay the
+// time-domain voices used, as a filter), so each voice has one mono input: the mix transforms
+// two voices' inputs at once (one as the real part, the other as the imaginary), adds each
+// one's spectrum × its two ear filters into sums shared by all voices, and transforms back
+// once per span for all of them (both ears again in one transform). The transform holds a
+// span plus the longest filter (taps + the largest delay + 3), so nothing wraps around.
+//
+// A voice whose filters change in a span is faded from the old filters' output to the new
+// one's across the span, as fadeOut·old + fadeIn·new = old + ramp·(new − old): its
+// spectrum × old filters goes into the `steady` sums with the unchanged voices, and ×
+// (new − old) into the `change` sums, whose inverse transform is weighted by the ramp. Two
+// inverse transforms per span at most, however many voices and crossfades.
+//
+// Spectra are split arrays of `binStride` floats per row; a voice's filters are four rows
+// (left real, left imaginary, right real, right imaginary) of the `size / 2 + 1` bins of its
+// ear filters, scaled by 1 / (2 · size) so that neither the unpacking nor the inverse
+// transform has to scale. All memory is allocated in init; everything else is real-time safe.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+public final class SpectralVoiceMix {
+    public let partitionFrames: Int
+    public let taps: Int
+    /// The longest ear filter: taps, the largest delay and the interpolator's reach.
+    public let filterLength: Int
+    /// The transform size: the smallest power of two holding a span and a filter.
+    public let size: Int
+    /// Floats per spectral row: the size / 2 + 1 bins, padded to whole vectors.
+    public let binStride: Int
+    let fft: SplitComplexFFT
+    let kernels: RenderKernels
+
+    /// steady (left re, left im, right re, right im), then change (the same).
+    let accumulators: UnsafeMutablePointer<Float>
+    /// A voice's transform: real then imaginary, size + 8 each (index size repeats 0).
+    let spectrum: UnsafeMutablePointer<Float>
+    /// A voice waiting for a partner to share a transform with: its input window and filters.
+    private let silence: UnsafeMutablePointer<Float>
+    @exclusivity(unchecked) private var pending: (window: UnsafePointer<Float>, current: UnsafePointer<Float>, next: UnsafePointer<Float>?)?
+    /// Delays as spectra: row m holds e^(−2πi·k·m/size), k = 0 … size/2 (real, then imaginary
+    /// rows of `binStride`), m = 0 … filterLength − taps.
+    private let delayRows: UnsafeMutablePointer<Float>
+    private let delayRowCount: Int
+    /// Two rows of `size` for the transforms' time side, two for their scratch.
+    let time: UnsafeMutablePointer<Float>
+    let scratch: UnsafeMutablePointer<Float>
+    /// Filter spectra per grid node of the HRTF set it was made for (`filterFloats` each),
+    /// so that a voice's new filters are a weighted sum of four, as the set's own filters are.
+    @exclusivity(unchecked) private var nodeSpectra: UnsafeMutablePointer<Float>?
+    @exclusivity(unchecked) private var nodeSpectraSet: ObjectIdentifier?
+    @exclusivity(unchecked) private var voicesThisSpan = 0
+    @exclusivity(unchecked) private var crossfadesThisSpan = 0
+
+    public static func filterLength(taps: Int, maximumDelaySamples: Float) -> Int {
+        taps + Int(max(1, maximumDelaySamples).rounded(.up)) + 3
+    }
+
+    public static func transformSize(partitionFrames: Int, taps: Int, maximumDelaySamples: Float) -> Int {
+        max(32, FFT.size(atLeast: partitionFrames + filterLength(taps: taps, maximumDelaySamples: maximumDelaySamples) - 1))
+    }
+
+    public init(taps: Int, maximumDelaySamples: Float, partitionFrames: Int, kernels: RenderKernels = .portable) {
+        precondition(partitionFrames > 0 && taps > 0)
+        self.partitionFrames = partitionFrames
+        self.taps = taps
+        self.kernels = kernels
+        filterLength = Self.filterLength(taps: taps, maximumDelaySamples: maximumDelaySamples)
+        size = Self.transformSize(partitionFrames: partitionFrames, taps: taps, maximumDelaySamples: maximumDelaySamples)
+        binStride = size / 2 + 8
+        fft = SplitComplexFFT(size: size)
+        func buffer(_ count: Int) -> UnsafeMutablePointer<Float> {
+            let p = UnsafeMutablePointer<Float>.allocate(capacity: count)
+            p.initialize(repeating: 0, count: count)
+            return p
+        }
+        accumulators = buffer(8 * binStride)
+        spectrum = buffer(2 * (size + 8))
+        time = buffer(2 * size)
+        scratch = buffer(2 * size)
+        silence = buffer(size)
+        delayRowCount = filterLength - taps + 1
+        delayRows = buffer(2 * delayRowCount * binStride)
+        for m in 0..<delayRowCount {
+            for k in 0...(size / 2) {
+                let angle = -2 * Double.pi * Double((k * m) % size) / Double(size)
+                delayRows[2 * m * binStride + k] = Float(cos(angle))
+                delayRows[(2 * m + 1) * binStride + k] = Float(sin(angle))
+            }
+        }
+    }
+
+    /// Also prepares every grid node's filter spectra of `hrtf` (a few milliseconds, a few MB).
+    public convenience init(hrtf: HRTFSet, partitionFrames: Int, kernels: RenderKernels = .portable) {
+        self.init(taps: hrtf.filterTaps, maximumDelaySamples: hrtf.maximumDelaySamples, partitionFrames: partitionFrames,
+                  kernels: kernels)
+        let floats = filterFloats
+        let table = UnsafeMutablePointer<Float>.allocate(capacity: hrtf.nodeCount * floats)
+        table.initialize(repeating: 0, count: hrtf.nodeCount * floats)
+        hrtf.reversedFilters.withUnsafeBufferPointer { filters in
+            for node in 0..<hrtf.nodeCount {
+                let pair = filters.baseAddress! + node * 2 * taps
+                filterSpectra(reversedLeft: pair, reversedRight: pair + taps, into: table + node * floats)
+            }
+        }
+        nodeSpectra = table
+        nodeSpectraSet = ObjectIdentifier(hrtf)
+    }
+
+    deinit {
+        for p in [accumulators, spectrum, time, scratch, silence, delayRows] { p.deallocate() }
+        nodeSpectra?.deallocate()
+    }
+
+    /// Floats a voice's filter spectra take (four rows).
+    public var filterFloats: Int { 4 * binStride }
+
+    /// Clears the accumulators for the next span.
+    public func beginSpan() {
+        precondition(pending == nil, "finishSpan not called")
+        if voicesThisSpan > 0 { accumulators.update(repeating: 0, count: (crossfadesThisSpan > 0 ? 8 : 4) * binStride) }
+        voicesThisSpan = 0
+        crossfadesThisSpan = 0
+    }
+
+    /// Adds one voice: `window` holds the last `size` samples of its input (the span at the
+    /// end); `current` its filters, `next` the ones it fades to this span. The window and the
+    /// filters must stay as they are until finishSpan (the voice may wait for a partner).
+    public func accumulate(window: UnsafePointer<Float>, current: UnsafePointer<Float>, next: UnsafePointer<Float>?) {
+        // The change sums are zero at a span's start (beginSpan clears what was used).
+        if next != nil { crossfadesThisSpan += 1 }
+        voicesThisSpan += 1
+        guard let waiting = pending else {
+            pending = (window, current, next)
+            return
+        }
+        pending = nil
+        transformPair(waiting.window, waiting.current, waiting.next, window, current, next)
+    }
+
+    /// One transform for two voices (the second may be absent: silence, no filters).
+    private func transformPair(_ a: UnsafePointer<Float>, _ aCurrent: UnsafePointer<Float>, _ aNext: UnsafePointer<Float>?,
+                               _ b: UnsafePointer<Float>, _ bCurrent: UnsafePointer<Float>?, _ bNext: UnsafePointer<Float>?) {
+        kernels.fft(size, fft.twiddles, a, b, spectrum, spectrum + size + 8, scratch, scratch + size)
+        spectrum[size] = spectrum[0]
+        spectrum[2 * size + 8] = spectrum[size + 8]
+        kernels.accumulateSpectra(spectrum, size, aCurrent, aNext, bCurrent, bNext, accumulators, binStride)
+    }
+
+    /// The filters for a direction into `filters` (four rows): the minimum-phase pair
+    /// interpolated from the grid's spectra, each ear's interpolated onset delay folded in.
+    /// Real-time safe.
+    func prepareFilters(_ hrtf: HRTFSet, azimuthDegrees: Double, elevationDegrees: Double,
+                        into filters: UnsafeMutablePointer<Float>) {
+        precondition(nodeSpectraSet == ObjectIdentifier(hrtf), "the mix was prepared for another HRTF set")
+        let hood = hrtf.neighbourhood(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees)
+        let delays = hrtf.delays(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees)
+        let floats = filterFloats, table = nodeSpectra!
+        kernels.blendSpectra(table + hood.nodes.0 * floats, hood.weights.0, table + hood.nodes.1 * floats, hood.weights.1,
+                             table + hood.nodes.2 * floats, hood.weights.2, table + hood.nodes.3 * floats, hood.weights.3,
+                             filters, floats)
+        foldDelay(delays.left, into: filters)
+        foldDelay(delays.right, into: filters + 2 * binStride)
+    }
+
+    /// Multiplies one ear's spectrum (two rows) by a delay of `delaySamples` (at least 1): the
+    /// four-point Lagrange interpolator FractionalDelay uses, taps at whole delays I − 1 … I + 2,
+    /// whose spectrum is Σ cⱼ·e^(−2πi·k·(I − 1 + j)/size) — four rows of the delay table.
+    public func foldDelay(_ delaySamples: Float, into ear: UnsafeMutablePointer<Float>) {
+        let d = min(max(1, delaySamples), Float(delayRowCount - 3))
+        let whole = min(Int(d), delayRowCount - 3)
+        let c = FractionalDelay.coefficients(d - Float(whole))
+        let b = binStride
+        let rows = UnsafePointer(delayRows + 2 * (whole - 1) * b)
+        kernels.foldDelay(ear, rows, b, c.0, c.1, c.2, c.3)
+    }
+
+    /// The spectra of a pair of `taps`-long filters, stored time-reversed, into `filters`
+    /// (four rows of `binStride`). Real-time safe.
+    public func filterSpectra(reversedLeft: UnsafePointer<Float>, reversedRight: UnsafePointer<Float>,
+                              into filters: UnsafeMutablePointer<Float>) {
+        let re = time, im = time + size
+        re.update(repeating: 0, count: 2 * size)
+        for n in 0..<taps {
+            re[n] = reversedLeft[taps - 1 - n]
+            im[n] = reversedRight[taps - 1 - n]
+        }
+        let zr = spectrum, zi = spectrum + size + 8
+        kernels.fft(size, fft.twiddles, re, im, zr, zi, scratch, scratch + size)
+        zr[size] = zr[0]
+        zi[size] = zi[0]
+        // Unpack the two real filters' spectra (the left ear's is (Z[k] + conj Z[N−k]) / 2,
+        // the right's (Z[k] − conj Z[N−k]) / 2i), with the 1 / (2 · size) folded in.
+        let scale = 1 / Float(4 * size)
+        let b = binStride
+        for k in 0...(size / 2) {
+            let r = zr[k], i = zi[k], mr = zr[size - k], mi = zi[size - k]
+            filters[k] = (r + mr) * scale
+            filters[b + k] = (i - mi) * scale
+            filters[2 * b + k] = (i + mi) * scale
+            filters[3 * b + k] = (mr - r) * scale
+        }
+    }
+
+    /// Transforms the span's sum back and adds its `partitionFrames` samples to `left` and
+    /// `right`; a no-op when no voice played.
+    public func finishSpan(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
+        if let waiting = pending {
+            pending = nil
+            transformPair(waiting.window, waiting.current, waiting.next, silence, nil, nil)
+        }
+        guard voicesThisSpan > 0 else { return }
+        inverse(accumulators, left: left, right: right, ramped: false)
+        if crossfadesThisSpan > 0 { inverse(accumulators + 4 * binStride, left: left, right: right, ramped: true) }
+    }
+
+    private func inverse(_ sums: UnsafePointer<Float>, left: UnsafeMutablePointer<Float>,
+                         right: UnsafeMutablePointer<Float>, ramped: Bool) {
+        // Both ears' spectra (each that of a real signal) as one: W = L + iR, whose inverse
+        // has the left ear in its real part and the right in its imaginary part.
+        let b = binStride
+        let lr = sums, li = sums + b, rr = sums + 2 * b, ri = sums + 3 * b
+        let wr = spectrum, wi = spectrum + size + 8
+        let half = size / 2
+        for k in 0...half {
+            wr[k] = lr[k] - ri[k]
+            wi[k] = li[k] + rr[k]
+        }
+        for k in 1..<half {
+            wr[size - k] = lr[k] + ri[k]
+            wi[size - k] = rr[k] - li[k]
+        }
+        let outR = time, outI = time + size
+        kernels.inverseFFT(size, fft.twiddles, wr, wi, outR, outI, scratch, scratch + size)
+        let start = size - partitionFrames
+        if ramped {
+            let inverseFrames = 1 / Float(partitionFrames)
+            for n in 0..<partitionFrames {
+                let w = Float(n + 1) * inverseFrames
+                left[n] += outR[start + n] * w
+                right[n] += outI[start + n] * w
+            }
+        } else {
+            Mixing.add(outR + start, into: left, frames: partitionFrames)
+            Mixing.add(outI + start, into: right, frames: partitionFrames)
+        }
+    }
+}
+
+/// The per-voice spectral work, as RenderKernels.accumulateSpectra and .foldDelay.
+public enum SpectralKernel {
+    /// `spectrum`: the transform of two voices' inputs, A as the real part and B as the
+    /// imaginary part (rows of `size + 8`, index `size` repeating 0). Unpacks them (A = Z[k] +
+    /// conj Z[N−k], B = −i(Z[k] − conj Z[N−k]), both 2× — the filters carry the ½) and adds
+    /// A·HA + B·HB to the steady sums of each ear; with a `next`, that voice's spectrum ×
+    /// (next − current) to the change sums. Bins 0 … size/2.
+    @inlinable @inline(__always)
+    public static func accumulate(spectrum: UnsafePointer<Float>, size: Int,
+                                  currentA: UnsafePointer<Float>, nextA: UnsafePointer<Float>?,
+                                  currentB: UnsafePointer<Float>?, nextB: UnsafePointer<Float>?,
+                                  sums: UnsafeMutablePointer<Float>, binStride b: Int) {
+        typealias V = SIMD8<Float>
+        let f = MemoryLayout<Float>.stride
+        let z = UnsafeRawPointer(spectrum), zStride = size &+ 8
+        let s = UnsafeMutableRawPointer(sums)
+        @inline(__always) func load(_ p: UnsafeRawPointer, _ index: Int) -> V {
+            p.loadUnaligned(fromByteOffset: index &* f, as: V.self)
+        }
+        @inline(__always) func reversed(_ v: V) -> V { V(v[7], v[6], v[5], v[4], v[3], v[2], v[1], v[0]) }
+        let half = size / 2
+        var k = 0
+        while k <= half {
+            let zr = load(z, k), zi = load(z, zStride &+ k)
+            let mr = reversed(load(z, size &- k &- 7)), mi = reversed(load(z, zStride &+ size &- k &- 7))
+            let ar = zr + mr, ai = zi - mi
+            let br = zi + mi, bi = mr - zr
+            // Each ear's sums loaded and stored once for both voices; s += x·h as fused
+            // multiply-adds where the build has them.
+            @inline(__always) func multiplyAdd(_ sum: inout (V, V), _ xr: V, _ xi: V, _ hr: V, _ hi: V) {
+                sum.0 = sum.0.addingProduct(xr, hr).addingProduct(-xi, hi)
+                sum.1 = sum.1.addingProduct(xr, hi).addingProduct(xi, hr)
+            }
+            @inline(__always) func sum(_ row: Int) -> (V, V) {
+                (s.loadUnaligned(fromByteOffset: (row &* b &+ k) &* f, as: V.self),
+                 s.loadUnaligned(fromByteOffset: ((row &+ 1) &* b &+ k) &* f, as: V.self))
+            }
+            @inline(__always) func store(_ row: Int, _ v: (V, V)) {
+                s.storeBytes(of: v.0, toByteOffset: (row &* b &+ k) &* f, as: V.self)
+                s.storeBytes(of: v.1, toByteOffset: ((row &+ 1) &* b &+ k) &* f, as: V.self)
+            }
+            @inline(__always) func filter(_ p: UnsafePointer<Float>, _ row: Int) -> (V, V) {
+                let r = UnsafeRawPointer(p)
+                return (load(r, row &* b &+ k), load(r, (row &+ 1) &* b &+ k))
+            }
+            let haL = filter(currentA, 0), haR = filter(currentA, 2)
+            var left = sum(0), right = sum(2)
+            multiplyAdd(&left, ar, ai, haL.0, haL.1)
+            multiplyAdd(&right, ar, ai, haR.0, haR.1)
+            var hbL = (V(), V()), hbR = (V(), V())
+            if let currentB {
+                hbL = filter(currentB, 0)
+                hbR = filter(currentB, 2)
+                multiplyAdd(&left, br, bi, hbL.0, hbL.1)
+                multiplyAdd(&right, br, bi, hbR.0, hbR.1)
+            }
+            store(0, left)
+            store(2, right)
+            if nextA != nil || nextB != nil {
+                var changeLeft = sum(4), changeRight = sum(6)
+                if let nextA {
+                    let nL = filter(nextA, 0), nR = filter(nextA, 2)
+                    multiplyAdd(&changeLeft, ar, ai, nL.0 - haL.0, nL.1 - haL.1)
+                    multiplyAdd(&changeRight, ar, ai, nR.0 - haR.0, nR.1 - haR.1)
+                }
+                if let nextB {
+                    let nL = filter(nextB, 0), nR = filter(nextB, 2)
+                    multiplyAdd(&changeLeft, br, bi, nL.0 - hbL.0, nL.1 - hbL.1)
+                    multiplyAdd(&changeRight, br, bi, nR.0 - hbR.0, nR.1 - hbR.1)
+                }
+                store(4, changeLeft)
+                store(6, changeRight)
+            }
+            k &+= 8
+        }
+    }
+
+    /// out = Σ wᵢ·pᵢ, eight floats a step (`count` is a multiple of 8).
+    @inlinable @inline(__always)
+    public static func blend(_ p0: UnsafePointer<Float>, _ w0: Float, _ p1: UnsafePointer<Float>, _ w1: Float,
+                      _ p2: UnsafePointer<Float>, _ w2: Float, _ p3: UnsafePointer<Float>, _ w3: Float,
+                      into out: UnsafeMutablePointer<Float>, count: Int) {
+        typealias V = SIMD8<Float>
+        let f = MemoryLayout<Float>.stride
+        let r0 = UnsafeRawPointer(p0), r1 = UnsafeRawPointer(p1), r2 = UnsafeRawPointer(p2), r3 = UnsafeRawPointer(p3)
+        let o = UnsafeMutableRawPointer(out)
+        var i = 0
+        while i < count {
+            let b = i &* f
+            let v = (r0.loadUnaligned(fromByteOffset: b, as: V.self) * w0)
+                .addingProduct(r1.loadUnaligned(fromByteOffset: b, as: V.self), w1)
+                .addingProduct(r2.loadUnaligned(fromByteOffset: b, as: V.self), w2)
+                .addingProduct(r3.loadUnaligned(fromByteOffset: b, as: V.self), w3)
+            o.storeBytes(of: v, toByteOffset: b, as: V.self)
+            i &+= 8
+        }
+    }
+
+    /// ear (two rows) ×= Σⱼ cⱼ·rows[j] (rows: four complex delay rows, real then imaginary,
+    /// `binStride` apart), over all `binStride` columns.
+    @inlinable @inline(__always)
+    public static func foldDelay(ear: UnsafeMutablePointer<Float>, rows: UnsafePointer<Float>, binStride b: Int,
+                                 _ c0: Float, _ c1: Float, _ c2: Float, _ c3: Float) {
+        typealias V = SIMD8<Float>
+        let f = MemoryLayout<Float>.stride
+        let e = UnsafeMutableRawPointer(ear), r = UnsafeRawPointer(rows)
+        @inline(__always) func load(_ row: Int, _ k: Int) -> V { r.loadUnaligned(fromByteOffset: (row &* b &+ k) &* f, as: V.self) }
+        var k = 0
+        while k < b {
+            let dr = (load(0, k) * c0).addingProduct(load(2, k), c1).addingProduct(load(4, k), c2).addingProduct(load(6, k), c3)
+            let di = (load(1, k) * c0).addingProduct(load(3, k), c1).addingProduct(load(5, k), c2).addingProduct(load(7, k), c3)
+            let hr = e.loadUnaligned(fromByteOffset: k &* f, as: V.self), hi = e.loadUnaligned(fromByteOffset: (b &+ k) &* f, as: V.self)
+            e.storeBytes(of: (hr * dr).addingProduct(-hi, di), toByteOffset: k &* f, as: V.self)
+            e.storeBytes(of: (hr * di).addingProduct(hi, dr), toByteOffset: (b &+ k) &* f, as: V.self)
+            k &+= 8
+        }
+    }
+}

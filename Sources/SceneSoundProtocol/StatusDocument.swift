@@ -1,0 +1,438 @@
+/// The JSON document of `STATUS_REPLY` (SPEC.md §6.8): what the server writes, what
+/// `scenesound status`, its map and libscenesound's `scenesound_status_json` read. One type, so
+/// the server and its readers cannot disagree on a field. Units are in the keys; absent values
+/// (no pose yet, no window) are left out. `version` grows when a field changes meaning or goes
+/// away; new fields are added without a new version, and readers ignore keys they do not know.
+public struct StatusDocument: Codable, Equatable, Sendable {
+    public static let currentVersion = 1
+    /// How a number that is not finite is written (never expected; JSON has no such numbers).
+    public static let nonFiniteNames = (positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+
+    public var version: Int
+    public var server: Server
+    public var output: Output
+    public var hrtf: HRTF
+    public var head: Head
+    public var display: Display
+    public var monitors: [Monitor]
+    public var clients: [Client]
+    public var scenes: [Scene]
+    public var streams: [Stream]
+    public var render: Render
+    public var health: Health
+
+    public init(version: Int = StatusDocument.currentVersion, server: Server, output: Output, hrtf: HRTF, head: Head,
+                display: Display, monitors: [Monitor], clients: [Client], scenes: [Scene], streams: [Stream],
+                render: Render, health: Health) {
+        self.version = version
+        self.server = server
+        self.output = output
+        self.hrtf = hrtf
+        self.head = head
+        self.display = display
+        self.monitors = monitors
+        self.clients = clients
+        self.scenes = scenes
+        self.streams = streams
+        self.render = render
+        self.health = health
+    }
+
+    public struct Server: Codable, Equatable, Sendable {
+        /// The server program and its version ("scenesoundd 1.0").
+        public var software: String
+        public var pid: Int
+        public var uptimeSeconds: Double
+        public var socket: String
+
+        public init(software: String, pid: Int, uptimeSeconds: Double, socket: String) {
+            self.software = software
+            self.pid = pid
+            self.uptimeSeconds = uptimeSeconds
+            self.socket = socket
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case software, pid, uptimeSeconds = "uptime_seconds", socket
+        }
+    }
+
+    public struct Output: Codable, Equatable, Sendable {
+        /// `pulse`, `wav` or `null`.
+        public var kind: String
+        /// The sink or file played to, when there is one.
+        public var target: String?
+        public var rateHz: Double
+        public var blockFrames: Int
+        public var latencySeconds: Double?
+        public var connected: Bool
+        public var underruns: Int
+        public var overloadedBlocks: Int?
+        public var slowestBlockCPUSeconds: Double?
+        public var slowestBlockAtSeconds: Double?
+        public var reconnects: Int
+        /// How the thread that renders runs, e.g. "SCHED_FIFO 20" or "SCHED_OTHER"; absent
+        /// before the first block.
+        public var renderThreadScheduling: String?
+        public var lastError: String?
+        public var renderedSeconds: Double
+
+        public init(kind: String, target: String?, rateHz: Double, blockFrames: Int, latencySeconds: Double?,
+                    connected: Bool, underruns: Int, overloadedBlocks: Int?, slowestBlockCPUSeconds: Double?,
+                    slowestBlockAtSeconds: Double?, reconnects: Int, renderThreadScheduling: String? = nil,
+                    lastError: String?, renderedSeconds: Double) {
+            self.kind = kind
+            self.target = target
+            self.rateHz = rateHz
+            self.blockFrames = blockFrames
+            self.latencySeconds = latencySeconds
+            self.connected = connected
+            self.underruns = underruns
+            self.overloadedBlocks = overloadedBlocks
+            self.slowestBlockCPUSeconds = slowestBlockCPUSeconds
+            self.slowestBlockAtSeconds = slowestBlockAtSeconds
+            self.reconnects = reconnects
+            self.renderThreadScheduling = renderThreadScheduling
+            self.lastError = lastError
+            self.renderedSeconds = renderedSeconds
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case kind, target, rateHz = "rate_hz", blockFrames = "block_frames", latencySeconds = "latency_seconds"
+            case connected, underruns, overloadedBlocks = "overloaded_blocks"
+            case slowestBlockCPUSeconds = "slowest_block_cpu_seconds", slowestBlockAtSeconds = "slowest_block_at_seconds"
+            case reconnects, renderThreadScheduling = "render_thread_scheduling", lastError = "last_error"
+            case renderedSeconds = "rendered_seconds"
+        }
+    }
+
+    public struct HRTF: Codable, Equatable, Sendable {
+        public var path: String
+        public var measurements: Int
+        public var filterTaps: Int
+        public var rateHz: Double
+
+        public init(path: String, measurements: Int, filterTaps: Int, rateHz: Double) {
+            self.path = path
+            self.measurements = measurements
+            self.filterTaps = filterTaps
+            self.rateHz = rateHz
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case path, measurements, filterTaps = "filter_taps", rateHz = "rate_hz"
+        }
+    }
+
+    public struct Head: Codable, Equatable, Sendable {
+        /// + = turned left, + = looking up, + = tilted right.
+        public var yawDegrees: Double
+        public var pitchDegrees: Double
+        public var rollDegrees: Double
+        /// w, x, y, z.
+        public var quaternion: [Double]
+        /// x (right), y (up), z (back).
+        public var positionMetres: [Double]
+        public var posesReceived: Int
+        public var opentrackPackets: Int
+        public var opentrackRejectedPackets: Int
+        /// Datagrams over the opentrack rate, dropped unread.
+        public var opentrackRateLimitedPackets: Int
+        /// Absent until a pose arrives.
+        public var poseAgeSeconds: Double?
+        public var poseReceivedOutputFrame: Int?
+        public var poseAppliedOutputFrame: Int?
+        /// From the latest pose's arrival to the render thread using it.
+        public var motionToRenderSeconds: Double?
+        /// Plus the limiter's look-ahead and the output's latency.
+        public var motionToSoundSeconds: Double?
+
+        public init(yawDegrees: Double, pitchDegrees: Double, rollDegrees: Double, quaternion: [Double],
+                    positionMetres: [Double], posesReceived: Int, opentrackPackets: Int, opentrackRejectedPackets: Int,
+                    opentrackRateLimitedPackets: Int = 0, poseAgeSeconds: Double? = nil, poseReceivedOutputFrame: Int? = nil, poseAppliedOutputFrame: Int? = nil,
+                    motionToRenderSeconds: Double? = nil, motionToSoundSeconds: Double? = nil) {
+            self.yawDegrees = yawDegrees
+            self.pitchDegrees = pitchDegrees
+            self.rollDegrees = rollDegrees
+            self.quaternion = quaternion
+            self.positionMetres = positionMetres
+            self.posesReceived = posesReceived
+            self.opentrackPackets = opentrackPackets
+            self.opentrackRejectedPackets = opentrackRejectedPackets
+            self.opentrackRateLimitedPackets = opentrackRateLimitedPackets
+            self.poseAgeSeconds = poseAgeSeconds
+            self.poseReceivedOutputFrame = poseReceivedOutputFrame
+            self.poseAppliedOutputFrame = poseAppliedOutputFrame
+            self.motionToRenderSeconds = motionToRenderSeconds
+            self.motionToSoundSeconds = motionToSoundSeconds
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case yawDegrees = "yaw_degrees", pitchDegrees = "pitch_degrees", rollDegrees = "roll_degrees", quaternion
+            case positionMetres = "position_metres", posesReceived = "poses_received", opentrackPackets = "opentrack_packets"
+            case opentrackRejectedPackets = "opentrack_rejected_packets"
+            case opentrackRateLimitedPackets = "opentrack_rate_limited_packets", poseAgeSeconds = "pose_age_seconds"
+            case poseReceivedOutputFrame = "pose_received_output_frame", poseAppliedOutputFrame = "pose_applied_output_frame"
+            case motionToRenderSeconds = "motion_to_render_seconds", motionToSoundSeconds = "motion_to_sound_seconds"
+        }
+    }
+
+    public struct Display: Codable, Equatable, Sendable {
+        public var connected: Bool
+        /// Top-level windows tracked; absent without a display.
+        public var windows: Int?
+        /// `0x…`, as xwininfo prints it.
+        public var activeWindow: String?
+        /// An EWMH window manager runs.
+        public var windowManager: Bool?
+
+        public init(connected: Bool, windows: Int? = nil, activeWindow: String? = nil, windowManager: Bool? = nil) {
+            self.connected = connected
+            self.windows = windows
+            self.activeWindow = activeWindow
+            self.windowManager = windowManager
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case connected, windows, activeWindow = "active_window", windowManager = "window_manager"
+        }
+    }
+
+    /// A monitor where the listener sees it: x right, y up, z back from the head.
+    public struct Monitor: Codable, Equatable, Sendable {
+        public var name: String
+        /// x, y, width, height on the X screen.
+        public var rectPixels: [Int]
+        public var widthMillimetres: Double
+        public var heightMillimetres: Double
+        public var primary: Bool
+        public var leftMetres: Double
+        public var rightMetres: Double
+        public var topMetres: Double
+        public var bottomMetres: Double
+        public var zMetres: Double
+
+        public init(name: String, rectPixels: [Int], widthMillimetres: Double, heightMillimetres: Double, primary: Bool,
+                    leftMetres: Double, rightMetres: Double, topMetres: Double, bottomMetres: Double, zMetres: Double) {
+            self.name = name
+            self.rectPixels = rectPixels
+            self.widthMillimetres = widthMillimetres
+            self.heightMillimetres = heightMillimetres
+            self.primary = primary
+            self.leftMetres = leftMetres
+            self.rightMetres = rightMetres
+            self.topMetres = topMetres
+            self.bottomMetres = bottomMetres
+            self.zMetres = zMetres
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case name, rectPixels = "rect_pixels", widthMillimetres = "width_millimetres"
+            case heightMillimetres = "height_millimetres", primary, leftMetres = "left_metres"
+            case rightMetres = "right_metres", topMetres = "top_metres", bottomMetres = "bottom_metres", zMetres = "z_metres"
+        }
+    }
+
+    /// A connected client.
+    public struct Client: Codable, Equatable, Sendable {
+        /// The server's number for the connection; streams name their client by it.
+        public var id: Int
+        /// The `client_name` of its HELLO (may be empty).
+        public var name: String
+        /// The peer's process (SO_PEERCRED), else the pid its HELLO gave; absent when neither is known.
+        public var pid: Int?
+        /// Streams it has open.
+        public var streams: Int
+
+        public init(id: Int, name: String, pid: Int?, streams: Int) {
+            self.id = id
+            self.name = name
+            self.pid = pid
+            self.streams = streams
+        }
+
+        /// The name, or "client N" for one that gave none.
+        public var displayName: String { name.isEmpty ? "client \(id)" : name }
+    }
+
+    public struct Scene: Codable, Equatable, Sendable {
+        public var id: String
+        /// `none` (straight ahead), `window`, `fixed` or `program` (the window of a process).
+        public var kind: String
+        /// The window it follows (`0x…`).
+        public var window: String?
+        /// For `program` scenes.
+        public var pid: Int?
+        /// The window's title (`_NET_WM_NAME`, else `WM_NAME`) and application (`WM_CLASS`'s class).
+        public var title: String?
+        public var application: String?
+        /// `visible`, `minimized`, `onOtherDesktop`, `unmapped` or `gone`.
+        public var state: String?
+        public var rectPixels: [Int]?
+        public var widthMetres: Double?
+        public var azimuthDegrees: Double
+        public var elevationDegrees: Double
+        public var distanceMetres: Double
+        /// x (right), y (up), z (back).
+        public var positionMetres: [Double]
+
+        public init(id: String, kind: String, window: String? = nil, pid: Int? = nil, title: String? = nil,
+                    application: String? = nil, state: String? = nil, rectPixels: [Int]? = nil, widthMetres: Double? = nil,
+                    azimuthDegrees: Double, elevationDegrees: Double, distanceMetres: Double, positionMetres: [Double]) {
+            self.id = id
+            self.kind = kind
+            self.window = window
+            self.pid = pid
+            self.title = title
+            self.application = application
+            self.state = state
+            self.rectPixels = rectPixels
+            self.widthMetres = widthMetres
+            self.azimuthDegrees = azimuthDegrees
+            self.elevationDegrees = elevationDegrees
+            self.distanceMetres = distanceMetres
+            self.positionMetres = positionMetres
+        }
+
+        /// What a person recognises: "XTerm — notes.txt" for a window's own scene, "radio (XTerm —
+        /// notes.txt)" for a name bound to a window, else the scene id.
+        public var label: String {
+            guard let window = windowName else { return id }
+            return SceneID.x11WindowID(id) != nil ? window : "\(id) (\(window))"
+        }
+
+        /// The window as "XTerm — notes.txt" (application — title), either alone, or nil.
+        public var windowName: String? {
+            switch (application?.nonEmpty, title?.nonEmpty) {
+            case let (application?, title?): application == title ? title : "\(application) — \(title)"
+            case let (application?, nil): application
+            case let (nil, title?): title
+            case (nil, nil): nil
+            }
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case id, kind, window, pid, title, application, state, rectPixels = "rect_pixels", widthMetres = "width_metres"
+            case azimuthDegrees = "azimuth_degrees", elevationDegrees = "elevation_degrees"
+            case distanceMetres = "distance_metres", positionMetres = "position_metres"
+        }
+    }
+
+    public struct Stream: Codable, Equatable, Sendable {
+        /// Unique within its client.
+        public var id: Int
+        public var clientID: Int
+        /// `playback`, `system` or `alert`.
+        public var kind: String
+        public var scene: String
+        /// `playing`, `idle`, `draining` or `failed`.
+        public var state: String
+        /// `anchored`, `head-locked` or `off`.
+        public var spatial: String
+        public var volumeDecibels: Double
+        /// RMS of what the renderer took from the stream over about the last quarter second,
+        /// after its volume, in dB re full scale; −120 for silence.
+        public var levelDecibels: Double
+        /// "s16le 2ch 48000Hz".
+        public var format: String
+        public var bufferedSeconds: Double
+        public var starvedSeconds: Double
+        public var loop: Bool
+
+        public init(id: Int, clientID: Int, kind: String, scene: String, state: String, spatial: String,
+                    volumeDecibels: Double, levelDecibels: Double, format: String, bufferedSeconds: Double,
+                    starvedSeconds: Double, loop: Bool) {
+            self.id = id
+            self.clientID = clientID
+            self.kind = kind
+            self.scene = scene
+            self.state = state
+            self.spatial = spatial
+            self.volumeDecibels = volumeDecibels
+            self.levelDecibels = levelDecibels
+            self.format = format
+            self.bufferedSeconds = bufferedSeconds
+            self.starvedSeconds = starvedSeconds
+            self.loop = loop
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case id, clientID = "client_id", kind, scene, state, spatial, volumeDecibels = "volume_db"
+            case levelDecibels = "level_db", format, bufferedSeconds = "buffered_seconds"
+            case starvedSeconds = "starved_seconds", loop
+        }
+    }
+
+    public struct Render: Codable, Equatable, Sendable {
+        /// Render CPU time per block over the block's duration.
+        public var load: Double
+        /// The highest since the previous status request.
+        public var peakLoad: Double
+        public var blockDeadlineSeconds: Double
+        public var hrtfVoices: Int
+        public var busVoices: Int
+        /// `avx2` or `portable`.
+        public var kernels: String
+
+        public init(load: Double, peakLoad: Double, blockDeadlineSeconds: Double, hrtfVoices: Int, busVoices: Int,
+                    kernels: String) {
+            self.load = load
+            self.peakLoad = peakLoad
+            self.blockDeadlineSeconds = blockDeadlineSeconds
+            self.hrtfVoices = hrtfVoices
+            self.busVoices = busVoices
+            self.kernels = kernels
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case load, peakLoad = "peak_load", blockDeadlineSeconds = "block_deadline_seconds"
+            case hrtfVoices = "hrtf_voices", busVoices = "bus_voices", kernels
+        }
+    }
+
+    /// Counters since the server started.
+    public struct Health: Codable, Equatable, Sendable {
+        public var connections: Int
+        public var refusedConnections: Int
+        public var stalledClientsDropped: Int
+        public var rateLimitedMessages: Int
+        public var governorMovesToBus: Int
+        public var governorMovesToHRTF: Int
+        public var rejectedFrames: Int
+        public var droppedEngineEvents: Int
+        /// Engine commands that found the render thread's queue full and waited for room.
+        public var engineCommandsDeferred: Int
+        /// Of those, how many wait now.
+        public var engineCommandsWaiting: Int
+        /// New streams and plays refused while many commands waited.
+        public var requestsRefusedEngineBehind: Int
+
+        public init(connections: Int, refusedConnections: Int, stalledClientsDropped: Int, rateLimitedMessages: Int,
+                    governorMovesToBus: Int, governorMovesToHRTF: Int, rejectedFrames: Int, droppedEngineEvents: Int,
+                    engineCommandsDeferred: Int = 0, engineCommandsWaiting: Int = 0, requestsRefusedEngineBehind: Int = 0) {
+            self.connections = connections
+            self.refusedConnections = refusedConnections
+            self.stalledClientsDropped = stalledClientsDropped
+            self.rateLimitedMessages = rateLimitedMessages
+            self.governorMovesToBus = governorMovesToBus
+            self.governorMovesToHRTF = governorMovesToHRTF
+            self.rejectedFrames = rejectedFrames
+            self.droppedEngineEvents = droppedEngineEvents
+            self.engineCommandsDeferred = engineCommandsDeferred
+            self.engineCommandsWaiting = engineCommandsWaiting
+            self.requestsRefusedEngineBehind = requestsRefusedEngineBehind
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case connections, refusedConnections = "refused_connections", stalledClientsDropped = "stalled_clients_dropped"
+            case rateLimitedMessages = "rate_limited_messages", governorMovesToBus = "governor_moves_to_bus"
+            case governorMovesToHRTF = "governor_moves_to_hrtf", rejectedFrames = "rejected_frames"
+            case droppedEngineEvents = "dropped_engine_events", engineCommandsDeferred = "engine_commands_deferred"
+            case engineCommandsWaiting = "engine_commands_waiting", requestsRefusedEngineBehind = "requests_refused_engine_behind"
+        }
+    }
+}
+
+private extension String {
+    var nonEmpty: String? { isEmpty ? nil : self }
+}
