@@ -14,6 +14,8 @@ enum KEMARSet {
         let cache = NSTemporaryDirectory() + "scenesound-test-cache/scenesound"
         return try! HRTFLoader(cacheDirectory: cache).load(path: SOFAFile.defaultPath, sampleRateHz: 48000).set
     }()
+    /// Its bus decoder, designed once for every engine the tests build.
+    static let busFilters = AmbisonicDecodeFilters.design(from: set)
 }
 
 /// The server's core over a real engine, in this process and on this thread: sessions are
@@ -29,7 +31,7 @@ final class InProcessServer {
         var configuration = ServerConfiguration(socketPath: "/nonexistent/in-process")
         configure(&configuration)
         engine = Engine(hrtf: KEMARSet.set, configuration: EngineConfiguration(sampleRateHz: 48000, blockFrames: 256, room: .none),
-                        maximumStreams: maximumEngineStreams)
+                        maximumStreams: maximumEngineStreams, busFilters: KEMARSet.busFilters)
         core = ServerCore(configuration: configuration, engine: engine,
                           outputStatus: { OutputStatus(kind: "in-process") }, hrtfPath: SOFAFile.defaultPath,
                           logger: .init(label: "in-process"))

@@ -174,7 +174,7 @@ import SceneSoundProtocol
         // truncated payload, the two formats out of range, the data over credit. Requests
         // refused for their content (unknown stream, a failed stream's drain) are not.
         #expect(health["rejected_frames"] as? Int == 7, "\(health)")
-        #expect((try server.status()["server"] as? [String: Any])?["clients"] as? Int == 1)
+        #expect((try server.status()["clients"] as? [Any])?.count == 1)
     }
 
     // MARK: Limits
@@ -202,7 +202,7 @@ import SceneSoundProtocol
             PeerAdmission.refused(ProtocolError(.limitExceeded, "the server takes 1 clients at most")))
         #expect(client.takeError().map { [$0.code.name, "\($0.requestID)"] } == ["limit_exceeded", "0"])
         #expect(!client.isOpen)
-        #expect((try server.status()["server"] as? [String: Any])?["clients"] as? Int == 0)
+        #expect((try server.status()["clients"] as? [Any])?.count == 0)
     }
 
     @Test func streamLimitsPerClientAndForTheServer() throws {
@@ -346,7 +346,7 @@ import SceneSoundProtocol
         try client.channel.close().wait()
         server.render(blocks: 2)
         #expect(server.core.engineStreams.count == 0, "released by the render thread")
-        #expect((try server.status()["server"] as? [String: Any])?["clients"] as? Int == 0)
+        #expect((try server.status()["clients"] as? [Any])?.count == 0)
     }
 
     @Test func aClientThatStopsReadingIsDroppedAfterTheGracePeriod() throws {
