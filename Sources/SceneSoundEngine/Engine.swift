@@ -53,13 +53,17 @@ public final class Engine: @unchecked Sendable {
     static let sceneGainRatePerSecond: Float = 30
     static let sceneCutoffOctavesPerSecond = 160.0
 
+    /// `busFilters`: the bus decoder designed from `hrtf`, designed here when nil (a tenth of a
+    /// second); tests that build many engines over one set pass one design to all.
     public init(hrtf: HRTFSet, configuration: EngineConfiguration, maximumStreams: Int = 1024,
-                maximumScenes: Int = 1024, listenerDistanceMetres: Double = 0.6) {
+                maximumScenes: Int = 1024, listenerDistanceMetres: Double = 0.6,
+                busFilters: AmbisonicDecodeFilters? = nil) {
         self.hrtf = hrtf
         self.configuration = configuration
         self.maximumStreams = maximumStreams
         self.maximumScenes = maximumScenes
-        renderer = SpatialRenderer(hrtf: hrtf, configuration: configuration, maximumSources: maximumStreams)
+        renderer = SpatialRenderer(hrtf: hrtf, configuration: configuration, maximumSources: maximumStreams,
+                                   busFilters: busFilters)
         commands = SPSCQueue(capacity: 8192)
         events = SPSCQueue(capacity: 8192)
         streams = []

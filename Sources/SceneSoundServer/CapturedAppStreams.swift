@@ -114,11 +114,9 @@ public final class CapturedAppStreams: @unchecked Sendable {
         var anchorPID: Int32?
     }
 
-    private unowned let server: SoundServer
+    private let eventLoop: EventLoop
+    private let core: ServerCore
     private var entries: [UInt64: Entry] = [:]
-    /// Captured streams get ids from the top of the range, clear of the server's own (which
-    /// count up from 1), so the two never meet.
-    private var nextStreamID: StreamID = 0xF000_0000
     private var reanchorTask: RepeatedTask?
     public private(set) var startedCount = 0
     public private(set) var endedCount = 0
@@ -127,10 +125,11 @@ public final class CapturedAppStreams: @unchecked Sendable {
     private(set) var captureState = "starting"
 
     public init(server: SoundServer) {
-        self.server = server
-        try? server.eventLoop.submit { [unowned self] in server.capturedApps = self }.wait()
+        eventLoop = server.eventLoop
+        core = server.core
+        try? eventLoop.submit { [unowned self] in core.capturedApps = self }.wait()
         // Windows appear and close after an app's first sound: look again twice a second.
-        let task = server.eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(500), delay: .milliseconds(500)) {
+        let task = eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(500), delay: .milliseconds(500)) {
             [weak self] _ in self?.reanchorAll()
         }
         reanchorTask = task
@@ -139,15 +138,15 @@ public final class CapturedAppStreams: @unchecked Sendable {
     /// From the capture's thread: a new stream. Its feed takes audio at once; the engine
     /// starts reading it a moment later, on the event loop.
     public func begin(_ app: App) -> Feed {
-        let rate = server.engine.configuration.sampleRateHz
+        let rate = core.engine.configuration.sampleRateHz
         let feed = Feed(capacityFrames: Int(0.5 * rate), marginFrames: Int(0.004 * rate), windowFrames: Int(0.5 * rate),
                         maximumQueuedFrames: Int(0.5 * rate))
-        server.eventLoop.execute { [self] in add(app, feed: feed) }
+        eventLoop.execute { [self] in add(app, feed: feed) }
         return feed
     }
 
     public func update(_ app: App) {
-        server.eventLoop.execute { [self] in
+        eventLoop.execute { [self] in
             guard var entry = entries[app.key] else { return }
             entry.app = app
             entries[app.key] = entry
@@ -156,7 +155,7 @@ public final class CapturedAppStreams: @unchecked Sendable {
     }
 
     public func end(key: UInt64) {
-        server.eventLoop.execute { [self] in
+        eventLoop.execute { [self] in
             guard let entry = entries.removeValue(forKey: key) else { return }
             // What is still queued is the end of the app's sound (a short event sound may be
             // nearly all of it): played out before the stream goes.
@@ -167,33 +166,30 @@ public final class CapturedAppStreams: @unchecked Sendable {
 
     private func drainThenRemove(_ entry: Entry, deadline: NIODeadline) {
         guard entry.feed.ring.availableFrames == 0 || NIODeadline.now() >= deadline else {
-            server.eventLoop.scheduleTask(in: .milliseconds(10)) { [self] in drainThenRemove(entry, deadline: deadline) }
+            eventLoop.scheduleTask(in: .milliseconds(10)) { [self] in drainThenRemove(entry, deadline: deadline) }
             return
         }
         // The engine lets go of it through its event queue; freed there, off the render thread.
-        server.engine.commands.push(.removeStream(entry.streamID))
+        core.engineStreams.remove(entry.streamID)
         endedCount += 1
-        server.logger.info("captured stream of \(entry.app.applicationName ?? "?") ended: \(entry.feed.input.starvedFrameCount) frames short, \(entry.feed.droppedFrameCount) dropped")
+        core.logger.info("captured stream of \(entry.app.applicationName ?? "?") ended: \(entry.feed.input.starvedFrameCount) frames short, \(entry.feed.droppedFrameCount) dropped")
     }
 
     /// Event-loop confined.
     var currentEntries: [Entry] { entries.values.sorted { $0.app.key < $1.app.key } }
 
     private func add(_ app: App, feed: Feed) {
-        let engine = server.engine
-        let id = nextStreamID
-        nextStreamID &+= 1
         let (sceneID, anchorPID) = scene(for: app)
-        let sceneIndex = sceneIndex(sceneID, anchorPID)
-        let source = RenderSource(
-            input: feed.input, channelCount: 2, mode: .anchored,
-            channelPositions: Array(repeating: server.scenes.defaultPosition, count: 2),
-            gain: 1, hrtf: engine.hrtf, maximumFrames: engine.configuration.blockFrames)
-        let stream = EngineStream(id: id, source: source, input: feed.input, sceneIndex: sceneIndex)
-        stream.isAlert = app.kind == .alert
-        stream.ducksUnderAlerts = app.kind == .playback
-        engine.commands.push(.addStream(stream))
-        entries[app.key] = Entry(app: app, streamID: id, feed: feed, sceneID: sceneID, anchorPID: anchorPID)
+        let kind: StreamKind = switch app.kind {
+        case .playback: .playback
+        case .system: .system
+        case .alert: .alert
+        }
+        let stream = core.engineStreams.make(
+            .play, input: feed.input, channelCount: 2, kind: kind, spatialMode: .anchored, volumeDecibels: 0,
+            sceneIndex: sceneIndex(sceneID, anchorPID))
+        core.engineStreams.add(stream)
+        entries[app.key] = Entry(app: app, streamID: stream.id, feed: feed, sceneID: sceneID, anchorPID: anchorPID)
         startedCount += 1
     }
 
@@ -208,7 +204,7 @@ public final class CapturedAppStreams: @unchecked Sendable {
     }
 
     private func hasWindow(_ pid: Int32) -> Bool {
-        guard let snapshot = server.windows?.snapshot else { return false }
+        guard let snapshot = core.scenes.windows?.snapshot else { return false }
         return !snapshot.windows(pid: pid).isEmpty
     }
 
@@ -223,28 +219,28 @@ public final class CapturedAppStreams: @unchecked Sendable {
         entry.sceneID = sceneID
         entry.anchorPID = anchorPID
         entries[key] = entry
-        server.engine.commands.push(.setScene(entry.streamID, sceneIndex: sceneIndex(sceneID, anchorPID)))
+        core.commands.push(.setScene(entry.streamID, sceneIndex: sceneIndex(sceneID, anchorPID)))
     }
 
     /// The scene's engine slot, placed at its window now rather than at the next window change.
     private func sceneIndex(_ sceneID: String, _ anchorPID: Int32?) -> Int {
-        let index = server.sceneIndex(for: sceneID, peerPID: anchorPID ?? 0)
-        if !sceneID.isEmpty { server.windows?.place(sceneID) }
+        let index = core.scenes.index(for: sceneID, peerPID: anchorPID ?? 0)
+        if !sceneID.isEmpty { core.scenes.windows?.place(sceneID) }
         return index
     }
 
     public func setExcluded(_ names: [String]) {
-        server.eventLoop.execute { [self] in excluded = names }
+        eventLoop.execute { [self] in excluded = names }
     }
 
     /// "capturing", "connecting", "interrupted: why", "stopped".
     public func setCaptureState(_ state: String) {
-        server.eventLoop.execute { [self] in captureState = state }
+        eventLoop.execute { [self] in captureState = state }
     }
 
     /// Stops following windows; the streams end with the capture.
     public func stop() {
-        try? server.eventLoop.submit { [self] in
+        try? eventLoop.submit { [self] in
             reanchorTask?.cancel()
             for key in entries.keys.sorted() { end(key: key) }
         }.wait()
@@ -277,11 +273,11 @@ enum ProcessAncestry {
 extension CapturedAppStreams {
     /// The `apps` section of the status document (`scenesound apps`). Event-loop confined.
     var status: StatusDocument.Apps {
-        let rate = server.engine.configuration.sampleRateHz
+        let rate = core.engine.configuration.sampleRateHz
         let streams = currentEntries.map { entry -> StatusDocument.AppStream in
             let sceneID = entry.sceneID.isEmpty ? entry.anchorPID.map(SceneRegistry.processSceneID) ?? "" : entry.sceneID
-            let scene = server.scenes.scenes[sceneID]
-            let position = SphericalPosition(cartesian: scene?.position ?? server.scenes.defaultPosition)
+            let scene = core.scenes.registry.scenes[sceneID]
+            let position = SphericalPosition(cartesian: scene?.position ?? core.scenes.registry.defaultPosition)
             let window = scene?.window?.windowID ?? entry.app.windowID
             return StatusDocument.AppStream(
                 application: entry.app.applicationName, binary: entry.app.binary, pid: entry.app.processID.map(Int.init),
