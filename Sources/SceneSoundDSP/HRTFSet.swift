@@ -38,7 +38,8 @@ public final class HRTFSet: @unchecked Sendable {  // immutable after init
     public let medianRetainedEnergyFraction: Double
 
     public var nodeCount: Int { azimuthCount * elevationCount }
-    public var maximumDelaySamples: Float { delaysSamples.max() ?? 0 }
+    /// Kept, not searched for: every source's voices ask for it when they are made.
+    public let maximumDelaySamples: Float
 
     public init(sampleRateHz: Double, filterTaps: Int, azimuthStepDegrees: Double, elevationStepDegrees: Double,
                 reversedFilters: [Float], delaysSamples: [Float], measurementCount: Int,
@@ -56,6 +57,7 @@ public final class HRTFSet: @unchecked Sendable {  // immutable after init
         self.elevationCount = elevationCount
         self.reversedFilters = reversedFilters
         self.delaysSamples = delaysSamples
+        maximumDelaySamples = delaysSamples.max() ?? 0
         self.measurementCount = measurementCount
         self.minimumRetainedEnergyFraction = minimumRetainedEnergyFraction
         self.medianRetainedEnergyFraction = medianRetainedEnergyFraction
@@ -97,8 +99,12 @@ public final class HRTFSet: @unchecked Sendable {  // immutable after init
 
     /// The per-ear delays alone for a direction (cheap: four nodes, two ears).
     public func delays(azimuthDegrees: Double, elevationDegrees: Double) -> (left: Float, right: Float) {
-        let hood = neighbourhood(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees)
-        return (blendDelay(hood, ear: 0), blendDelay(hood, ear: 1))
+        delays(neighbourhood(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees))
+    }
+
+    /// The same for a neighbourhood already found.
+    public func delays(_ hood: Neighbourhood) -> (left: Float, right: Float) {
+        (blendDelay(hood, ear: 0), blendDelay(hood, ear: 1))
     }
 
     @inline(__always)
