@@ -70,7 +70,9 @@ public final class HRTFSet: @unchecked Sendable {  // immutable after init
     }
 
     public func neighbourhood(azimuthDegrees: Double, elevationDegrees: Double) -> Neighbourhood {
-        var az = azimuthDegrees.truncatingRemainder(dividingBy: 360)
+        // Azimuths come from atan2, within one turn: the remainder (fmod, slow) only for others.
+        var az = azimuthDegrees >= -360 && azimuthDegrees < 360 ? azimuthDegrees
+                                                               : azimuthDegrees.truncatingRemainder(dividingBy: 360)
         if az < 0 { az += 360 }
         let el = min(90, max(-90, elevationDegrees))
         let a = az / azimuthStepDegrees

@@ -198,7 +198,7 @@ public final class SpatialRenderer {
                 if source.cullFade == 0 && wasSilent {
                     if source.culledFrames >= ringOutFrames {
                         if source.culledFrames == ringOutFrames {
-                            for voice in source.voices { voice.reset() }
+                            source.voices.forEachUnretained { $0.reset() }
                             source.culledFrames += 1
                         }
                         return
@@ -254,17 +254,28 @@ public final class SpatialRenderer {
         let mix = Self.smoothstep(source.path.busMix)
         let input = source.planar[c] + offset
         if mix < 1 || busMixStart < 1 || !voicesWereIdle {
-            let voice = source.voices[c]
-            var voiceTarget = target
-            voiceTarget.gain = target.gain * (1 - mix)
-            if voicesWereIdle {
-                // Back from the bus: start from silence at the current direction, so the
-                // voice fades in from its first sample instead of gliding from a stale state.
-                voice.reset(startingAt: voiceTarget, mix: voiceMix)
+            source.voices.withUnretained(at: c) { voice in
+                var voiceTarget = target
+                voiceTarget.gain = target.gain * (1 - mix)
+                if voicesWereIdle {
+                    // Back from the bus: start from silence at the current direction, so the
+                    // voice fades in from its first sample instead of gliding from a stale state.
+                    voice.reset(startingAt: voiceTarget, mix: voiceMix)
+                }
+                voice.render(input: input, target: voiceTarget, into: voiceMix)
             }
-            voice.render(input: input, target: voiceTarget, into: voiceMix)
         }
-        let busVoice = source.busVoices[c]
+        source.busVoices.withUnretained(at: c) { busVoice in
+            encode(busVoice, input: input, target: target, mix: mix, offset: offset, frames: frames,
+                   worldDirection: worldDirection)
+        }
+    }
+
+    /// The bus's share of one channel's span (or, while the source is wholly on its voice,
+    /// only keeping the bus voice's history current).
+    @inline(__always)
+    private func encode(_ busVoice: AmbisonicBusVoice, input: UnsafePointer<Float>,
+                        target: BinauralTarget, mix: Float, offset: Int, frames: Int, worldDirection: Vector3) {
         if mix == 0 && busMixStart == 0 && !busVoice.isSounding {
             busVoice.follow(input, frames: frames)
         } else {
