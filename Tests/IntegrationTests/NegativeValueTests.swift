@@ -69,6 +69,7 @@ import SceneSoundMedia
         (["render", "IN", "-o", "OUT", "--distance", "-1"], "--distance -1.0"),
         (["render", "IN", "-o", "OUT", "--rate", "-48000"], "--rate -48000"),
         (["render", "IN", "-o", "OUT", "--block", "-256"], "--block -256"),
+        (["render", "IN", "-o", "OUT", "--hrtf-voices", "-1"], "--hrtf-voices -1"),
         (["bench", "--sources", "-4"], "--sources -4"),
         (["bench", "--seconds", "-1"], "--seconds -1.0"),
         (["bench", "--hrtf-voices", "-2"], "--hrtf-voices -2"),

@@ -74,6 +74,7 @@ import SceneSoundMedia
         ("--duck-db", "-61", "--duck-db -61"),
         ("--hidden-window-db", "-61", "--hidden-window-db -61"),
         ("--opentrack", "-1", "--opentrack '-1'"),
+        ("--hrtf-voices", "-1", "--hrtf-voices -1"),
     ])
     func daemonNegativeValuesReachTheRangeCheck(flag: String, value: String, named: String) throws {
         let result = try ConfigFileTests.runDaemon([flag, value, "--socket", NSTemporaryDirectory() + "unused/socket"],
