@@ -46,6 +46,19 @@ import SceneSoundSOFA
         #expect(AmbisonicDecoderCache.currentBuildIdentity != nil)
     }
 
+    @Test func designsStoredByOtherBuildsMoreThanAWeekAgoAreRemoved() throws {
+        let cache = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: cache) }
+        _ = AmbisonicDecoderCache(cacheDirectory: cache, buildIdentity: "old build").filters(for: Self.set)
+        let old = try #require(try FileManager.default.contentsOfDirectory(atPath: cache).first { $0.hasPrefix("decoder-") })
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-8 * 86400)],
+                                              ofItemAtPath: cache + "/" + old)
+        _ = AmbisonicDecoderCache(cacheDirectory: cache, buildIdentity: "new build").filters(for: Self.set)
+        let left = try FileManager.default.contentsOfDirectory(atPath: cache).filter { $0.hasPrefix("decoder-") }
+        #expect(left.count == 1)
+        #expect(!left.contains(old))
+    }
+
     @Test func aDamagedFileIsDesignedAgain() throws {
         let cache = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: cache) }
