@@ -90,6 +90,10 @@ let package = Package(
         .testTarget(name: "SceneSoundProtocolTests", dependencies: ["SceneSoundProtocol"]),
         .testTarget(name: "SceneSoundServerTests", dependencies: [
             "scenesoundd", "scenesound", "scenesound-two-windows", "SceneSoundServer", "SceneSoundTestSupport", "SceneSoundProtocol", "SceneSoundDSP", "SceneSoundMedia",
+            // The in-process protocol tests: sessions on EmbeddedChannels over a real engine.
+            "SceneSoundEngine", "SceneSoundSOFA", "SceneSoundOutputs", "SceneSoundX11",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOEmbedded", package: "swift-nio"),
         ]),
         .testTarget(name: "SceneSoundClientTests", dependencies: ["SceneSoundClient", "SceneSoundTestSupport"]),
         .testTarget(name: "SceneSoundThemesTests", dependencies: ["SceneSoundThemes"]),

@@ -53,8 +53,9 @@ public final class Engine: @unchecked Sendable {
     static let sceneGainRatePerSecond: Float = 30
     static let sceneCutoffOctavesPerSecond = 160.0
 
-    /// `busFilters`: the bus decoder designed from `hrtf` (designed here when nil; a cached
-    /// design spares the start-up a tenth of a second, AmbisonicDecoderCache).
+    /// `busFilters`: the bus decoder designed from `hrtf`, designed here when nil (a tenth of a
+    /// second); tests that build many engines over one set pass one design to all, programs
+    /// the one cached on disk (AmbisonicDecoderCache).
     public init(hrtf: HRTFSet, configuration: EngineConfiguration, maximumStreams: Int = 1024,
                 maximumScenes: Int = 1024, listenerDistanceMetres: Double = 0.6,
                 busFilters: AmbisonicDecodeFilters? = nil) {

@@ -136,6 +136,8 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         public var posesReceived: Int
         public var opentrackPackets: Int
         public var opentrackRejectedPackets: Int
+        /// Datagrams over the opentrack rate, dropped unread.
+        public var opentrackRateLimitedPackets: Int
         /// Absent until a pose arrives.
         public var poseAgeSeconds: Double?
         public var poseReceivedOutputFrame: Int?
@@ -147,7 +149,7 @@ public struct StatusDocument: Codable, Equatable, Sendable {
 
         public init(yawDegrees: Double, pitchDegrees: Double, rollDegrees: Double, quaternion: [Double],
                     positionMetres: [Double], posesReceived: Int, opentrackPackets: Int, opentrackRejectedPackets: Int,
-                    poseAgeSeconds: Double? = nil, poseReceivedOutputFrame: Int? = nil, poseAppliedOutputFrame: Int? = nil,
+                    opentrackRateLimitedPackets: Int = 0, poseAgeSeconds: Double? = nil, poseReceivedOutputFrame: Int? = nil, poseAppliedOutputFrame: Int? = nil,
                     motionToRenderSeconds: Double? = nil, motionToSoundSeconds: Double? = nil) {
             self.yawDegrees = yawDegrees
             self.pitchDegrees = pitchDegrees
@@ -157,6 +159,7 @@ public struct StatusDocument: Codable, Equatable, Sendable {
             self.posesReceived = posesReceived
             self.opentrackPackets = opentrackPackets
             self.opentrackRejectedPackets = opentrackRejectedPackets
+            self.opentrackRateLimitedPackets = opentrackRateLimitedPackets
             self.poseAgeSeconds = poseAgeSeconds
             self.poseReceivedOutputFrame = poseReceivedOutputFrame
             self.poseAppliedOutputFrame = poseAppliedOutputFrame
@@ -167,7 +170,8 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         enum CodingKeys: String, CodingKey {
             case yawDegrees = "yaw_degrees", pitchDegrees = "pitch_degrees", rollDegrees = "roll_degrees", quaternion
             case positionMetres = "position_metres", posesReceived = "poses_received", opentrackPackets = "opentrack_packets"
-            case opentrackRejectedPackets = "opentrack_rejected_packets", poseAgeSeconds = "pose_age_seconds"
+            case opentrackRejectedPackets = "opentrack_rejected_packets"
+            case opentrackRateLimitedPackets = "opentrack_rate_limited_packets", poseAgeSeconds = "pose_age_seconds"
             case poseReceivedOutputFrame = "pose_received_output_frame", poseAppliedOutputFrame = "pose_applied_output_frame"
             case motionToRenderSeconds = "motion_to_render_seconds", motionToSoundSeconds = "motion_to_sound_seconds"
         }
@@ -396,9 +400,16 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         public var governorMovesToHRTF: Int
         public var rejectedFrames: Int
         public var droppedEngineEvents: Int
+        /// Engine commands that found the render thread's queue full and waited for room.
+        public var engineCommandsDeferred: Int
+        /// Of those, how many wait now.
+        public var engineCommandsWaiting: Int
+        /// New streams and plays refused while many commands waited.
+        public var requestsRefusedEngineBehind: Int
 
         public init(connections: Int, refusedConnections: Int, stalledClientsDropped: Int, rateLimitedMessages: Int,
-                    governorMovesToBus: Int, governorMovesToHRTF: Int, rejectedFrames: Int, droppedEngineEvents: Int) {
+                    governorMovesToBus: Int, governorMovesToHRTF: Int, rejectedFrames: Int, droppedEngineEvents: Int,
+                    engineCommandsDeferred: Int = 0, engineCommandsWaiting: Int = 0, requestsRefusedEngineBehind: Int = 0) {
             self.connections = connections
             self.refusedConnections = refusedConnections
             self.stalledClientsDropped = stalledClientsDropped
@@ -407,13 +418,17 @@ public struct StatusDocument: Codable, Equatable, Sendable {
             self.governorMovesToHRTF = governorMovesToHRTF
             self.rejectedFrames = rejectedFrames
             self.droppedEngineEvents = droppedEngineEvents
+            self.engineCommandsDeferred = engineCommandsDeferred
+            self.engineCommandsWaiting = engineCommandsWaiting
+            self.requestsRefusedEngineBehind = requestsRefusedEngineBehind
         }
 
         enum CodingKeys: String, CodingKey {
             case connections, refusedConnections = "refused_connections", stalledClientsDropped = "stalled_clients_dropped"
             case rateLimitedMessages = "rate_limited_messages", governorMovesToBus = "governor_moves_to_bus"
             case governorMovesToHRTF = "governor_moves_to_hrtf", rejectedFrames = "rejected_frames"
-            case droppedEngineEvents = "dropped_engine_events"
+            case droppedEngineEvents = "dropped_engine_events", engineCommandsDeferred = "engine_commands_deferred"
+            case engineCommandsWaiting = "engine_commands_waiting", requestsRefusedEngineBehind = "requests_refused_engine_behind"
         }
     }
 }

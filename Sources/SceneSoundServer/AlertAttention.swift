@@ -9,7 +9,7 @@ extension SoundServer {
     /// Where alerts ask for their window to be flagged (the X11 tracker, once it exists). Set
     /// it on the server's event loop, or before `start()`; held weakly.
     public var alertAttention: AlertAttention? {
-        get { samples.attention }
-        set { samples.attention = newValue }
+        get { core.samples.attention }
+        set { core.samples.attention = newValue }
     }
 }

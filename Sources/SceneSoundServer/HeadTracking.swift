@@ -1,40 +1,65 @@
 import Foundation
 import SceneSoundDSP
 import SceneSoundEngine
-import struct SceneSoundProtocol.StatusDocument
 import SceneSoundPlatform
+import SceneSoundProtocol
 
 /// The listener's head as the server knows it: the latest pose from any source (protocol
 /// HEAD_POSE, opentrack), the recenter reference, and when poses arrived — for `status` and
 /// the motion-to-sound latency. Event-loop confined.
 final class HeadTracking {
     private let engine: Engine
-    private var raw = HeadPose.neutral
-    private var reference = Quaternion.identity
+    private let commands: EngineCommandQueue
+    private var raw = SceneSoundDSP.HeadPose.neutral
+    private var reference = SceneSoundDSP.Quaternion.identity
     /// Monotonic time and engine output frame when the newest pose arrived.
     private(set) var lastArrival: (monotonicNanoseconds: Int, outputFrame: Int)?
     private(set) var poseCount = 0
     var openTrackAccepted = 0
     var openTrackRejected = 0
+    /// Datagrams over the opentrack rate, dropped unread.
+    var openTrackRateLimited = 0
 
-    init(engine: Engine) { self.engine = engine }
-
-    /// The pose rendered: the raw pose seen from the recentered reference.
-    var effective: HeadPose {
-        HeadPose(orientation: (reference.conjugate * raw.orientation).normalized, positionMetres: raw.positionMetres)
+    /// `engine` is read for its output clock and when a pose took effect; commands go through `commands`.
+    init(engine: Engine, commands: EngineCommandQueue) {
+        self.engine = engine
+        self.commands = commands
     }
 
-    func update(_ pose: HeadPose) {
-        raw = HeadPose(orientation: pose.orientation.normalized, positionMetres: pose.positionMetres)
+    /// The pose rendered: the raw pose seen from the recentered reference.
+    var effective: SceneSoundDSP.HeadPose {
+        SceneSoundDSP.HeadPose(orientation: (reference.conjugate * raw.orientation).normalized, positionMetres: raw.positionMetres)
+    }
+
+    func update(_ pose: SceneSoundDSP.HeadPose) {
+        raw = SceneSoundDSP.HeadPose(orientation: pose.orientation.normalized, positionMetres: pose.positionMetres)
         lastArrival = (MonotonicClock.nowNanoseconds(), engine.renderedFrames)
         poseCount += 1
-        engine.commands.push(.setHeadPose(effective, glide: true))
+        commands.push(.setHeadPose(effective, glide: true))
+    }
+
+    /// A pose from the protocol (HEAD_POSE).
+    func update(_ pose: SceneSoundProtocol.HeadPose) {
+        let q = pose.orientation
+        let position = pose.position.map { Vector3(x: Double($0.x), y: Double($0.y), z: Double($0.z)) } ?? .zero
+        update(SceneSoundDSP.HeadPose(orientation: SceneSoundDSP.Quaternion(w: Double(q.w), x: Double(q.x), y: Double(q.y), z: Double(q.z)),
+                        positionMetres: position))
+    }
+
+    /// An opentrack datagram that passed the rate limit: a pose, or counted as rejected.
+    func receiveOpenTrack(_ bytes: UnsafeRawBufferPointer) {
+        guard let pose = OpenTrackPacket.decode(bytes) else {
+            openTrackRejected += 1
+            return
+        }
+        openTrackAccepted += 1
+        update(pose)
     }
 
     /// The current orientation becomes straight ahead.
     func recenter() {
         reference = raw.orientation
-        engine.commands.push(.setHeadPose(effective, glide: true))
+        commands.push(.setHeadPose(effective, glide: true))
     }
 
     var status: StatusDocument.Head {
@@ -48,7 +73,8 @@ final class HeadTracking {
         var head = StatusDocument.Head(
             yawDegrees: orientation.yawDegrees, pitchDegrees: pitch, rollDegrees: roll,
             quaternion: [orientation.w, orientation.x, orientation.y, orientation.z], positionMetres: [p.x, p.y, p.z],
-            posesReceived: poseCount, opentrackPackets: openTrackAccepted, opentrackRejectedPackets: openTrackRejected)
+            posesReceived: poseCount, opentrackPackets: openTrackAccepted, opentrackRejectedPackets: openTrackRejected,
+            opentrackRateLimitedPackets: openTrackRateLimited)
         guard let arrival = lastArrival else { return head }
         let now = MonotonicClock.nowNanoseconds()
         head.poseAgeSeconds = Double(now - arrival.monotonicNanoseconds) * 1e-9
@@ -60,34 +86,5 @@ final class HeadTracking {
             head.motionToRenderSeconds = Double(applied.monotonicNanoseconds - arrival.monotonicNanoseconds) * 1e-9
         }
         return head
-    }
-}
-
-/// opentrack's "UDP over network" output: 48-byte datagrams of six little-endian doubles —
-/// x, y, z in centimetres, yaw, pitch, roll in degrees.
-///
-/// Axes, as opentrack's own X-Plane output interprets them: yaw positive = head turned left,
-/// pitch positive = looking up, roll positive = tilted left, x positive = moved left,
-/// y positive = up, z positive = moved back (away from the screen). SceneSound's conventions
-/// (docs/ARCHITECTURE.md "Conventions") are yaw + left, pitch + up, roll + right, +x right, +y up, +z back, so:
-///
-///   yaw = yaw, pitch = pitch, roll = −roll, x = −x/100, y = y/100, z = z/100 (metres).
-///
-/// A tracker whose axes differ is corrected in opentrack's Output options (Invert).
-enum OpenTrackPacket {
-    static let byteCount = 48
-
-    static func decode(_ bytes: UnsafeRawBufferPointer) -> HeadPose? {
-        guard bytes.count == byteCount else { return nil }
-        var values = [Double](repeating: 0, count: 6)
-        for i in 0..<6 {
-            values[i] = Double(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)))
-        }
-        guard values.allSatisfy({ $0.isFinite }),
-              values[0...2].allSatisfy({ abs($0) <= 1000 }),        // within 10 m
-              values[3...5].allSatisfy({ abs($0) <= 360 }) else { return nil }
-        let (x, y, z, yaw, pitch, roll) = (values[0], values[1], values[2], values[3], values[4], values[5])
-        return HeadPose(orientation: Quaternion(yawDegrees: yaw, pitchDegrees: pitch, rollDegrees: -roll),
-                        positionMetres: Vector3(x: -x / 100, y: y / 100, z: z / 100))
     }
 }

@@ -22,25 +22,40 @@ final class SamplePlayback {
         let name: String
     }
 
-    private unowned let server: SoundServer
     private let configuration: SampleConfiguration
+    private let maximumSampleBytes: Int
+    private let engineRateHz: Double
+    private let engineStreams: EngineStreams
+    private let scenes: SceneDirectory
+    private let commands: EngineCommandQueue
+    /// Whether the audio output plays now (alerts flag their window when it does not).
+    private let outputConnected: () -> Bool
+    /// The engine's output frames rendered so far (logged when a play is queued).
+    private let renderedFrames: () -> Int
+    private let logger: Logger
     private var cache: SampleCache
     private var uploads: [UploadKey: SampleUploadAssembler] = [:]
     private var plays: [StreamID: ActivePlay] = [:]
     private var coalescer: BurstCoalescer
     private var nextPlayID: UInt32 = 1
-    /// Plays take engine stream ids from the top half of the id space, so that they never
-    /// collide with client streams (numbered from 1 by the server) without sharing a counter.
-    private var nextStreamID: StreamID = 0x8000_0000
     /// Installed by the X11 side (see `AlertAttention`).
     weak var attention: AlertAttention?
 
-    init(server: SoundServer) {
-        self.server = server
-        configuration = server.configuration.samples
+    init(configuration: SampleConfiguration, maximumSampleBytes: Int, engineRateHz: Double,
+         engineStreams: EngineStreams, scenes: SceneDirectory, commands: EngineCommandQueue,
+         outputConnected: @escaping () -> Bool, renderedFrames: @escaping () -> Int, logger: Logger) {
+        self.configuration = configuration
+        self.maximumSampleBytes = maximumSampleBytes
+        self.engineRateHz = engineRateHz
+        self.engineStreams = engineStreams
+        self.scenes = scenes
+        self.commands = commands
+        self.outputConnected = outputConnected
+        self.renderedFrames = renderedFrames
+        self.logger = logger
         cache = SampleCache(capacityBytes: configuration.cacheBytes)
         coalescer = BurstCoalescer(windowSeconds: configuration.coalesceWindowSeconds)
-        server.engine.commands.push(.setDucking(configuration.ducking))
+        commands.push(.setDucking(configuration.ducking))
     }
 
     var activePlayCount: Int { plays.count }
@@ -49,14 +64,15 @@ final class SamplePlayback {
 
     // MARK: SAMPLE_UPLOAD
 
-    func upload(_ chunk: SampleUpload, from session: ClientSession, requestID: UInt32) {
+    /// The reply to one chunk: OK, or the error that abandoned the upload.
+    func upload(_ chunk: SampleUpload, from session: ClientSession, requestID: UInt32) -> OutboundFrame {
         let key = UploadKey(session: ObjectIdentifier(session), name: chunk.name)
         do {
             try accept(chunk, key: key)
-            session.send(.ok, requestID: requestID)
+            return OutboundFrame(message: .ok, requestID: requestID)
         } catch {
             uploads[key] = nil  // an error abandons the upload
-            session.send(.error(ErrorReply(error)), requestID: requestID)
+            return ClientStreams.error(requestID, error)
         }
     }
 
@@ -65,7 +81,7 @@ final class SamplePlayback {
         if chunk.offsetBytes == 0 {
             try checkLimits(chunk)
             do {
-                assembler = try SampleUploadAssembler(first: chunk, engineRateHz: server.engine.configuration.sampleRateHz)
+                assembler = try SampleUploadAssembler(first: chunk, engineRateHz: engineRateHz)
             } catch {
                 throw ProtocolError(.badFormat, "sample \"\(chunk.name)\": \(error)")
             }
@@ -87,11 +103,11 @@ final class SamplePlayback {
             throw ProtocolError(.limitExceeded, "sample \"\(chunk.name)\" needs \(sample.byteCount) bytes; the cache holds \(cache.capacityBytes)")
         }
         let evicted = cache.insert(sample)
-        server.logger.debug("sample '\(sample.name)' cached: \(sample.frameCount) frames, \(sample.byteCount) bytes\(evicted.isEmpty ? "" : "; evicted \(evicted)")")
+        logger.debug("sample '\(sample.name)' cached: \(sample.frameCount) frames, \(sample.byteCount) bytes\(evicted.isEmpty ? "" : "; evicted \(evicted)")")
     }
 
     private func checkLimits(_ chunk: SampleUpload) throws(ProtocolError) {
-        let maximumBytes = server.configuration.maximumSampleBytes
+        let maximumBytes = maximumSampleBytes
         guard Int(chunk.totalBytes) <= maximumBytes else {
             throw ProtocolError(.limitExceeded, "sample \"\(chunk.name)\" of \(chunk.totalBytes) bytes exceeds max_sample_bytes \(maximumBytes)")
         }
@@ -103,67 +119,50 @@ final class SamplePlayback {
 
     // MARK: SAMPLE_PLAY
 
-    func play(_ request: SamplePlay, from session: ClientSession, requestID: UInt32) {
+    /// SAMPLE_PLAY: the reply (SAMPLE_PLAYING, and PLAYBACK_ENDED at once for a play coalesced
+    /// into one that sounds), or the error to answer with. `PLAYBACK_ENDED` for a play that
+    /// sounds is sent by `tick` once its last sample is out.
+    func play(_ request: SamplePlay, from session: ClientSession, requestID: UInt32,
+              nowSeconds: Double) throws(ProtocolError) -> [OutboundFrame] {
         guard let sample = cache.use(request.name) else {
-            return session.send(.error(ErrorReply(ProtocolError(.unknownSound, "sample \"\(request.name)\" is not in the cache; upload it first"))), requestID: requestID)
+            throw ProtocolError(.unknownSound, "sample \"\(request.name)\" is not in the cache; upload it first")
         }
         let playID = nextPlayID
         nextPlayID = nextPlayID == .max ? 1 : nextPlayID + 1
         let key = "\(request.kind.rawValue)\u{0}\(request.sceneID)\u{0}\(request.name)"
-        guard coalescer.admit(key, atSeconds: Double(NIODeadline.now().uptimeNanoseconds) * 1e-9) else {
-            session.send(.samplePlaying(SamplePlaying(playID: playID)), requestID: requestID)
-            session.send(.playbackEnded(PlaybackEnded(playID: playID, reason: .coalesced)))
-            return
+        guard coalescer.admit(key, atSeconds: nowSeconds) else {
+            return [OutboundFrame(message: .samplePlaying(SamplePlaying(playID: playID)), requestID: requestID),
+                    OutboundFrame(message: .playbackEnded(PlaybackEnded(playID: playID, reason: .coalesced)), requestID: 0)]
         }
-        guard server.totalStreamCount + plays.count < server.engine.maximumStreams else {
-            return session.send(.error(ErrorReply(ProtocolError(.limitExceeded, "the server plays \(server.engine.maximumStreams) streams at most"))), requestID: requestID)
+        guard engineStreams.hasRoom else {
+            throw ProtocolError(.limitExceeded, "the server plays \(engineStreams.maximumStreams) streams at most")
         }
-        let stream = makeEngineStream(sample, request, peerPID: session.peerPID)
         // The ring already holds the whole sound, so the first block after these commands
         // plays it: the start latency is one render quantum at most. The frame is read before
         // the push: after it, the render thread may already have played the first block.
-        let queuedFrame = server.engine.renderedFrames
-        server.engine.commands.push(.addStream(stream))
-        server.engine.commands.push(.notifyWhenDrained(stream.id, throughFrame: sample.frameCount))
-        plays[stream.id] = ActivePlay(playID: playID, session: session, stream: stream)
-        session.send(.samplePlaying(SamplePlaying(playID: playID)), requestID: requestID)
-        server.logger.debug("play \(playID) '\(request.name)' (\(request.kind)) queued at output frame \(queuedFrame)")
-        if request.kind == .alert { requestAttention(for: request.sceneID, demanded: request.demandAttention) }
-    }
-
-    private func makeEngineStream(_ sample: CachedSample, _ request: SamplePlay, peerPID: Int32) -> EngineStream {
-        let id = nextStreamID
-        nextStreamID = nextStreamID == .max ? 0x8000_0000 : nextStreamID + 1
-        let engine = server.engine
         let ring = AudioRing(capacityFrames: sample.frameCount, channelCount: sample.channelCount)
         sample.samples.withUnsafeBufferPointer { _ = ring.write($0.baseAddress!, frames: sample.frameCount) }
         let input = RingInput(ring: ring)
         input.setIdle(true)  // nothing more will come: running dry at the end is not starvation
-        let source = RenderSource(
-            input: input, channelCount: sample.channelCount, mode: SoundServer.engineMode(request.spatialMode),
-            channelPositions: Array(repeating: server.scenes.defaultPosition, count: sample.channelCount),
-            gain: Decibels.linearGain(Double(request.volumeDecibels)), hrtf: engine.hrtf,
-            maximumFrames: engine.configuration.blockFrames)
-        let stream = EngineStream(id: id, source: source, input: input, sceneIndex: server.sceneIndex(for: request.sceneID, peerPID: peerPID))
-        stream.isAlert = request.kind == .alert
-        return stream
+        let stream = engineStreams.make(
+            .play, input: input, channelCount: sample.channelCount, kind: request.kind, spatialMode: request.spatialMode,
+            volumeDecibels: request.volumeDecibels, sceneIndex: scenes.index(for: request.sceneID, peerPID: session.peerPID))
+        let queuedFrame = renderedFrames()
+        engineStreams.add(stream)
+        commands.push(.notifyWhenDrained(stream.id, throughFrame: sample.frameCount))
+        plays[stream.id] = ActivePlay(playID: playID, session: session, stream: stream)
+        logger.debug("play \(playID) '\(request.name)' (\(request.kind)) queued at output frame \(queuedFrame)")
+        if request.kind == .alert {
+            requestAttention(for: scenes.resolved(request.sceneID, peerPID: session.peerPID), demanded: request.demandAttention)
+        }
+        return [OutboundFrame(message: .samplePlaying(SamplePlaying(playID: playID)), requestID: requestID)]
     }
 
     /// Flags the alert's window when the client asked for it, the server is configured to, or
     /// no audio output is available (the visual fallback).
     private func requestAttention(for sceneID: String, demanded: Bool) {
-        guard let attention, demanded || configuration.alertsDemandAttention || !server.output.status.connected else { return }
-        let window: UInt32?
-        if let id = SceneID.x11WindowID(sceneID) {
-            window = id
-        } else if case .window(let id)? = server.scenes.scenes[sceneID]?.anchor {
-            window = id
-        } else if let id = server.scenes.scenes[sceneID]?.window?.windowID {
-            window = id  // a program's own window, found through its pid
-        } else {
-            window = nil
-        }
-        if let window { attention.alertNeedsAttention(windowID: window, sceneID: sceneID) }
+        guard let attention, demanded || configuration.alertsDemandAttention || !outputConnected() else { return }
+        if let window = scenes.windowID(of: sceneID) { attention.alertNeedsAttention(windowID: window, sceneID: sceneID) }
     }
 
     // MARK: Engine events and the tick
@@ -178,7 +177,7 @@ final class SamplePlayback {
         for (id, play) in plays {
             guard let end = play.endsAtOutputFrame, end <= deliveredFrame else { continue }
             plays[id] = nil
-            server.engine.commands.push(.removeStream(id))
+            engineStreams.remove(id)
             play.session?.send(.playbackEnded(PlaybackEnded(playID: play.playID, reason: .completed)))
         }
     }
@@ -189,7 +188,7 @@ final class SamplePlayback {
         uploads = uploads.filter { $0.key.session != owner }
         for (id, play) in plays where play.session == nil || play.session === session {
             plays[id] = nil
-            server.engine.commands.push(.removeStream(id))
+            engineStreams.remove(id)
         }
     }
 }

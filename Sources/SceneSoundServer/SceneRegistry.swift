@@ -42,12 +42,12 @@ final class SceneRegistry {
     private(set) var scenes: [String: Scene] = [:]
     private var freeIndices: [Int]
     let defaultPosition: Vector3
-    private let engine: Engine
+    private let commands: EngineCommandQueue
 
-    init(engine: Engine) {
-        self.engine = engine
-        defaultPosition = engine.defaultScenePosition
-        freeIndices = Array((1..<engine.maximumScenes).reversed())
+    init(commands: EngineCommandQueue, defaultPosition: Vector3, maximumScenes: Int) {
+        self.commands = commands
+        self.defaultPosition = defaultPosition
+        freeIndices = Array((1..<maximumScenes).reversed())
     }
 
     /// The engine slot for a scene id, creating the scene on first use ("" → the default).
@@ -58,7 +58,7 @@ final class SceneRegistry {
         guard let index = freeIndices.popLast() else { return 0 }
         let anchor: Anchor = SceneID.x11WindowID(id).map { .window($0) } ?? .none
         scenes[id] = Scene(id: id, index: index, anchor: anchor, position: defaultPosition)
-        engine.commands.push(.placeScene(index: index, position: defaultPosition, widthMetres: 0))
+        commands.push(.placeScene(index: index, position: defaultPosition, widthMetres: 0))
         return index
     }
 
@@ -67,7 +67,7 @@ final class SceneRegistry {
         let position = spherical.cartesian
         scenes[id]?.anchor = .position(spherical)
         scenes[id]?.position = position
-        engine.commands.push(.placeScene(index: index, position: position, widthMetres: 0))
+        commands.push(.placeScene(index: index, position: position, widthMetres: 0))
     }
 
     func bind(_ id: String, window: UInt32) {
@@ -97,7 +97,7 @@ final class SceneRegistry {
         guard let scene = scenes[id], scene.anchor != .none else { return false }
         scenes[id]?.anchor = .none
         scenes[id]?.position = defaultPosition
-        engine.commands.push(.placeScene(index: scene.index, position: defaultPosition, widthMetres: 0))
+        commands.push(.placeScene(index: scene.index, position: defaultPosition, widthMetres: 0))
         return true
     }
 

@@ -12,6 +12,12 @@ public struct ServerConfiguration: Sendable {
     public var allowRoot = false
     /// Messages a client may send per second (audio data excepted: credit paces it).
     public var maximumMessagesPerSecond = 2000
+    /// opentrack datagrams decoded per second (bursts of a second's worth); more are dropped
+    /// and counted. opentrack sends at its tracker's frame rate, 30 to 250 a second.
+    public var maximumOpenTrackPacketsPerSecond = 1000
+    /// Engine commands that may wait for the render thread (its queue full) before new streams
+    /// and plays are refused with `limit_exceeded`.
+    public var maximumWaitingEngineCommands = 4096
     /// How long a client may leave over 1 MiB of our messages unread before it is dropped.
     public var unreadGraceSeconds = 5
     /// How often the server grants credit and answers drains.

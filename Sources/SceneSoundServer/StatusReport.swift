@@ -6,19 +6,18 @@ import SceneSoundProtocol
 /// Builds the document behind `scenesound status --json` (the shared `StatusDocument`):
 /// server, output, HRTF, head, clients, scenes, streams, render load and health counters.
 struct StatusReport {
-    let server: SoundServer
-    let sessions: [ClientSession]
-    let startTime: Date
+    let core: ServerCore
 
     var document: StatusDocument {
-        let engine = server.engine
+        let engine = core.engine
         let configuration = engine.configuration
-        let output = server.output.status
-        let counters = server.counters
-        let ordered = sessions.sorted { $0.sessionNumber < $1.sessionNumber }
+        let output = core.outputStatus()
+        let counters = core.counters
+        let commands = core.commands
+        let ordered = core.sessions.all
         return StatusDocument(
-            server: .init(software: server.configuration.serverName, pid: Int(getpid()),
-                          uptimeSeconds: Date().timeIntervalSince(startTime), socket: server.configuration.socketPath),
+            server: .init(software: core.configuration.serverName, pid: Int(getpid()),
+                          uptimeSeconds: Date().timeIntervalSince(core.startTime), socket: core.configuration.socketPath),
             output: .init(kind: output.kind, target: output.target, rateHz: configuration.sampleRateHz,
                           blockFrames: configuration.blockFrames, latencySeconds: output.latencySeconds,
                           connected: output.connected, underruns: output.underruns,
@@ -27,17 +26,17 @@ struct StatusReport {
                           slowestBlockAtSeconds: output.slowestBlock?.atSeconds, reconnects: output.reconnects,
                           renderThreadScheduling: output.renderThreadScheduling, lastError: output.lastError,
                           renderedSeconds: Double(engine.renderedFrames) / configuration.sampleRateHz),
-            hrtf: server.hrtfStatus,
+            hrtf: core.hrtfStatus,
             head: head(outputLatencySeconds: output.latencySeconds),
-            display: server.windows?.displayStatus ?? .init(connected: false),
-            monitors: server.windows?.monitorsStatus ?? [],
+            display: core.scenes.windows?.displayStatus ?? .init(connected: false),
+            monitors: core.scenes.windows?.monitorsStatus ?? [],
             clients: ordered.map { session in
                 let pid = session.peerPID > 0 ? Int(session.peerPID) : session.clientPID > 0 ? Int(session.clientPID) : nil
                 return .init(id: session.sessionNumber, name: session.clientName, pid: pid, streams: session.streams.count)
             },
-            scenes: server.scenes.sortedScenes.map(scene),
+            scenes: core.scenes.registry.sortedScenes.map(scene),
             streams: ordered.flatMap { session in
-                session.streams.values.sorted { $0.id < $1.id }.map { stream(session, $0) }
+                session.streams.streams.values.sorted { $0.id < $1.id }.map { stream(session, $0) }
             },
             render: .init(load: engine.renderLoad, peakLoad: engine.takePeakRenderLoad(),
                           blockDeadlineSeconds: Double(configuration.blockFrames) / configuration.sampleRateHz,
@@ -46,15 +45,17 @@ struct StatusReport {
             health: .init(connections: counters.connections, refusedConnections: counters.refusedConnections,
                           stalledClientsDropped: counters.stalledClients, rateLimitedMessages: counters.rateLimitedMessages,
                           governorMovesToBus: engine.governorMovesToBus, governorMovesToHRTF: engine.governorMovesToHRTF,
-                          rejectedFrames: counters.rejectedFrames, droppedEngineEvents: engine.droppedEventCount))
+                          rejectedFrames: counters.rejectedFrames, droppedEngineEvents: engine.droppedEventCount,
+                          engineCommandsDeferred: commands.deferredCount, engineCommandsWaiting: commands.waitingCount,
+                          requestsRefusedEngineBehind: commands.refusedRequests))
     }
 
     /// Motion to sound: pose arrival → render thread, plus the limiter's look-ahead and the
     /// output's own latency.
     private func head(outputLatencySeconds: Double?) -> StatusDocument.Head {
-        var head = server.head.status
+        var head = core.head.status
         if let render = head.motionToRenderSeconds {
-            let lookAhead = Double(server.engine.renderer.latencyFrames) / server.engine.configuration.sampleRateHz
+            let lookAhead = Double(core.engine.renderer.latencyFrames) / core.engine.configuration.sampleRateHz
             head.motionToSoundSeconds = render + lookAhead + (outputLatencySeconds ?? 0)
         }
         return head
@@ -88,7 +89,7 @@ struct StatusReport {
     }
 
     private func stream(_ session: ClientSession, _ stream: ServerStream) -> StatusDocument.Stream {
-        let rate = server.engine.configuration.sampleRateHz
+        let rate = core.engine.configuration.sampleRateHz
         let state: String
         if stream.defunctCode != nil { state = "failed" }
         else if !stream.pendingDrains.isEmpty { state = "draining" }
@@ -97,7 +98,7 @@ struct StatusReport {
         let input = stream.engineStream.input
         return .init(
             id: Int(stream.id), clientID: session.sessionNumber, kind: "\(stream.kind)", scene: stream.sceneID,
-            state: state, spatial: SoundServer.engineMode(stream.spatialMode).rawValue,
+            state: state, spatial: EngineStreams.engineMode(stream.spatialMode).rawValue,
             volumeDecibels: Double(stream.volumeDecibels),
             levelDecibels: max(Self.silenceDecibels, input.recentLevelDecibels + Double(stream.volumeDecibels)),
             format: "\(stream.format.sampleFormat) \(stream.format.channels)ch \(stream.format.rateHz)Hz",

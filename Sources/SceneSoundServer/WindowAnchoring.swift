@@ -22,13 +22,15 @@ public struct WindowAnchoringSettings: Sendable {
 final class WindowAnchoring {
     typealias Settings = WindowAnchoringSettings
 
-    private unowned let server: SoundServer
+    private let scenes: SceneRegistry
+    private let commands: EngineCommandQueue
     let settings: Settings
     private(set) var snapshot: WindowSnapshot?
     private(set) var space: ScreenSpace
 
-    init(server: SoundServer, settings: Settings) {
-        self.server = server
+    init(scenes: SceneRegistry, commands: EngineCommandQueue, settings: Settings) {
+        self.scenes = scenes
+        self.commands = commands
         self.settings = settings
         space = ScreenSpace(monitors: [], listenerDistanceMetres: settings.listenerDistanceMetres)
     }
@@ -38,12 +40,12 @@ final class WindowAnchoring {
         if snapshot.monitors != space.monitors {
             space = ScreenSpace(monitors: snapshot.monitors, listenerDistanceMetres: settings.listenerDistanceMetres)
         }
-        for scene in server.scenes.sortedScenes { place(scene.id) }
+        for scene in scenes.sortedScenes { place(scene.id) }
     }
 
     /// Re-places one scene from the latest snapshot (also when a scene is bound or adopted).
     func place(_ id: String) {
-        guard let snapshot, let scene = server.scenes.scenes[id] else { return }
+        guard let snapshot, let scene = scenes.scenes[id] else { return }
         let window: TrackedWindow?
         switch scene.anchor {
         case .window(let windowID): window = snapshot.window(id: windowID)
@@ -52,7 +54,7 @@ final class WindowAnchoring {
         }
         guard let window else {
             // Destroyed (or not yet seen): the scene stays where it was.
-            server.scenes.update(id) { $0.window?.state = "gone" }
+            scenes.update(id) { $0.window?.state = "gone" }
             return
         }
         let visible = window.visibility == .visible && snapshot.isDisplayConnected
@@ -68,14 +70,13 @@ final class WindowAnchoring {
             // Ignore geometry while hidden: a minimize animation flies off-screen first.
             muffling = (settings.hiddenCutoffHz, Decibels.linearGain(settings.hiddenGainDecibels))
         }
-        let engine = server.engine
         if position != scene.position || width != scene.widthMetres || scene.window == nil {
-            engine.commands.push(.placeScene(index: scene.index, position: position, widthMetres: width))
+            commands.push(.placeScene(index: scene.index, position: position, widthMetres: width))
         }
         if muffling != scene.muffling {
-            engine.commands.push(.setSceneLowpass(index: scene.index, cutoffHz: muffling.cutoffHz, gain: muffling.gain))
+            commands.push(.setSceneLowpass(index: scene.index, cutoffHz: muffling.cutoffHz, gain: muffling.gain))
         }
-        server.scenes.update(id) {
+        scenes.update(id) {
             $0.position = position
             $0.widthMetres = width
             $0.muffling = muffling

@@ -39,6 +39,9 @@ struct DaemonOptions: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("opentrack UDP head-pose input on 127.0.0.1, or off.", valueName: "PORT|off"))
     var opentrack: String = "4242"
 
+    @Option(name: .customLong("max-opentrack-packets-per-second"), parsing: .unconditional, help: "opentrack datagrams decoded per second; more are dropped and counted (10 to 100000).")
+    var maximumOpenTrackPacketsPerSecond: Int = 1000
+
     @Option(help: "Late reverb for externalisation: none, small or medium.")
     var room: Room = .small
 
@@ -109,6 +112,9 @@ struct DaemonOptions: ParsableCommand {
         }
         guard (4096...(16 << 20)).contains(maximumFrameBytes) else {
             throw ValidationError("--max-frame-bytes \(maximumFrameBytes) is out of range (accepted: 4096 to 16777216)")
+        }
+        guard (10...100_000).contains(maximumOpenTrackPacketsPerSecond) else {
+            throw ValidationError("--max-opentrack-packets-per-second \(maximumOpenTrackPacketsPerSecond) is out of range (accepted: 10 to 100000)")
         }
         guard (10...1_000_000).contains(maximumMessagesPerSecond) else {
             throw ValidationError("--max-messages-per-second \(maximumMessagesPerSecond) is out of range (accepted: 10 to 1000000)")

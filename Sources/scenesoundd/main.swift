@@ -102,6 +102,7 @@ configuration.maximumFrameBytes = options.maximumFrameBytes
 configuration.streamBufferSeconds = options.streamBufferSeconds
 configuration.allowRoot = options.allowRoot
 configuration.maximumMessagesPerSecond = options.maximumMessagesPerSecond
+configuration.maximumOpenTrackPacketsPerSecond = options.maximumOpenTrackPacketsPerSecond
 configuration.samples.cacheBytes = options.sampleCacheBytes
 configuration.samples.ducking = DuckingParameters(decibels: options.duckDecibels)
 configuration.samples.coalesceWindowSeconds = options.coalesceSeconds

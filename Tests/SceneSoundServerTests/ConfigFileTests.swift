@@ -28,6 +28,7 @@ import Testing
         ("duck_db = 6", "key 'duck_db'", "-60 to 0 dB"),
         ("hidden_window_cutoff_hz = 5", "key 'hidden_window_cutoff_hz'", "200 to 20000 Hz"),
         ("sample_cache_bytes = 10", "key 'sample_cache_bytes'", "1048576"),
+        ("max_opentrack_packets_per_second = 5", "key 'max_opentrack_packets_per_second'", "10 to 100000"),
         ("hrtf_voices = 5000", "key 'hrtf_voices'", "0 to 2048"),
         ("hrtf_voices = -1", "key 'hrtf_voices'", "0 to 2048"),
     ])

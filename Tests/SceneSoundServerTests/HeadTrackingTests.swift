@@ -134,6 +134,23 @@ import SceneSoundTestSupport
         #expect(abs(ahead.itdMicroseconds) <= 30)
     }
 
+    @Test func anOpenTrackFloodIsLimitedToTheConfiguredRate() throws {
+        let port = Self.freeUDPPort()
+        let daemon = try Daemon(extraArguments: ["--opentrack", String(port), "--max-opentrack-packets-per-second", "10"])
+        let client = try RawClient(socketPath: daemon.socketPath)
+        try waitUntil(timeoutSeconds: 5, "the opentrack listener") { daemon.log.contains("opentrack input on 127.0.0.1:\(port)") }
+        let started = Date()
+        for i in 0..<60 { Self.sendUDP(Self.openTrackPacket([0, 0, 0, Double(i), 0, 0]), port: port) }
+        try waitUntil(timeoutSeconds: 5, "every datagram to be seen") {
+            let head = try Self.head(client)
+            return (head["opentrack_packets"] as? Int ?? 0) + (head["opentrack_rate_limited_packets"] as? Int ?? 0) == 60
+        }
+        let elapsed = Date().timeIntervalSince(started)
+        let accepted = try Self.head(client)["opentrack_packets"] as? Int ?? 0
+        // A bucket of 10, refilled at 10 a second while the datagrams arrived.
+        #expect(accepted >= 10 && Double(accepted) <= 10 + 10 * elapsed + 1, "\(accepted) in \(elapsed) s")
+    }
+
     @Test func aPoseIsRenderedWithinOneQuantumOfItsArrival() throws {
         let daemon = try Daemon()
         let client = try RawClient(socketPath: daemon.socketPath)

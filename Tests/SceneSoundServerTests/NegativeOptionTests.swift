@@ -68,6 +68,7 @@ import SceneSoundMedia
         ("--max-frame-bytes", "-4096", "--max-frame-bytes -4096"),
         ("--stream-buffer-seconds", "-0.4", "--stream-buffer-seconds -0.4"),
         ("--max-messages-per-second", "-10", "--max-messages-per-second -10"),
+        ("--max-opentrack-packets-per-second", "-10", "--max-opentrack-packets-per-second -10"),
         ("--sample-cache-bytes", "-1048576", "--sample-cache-bytes -1048576"),
         ("--coalesce-seconds", "-0.1", "--coalesce-seconds -0.1"),
         ("--hidden-window-cutoff-hz", "-800", "--hidden-window-cutoff-hz -800"),

@@ -4,7 +4,7 @@ import SceneSoundProtocol
 @testable import SceneSoundServer
 
 /// The sample cache's bounds and the burst coalescer, as units; the upload protocol's rules
-/// (SPEC.md 6.6) through the real daemon.
+/// (SPEC.md 6.6) through an in-process session.
 @Suite struct SampleCacheUnitTests {
     static func sample(_ name: String, frames: Int) -> CachedSample {
         CachedSample(name: name, channelCount: 1, samples: [Float](repeating: 0.1, count: frames))
@@ -40,7 +40,7 @@ import SceneSoundProtocol
     }
 }
 
-@Suite(.serialized) struct SampleUploadProtocolTests {
+@Suite struct SampleUploadProtocolTests {
     static let format = AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1)
 
     static func chunk(_ name: String, total: Int, offset: Int, count: Int, format: AudioFormat = format) -> Message {
@@ -54,15 +54,22 @@ import SceneSoundProtocol
     }
 
     @Test func chunkRulesLimitsAndUnknownSounds() throws {
-        let daemon = try Daemon()
-        let client = try RawClient(socketPath: daemon.socketPath)
+        let server = InProcessServer()
+        let client = try server.connect()
         let play = Message.samplePlay(SamplePlay(name: "s", kind: .system, sceneID: ""))
         #expect(Self.errorCode(try client.request(play)) == .unknownSound)
         // In order: OK for each chunk, playable after the last.
         #expect(try client.request(Self.chunk("s", total: 400, offset: 0, count: 200)) == .ok)
         #expect(Self.errorCode(try client.request(play)) == .unknownSound, "incomplete uploads are not playable")
         #expect(try client.request(Self.chunk("s", total: 400, offset: 200, count: 200)) == .ok)
-        guard case .samplePlaying = try client.request(play) else { throw TestFailure("the finished sample does not play") }
+        guard case .samplePlaying(let playing) = try client.request(play) else { throw TestFailure("the finished sample does not play") }
+        // The same sound again within the coalescing window (the loop's clock stands still): it
+        // is merged into the one playing, and says so at once.
+        guard case .samplePlaying(let merged) = try client.request(play) else { throw TestFailure("no SAMPLE_PLAYING") }
+        #expect(client.take { $0.message == .playbackEnded(PlaybackEnded(playID: merged.playID, reason: .coalesced)) } != nil)
+        // The first ends once its last sample is out (200 frames and the limiter's look-ahead).
+        server.render(blocks: 2)
+        #expect(client.take { $0.message == .playbackEnded(PlaybackEnded(playID: playing.playID, reason: .completed)) } != nil)
         // Out of order: invalid_argument, and the upload is abandoned.
         #expect(try client.request(Self.chunk("t", total: 600, offset: 0, count: 200)) == .ok)
         #expect(Self.errorCode(try client.request(Self.chunk("t", total: 600, offset: 400, count: 200))) == .invalidArgument)

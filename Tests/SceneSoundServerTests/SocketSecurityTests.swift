@@ -55,6 +55,9 @@ import Testing
             return
         }
         let daemon = try Daemon()
+        // The socket answers as soon as it is bound, a moment before the daemon narrows its mode
+        // to 0600 (and so before it logs "ready"): loosened earlier, that chmod would undo it.
+        try waitUntil(timeoutSeconds: 10, "the daemon to be ready") { daemon.log.contains("ready:") }
         // Loosen the modes as a careless admin might: the uid check must still hold.
         let directory = (daemon.socketPath as NSString).deletingLastPathComponent
         chmod(daemon.directory, 0o755)

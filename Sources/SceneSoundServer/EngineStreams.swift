@@ -1,0 +1,80 @@
+import SceneSoundDSP
+import SceneSoundEngine
+import SceneSoundProtocol
+
+/// Every stream the server puts into the engine, client streams and sample plays alike: their
+/// ids, their construction (one place for both), and how many the engine holds — counted from
+/// `add` until the render thread hands the stream back, so that a removed stream still fading
+/// out counts against `maximumStreams`. Event-loop confined.
+final class EngineStreams {
+    private let commands: EngineCommandQueue
+    private let hrtf: HRTFSet
+    private let blockFrames: Int
+    private let defaultPosition: Vector3
+    let maximumStreams: Int
+    /// Streams added and not yet released by the render thread.
+    private(set) var count = 0
+    private var nextClientID: StreamID = 1
+    /// Plays take ids from the top half of the id space, so they never collide with client
+    /// streams (numbered from 1) however long the server runs.
+    private var nextPlayID: StreamID = playIDBase
+    private static let playIDBase: StreamID = 0x8000_0000
+
+    init(engine: Engine, commands: EngineCommandQueue) {
+        self.commands = commands
+        hrtf = engine.hrtf
+        blockFrames = engine.configuration.blockFrames
+        defaultPosition = engine.defaultScenePosition
+        maximumStreams = engine.maximumStreams
+    }
+
+    var hasRoom: Bool { count < maximumStreams }
+
+    enum Owner { case client, play }
+
+    /// A new engine stream reading `input`, at the default place until its scene is applied.
+    /// Alerts duck playback streams; playback streams are the ones ducked.
+    func make(_ owner: Owner, input: RingInput, channelCount: Int, kind: StreamKind,
+              spatialMode: SceneSoundProtocol.SpatialMode, volumeDecibels: Float, sceneIndex: Int) -> EngineStream {
+        let id: StreamID
+        switch owner {
+        case .client:
+            id = nextClientID
+            nextClientID = nextClientID == Self.playIDBase - 1 ? 1 : nextClientID + 1
+        case .play:
+            id = nextPlayID
+            nextPlayID = nextPlayID == .max ? Self.playIDBase : nextPlayID + 1
+        }
+        let source = RenderSource(
+            input: input, channelCount: channelCount, mode: Self.engineMode(spatialMode),
+            channelPositions: Array(repeating: defaultPosition, count: channelCount),
+            gain: Decibels.linearGain(Double(volumeDecibels)), hrtf: hrtf, maximumFrames: blockFrames)
+        let stream = EngineStream(id: id, source: source, input: input, sceneIndex: sceneIndex)
+        stream.isAlert = kind == .alert
+        stream.ducksUnderAlerts = kind == .playback
+        return stream
+    }
+
+    func add(_ stream: EngineStream) {
+        count += 1
+        commands.push(.addStream(stream))
+    }
+
+    /// Stops the stream in the engine; it counts until `released`.
+    func remove(_ id: StreamID) {
+        commands.push(.removeStream(id))
+    }
+
+    /// The render thread handed a removed stream back (its memory is freed here, off that thread).
+    func released(_ stream: EngineStream) {
+        count -= 1
+    }
+
+    static func engineMode(_ mode: SceneSoundProtocol.SpatialMode) -> SceneSoundEngine.SpatialMode {
+        switch mode {
+        case .anchored: return .anchored
+        case .headLocked: return .headLocked
+        case .off: return .off
+        }
+    }
+}

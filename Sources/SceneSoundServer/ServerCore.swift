@@ -1,0 +1,128 @@
+import Foundation
+import Logging
+import NIOCore
+import SceneSoundEngine
+import SceneSoundOutputs
+import SceneSoundProtocol
+
+/// Health counters shown by `status`. Event-loop confined.
+final class ServerCounters {
+    var rejectedFrames = 0
+    var refusedConnections = 0
+    var stalledClients = 0
+    var rateLimitedMessages = 0
+    var connections = 0
+}
+
+/// The connected sessions: for the tick, status and the client limit. Event-loop confined.
+final class SessionRegistry {
+    private var sessions: [ObjectIdentifier: ClientSession] = [:]
+
+    func add(_ session: ClientSession) { sessions[ObjectIdentifier(session)] = session }
+    func remove(_ session: ClientSession) { sessions[ObjectIdentifier(session)] = nil }
+    var count: Int { sessions.count }
+    /// In the order they connected.
+    var all: [ClientSession] { sessions.values.sorted { $0.sessionNumber < $1.sessionNumber } }
+}
+
+/// Everything the server runs on its event loop, built and wired once: the engine command
+/// queue, the engine's streams, scenes, head tracking, system sounds, the sessions, and the
+/// tick that relays the engine's events. It knows no sockets: `SoundServer` puts it behind the
+/// Unix socket, and tests drive its sessions through `EmbeddedChannel`s and call `tick()`
+/// after rendering blocks themselves. Event-loop confined (hence unchecked: it is handed to the
+/// loop's closures, and touched only there).
+final class ServerCore: @unchecked Sendable {
+    let configuration: ServerConfiguration
+    let engine: Engine
+    let commands: EngineCommandQueue
+    let engineStreams: EngineStreams
+    let scenes: SceneDirectory
+    let head: HeadTracking
+    let samples: SamplePlayback
+    let counters = ServerCounters()
+    let sessions = SessionRegistry()
+    let outputStatus: () -> OutputStatus
+    let hrtfStatus: StatusDocument.HRTF
+    let logger: Logger
+    let startTime = Date()
+    private var sessionCounter = 0
+
+    init(configuration: ServerConfiguration, engine: Engine, outputStatus: @escaping () -> OutputStatus,
+         hrtfPath: String, logger: Logger) {
+        self.configuration = configuration
+        self.engine = engine
+        self.outputStatus = outputStatus
+        self.logger = logger
+        commands = EngineCommandQueue(queue: engine.commands, refusalThreshold: configuration.maximumWaitingEngineCommands)
+        engineStreams = EngineStreams(engine: engine, commands: commands)
+        scenes = SceneDirectory(registry: SceneRegistry(commands: commands, defaultPosition: engine.defaultScenePosition,
+                                                        maximumScenes: engine.maximumScenes))
+        head = HeadTracking(engine: engine, commands: commands)
+        samples = SamplePlayback(configuration: configuration.samples, maximumSampleBytes: configuration.maximumSampleBytes,
+                                 engineRateHz: engine.configuration.sampleRateHz, engineStreams: engineStreams,
+                                 scenes: scenes, commands: commands, outputConnected: { outputStatus().connected },
+                                 renderedFrames: { engine.renderedFrames },
+                                 logger: logger)
+        hrtfStatus = StatusDocument.HRTF(path: hrtfPath, measurements: engine.hrtf.measurementCount,
+                                         filterTaps: engine.hrtf.filterTaps, rateHz: engine.hrtf.sampleRateHz)
+    }
+
+    // MARK: Sessions
+
+    /// A new client's pipeline: framing, then its session. Returns the session.
+    @discardableResult
+    func addSession(to pipeline: ChannelPipeline.SynchronousOperations) throws -> ClientSession {
+        sessionCounter += 1
+        counters.connections += 1
+        let session = ClientSession(sessionNumber: sessionCounter, dependencies: SessionDependencies(
+            configuration: configuration, engineConfiguration: engine.configuration, commands: commands,
+            engineStreams: engineStreams, scenes: scenes, head: head, samples: samples, counters: counters,
+            registry: sessions, statusJSON: { [weak self] in self?.statusDocument().serialized ?? "{}" }, logger: logger))
+        try pipeline.addHandler(ByteToMessageHandler(ProtocolFrameDecoder(maximumFrameBytes: configuration.maximumFrameBytes)))
+        try pipeline.addHandler(MessageToByteHandler(ProtocolFrameEncoder()))
+        try pipeline.addHandler(session)
+        return session
+    }
+
+    /// At shutdown: every session ends its streams and closes.
+    func shutDown() {
+        for session in sessions.all { session.shutDown() }
+    }
+
+    // MARK: The tick: engine events, drains, credit
+
+    /// Hands on commands that waited for room, relays the engine's events, and lets every
+    /// session and play answer what the output has now delivered.
+    func tick() {
+        commands.flush()
+        let sessions = sessions.all
+        while let event = engine.events.pop() {
+            switch event {
+            case .drained(let id, let through, let outputFrame):
+                for session in sessions { session.streams.engineDrained(id, throughFrame: through, outputFrame: outputFrame) }
+                samples.engineDrained(id, outputFrame: outputFrame)
+            case .released(let stream):
+                engineStreams.released(stream)
+            }
+        }
+        let delivered = engine.deliveredFrameCount
+        for session in sessions { session.tick(deliveredFrame: delivered) }
+        samples.tick(deliveredFrame: delivered)
+    }
+
+    // MARK: Windows
+
+    /// Anchors scenes to windows from now on; snapshots go to the returned anchoring's `apply`.
+    @discardableResult
+    func anchorToWindows(settings: WindowAnchoringSettings) -> WindowAnchoring {
+        let anchoring = WindowAnchoring(scenes: scenes.registry, commands: commands, settings: settings)
+        scenes.windows = anchoring
+        return anchoring
+    }
+
+    // MARK: Status
+
+    func statusDocument() -> StatusDocument {
+        StatusReport(core: self).document
+    }
+}
