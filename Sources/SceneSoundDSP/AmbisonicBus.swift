@@ -156,6 +156,15 @@ public final class AmbisonicBus {
             encodedThisBlock = true
         }
         if terms.0.isFull || terms.1.isFull { addTerms() }
+        if start == target {
+            // Only the ears' levels (or delays) change: each ear's gains stay the harmonics
+            // times a scalar, so the glide goes into the input and the source stays one term.
+            terms.0.add(x, frames: frames, from: oldDelays.left, to: newDelays.left, gains: target,
+                        levels: startLevels.x, targetLevels.x)
+            terms.1.add(x, frames: frames, from: oldDelays.right, to: newDelays.right, gains: target,
+                        levels: startLevels.y, targetLevels.y)
+            return
+        }
         let (leftStart, leftTarget) = (start * startLevels.x, target * targetLevels.x)
         let (rightStart, rightTarget) = (start * startLevels.y, target * targetLevels.y)
         terms.0.add(x, frames: frames, from: oldDelays.left, to: newDelays.left, gains: leftStart, leftTarget,
@@ -212,7 +221,9 @@ public final class AmbisonicBus {
 /// back) and sixteen gains. A source whose gains glide from g0 to g1 across the span becomes
 /// two terms, x at g0 and x·ramp at g1 − g0 (ramp rising to 1 at the span's last frame), so
 /// that gliding costs a product and a second term rather than a pass of its own over the
-/// field; a change of delay fades the old reading out and the new one in the same way.
+/// field; a change of delay fades the old reading out and the new one in the same way. When
+/// only a scalar changes — an ear's level correction, its delay: a still source under a
+/// turning head — the glide is folded into the input instead and the source stays one term.
 struct EncodeTerms {
     let capacity: Int
     let glidingCapacity: Int
@@ -259,6 +270,19 @@ struct EncodeTerms {
         }
     }
 
+    /// The same for gains that keep their direction, `gains` scaled from `startLevel` to
+    /// `targetLevel` across the span: one term, its input the crossfade of the two readings
+    /// (when the delay changes) with the level's glide, x0·l0·(1 − ramp) + x1·l1·ramp.
+    @inline(__always)
+    mutating func add(_ x: UnsafePointer<Float>, frames: Int, from oldDelay: Int, to newDelay: Int,
+                      gains: SIMD16<Float>, levels startLevel: Float, _ targetLevel: Float) {
+        if oldDelay == newDelay && startLevel == targetLevel {
+            addTerm(x - newDelay, gains * targetLevel)
+        } else {
+            addTerm(crossfade(x - oldDelay, startLevel, x - newDelay, targetLevel, frames: frames), gains)
+        }
+    }
+
     @inline(__always)
     private mutating func addTerm(_ x: UnsafePointer<Float>, _ termGains: SIMD16<Float>) {
         inputs[count] = x
@@ -284,6 +308,33 @@ struct EncodeTerms {
             t &+= 8
         }
         while t < frames { out[t] = x[t] * (Float(t + 1) * inverse); t += 1 }
+        return UnsafePointer(out)
+    }
+
+    /// a[t] · ga · (1 − r) + b[t] · gb · r, r = (t + 1) / frames, into the next ramped buffer.
+    private mutating func crossfade(_ a: UnsafePointer<Float>, _ ga: Float, _ b: UnsafePointer<Float>, _ gb: Float,
+                                    frames: Int) -> UnsafePointer<Float> {
+        let out = ramped + rampedCount * maximumFrames
+        rampedCount += 1
+        let size = MemoryLayout<Float>.stride
+        let pa = UnsafeRawPointer(a), pb = UnsafeRawPointer(b), target = UnsafeMutableRawPointer(out)
+        let inverse = 1 / Float(frames)
+        var r = SIMD8<Float>(1, 2, 3, 4, 5, 6, 7, 8) * inverse
+        let step = SIMD8<Float>(repeating: 8 * inverse)
+        let va = SIMD8<Float>(repeating: ga), vb = SIMD8<Float>(repeating: gb)
+        var t = 0
+        while t + 8 <= frames {
+            let xa = pa.loadUnaligned(fromByteOffset: t &* size, as: SIMD8<Float>.self) * va
+            let xb = pb.loadUnaligned(fromByteOffset: t &* size, as: SIMD8<Float>.self) * vb
+            target.storeBytes(of: xa + (xb - xa) * r, toByteOffset: t &* size, as: SIMD8<Float>.self)
+            r += step
+            t &+= 8
+        }
+        while t < frames {
+            let xa = a[t] * ga, xb = b[t] * gb
+            out[t] = xa + (xb - xa) * (Float(t + 1) * inverse)
+            t += 1
+        }
         return UnsafePointer(out)
     }
 

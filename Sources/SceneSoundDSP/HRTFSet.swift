@@ -38,7 +38,8 @@ public final class HRTFSet: @unchecked Sendable {  // immutable after init
     public let medianRetainedEnergyFraction: Double
 
     public var nodeCount: Int { azimuthCount * elevationCount }
-    public var maximumDelaySamples: Float { delaysSamples.max() ?? 0 }
+    /// Kept, not searched for: every source's voices ask for it when they are made.
+    public let maximumDelaySamples: Float
 
     public init(sampleRateHz: Double, filterTaps: Int, azimuthStepDegrees: Double, elevationStepDegrees: Double,
                 reversedFilters: [Float], delaysSamples: [Float], measurementCount: Int,
@@ -56,6 +57,7 @@ public final class HRTFSet: @unchecked Sendable {  // immutable after init
         self.elevationCount = elevationCount
         self.reversedFilters = reversedFilters
         self.delaysSamples = delaysSamples
+        maximumDelaySamples = delaysSamples.max() ?? 0
         self.measurementCount = measurementCount
         self.minimumRetainedEnergyFraction = minimumRetainedEnergyFraction
         self.medianRetainedEnergyFraction = medianRetainedEnergyFraction
@@ -68,7 +70,9 @@ public final class HRTFSet: @unchecked Sendable {  // immutable after init
     }
 
     public func neighbourhood(azimuthDegrees: Double, elevationDegrees: Double) -> Neighbourhood {
-        var az = azimuthDegrees.truncatingRemainder(dividingBy: 360)
+        // Azimuths come from atan2, within one turn: the remainder (fmod, slow) only for others.
+        var az = azimuthDegrees >= -360 && azimuthDegrees < 360 ? azimuthDegrees
+                                                               : azimuthDegrees.truncatingRemainder(dividingBy: 360)
         if az < 0 { az += 360 }
         let el = min(90, max(-90, elevationDegrees))
         let a = az / azimuthStepDegrees
@@ -97,8 +101,12 @@ public final class HRTFSet: @unchecked Sendable {  // immutable after init
 
     /// The per-ear delays alone for a direction (cheap: four nodes, two ears).
     public func delays(azimuthDegrees: Double, elevationDegrees: Double) -> (left: Float, right: Float) {
-        let hood = neighbourhood(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees)
-        return (blendDelay(hood, ear: 0), blendDelay(hood, ear: 1))
+        delays(neighbourhood(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees))
+    }
+
+    /// The same for a neighbourhood already found.
+    public func delays(_ hood: Neighbourhood) -> (left: Float, right: Float) {
+        (blendDelay(hood, ear: 0), blendDelay(hood, ear: 1))
     }
 
     @inline(__always)

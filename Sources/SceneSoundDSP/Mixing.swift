@@ -50,4 +50,34 @@ public enum Mixing {
         }
         while n < frames { output[n] += a[n]; n += 1 }
     }
+
+    /// Σ x[n]²: a level's raw material (the governor's RMS, the streams' meters).
+    public static func sumOfSquaresScalar(_ x: UnsafePointer<Float>, frames: Int) -> Float {
+        var total: Float = 0
+        for n in 0..<frames { total += x[n] * x[n] }
+        return total
+    }
+
+    public static func sumOfSquares(_ x: UnsafePointer<Float>, frames: Int) -> Float {
+        let raw = UnsafeRawPointer(x), size = MemoryLayout<Float>.stride
+        // Two sums, so that the adds do not wait on each other.
+        var sum = SIMD8<Float>(), other = SIMD8<Float>()
+        var n = 0
+        while n &+ 16 <= frames {
+            let v = raw.loadUnaligned(fromByteOffset: n &* size, as: SIMD8<Float>.self)
+            let w = raw.loadUnaligned(fromByteOffset: (n &+ 8) &* size, as: SIMD8<Float>.self)
+            sum += v * v
+            other += w * w
+            n &+= 16
+        }
+        sum += other
+        while n &+ 8 <= frames {
+            let v = raw.loadUnaligned(fromByteOffset: n &* size, as: SIMD8<Float>.self)
+            sum += v * v
+            n &+= 8
+        }
+        var total = sum.sum()
+        while n < frames { total += x[n] * x[n]; n &+= 1 }
+        return total
+    }
 }

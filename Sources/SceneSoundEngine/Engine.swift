@@ -54,7 +54,8 @@ public final class Engine: @unchecked Sendable {
     static let sceneCutoffOctavesPerSecond = 160.0
 
     /// `busFilters`: the bus decoder designed from `hrtf`, designed here when nil (a tenth of a
-    /// second); tests that build many engines over one set pass one design to all.
+    /// second); tests that build many engines over one set pass one design to all, programs
+    /// the one cached on disk (AmbisonicDecoderCache).
     public init(hrtf: HRTFSet, configuration: EngineConfiguration, maximumStreams: Int = 1024,
                 maximumScenes: Int = 1024, listenerDistanceMetres: Double = 0.6,
                 busFilters: AmbisonicDecodeFilters? = nil) {
@@ -108,10 +109,10 @@ public final class Engine: @unchecked Sendable {
         let start = MonotonicClock.nowNanoseconds()
         scenesound_set_denormal_flushing(1)  // whichever thread renders (output, offline, benchmark)
         applyCommands()
-        duck.advance(alerting: streams.contains { $0.isAlert && !$0.removing && $0.input.ring.availableFrames > 0 },
+        duck.advance(alerting: streams.containsUnretained { $0.isAlert && !$0.removing && $0.input.ring.availableFrames > 0 },
                      blockSeconds: Double(configuration.blockFrames) / configuration.sampleRateHz)
         advanceSceneRamps()
-        for stream in streams { place(stream) }
+        streams.forEachUnretained { place($0) }
         renderer.render(into: output)
         let end = outputFrames.load(ordering: .relaxed) + configuration.blockFrames
         outputFrames.store(end, ordering: .releasing)

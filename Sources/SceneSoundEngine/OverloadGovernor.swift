@@ -97,7 +97,8 @@ public final class OverloadGovernor {
         var hrtf = 0, bus = 0
         // The weakest voice and the strongest bus source, found again only after a move.
         var found = Extremes()
-        for source in sources where source.mode != .off {
+        sources.forEachUnretained { source in
+            guard source.mode != .off else { return }
             source.path.importance = importance(of: source, listener: listener, distanceModel: distanceModel,
                                                 sampleRateHz: sampleRateHz)
             if !source.path.assigned {
@@ -179,7 +180,7 @@ public final class OverloadGovernor {
 
     private func extremes(_ sources: ContiguousArray<RenderSource>) -> (RenderSource?, RenderSource?) {
         var found = Extremes()
-        for source in sources where source.mode != .off { found.consider(source) }
+        sources.forEachUnretained { source in if source.mode != .off { found.consider(source) } }
         return (found.weakestVoice, found.strongestOnBus)
     }
 

@@ -26,9 +26,9 @@ public final class RenderSource {
     /// True when the governor put the source on the ambisonic bus (a move crossfades).
     public var isOnBus: Bool { path.onBus }
 
-    let voices: [BinauralVoice]
+    let voices: ContiguousArray<BinauralVoice>
     /// Per channel, its voice on the ambisonic bus.
-    let busVoices: [AmbisonicBusVoice]
+    let busVoices: ContiguousArray<AmbisonicBusVoice>
     @exclusivity(unchecked) var path = VoicePathState()
     let planar: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     @exclusivity(unchecked) var appliedGain: Float
@@ -49,10 +49,10 @@ public final class RenderSource {
         self.gain = gain
         appliedGain = gain
         let span = EngineConfiguration.voiceSpanFrames(blockFrames: maximumFrames)
-        voices = (0..<channelCount).map { _ in BinauralVoice(hrtf: hrtf, partitionFrames: span) }
-        busVoices = (0..<channelCount).map { _ in
+        voices = ContiguousArray((0..<channelCount).map { _ in BinauralVoice(hrtf: hrtf, partitionFrames: span) })
+        busVoices = ContiguousArray((0..<channelCount).map { _ in
             AmbisonicBusVoice(maximumDelaySamples: hrtf.maximumDelaySamples, maximumFrames: maximumFrames)
-        }
+        })
         planar = .allocate(capacity: channelCount)
         for c in 0..<channelCount {
             planar[c] = .allocate(capacity: maximumFrames)

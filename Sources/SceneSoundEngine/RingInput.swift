@@ -1,3 +1,4 @@
+import SceneSoundDSP
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -50,10 +51,7 @@ public final class RingInput: SourceInput, @unchecked Sendable {
         guard frames > 0, blocksSinceMetered >= Self.meteredBlockInterval else { return }
         blocksSinceMetered = 0
         var sum: Float = 0
-        for channel in 0..<ring.channelCount {
-            let samples = channels[channel]
-            for i in 0..<got { sum += samples[i] * samples[i] }
-        }
+        for channel in 0..<ring.channelCount { sum += Mixing.sumOfSquares(channels[channel], frames: got) }
         let blockMeanSquare = Double(sum) / Double(frames * ring.channelCount)
         let weight = 1 - exp(-Double(frames * Self.meteredBlockInterval) / Self.levelTimeConstantFrames)
         meanSquare += weight * (blockMeanSquare - meanSquare)

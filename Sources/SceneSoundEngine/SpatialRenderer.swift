@@ -106,7 +106,7 @@ public final class SpatialRenderer {
         right.update(repeating: 0, count: block)
         send.update(repeating: 0, count: block)
 
-        for source in sources { pull(source, frames: block) }
+        sources.forEachUnretained { pull($0, frames: block) }
         governor.plan(sources, listener: targetPose.positionMetres, distanceModel: configuration.distanceModel,
                       blockFrames: block, sampleRateHz: configuration.sampleRateHz)
         bus.beginBlock(frames: block)
@@ -115,10 +115,11 @@ public final class SpatialRenderer {
         // the bus turns the field with the head sub-block by sub-block, so per span it would
         // only refresh its interaural delay, at more bookkeeping.
         var bySpan = 0
-        for (index, source) in sources.enumerated() {
+        let finalPose = targetPose
+        sources.forEachUnretained { index, source in
             if source.mode != .off && source.path.onBus && source.path.busMix >= 1
                 && source.path.voiceSilentFrames >= ringOutFrames {
-                renderSpan(source, pose: targetPose, offset: 0, frames: block)
+                renderSpan(source, pose: finalPose, offset: 0, frames: block)
             } else {
                 spanSources[bySpan] = index
                 bySpan += 1
@@ -133,7 +134,7 @@ public final class SpatialRenderer {
             let pose = HeadPose.interpolate(previousPose, targetPose, Double(s + 1) / Double(spans))
             voiceMix.beginSpan()
             for i in 0..<bySpan {
-                renderSpan(sources[spanSources[i]], pose: pose, offset: offset, frames: span)
+                sources.withUnretained(at: spanSources[i]) { renderSpan($0, pose: pose, offset: offset, frames: span) }
             }
             voiceMix.finishSpan(left: left + offset, right: right + offset)
             for sub in s * subBlocksPerSpan..<(s + 1) * subBlocksPerSpan {
@@ -169,26 +170,7 @@ public final class SpatialRenderer {
     /// Root mean square of a buffer (the governor's measure of a source's level).
     static func rms(_ x: UnsafePointer<Float>, frames: Int) -> Float {
         guard frames > 0 else { return 0 }
-        let raw = UnsafeRawPointer(x), size = MemoryLayout<Float>.stride
-        // Two sums, so that the adds do not wait on each other.
-        var sum = SIMD8<Float>(), other = SIMD8<Float>()
-        var n = 0
-        while n + 16 <= frames {
-            let v = raw.loadUnaligned(fromByteOffset: n &* size, as: SIMD8<Float>.self)
-            let w = raw.loadUnaligned(fromByteOffset: (n &+ 8) &* size, as: SIMD8<Float>.self)
-            sum += v * v
-            other += w * w
-            n &+= 16
-        }
-        sum += other
-        while n + 8 <= frames {
-            let v = raw.loadUnaligned(fromByteOffset: n &* size, as: SIMD8<Float>.self)
-            sum += v * v
-            n &+= 8
-        }
-        var total = sum.sum()
-        while n < frames { total += x[n] * x[n]; n += 1 }
-        return (total / Float(frames)).squareRoot()
+        return (Mixing.sumOfSquares(x, frames: frames) / Float(frames)).squareRoot()
     }
 
     /// Renders `frames` of the source at `offset` in the block, for the head at `pose`.
@@ -216,7 +198,7 @@ public final class SpatialRenderer {
                 if source.cullFade == 0 && wasSilent {
                     if source.culledFrames >= ringOutFrames {
                         if source.culledFrames == ringOutFrames {
-                            for voice in source.voices { voice.reset() }
+                            source.voices.forEachUnretained { $0.reset() }
                             source.culledFrames += 1
                         }
                         return
@@ -272,22 +254,33 @@ public final class SpatialRenderer {
         let mix = Self.smoothstep(source.path.busMix)
         let input = source.planar[c] + offset
         if mix < 1 || busMixStart < 1 || !voicesWereIdle {
-            let voice = source.voices[c]
-            var voiceTarget = target
-            voiceTarget.gain = target.gain * (1 - mix)
-            if voicesWereIdle {
-                // Back from the bus: start from silence at the current direction, so the
-                // voice fades in from its first sample instead of gliding from a stale state.
-                voice.reset(startingAt: voiceTarget, mix: voiceMix)
+            source.voices.withUnretained(at: c) { voice in
+                var voiceTarget = target
+                voiceTarget.gain = target.gain * (1 - mix)
+                if voicesWereIdle {
+                    // Back from the bus: start from silence at the current direction, so the
+                    // voice fades in from its first sample instead of gliding from a stale state.
+                    voice.reset(startingAt: voiceTarget, mix: voiceMix)
+                }
+                voice.render(input: input, target: voiceTarget, into: voiceMix)
             }
-            voice.render(input: input, target: voiceTarget, into: voiceMix)
         }
-        let busVoice = source.busVoices[c]
+        source.busVoices.withUnretained(at: c) { busVoice in
+            encode(busVoice, input: input, target: target, mix: mix, offset: offset, frames: frames,
+                   worldDirection: worldDirection)
+        }
+    }
+
+    /// The bus's share of one channel's span (or, while the source is wholly on its voice,
+    /// only keeping the bus voice's history current).
+    @inline(__always)
+    private func encode(_ busVoice: AmbisonicBusVoice, input: UnsafePointer<Float>,
+                        target: BinauralTarget, mix: Float, offset: Int, frames: Int, worldDirection: Vector3) {
         if mix == 0 && busMixStart == 0 && !busVoice.isSounding {
             busVoice.follow(input, frames: frames)
         } else {
             let hood = hrtf.neighbourhood(azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees)
-            let onsets = hrtf.delays(azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees)
+            let onsets = hrtf.delays(hood)
             let corrections = busDecoder.earDelays(hood)
             bus.encode(busVoice, input: input, frames: frames, offset: offset, direction: worldDirection,
                        delays: (onsets.left - corrections.left, onsets.right - corrections.right),

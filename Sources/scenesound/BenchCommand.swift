@@ -45,7 +45,7 @@ struct BenchCommand: ParsableCommand {
 
     func run() throws {
         let hrtf = try rendering.loadHRTF()
-        let scene = BenchScene(hrtf: hrtf, sourceCount: sourceCount,
+        let scene = BenchScene(hrtf: hrtf, busFilters: rendering.loadBusFilters(for: hrtf), sourceCount: sourceCount,
                                configuration: EngineConfiguration(sampleRateHz: Double(rendering.rateHz),
                                                                   blockFrames: rendering.blockFrames,
                                                                   maximumHRTFVoices: rendering.maximumHRTFVoices))
@@ -80,10 +80,10 @@ final class BenchScene {
     private let output: UnsafeMutablePointer<Float>
     private var renderedFrames = 0
 
-    init(hrtf: HRTFSet, sourceCount: Int, configuration: EngineConfiguration) {
+    init(hrtf: HRTFSet, busFilters: AmbisonicDecodeFilters? = nil, sourceCount: Int, configuration: EngineConfiguration) {
         self.configuration = configuration
         engine = Engine(hrtf: hrtf, configuration: configuration, maximumStreams: sourceCount,
-                        maximumScenes: sourceCount)
+                        maximumScenes: sourceCount, busFilters: busFilters)
         // One second of white noise (fixed seed); each source reads it from its own offset.
         var state: UInt32 = 0x9E37_79B9
         noise = (0..<Int(configuration.sampleRateHz)).map { _ in
@@ -177,12 +177,15 @@ final class BenchScene {
         let span = noise.count - block
         noise.withUnsafeBufferPointer { noise in
             let base = noise.baseAddress!
+            // Each ring lent, not retained: at 1024 rings the reference counting costs more
+            // than checking a ring that needs nothing.
             rings.withUnsafeBufferPointer { rings in
                 var index = 0
                 while index < rings.count {
-                    let ring = rings[index]
-                    if ring.availableFrames < block {
-                        _ = ring.write(base + (renderedFrames + index * 4801) % span, frames: block)
+                    Unmanaged.passUnretained(rings[index])._withUnsafeGuaranteedRef { ring in
+                        if ring.availableFrames < block {
+                            _ = ring.write(base + (renderedFrames + index * 4801) % span, frames: block)
+                        }
                     }
                     index += 1
                 }

@@ -45,6 +45,11 @@ struct RenderingOptions: ParsableArguments {
             throw RuntimeError("\(error.description); pass --hrtf with an AES69 SOFA file")
         }
     }
+
+    /// The bus decoder for `hrtf`, cached on disk like the prepared set.
+    func loadBusFilters(for hrtf: HRTFSet) -> AmbisonicDecodeFilters {
+        AmbisonicDecoderCache().filters(for: hrtf).filters
+    }
 }
 
 struct RenderCommand: ParsableCommand {
@@ -110,7 +115,8 @@ struct RenderCommand: ParsableCommand {
 
         let configuration = EngineConfiguration(sampleRateHz: Double(rendering.rateHz), blockFrames: rendering.blockFrames,
                                                 room: room, maximumHRTFVoices: rendering.maximumHRTFVoices)
-        let renderer = SpatialRenderer(hrtf: hrtf, configuration: configuration, maximumSources: 1)
+        let renderer = SpatialRenderer(hrtf: hrtf, configuration: configuration, maximumSources: 1,
+                                       busFilters: rendering.loadBusFilters(for: hrtf))
         // Offline, the render's speed says nothing about overload: the paths follow the cap
         // alone, so the same command gives the same file on a busy machine.
         renderer.governor.simulatedLoadFraction = 0

@@ -69,9 +69,17 @@ do {
     die("\(error); pass --hrtf with an AES69 SOFA file", status: 1)
 }
 
+let busFilters: AmbisonicDecodeFilters
+do {
+    let started = Date()
+    let loaded = AmbisonicDecoderCache().filters(for: hrtf)
+    busFilters = loaded.filters
+    logger.info("bus decoder: \(loaded.origin == .cache ? "from cache" : "designed") in \(Int(Date().timeIntervalSince(started) * 1000)) ms")
+}
+
 let engine = Engine(hrtf: hrtf, configuration: EngineConfiguration(
     sampleRateHz: Double(options.rateHz), blockFrames: options.blockFrames, room: options.room,
-    maximumHRTFVoices: options.maximumHRTFVoices))
+    maximumHRTFVoices: options.maximumHRTFVoices), busFilters: busFilters)
 
 let output: OutputBackend
 switch OutputSpecification(options.output)! {

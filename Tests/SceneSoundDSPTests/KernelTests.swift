@@ -82,4 +82,15 @@ import Foundation
             #expect(same)
         }
     }
+
+    @Test func sumOfSquaresFastMatchesScalar() {
+        var noise = WhiteNoise(seed: 12)
+        // Lengths through every branch: the 16-wide loop, the 8-wide rest, the scalar tail.
+        for frames in [0, 5, 8, 16, 27, 256] {
+            let x = noise.samples(frames)
+            let scalar = Mixing.sumOfSquaresScalar(x, frames: frames), fast = Mixing.sumOfSquares(x, frames: frames)
+            #expect(abs(scalar - fast) <= 1e-5 * max(1, scalar))
+            #expect(frames == 0 || scalar > 0)
+        }
+    }
 }
