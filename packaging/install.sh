@@ -1,5 +1,6 @@
 #!/bin/sh
-# `make install`: the C library, its header and pkg-config file, both programs, the systemd
+# `make install`: the C library, its header and pkg-config file, both programs (and the
+# capture guard the daemon starts), the systemd
 # user unit and man pages made from --help, under PREFIX (DESTDIR is honoured for packagers).
 #   install.sh PREFIX LIB_BUILD_DIR [BINARIES_DIR]
 # Without BINARIES_DIR the programs are built with `swift build -c release`.
@@ -12,7 +13,9 @@ dest=${DESTDIR:-}$prefix
 swift=${SWIFT:-/opt/swift/usr/bin/swift}
 
 if [ -z "$binaries" ]; then
-    (cd "$root" && "$swift" build -c release --product scenesound && "$swift" build -c release --product scenesoundd)
+    (cd "$root" && for product in scenesound scenesoundd scenesound-capture-guard; do
+        "$swift" build -c release --product "$product" || exit 1
+    done)
     binaries=$(cd "$root" && "$swift" build -c release --show-bin-path)
 fi
 
@@ -26,4 +29,6 @@ for program in scenesound scenesoundd; do
     install -m 0755 "$binaries/$program" "$dest/bin/$program"
     "$root/packaging/help-to-man.sh" "$binaries/$program" 1 > "$dest/share/man/man1/$program.1"
 done
+# scenesoundd --capture-apps looks for its guard beside itself, and refuses to capture without it.
+install -m 0755 "$binaries/scenesound-capture-guard" "$dest/bin/scenesound-capture-guard"
 echo "installed SceneSound under $dest"

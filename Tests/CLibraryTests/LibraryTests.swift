@@ -29,6 +29,7 @@ import Testing
         let dynamic = try run("readelf", ["-d", library.library]).output
         #expect(dynamic.contains("Library soname: [libscenesound.so.0]"))
         for file in ["lib/libscenesound.so", "lib/pkgconfig/scenesound.pc", "bin/scenesound", "bin/scenesoundd",
+                     "bin/scenesound-capture-guard",
                      "lib/systemd/user/scenesound.service", "share/man/man1/scenesoundd.1", "share/man/man1/scenesound.1"] {
             #expect(FileManager.default.fileExists(atPath: library.prefix + "/" + file), "\(file)")
         }
