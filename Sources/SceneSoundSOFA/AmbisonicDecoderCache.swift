@@ -115,12 +115,7 @@ public struct AmbisonicDecoderCache: Sendable {
             put(UInt32(table.count).littleEndian)
             table.withUnsafeBytes { data.append(contentsOf: $0) }
         }
-        let temporary = path + ".\(getpid()).tmp"
-        try data.write(to: URL(fileURLWithPath: temporary))
-        guard rename(temporary, path) == 0 else {
-            unlink(temporary)
-            throw HRTFLoadError("cannot store the decoder cache at \(path)")
-        }
+        try HRTFCacheFormat.storeAtomically(data, path: path, what: "the decoder cache")
     }
 
     static func read(path: String) throws -> AmbisonicDecodeFilters {

@@ -30,11 +30,17 @@ enum HRTFCacheFormat {
         put(UInt32(set.reversedFilters.count).littleEndian)
         set.delaysSamples.withUnsafeBytes { data.append(contentsOf: $0) }
         set.reversedFilters.withUnsafeBytes { data.append(contentsOf: $0) }
+        try storeAtomically(data, path: path, what: "the HRTF cache")
+    }
+
+    /// Written to a temporary file and renamed, so that a reader (another process starting at
+    /// the same moment) never sees half a file.
+    static func storeAtomically(_ data: Data, path: String, what: String) throws {
         let temporary = path + ".\(getpid()).tmp"
         try data.write(to: URL(fileURLWithPath: temporary))
         guard rename(temporary, path) == 0 else {
             unlink(temporary)
-            throw HRTFLoadError("cannot store the HRTF cache at \(path)")
+            throw HRTFLoadError("cannot store \(what) at \(path)")
         }
     }
 
