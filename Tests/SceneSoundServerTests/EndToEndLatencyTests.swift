@@ -2,9 +2,12 @@ import Foundation
 import Testing
 import SceneSoundDSP
 import SceneSoundProtocol
+import SceneSoundTestSupport
 
-/// End-to-end latency through the real daemon into a private PulseAudio null sink: a client's
-/// write to the sink, and a head pose to the sink.
+/// End-to-end latency through the real daemon into a private null sink, on PulseAudio and on
+/// PipeWire (with WirePlumber and its pulse server): a client's write to the sink, and a head
+/// pose to the sink. (The timing below is described for PulseAudio; PipeWire's differences are
+/// noted where the figures are checked.)
 ///
 /// How it is measured. The test stamps each event with CLOCK_MONOTONIC when the syscall that
 /// sends it (send(2) of the STREAM_DATA or HEAD_POSE frame, sendto(2) of the opentrack
@@ -31,13 +34,19 @@ import SceneSoundProtocol
     static let blockSeconds = 256 / rate
     static let limiterSeconds = 0.0015
 
-    @Test func aClientsWriteAndAHeadPoseReachTheSinkInTime() throws {
-        let rig = try LatencyRig()
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func aClientsWriteAndAHeadPoseReachTheSinkInTime(kind: PrivateSoundServer.Kind) throws {
+        let rig = try LatencyRig(kind)
         let writes = try rig.clicks(count: 10)
         let flips = try rig.headFlips(count: 12)
-        let sinkLatency = rig.sinkConfiguredLatencySeconds()
         let recording = rig.capture.finish()
         let clock = SinkClock(reads: recording.reads)
+        // How far the sink plays behind the monitor reads: on PulseAudio the null sink's
+        // configured latency. PipeWire's pulse server reports 0 for its null sink and hands the
+        // monitor over in whole bursts (measured: parec's 20 ms fragment), so a frame read at
+        // the start of a burst plays up to one burst later.
+        let burstSeconds = Double(clock.medianBurstFrames) / Self.rate
+        let sinkLatency = kind == .pulseAudio ? rig.sinkConfiguredLatencySeconds() : burstSeconds
 
         // (a) Client write → sink: the onset of each click in the recording.
         let onsets = Self.onsets(recording.left, recording.right, before: flips.firstFrame, threshold: 0.01)
@@ -67,10 +76,11 @@ import SceneSoundProtocol
         let sinkSlack = zip(writePlayed, writeMixed).map { $0 - $1 } + zip(posePlayed, poseMixed).map { $0 - $1 }
 
         print("""
-            end-to-end latency, scenesoundd → private PulseAudio null sink; block 256 frames (5.3 ms), \
-            PulseAudio target 20 ms, null sink latency configured by PulseAudio: \(sinkLatency.map { Self.ms($0) } ?? "?") ms
+            end-to-end latency on \(kind), scenesoundd → private null sink; block 256 frames (5.3 ms), \
+            pulse target 20 ms, the sink's own buffer: \(sinkLatency.map { Self.ms($0) } ?? "?") ms \
+            (monitor bursts: median \(clock.medianBurstFrames) frames, \(Self.ms(burstSeconds)) ms)
             min / median / max in ms:
-              client write → mixed by PulseAudio (monitor read, capture hop included): \(Self.summary(writeMixed))
+              client write → mixed by the server (monitor read, capture hop included): \(Self.summary(writeMixed))
               client write → played on the sink's clock:                            \(Self.summary(writePlayed))
                 each: \(writePlayed.map { Self.ms($0) }.joined(separator: " "))
                 status output.latency_seconds at the writes: \(Self.summary(pulseLatency))
@@ -83,7 +93,7 @@ import SceneSoundProtocol
               capture hop jitter (median burst read after the fastest): \(Self.ms(clock.hopJitterSeconds)) ms
             """)
 
-        // Bounds. A write waits for the render that picks it up. PulseAudio asks for audio only
+        // Bounds, PulseAudio. A write waits for the render that picks it up. PulseAudio asks for audio only
         // when at least minreq (one 256-frame block) is missing, and with the 20 ms target it
         // runs the null sink at (20 − 2 × 5.3) / 2 = 4.7 ms, i.e. 224 frames per wake-up; so
         // requests, and renders, follow one or two wake-ups: up to ~9.3 ms of waiting. Then the
@@ -92,11 +102,18 @@ import SceneSoundProtocol
         // Measured on a two-core machine: medians 18–25 ms, worst 32 ms. The median bound
         // fails on one block of extra buffering anywhere in the chain; the worst-case bound
         // leaves room for one scheduling stall.
+        // PipeWire (its pulse server in front of the graph) adds ~20 ms more between the
+        // daemon's stream and the sink, not examined here: measured on the same machine (2 cores
+        // shared with other work), medians 40–42 ms (write) and 44–46 ms (pose), worst 54 ms.
+        // Its median bounds, 48 and 53 ms, leave ~7 ms (as PulseAudio's do; doubling the
+        // daemon's tlength, +12 ms here, fails both); the worst-case one, 80 ms, leaves room
+        // for one scheduling stall.
         let median = { (x: [Double]) in x.sorted()[x.count / 2] }
-        #expect(median(writePlayed) < 0.032, "client write → sink, median \(Self.ms(median(writePlayed))) ms")
-        #expect(writePlayed.max()! < 0.050, "client write → sink, worst \(Self.ms(writePlayed.max()!)) ms")
-        #expect(median(posePlayed) < 0.032, "head pose → sink, median \(Self.ms(median(posePlayed))) ms")
-        #expect(posePlayed.max()! < 0.050, "head pose → sink, worst \(Self.ms(posePlayed.max()!)) ms")
+        let bound = Bounds.of(kind)
+        #expect(median(writePlayed) < bound.writeMedianSeconds, "client write → sink, median \(Self.ms(median(writePlayed))) ms")
+        #expect(writePlayed.max()! < bound.worstSeconds, "client write → sink, worst \(Self.ms(writePlayed.max()!)) ms")
+        #expect(median(posePlayed) < bound.poseMedianSeconds, "head pose → sink, median \(Self.ms(median(posePlayed))) ms")
+        #expect(posePlayed.max()! < bound.worstSeconds, "head pose → sink, worst \(Self.ms(posePlayed.max()!)) ms")
         // The two clocks are one (CLOCK_MONOTONIC): nothing is mixed before it was sent, nor
         // sooner than the render wait and PulseAudio's buffer allow.
         #expect(writeMixed.min()! > 0.005 && poseMixed.min()! > 0.005)
@@ -107,18 +124,35 @@ import SceneSoundProtocol
             #expect(median(sinkSlack) > -0.001 && median(sinkSlack) < sinkLatency + 0.001,
                     "played − mixed median \(Self.ms(median(sinkSlack))) ms, sink latency \(Self.ms(sinkLatency)) ms")
         }
-        // Cross-checks with what the server reports. output.latency_seconds is PulseAudio's
-        // stream latency at its last timing update (a point on a sawtooth between ~10 and ~20 ms);
+        // Cross-checks with what the server reports. On PipeWire the stream latency its pulse
+        // server reports leaves out ~24–28 ms (measured: a write heard 40.7 ms after it, with
+        // 14.2 ms reported; the cause is not examined here): the windows there allow 30 ms more.
+        // output.latency_seconds is the pulse stream latency at its last timing update (a point on a sawtooth between ~10 and ~20 ms);
         // a write waits up to two blocks for its render and the limiter's look-ahead besides.
+        let unreported = bound.unreportedSeconds
         let writeExcess = median(writePlayed) - median(pulseLatency)
-        #expect(writeExcess > -0.003 && writeExcess < 2 * Self.blockSeconds + Self.limiterSeconds + 0.003,
+        #expect(writeExcess > -0.003 && writeExcess < unreported + 2 * Self.blockSeconds + Self.limiterSeconds + 0.003,
                 "write → sink \(Self.ms(median(writePlayed))) ms vs output latency \(Self.ms(median(pulseLatency))) ms")
         // motion_to_sound = pose → render + the limiter's look-ahead + that same latency figure;
         // it leaves out the glide to the new pose (one block), so the sink hears the turn a
         // little later.
         let poseExcess = median(posePlayed) - median(reported)
-        #expect(poseExcess > -0.003 - Self.limiterSeconds && poseExcess < Self.blockSeconds + 0.005,
+        #expect(poseExcess > -0.003 - Self.limiterSeconds && poseExcess < unreported + Self.blockSeconds + 0.005,
                 "pose → sink \(Self.ms(median(posePlayed))) ms vs motion_to_sound \(Self.ms(median(reported))) ms")
+    }
+
+    struct Bounds {
+        /// Played on the sink's clock after the send: medians of a run (write, pose), and its worst.
+        let writeMedianSeconds: Double, poseMedianSeconds: Double, worstSeconds: Double
+        /// Latency the sound server leaves out of the stream latency it reports.
+        let unreportedSeconds: Double
+        static func of(_ kind: PrivateSoundServer.Kind) -> Bounds {
+            switch kind {
+            case .pulseAudio: Bounds(writeMedianSeconds: 0.032, poseMedianSeconds: 0.032, worstSeconds: 0.050, unreportedSeconds: 0)
+            case .pipeWire: Bounds(writeMedianSeconds: 0.048, poseMedianSeconds: 0.053, worstSeconds: 0.080,
+                                   unreportedSeconds: 0.030)
+            }
+        }
     }
 
     // MARK: Analysis
@@ -183,6 +217,9 @@ struct SinkClock {
     /// Median of (burst read time − sink clock), i.e. how late a typical read is compared with
     /// the fastest one.
     let hopJitterSeconds: Double
+    /// Frames a burst of reads typically brings: PulseAudio's null sink mixes a wake-up's worth
+    /// (~4.7 ms); PipeWire's pulse server sends the monitor in parec's fragments (20 ms).
+    let medianBurstFrames: Int
     private let origins: [(frame: Int, origin: Double)]
 
     init(reads: [TimedMonitorCapture.Read]) {
@@ -201,6 +238,8 @@ struct SinkClock {
         }
         let jitter = zip(bursts, origins).map { $0.offset - $1.origin }.sorted()
         hopJitterSeconds = jitter.isEmpty ? 0 : jitter[jitter.count / 2]
+        let sizes = zip(bursts.dropFirst(), bursts).map { $0.frame - $1.frame }.sorted()
+        medianBurstFrames = sizes.isEmpty ? 0 : sizes[sizes.count / 2]
     }
 
     /// When `frame` played on the sink's clock (CLOCK_MONOTONIC seconds).
@@ -215,7 +254,7 @@ struct SinkClock {
     }
 }
 
-/// PulseAudio with a null sink, the daemon playing into it, and the sink's monitor recorded
+/// A private sound server (PulseAudio or PipeWire) with a null sink, the daemon playing into it, and the sink's monitor recorded
 /// with timestamps; the events are sent at known CLOCK_MONOTONIC times.
 final class LatencyRig {
     struct Click { let seconds: Double; let outputLatency: Double? }
@@ -227,8 +266,8 @@ final class LatencyRig {
     let client: RawClient
     let capture: TimedMonitorCapture
 
-    init() throws {
-        pulse = try PrivatePulse()
+    init(_ kind: PrivateSoundServer.Kind) throws {
+        pulse = try PrivatePulse(kind)
         port = HeadTrackingTests.freeUDPPort()
         daemon = try Daemon(output: "pulse", extraArguments: ["--opentrack", String(port)], environment: pulse.environment)
         client = try RawClient(socketPath: daemon.socketPath)
@@ -249,7 +288,7 @@ final class LatencyRig {
 
     deinit {
         _ = capture.finish()
-        daemon.stop()  // before PulseAudio goes (the PrivatePulse's deinit), so it does not reconnect
+        daemon.stop()  // before the sound server goes (the PrivatePulse's deinit), so it does not reconnect
     }
 
     /// Waits for a CLOCK_MONOTONIC time (sub-ms sleeps: the send time must be ours, not the scheduler's).
