@@ -17,17 +17,18 @@ build: deps
 # Builds everything (binaries included), runs every test target, then the soak on its own.
 # --no-parallel: the suites start real servers with real-time render threads, PulseAudio and
 # X servers; on a small machine, running them side by side only tests the scheduler.
-# SWIFT_BACKTRACE=enable=no: a crashing test must fail fast, not hang in the backtracer.
-TEST = SWIFT_BACKTRACE=enable=no $(SWIFT) test --skip-build --no-parallel
+# scripts/run-tests: SWIFT_BACKTRACE=enable=no (a crashing test must fail fast, not hang in the
+# backtracer), a log under .build/test-logs, and the failures repeated at the end of the output.
+TEST = SWIFT=$(SWIFT) scripts/run-tests
 test: deps
 	$(SWIFT) build --build-tests
-	$(TEST) --skip SoakTests
-	SCENESOUND_SOAK_SECONDS=60 $(TEST) --filter SoakTests
+	$(TEST) .build/test-logs/suites.log --skip SoakTests
+	SCENESOUND_SOAK_SECONDS=60 $(TEST) .build/test-logs/soak.log --filter SoakTests
 
 # The long soak: five minutes.
 soak: deps
 	$(SWIFT) build --build-tests
-	SCENESOUND_SOAK_SECONDS=300 $(TEST) --filter SoakTests
+	SCENESOUND_SOAK_SECONDS=300 $(TEST) .build/test-logs/soak.log --filter SoakTests
 
 # libFuzzer on the protocol decoder for a bounded time (FUZZ_SECONDS), over the committed corpus.
 FUZZ_SECONDS ?= 120
