@@ -30,6 +30,7 @@ let package = Package(
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile"),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr"),
         .systemLibrary(name: "CPulse", pkgConfig: "libpulse"),
+        .systemLibrary(name: "CPipeWire", pkgConfig: "libpipewire-0.3"),
         .systemLibrary(name: "CXCB", pkgConfig: "xcb"),
         // cpuid: which render kernels this CPU runs.
         .systemLibrary(name: "CCPUFeatures"),
@@ -76,7 +77,10 @@ let package = Package(
                           path: "examples/swift"),
         // Takes over other apps' playback streams (libpulse: PulseAudio and pipewire-pulse), and
         // the guard process that undoes it when the daemon dies or hangs.
-        .target(name: "SceneSoundCapture", dependencies: ["CPulse", "SceneSoundPulse", "SceneSoundPlatform"]),
+        .target(name: "SceneSoundCapture", dependencies: ["CPulse", "CPipeWireCapture", "SceneSoundPulse", "SceneSoundPlatform"]),
+        // On pipewire-pulse the capture records each app over PipeWire's own protocol: the
+        // few libpipewire calls it makes, in C (its loop and stream API are macros).
+        .target(name: "CPipeWireCapture", dependencies: ["CPipeWire"]),
         // The apps the user excluded from the capture: a file the CLI writes and the daemon follows.
         .target(name: "SceneSoundCaptureSettings"),
         .executableTarget(name: "scenesound-capture-guard", dependencies: ["SceneSoundCapture"]),

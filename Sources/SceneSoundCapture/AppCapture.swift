@@ -17,6 +17,13 @@ public final class AppCapture: @unchecked Sendable {
         public var rateHz: Int = 48_000
         /// The record streams' fragment: how often captured audio arrives.
         public var fragmentSeconds: Double = 0.005
+        /// On PipeWire: the graph quantum the recordings ask for, the power of two of frames
+        /// at or above one fragment (256 at 48 kHz: 5.3 ms).
+        public var pipeWireQuantumFrames: Int {
+            var frames = 1
+            while Double(frames) < fragmentSeconds * Double(rateHz) { frames *= 2 }
+            return frames
+        }
         /// `application.process.binary` (or `application.name`) values left alone.
         public var excludedBinaries: Set<String> = []
         /// The `scenesound-capture-guard` executable; nil runs without a guard (tests of the

@@ -16,7 +16,7 @@ final class CaptureSession {
 
     private struct TrackedStream {
         var identity: CapturedStreamIdentity
-        var recorder: MonitorRecorder?
+        var recorder: (any StreamRecorder)?
         /// The move to the capture sink is in flight: the recorder attaches once it is done
         /// (PulseAudio ends a direct monitor when its input moves).
         var isMoving: Bool
@@ -47,6 +47,8 @@ final class CaptureSession {
     private var heartbeatTimer: OpaquePointer?
     private var captureSink: SinkFacts?
     private var pacer: MonitorRecorder?
+    /// On pipewire-pulse: PipeWire itself, over which the streams are recorded.
+    private var pipeWire: PipeWireConnection?
     private var defaultSink: (name: String, index: UInt32)?
     private var streams: [UInt32: TrackedStream] = [:]
     /// Streams the user moved off the capture sink: their choice stands until they end.
@@ -140,7 +142,18 @@ final class CaptureSession {
             }
             scheduleHeartbeat()
         }
-        requests.defaultSinkName { [weak self] name in self?.loadCaptureSink(previousDefault: name) }
+        requests.serverName { [weak self] serverName in
+            guard let self, phase == .preparing else { return }
+            if serverName?.contains("PipeWire") == true { connectPipeWire() }
+            requests.defaultSinkName { [weak self] name in self?.loadCaptureSink(previousDefault: name) }
+        }
+    }
+
+    /// Without PipeWire's own socket the streams are recorded over libpulse, as on PulseAudio.
+    private func connectPipeWire() {
+        guard let socket = PipeWireConnection.socketPath(
+            pulseServerAddress: configuration.serverAddress, environment: ProcessInfo.processInfo.environment) else { return }
+        pipeWire = PipeWireConnection(socketPath: socket, applicationName: configuration.applicationName, mainloop: mainloop)
     }
 
     private func loadCaptureSink(previousDefault: String?) {
@@ -163,15 +176,20 @@ final class CaptureSession {
                 return after(seconds: 0.02) { [weak self] in self?.findCaptureSink(attemptsLeft: attemptsLeft - 1) }
             }
             captureSink = sink
-            pacer = MonitorRecorder(
-                context: context, streamIndex: nil, monitorSourceName: sink.name + ".monitor", rateHz: configuration.rateHz,
-                fragmentSeconds: configuration.fragmentSeconds, streamName: "SceneSound capture pacer",
-                consumer: consumer, delegate: self)
+            // On PipeWire the recordings' quantum paces the sink; there a pacer is one more
+            // node for the graph to run.
+            if pipeWire == nil {
+                pacer = MonitorRecorder(
+                    context: context, streamIndex: nil, monitorSourceName: sink.name + ".monitor", rateHz: configuration.rateHz,
+                    fragmentSeconds: configuration.fragmentSeconds, streamName: "SceneSound capture pacer",
+                    consumer: consumer, delegate: self)
+            }
             refreshDefaultSink { [weak self] in
                 guard let self, phase == .preparing else { return }
                 phase = .capturing
                 delegate?.sessionDidStartCapturing(self, sinkName: sink.name)
                 rescan()
+                if pipeWire != nil { checkRoutesEverySecond() }
             }
         }
     }
@@ -235,6 +253,17 @@ final class CaptureSession {
         }
     }
 
+    /// pipewire-pulse (0.3.65) sends no event when a stream is moved to another sink, and the
+    /// recording, linked to the app's node, goes on after it: a stream the user moves by hand
+    /// is found here, let go, and from then on plays only where it was put.
+    private func checkRoutesEverySecond() {
+        after(seconds: 1) { [weak self] in
+            guard let self, phase == .capturing else { return }
+            rescan()
+            checkRoutesEverySecond()
+        }
+    }
+
     private var decisionContext: CaptureDecision.Context {
         CaptureDecision.Context(
             ownProcessID: getpid(), defaultSinkIndex: defaultSink?.index, captureSinkIndex: captureSink?.index,
@@ -293,12 +322,7 @@ final class CaptureSession {
         guard let captureSink, var tracked = streams[index] else { return }
         let attempts = attachAttempts[index, default: 0] + 1
         attachAttempts[index] = attempts
-        guard attempts <= 3, let recorder = MonitorRecorder(
-            context: context, streamIndex: index, monitorSourceName: captureSink.name + ".monitor",
-            rateHz: configuration.rateHz, fragmentSeconds: configuration.fragmentSeconds,
-            streamName: "SceneSound capture of \(tracked.identity.applicationName ?? "stream \(index)")",
-            consumer: consumer, delegate: self)
-        else {
+        guard attempts <= 3, let recorder = makeRecorder(index, sinkName: captureSink.name, identity: tracked.identity) else {
             // Leave it playing on the real sink rather than silent on ours.
             streams[index] = nil
             return returnToDefaultSink(index)
@@ -306,6 +330,18 @@ final class CaptureSession {
         tracked.recorder = recorder
         streams[index] = tracked
         consumer.captureDidStart(tracked.identity)
+    }
+
+    private func makeRecorder(_ index: UInt32, sinkName: String, identity: CapturedStreamIdentity) -> (any StreamRecorder)? {
+        let name = "SceneSound capture of \(identity.applicationName ?? "stream \(index)")"
+        if let pipeWire {
+            return PipeWireRecorder(
+                connection: pipeWire, streamIndex: index, rateHz: configuration.rateHz,
+                latencyFrames: configuration.pipeWireQuantumFrames, streamName: name, consumer: consumer, delegate: self)
+        }
+        return MonitorRecorder(
+            context: context, streamIndex: index, monitorSourceName: sinkName + ".monitor", rateHz: configuration.rateHz,
+            fragmentSeconds: configuration.fragmentSeconds, streamName: name, consumer: consumer, delegate: self)
     }
 
     /// Stops capturing a stream without touching where it plays.
@@ -375,6 +411,8 @@ final class CaptureSession {
         streams.removeAll()
         pacer?.close()
         pacer = nil
+        pipeWire?.close()
+        pipeWire = nil
         pa_context_set_state_callback(context, nil, nil)
         pa_context_set_subscribe_callback(context, nil, nil)
         if PA_CONTEXT_IS_GOOD(pa_context_get_state(context)) != 0 {
@@ -417,8 +455,8 @@ final class CaptureSession {
     }
 }
 
-extension CaptureSession: MonitorRecorderDelegate {
-    func recorderDidEnd(_ recorder: MonitorRecorder) {
+extension CaptureSession: StreamRecorderDelegate {
+    func recorderDidEnd(_ recorder: any StreamRecorder) {
         guard let index = recorder.streamIndex else {
             // The pacer ends only with the sink (a session failure comes with it) or the server.
             return
@@ -427,7 +465,7 @@ extension CaptureSession: MonitorRecorderDelegate {
         mainloop.runSoon { [weak self] in self?.recorderEnded(index, recorder) }
     }
 
-    private func recorderEnded(_ index: UInt32, _ recorder: MonitorRecorder) {
+    private func recorderEnded(_ index: UInt32, _ recorder: any StreamRecorder) {
         guard phase == .capturing, streams[index]?.recorder === recorder else { return }
         // Its input ended, or moved (the sink-input events say which), or the monitor broke:
         // look, and attach again if it is still ours to take.

@@ -1,29 +1,37 @@
 import CPulse
 
-protocol MonitorRecorderDelegate: AnyObject {
-    /// The record stream ended: its sink input ended or moved (PulseAudio kills a stream's
+/// One captured stream's recording, by whichever route the server serves best.
+protocol StreamRecorder: AnyObject {
+    /// nil for the pacer (MonitorRecorder).
+    var streamIndex: UInt32? { get }
+    /// After this no callback comes. Idempotent.
+    func close()
+}
+
+protocol StreamRecorderDelegate: AnyObject {
+    /// The recording ended: its sink input ended or moved (PulseAudio kills a stream's
     /// direct monitor when it moves), or the server refused it.
-    func recorderDidEnd(_ recorder: MonitorRecorder)
+    func recorderDidEnd(_ recorder: any StreamRecorder)
 }
 
 /// Records one sink input on its own (`pa_stream_set_monitor_stream`) from the capture sink's
 /// monitor, as interleaved stereo Float32, and hands each fragment to the consumer. The
 /// capture happens after the input's own volume and mute, so the app's slider keeps working.
-final class MonitorRecorder {
+final class MonitorRecorder: StreamRecorder {
     /// nil for the pacer: a recording of the whole capture sink, discarded, kept open so that
     /// the sink always renders in small steps. An idle null sink renders far ahead (up to 2 s
     /// on PulseAudio), so the first stream moved onto it arrived as one burst.
     let streamIndex: UInt32?
     private let stream: OpaquePointer
     private let consumer: AppCaptureConsumer
-    private weak var delegate: MonitorRecorderDelegate?
+    private weak var delegate: StreamRecorderDelegate?
     private var isClosed = false
     /// Zeros handed out for a hole in the recording (the server skipped data), allocated once.
     private let silence: UnsafeMutableBufferPointer<Float>
 
     init?(
         context: OpaquePointer, streamIndex: UInt32?, monitorSourceName: String, rateHz: Int,
-        fragmentSeconds: Double, streamName: String, consumer: AppCaptureConsumer, delegate: MonitorRecorderDelegate
+        fragmentSeconds: Double, streamName: String, consumer: AppCaptureConsumer, delegate: StreamRecorderDelegate
     ) {
         var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rateHz), channels: 2)
         var channels = pa_channel_map()

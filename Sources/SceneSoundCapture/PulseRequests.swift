@@ -47,6 +47,17 @@ struct PulseRequests {
         Self.started(operation, userdata) { done(nil) }
     }
 
+    /// The server's name ("pulseaudio", or "PulseAudio (on PipeWire 0.3.65)"); nil if the
+    /// request failed.
+    func serverName(_ done: @escaping (String?) -> Void) {
+        let userdata = Self.retain(done)
+        let operation = pa_context_get_server_info(context, { _, info, userdata in
+            let done = PulseRequests.take(userdata, as: ((String?) -> Void).self)
+            done(info?.pointee.server_name.map { String(cString: $0) })
+        }, userdata)
+        Self.started(operation, userdata) { done(nil) }
+    }
+
     /// Every sink; nil if the request failed.
     func sinks(_ done: @escaping ([SinkFacts]?) -> Void) {
         final class Collector { var sinks: [SinkFacts] = []; let done: ([SinkFacts]?) -> Void; init(_ d: @escaping ([SinkFacts]?) -> Void) { done = d } }

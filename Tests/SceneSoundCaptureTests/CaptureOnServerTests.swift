@@ -125,9 +125,10 @@ import Testing
         #expect(consumer.wait(timeoutSeconds: 5) { _ in consumer.endedStreamsWhileLocked.count == 1 })
     }
 
-    /// PulseAudio only: on PipeWire 0.3.65 a captured stream does not move at all (pactl
-    /// reports success, the stream stays on our sink) while its monitor is recorded; there the
-    /// user excludes the app instead (`scenesound apps exclude`). Not solved yet.
+    /// PulseAudio only. On PipeWire (0.3.65, WirePlumber 0.4.13) the move happens in about one
+    /// try of two here, the stream otherwise staying on our sink (pactl reports success); when
+    /// it happens, pipewire-pulse sends no event for it, and the capture lets the stream go at
+    /// its once-a-second look.
     @Test(arguments: [PrivateSoundServer.Kind.pulseAudio])
     func aStreamTheUserMovesElsewhereStaysWhereTheyPutIt(kind: PrivateSoundServer.Kind) throws {
         let fixture = try Fixture(kind)
@@ -144,6 +145,8 @@ import Testing
         let captureSink = try server.sinkIndex(named: CaptureSinkProperties.sinkName)
         #expect(try waitUntil(timeoutSeconds: 5) { try server.sinkOf(application: "moved-by-hand") == captureSink })
         let input = try #require(try server.sinkInputs().first { $0.application == "moved-by-hand" })
+        // Moved while it is heard through the capture, as a user would.
+        #expect(consumer.wait(timeoutSeconds: 5) { $0.framesWhileLocked(UInt32(input.index)) >= 4800 })
         try server.pactl(["move-sink-input", String(input.index), "headset"])
         #expect(consumer.wait(timeoutSeconds: 5) { _ in consumer.endedStreamsWhileLocked.count == 1 })
         Thread.sleep(forTimeInterval: 1.0)  // a negative check: the capture must not take it back

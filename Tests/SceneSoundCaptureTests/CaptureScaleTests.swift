@@ -2,12 +2,14 @@ import Foundation
 import SceneSoundTestSupport
 import Testing
 
-/// 32 apps playing at once through `scenesoundd --capture-apps`, for 60 s
-/// (SCENESOUND_CAPTURE_SCALE_SECONDS), on PulseAudio and PipeWire: every stream stays captured
-/// and fed. The figures (starvation per stream, output underruns, added latency) are printed.
+/// 32 apps playing at once through `scenesoundd --capture-apps`, on PulseAudio and PipeWire:
+/// every stream stays captured and fed. 60 s on PipeWire, where the recordings go their own
+/// way, 20 s on PulseAudio (SCENESOUND_CAPTURE_SCALE_SECONDS sets both). The figures
+/// (starvation per stream, output underruns, added latency) are printed.
 @Suite(.serialized) struct CaptureScaleTests {
-    static var seconds: Double {
-        ProcessInfo.processInfo.environment["SCENESOUND_CAPTURE_SCALE_SECONDS"].flatMap(Double.init) ?? 60
+    static func seconds(_ kind: PrivateSoundServer.Kind) -> Double {
+        ProcessInfo.processInfo.environment["SCENESOUND_CAPTURE_SCALE_SECONDS"].flatMap(Double.init)
+            ?? (kind == .pipeWire ? 60 : 20)
     }
 
     func status(_ socket: String, _ environment: [String: String]) throws -> [String: Any] {
@@ -20,7 +22,7 @@ import Testing
     func thirtyTwoCapturedStreamsPlayOnWithoutRunningDry(kind: PrivateSoundServer.Kind) throws {
         let server = try PrivateSoundServer(kind)
         defer { server.tearDown() }
-        let seconds = Self.seconds
+        let seconds = Self.seconds(kind)
         let file = temporaryFile("loop.wav")
         defer { try? FileManager.default.removeItem(at: file) }
         let noise = TestSignal.stereoNoise(seconds: seconds + 15, seed: 21)
@@ -69,14 +71,14 @@ import Testing
                      seconds, starvedMilliseconds.max() ?? 0, starvedMilliseconds.reduce(0, +), underruns,
                      latencies.min() ?? 0, latencies.max() ?? 0))
         // Running dry would be heard as gaps. A machine this test shares with other work
-        // stalls the output now and then (the underruns printed), and each stall empties the
-        // queues once; 50 ms over the run (under 0.1 %) allows for a few such stalls, not for a
-        // capture that falls behind.
-        // On PipeWire it is one, not solved yet: with eight or more streams taken at once some
-        // run dry for seconds (the README says so); there the figures are printed, not judged.
-        if kind == .pulseAudio {
-            #expect((starvedMilliseconds.max() ?? 0) <= 50 * seconds / 60, "starved \(starvedMilliseconds.sorted().suffix(4)) ms")
-        }
+        // stalls the output now and then (the underruns printed); the engine then catches up
+        // and empties every queue at once, a few ms each time (2-4 ms per underrun measured
+        // here with other builds running). So: 50 ms over a minute, and 5 ms per output
+        // underrun of the run, for every stream; a capture that falls behind starves by far
+        // more (seconds on PipeWire when the recordings went over libpulse).
+        let allowedMilliseconds = 50 * seconds / 60 + 5 * Double(max(0, underruns))
+        #expect((starvedMilliseconds.max() ?? 0) <= allowedMilliseconds,
+                "starved \(starvedMilliseconds.sorted().suffix(4)) ms, allowed \(allowedMilliseconds) ms")
         let stillPlaying = players.filter(\.isRunning).count
         #expect(stillPlaying == count)
     }

@@ -1,0 +1,2 @@
+#include <pipewire/pipewire.h>
+#include <spa/param/audio/format-utils.h>

@@ -1,0 +1,208 @@
+#include "pipewire_capture.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <pipewire/pipewire.h>
+#include <spa/param/audio/format-utils.h>
+
+struct ss_pw_connection {
+	struct pw_loop *loop;
+	struct pw_context *context;
+	struct pw_core *core;
+	struct spa_hook core_listener;
+	int broken;
+};
+
+struct ss_pw_capture {
+	struct pw_stream *stream;
+	struct spa_hook listener;
+	ss_pw_capture_audio_cb audio;
+	ss_pw_capture_ended_cb ended;
+	void *userdata;
+	int was_linked;
+	int has_ended;
+};
+
+static void on_core_error(void *data, uint32_t id, int seq, int res, const char *message)
+{
+	struct ss_pw_connection *connection = data;
+	(void)seq; (void)message;
+	/* Errors about other objects (a stream's target gone) are the stream's business. */
+	if (id == PW_ID_CORE && res == -EPIPE)
+		connection->broken = 1;
+}
+
+static const struct pw_core_events core_events = {
+	PW_VERSION_CORE_EVENTS,
+	.error = on_core_error,
+};
+
+ss_pw_connection *ss_pw_connection_new(const char *remote, const char *application_name)
+{
+	static int initialized;
+	if (!initialized) {
+		pw_init(NULL, NULL);
+		initialized = 1;
+	}
+	struct ss_pw_connection *connection = calloc(1, sizeof(*connection));
+	if (connection == NULL)
+		return NULL;
+	connection->loop = pw_loop_new(NULL);
+	if (connection->loop == NULL)
+		goto fail;
+	connection->context = pw_context_new(connection->loop,
+			pw_properties_new(PW_KEY_APP_NAME, application_name, NULL), 0);
+	if (connection->context == NULL)
+		goto fail;
+	struct pw_properties *properties = pw_properties_new(PW_KEY_APP_NAME, application_name, NULL);
+	if (remote != NULL)
+		pw_properties_set(properties, PW_KEY_REMOTE_NAME, remote);
+	pw_loop_enter(connection->loop);
+	connection->core = pw_context_connect(connection->context, properties, 0);
+	pw_loop_leave(connection->loop);
+	if (connection->core == NULL)
+		goto fail;
+	pw_core_add_listener(connection->core, &connection->core_listener, &core_events, connection);
+	return connection;
+fail:
+	ss_pw_connection_free(connection);
+	return NULL;
+}
+
+int ss_pw_connection_fd(const ss_pw_connection *connection)
+{
+	return pw_loop_get_fd(connection->loop);
+}
+
+int ss_pw_connection_dispatch(ss_pw_connection *connection)
+{
+	pw_loop_enter(connection->loop);
+	while (pw_loop_iterate(connection->loop, 0) > 0)
+		;
+	pw_loop_leave(connection->loop);
+	return connection->broken ? -1 : 0;
+}
+
+void ss_pw_connection_free(ss_pw_connection *connection)
+{
+	if (connection == NULL)
+		return;
+	if (connection->core != NULL) {
+		spa_hook_remove(&connection->core_listener);
+		pw_core_disconnect(connection->core);
+	}
+	if (connection->context != NULL)
+		pw_context_destroy(connection->context);
+	if (connection->loop != NULL)
+		pw_loop_destroy(connection->loop);
+	free(connection);
+}
+
+/* On the data thread (RT_PROCESS): the audio goes on at once, whatever holds up the thread
+ * that dispatches the loop (recorded through that thread, 32 streams on a busy 2-core
+ * machine starved ten times as long). */
+static void on_process(void *data)
+{
+	struct ss_pw_capture *capture = data;
+	struct pw_buffer *buffer;
+	while ((buffer = pw_stream_dequeue_buffer(capture->stream)) != NULL) {
+		struct spa_data *d = &buffer->buffer->datas[0];
+		if (d->data != NULL && d->chunk != NULL) {
+			uint32_t offset = SPA_MIN(d->chunk->offset, d->maxsize);
+			uint32_t size = SPA_MIN(d->chunk->size, d->maxsize - offset);
+			uint32_t frames = size / (2 * sizeof(float));
+			if (frames > 0 && !capture->has_ended)
+				capture->audio(capture->userdata, SPA_PTROFF(d->data, offset, const float), frames);
+		}
+		pw_stream_queue_buffer(capture->stream, buffer);
+	}
+}
+
+static void on_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state state, const char *error)
+{
+	struct ss_pw_capture *capture = data;
+	(void)old; (void)error;
+	if (state == PW_STREAM_STATE_PAUSED || state == PW_STREAM_STATE_STREAMING)
+		capture->was_linked = 1;
+	/* Unconnected after having been linked: the target is gone (the stream does not
+	 * reconnect elsewhere). */
+	if (!capture->has_ended && (state == PW_STREAM_STATE_ERROR ||
+	    (state == PW_STREAM_STATE_UNCONNECTED && capture->was_linked))) {
+		capture->has_ended = 1;
+		capture->ended(capture->userdata);
+	}
+}
+
+static const struct pw_stream_events stream_events = {
+	PW_VERSION_STREAM_EVENTS,
+	.state_changed = on_state_changed,
+	.process = on_process,
+};
+
+ss_pw_capture *ss_pw_capture_new(ss_pw_connection *connection, const char *name, uint32_t target_serial,
+                                 uint32_t rate_hz, uint32_t latency_frames,
+                                 ss_pw_capture_audio_cb audio, ss_pw_capture_ended_cb ended, void *userdata)
+{
+	if (connection->broken)
+		return NULL;
+	struct ss_pw_capture *capture = calloc(1, sizeof(*capture));
+	if (capture == NULL)
+		return NULL;
+	capture->audio = audio;
+	capture->ended = ended;
+	capture->userdata = userdata;
+
+	char target[16], latency[32], rate[32];
+	snprintf(target, sizeof(target), "%u", target_serial);
+	snprintf(latency, sizeof(latency), "%u/%u", latency_frames, rate_hz);
+	snprintf(rate, sizeof(rate), "1/%u", rate_hz);
+	struct pw_properties *properties = pw_properties_new(
+			PW_KEY_MEDIA_TYPE, "Audio",
+			PW_KEY_MEDIA_CATEGORY, "Capture",
+			PW_KEY_NODE_NAME, name,
+			PW_KEY_TARGET_OBJECT, target,
+			PW_KEY_NODE_LATENCY, latency,
+			PW_KEY_NODE_RATE, rate,
+			NULL);
+
+	pw_loop_enter(connection->loop);
+	capture->stream = pw_stream_new(connection->core, name, properties);
+	if (capture->stream == NULL) {
+		pw_loop_leave(connection->loop);
+		free(capture);
+		return NULL;
+	}
+	pw_stream_add_listener(capture->stream, &capture->listener, &stream_events, capture);
+
+	uint8_t pod_buffer[1024];
+	struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(pod_buffer, sizeof(pod_buffer));
+	struct spa_audio_info_raw format = {
+		.format = SPA_AUDIO_FORMAT_F32,
+		.rate = rate_hz,
+		.channels = 2,
+		.position = { SPA_AUDIO_CHANNEL_FL, SPA_AUDIO_CHANNEL_FR },
+	};
+	const struct spa_pod *params[1];
+	params[0] = spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat, &format);
+	int result = pw_stream_connect(capture->stream, PW_DIRECTION_INPUT, PW_ID_ANY,
+			PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS | PW_STREAM_FLAG_DONT_RECONNECT | PW_STREAM_FLAG_RT_PROCESS,
+			params, 1);
+	pw_loop_leave(connection->loop);
+	if (result < 0) {
+		ss_pw_capture_free(capture);
+		return NULL;
+	}
+	return capture;
+}
+
+void ss_pw_capture_free(ss_pw_capture *capture)
+{
+	if (capture == NULL)
+		return;
+	capture->has_ended = 1;
+	spa_hook_remove(&capture->listener);
+	pw_stream_destroy(capture->stream);
+	free(capture);
+}

@@ -1,0 +1,107 @@
+import CPipeWireCapture
+import CPulse
+import Foundation
+import SceneSoundPulse
+
+/// A connection to PipeWire itself, next to the pulse connection of a session whose server is
+/// pipewire-pulse, run on the same mainloop thread: libpipewire's loop is dispatched whenever
+/// its fd is readable, so every callback comes on the capture's thread, as over libpulse.
+final class PipeWireConnection {
+    let handle: OpaquePointer
+    private let api: UnsafeMutablePointer<pa_mainloop_api>
+    private var ioEvent: OpaquePointer?
+
+    /// nil if PipeWire's socket does not answer.
+    init?(socketPath: String, applicationName: String, mainloop: PulseMainloop) {
+        guard let handle = ss_pw_connection_new(socketPath, applicationName) else { return nil }
+        self.handle = handle
+        api = mainloop.api
+        ioEvent = api.pointee.io_new(api, ss_pw_connection_fd(handle), PA_IO_EVENT_INPUT, { _, _, _, _, userdata in
+            Unmanaged<PipeWireConnection>.fromOpaque(userdata!).takeUnretainedValue().dispatch()
+        }, Unmanaged.passUnretained(self).toOpaque())
+        if ioEvent == nil {
+            ss_pw_connection_free(handle)
+            return nil
+        }
+    }
+
+    deinit { close() }
+
+    private var isClosed = false
+
+    /// Its recorders must be closed first. Idempotent.
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        if let ioEvent { api.pointee.io_free(ioEvent) }
+        ioEvent = nil
+        ss_pw_connection_free(handle)
+    }
+
+    private func dispatch() {
+        // A broken connection stays quiet: the pulse connection to the same server fails too,
+        // and the session starts over.
+        if ss_pw_connection_dispatch(handle) < 0, let ioEvent {
+            api.pointee.io_free(ioEvent)
+            self.ioEvent = nil
+        }
+    }
+
+    /// PipeWire's own socket, when the pulse server is pipewire-pulse in the usual place: both
+    /// live in the server's runtime directory (`DIR/pulse/native` beside `DIR/pipewire-0`).
+    /// nil when the pulse server is elsewhere (the recordings then go over libpulse).
+    static func socketPath(pulseServerAddress: String?, environment: [String: String]) -> String? {
+        let address = pulseServerAddress ?? environment["PULSE_SERVER"]
+            ?? environment["XDG_RUNTIME_DIR"].map { "unix:\($0)/pulse/native" }
+        guard let address, address.hasPrefix("unix:"), address.hasSuffix("/pulse/native") else { return nil }
+        let directory = URL(fileURLWithPath: String(address.dropFirst("unix:".count)))
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let socket = directory.appendingPathComponent("pipewire-0").path
+        return FileManager.default.fileExists(atPath: socket) ? socket : nil
+    }
+}
+
+/// Records one sink input (a node to PipeWire) on its own over PipeWire's protocol, linked to
+/// the app's node itself; for pipewire-pulse servers. There, direct-monitor recordings over
+/// libpulse starve each other: pipewire-pulse 0.3 sends a record stream's data only when
+/// nothing else waits to be sent to its client, so of many such streams on one connection
+/// only the first ready one is served each cycle and the others run dry for seconds, then
+/// arrive in bursts. One connection per stream would run into the server's 64 clients.
+final class PipeWireRecorder: StreamRecorder {
+    let streamIndex: UInt32?
+    private let index: UInt32
+    private let consumer: AppCaptureConsumer
+    private weak var delegate: StreamRecorderDelegate?
+    private var capture: OpaquePointer?
+
+    /// `latencyFrames`: the quantum asked of the graph, which is how often audio arrives.
+    init?(connection: PipeWireConnection, streamIndex: UInt32, rateHz: Int, latencyFrames: Int, streamName: String,
+          consumer: AppCaptureConsumer, delegate: StreamRecorderDelegate) {
+        self.streamIndex = streamIndex
+        index = streamIndex
+        self.consumer = consumer
+        self.delegate = delegate
+        // pipewire-pulse's sink-input index is the node's object.serial, which target.object names.
+        capture = ss_pw_capture_new(
+            connection.handle, streamName, streamIndex, UInt32(rateHz), UInt32(latencyFrames),
+            { userdata, samples, frames in
+                let recorder = Unmanaged<PipeWireRecorder>.fromOpaque(userdata!).takeUnretainedValue()
+                recorder.consumer.captureDidReceive(
+                    streamIndex: recorder.index, interleavedStereo: UnsafeBufferPointer(start: samples, count: Int(frames) * 2))
+            },
+            { userdata in
+                let recorder = Unmanaged<PipeWireRecorder>.fromOpaque(userdata!).takeUnretainedValue()
+                recorder.delegate?.recorderDidEnd(recorder)
+            },
+            Unmanaged.passUnretained(self).toOpaque())
+        if capture == nil { return nil }
+    }
+
+    deinit { close() }
+
+    func close() {
+        guard let capture else { return }
+        self.capture = nil
+        ss_pw_capture_free(capture)
+    }
+}
