@@ -16,6 +16,10 @@ public struct OutputStatus: Sendable {
     public var connected: Bool
     /// Time from a sample leaving the engine to it being heard, as measured by the backend.
     public var latencySeconds: Double?
+    /// The audio the backend keeps queued in its sound server (PulseAudio's target length).
+    /// Steadier than `latencySeconds` through pipewire-pulse, whose reports wander between 15
+    /// and 32 ms here while the queue itself stays put.
+    public var queueTargetSeconds: Double?
     public var underruns: Int
     /// Late blocks whose rendering itself overran the block (the rest: the thread could not run).
     public var overloadedBlocks: Int?
@@ -29,12 +33,14 @@ public struct OutputStatus: Sendable {
     public var lastError: String?
 
     public init(kind: String, target: String? = nil, connected: Bool = true, latencySeconds: Double? = nil,
+                queueTargetSeconds: Double? = nil,
                 underruns: Int = 0, overloadedBlocks: Int? = nil, slowestBlock: (cpuSeconds: Double, atSeconds: Double)? = nil,
                 reconnects: Int = 0, renderThreadScheduling: String? = nil, lastError: String? = nil) {
         self.kind = kind
         self.target = target
         self.connected = connected
         self.latencySeconds = latencySeconds
+        self.queueTargetSeconds = queueTargetSeconds
         self.underruns = underruns
         self.overloadedBlocks = overloadedBlocks
         self.slowestBlock = slowestBlock

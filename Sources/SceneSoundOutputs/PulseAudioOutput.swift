@@ -58,7 +58,7 @@ public final class PulseAudioOutput: OutputBackend, @unchecked Sendable {
     public var status: OutputStatus {
         let sink = connectedSink.withLock { $0 }
         return OutputStatus(kind: "pulse", target: sink ?? sinkName, connected: sink != nil,
-                            latencySeconds: pulse?.measuredLatencySeconds,
+                            latencySeconds: pulse?.measuredLatencySeconds, queueTargetSeconds: targetLatencySeconds,
                             underruns: pulse?.underrunCount ?? 0, reconnects: pulse?.reconnectCount ?? 0,
                             renderThreadScheduling: scheduling.obtained?.description,
                             lastError: lastEvent.withLock { $0 })

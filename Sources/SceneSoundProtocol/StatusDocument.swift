@@ -427,7 +427,8 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         public var title: String?
         public var scene: String
         public var azimuthDegrees: Double
-        /// What the capture adds to the app's own latency: queued audio plus one fragment.
+        /// How much later the app is heard than straight from its sink: its queued audio plus
+        /// what the output keeps queued in the sound server.
         public var addedLatencySeconds: Double
         public var starvedSeconds: Double
         public var droppedSeconds: Double

@@ -274,6 +274,9 @@ extension CapturedAppStreams {
     /// The `apps` section of the status document (`scenesound apps`). Event-loop confined.
     var status: StatusDocument.Apps {
         let rate = core.engine.configuration.sampleRateHz
+        let output = core.outputStatus()
+        let blockSeconds = Double(core.engine.configuration.blockFrames) / rate
+        let outputLatencySeconds = output.queueTargetSeconds.map { max(0, $0 - blockSeconds / 2) } ?? output.latencySeconds ?? 0
         let streams = currentEntries.map { entry -> StatusDocument.AppStream in
             let sceneID = entry.sceneID.isEmpty ? entry.anchorPID.map(SceneRegistry.processSceneID) ?? "" : entry.sceneID
             let scene = core.scenes.registry.scenes[sceneID]
@@ -284,7 +287,8 @@ extension CapturedAppStreams {
                 kind: entry.app.kind.rawValue, eventID: entry.app.eventID,
                 window: window.map { "0x" + String($0, radix: 16) }, title: scene?.window?.title, scene: sceneID,
                 azimuthDegrees: position.azimuthDegrees,
-                addedLatencySeconds: Double(entry.feed.ring.availableFrames) / rate + Self.fragmentSeconds,
+                addedLatencySeconds: Self.addedLatencySeconds(
+                    queuedSeconds: Double(entry.feed.ring.availableFrames) / rate, outputLatencySeconds: outputLatencySeconds),
                 starvedSeconds: Double(entry.feed.input.starvedFrameCount) / rate,
                 droppedSeconds: Double(entry.feed.droppedFrameCount) / rate)
         }
@@ -292,6 +296,15 @@ extension CapturedAppStreams {
                                    streams: streams)
     }
 
-    /// The capture's record fragment (AppCapture's default), part of the latency it adds.
-    static let fragmentSeconds = 0.005
+    /// How much later an app is heard through the capture than straight from its sink: what
+    /// waits in its queue, then what the output keeps queued in the sound server (its target
+    /// less half a block on average: it is topped up a block at a time). The capture
+    /// sink's render step and the recording's fragment take the place of the real sink's own
+    /// step on the direct path and add nothing beyond it. Measured end to end
+    /// (CaptureLatencyTests) this is within a few ms of the difference on PulseAudio and on
+    /// PipeWire; counting the fragment read 5 ms high, leaving out the output 15-20 ms low, and
+    /// pipewire-pulse's reported output latency instead of the queue up to 15 ms high.
+    static func addedLatencySeconds(queuedSeconds: Double, outputLatencySeconds: Double) -> Double {
+        queuedSeconds + outputLatencySeconds
+    }
 }
