@@ -30,6 +30,8 @@ import Testing
 
         let socket = server.directory.appendingPathComponent("ss.sock").path
         let log = temporaryFile("daemon.log")
+        let playerLog = temporaryFile("paplay.log")  // the first player's errors, for a failure's message
+        defer { try? FileManager.default.removeItem(at: playerLog) }
         let environment = server.clientEnvironment.merging(["XDG_CACHE_HOME": NSTemporaryDirectory() + "scenesound-test-cache"]) { $1 }
         let daemon = try ChildProcess(
             BuiltProducts.directory.appendingPathComponent("scenesoundd").path,
@@ -46,13 +48,15 @@ import Testing
         #expect(waitUntil(timeoutSeconds: 20) { ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("taking other apps' streams") })
         let count = ProcessInfo.processInfo.environment["SCENESOUND_CAPTURE_SCALE_STREAMS"].flatMap(Int.init) ?? 32
         for index in 0 ..< count {
-            players.append(try server.startClient("/usr/bin/paplay", ["--client-name=loop-\(index)", file.path]))
+            players.append(try server.startClient("/usr/bin/paplay", ["--client-name=loop-\(index)", file.path],
+                                                  errorPath: index == 0 ? playerLog.path : "/dev/null"))
         }
         func streams(_ status: [String: Any]) -> [String: [String: Any]] {
             let list = (status["apps"] as? [String: Any])?["streams"] as? [[String: Any]] ?? []
             return Dictionary(list.map { ($0["application"] as? String ?? "", $0) }) { first, _ in first }
         }
-        #expect(waitUntil(timeoutSeconds: 20) { ((try? status(socket, environment)).map(streams)?.count ?? 0) == count })
+        #expect(waitUntil(timeoutSeconds: 20) { ((try? status(socket, environment)).map(streams)?.count ?? 0) == count },
+                "\((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
         // Settled: the first seconds (moves, the queues finding their level) are not judged.
         Thread.sleep(forTimeInterval: 3)
         let before = try status(socket, environment)
@@ -70,16 +74,12 @@ import Testing
         print(String(format: "\(kind): \(count) captured streams for %.0f s: starved at most %.1f ms per stream (sum %.1f ms), output underruns %d, added latency %.1f-%.1f ms",
                      seconds, starvedMilliseconds.max() ?? 0, starvedMilliseconds.reduce(0, +), underruns,
                      latencies.min() ?? 0, latencies.max() ?? 0))
-        // Running dry would be heard as gaps. A machine this test shares with other work
-        // stalls the output now and then (the underruns printed); the engine then catches up
-        // and empties every queue at once, a few ms each time (2-4 ms per underrun measured
-        // here with other builds running). So: 50 ms over a minute, and 5 ms per output
-        // underrun of the run, for every stream; a capture that falls behind starves by far
-        // more (seconds on PipeWire when the recordings went over libpulse).
-        let allowedMilliseconds = 50 * seconds / 60 + 5 * Double(max(0, underruns))
-        #expect((starvedMilliseconds.max() ?? 0) <= allowedMilliseconds,
-                "starved \(starvedMilliseconds.sorted().suffix(4)) ms, allowed \(allowedMilliseconds) ms")
+        // Running dry would be heard as gaps: at most 50 ms a minute (under 0.1 %). Here,
+        // with other builds running, both servers stay at 0-3 ms whatever the output's
+        // underruns; recorded over libpulse on PipeWire streams starved for seconds, and with
+        // the capture's threads at normal priority 0.1-1.6 s a minute.
+        #expect((starvedMilliseconds.max() ?? 0) <= 50 * seconds / 60, "starved \(starvedMilliseconds.sorted().suffix(4)) ms")
         let stillPlaying = players.filter(\.isRunning).count
-        #expect(stillPlaying == count)
+        #expect(stillPlaying == count, "paplay: \((try? String(contentsOf: playerLog, encoding: .utf8)) ?? "")")
     }
 }
