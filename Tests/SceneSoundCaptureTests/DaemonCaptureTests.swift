@@ -77,6 +77,13 @@ import Testing
 
         var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
 
+        /// The sound server's default sink, sinks and streams, for failure messages.
+        var serverStateText: String {
+            ["info", "list short sinks", "list short sink-inputs"].map { command in
+                (try? server.pactl(command.split(separator: " ").map(String.init))) ?? "pactl \(command) failed"
+            }.joined(separator: "\n")
+        }
+
         func start(_ executable: String, _ arguments: [String]) throws {
             apps.append(try server.startClient(executable, arguments, display: x.display))
         }
@@ -209,7 +216,7 @@ import Testing
         #expect(waitUntil(timeoutSeconds: 15) { desk.logText.components(separatedBy: "taking other apps' streams").count - 1 >= 2 },
                 "\(desk.logText.suffix(2000))")
         try desk.start("/usr/bin/paplay", ["--property=window.x11.xid=\(desk.leftWindow)", file.path])
-        #expect(desk.waitForCaptures(2), "\(desk.logText.suffix(2000))")
+        #expect(desk.waitForCaptures(2), "\(desk.logText.suffix(2000))\n\(desk.serverStateText)")
         let cues = try waitForCues(desk) { $0.itdMicroseconds > 100 }
         #expect(cues.itdMicroseconds > 100 && cues.interauralLevelDifferenceDecibels > 2, "after the restart: \(cues)")
     }
