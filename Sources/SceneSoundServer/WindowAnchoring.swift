@@ -46,6 +46,8 @@ final class WindowAnchoring {
             space = ScreenSpace(monitors: snapshot.monitors, listenerDistanceMetres: settings.listenerDistanceMetres)
         }
         for scene in scenes.sortedScenes { place(scene.id) }
+        // Scenes kept only by a window that has now closed, with nothing playing at them.
+        scenes.freeUnused()
         return changed
     }
 
