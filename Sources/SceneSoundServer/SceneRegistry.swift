@@ -1,5 +1,6 @@
 import SceneSoundDSP
 import SceneSoundEngine
+import SceneSoundPlatform
 import SceneSoundProtocol
 import SceneSoundX11
 
@@ -36,7 +37,13 @@ final class SceneRegistry {
         case bound
         /// Its window (an `x11:` scene's, or its program's) is open: until the window closes.
         case window
+        /// Its window closed less than `closedWindowKeepSeconds` ago: a sound that comes late
+        /// still plays where the window was.
+        case closedWindow = "closed_window"
     }
+
+    /// How long a scene whose window closed keeps its last place with nothing playing.
+    static let closedWindowKeepSeconds = 60.0
 
     struct Scene {
         var id: String
@@ -53,18 +60,20 @@ final class SceneRegistry {
         var muffling: (cutoffHz: Double, gain: Float) = (.infinity, 1)
         /// Engine streams rendering at the scene now.
         var streams = 0
+        /// When its window, once seen, was found gone (monotonic seconds).
+        var windowClosedAtSeconds: Double?
 
         static let openMuffling: (cutoffHz: Double, gain: Float) = (.infinity, 1)
 
-        var keepReason: KeepReason? {
-            let windowOpen = window.map { $0.state != "gone" } ?? false
+        func keepReason(nowSeconds: Double) -> KeepReason? {
+            if let closed = windowClosedAtSeconds {
+                return nowSeconds - closed < SceneRegistry.closedWindowKeepSeconds ? .closedWindow : nil
+            }
             switch anchor {
             case .position: return .placed
-            case .window where SceneID.x11WindowID(id) == nil:
-                // A binding outlives its streams until its window, once seen, is gone.
-                return window?.state == "gone" ? nil : .bound
-            case .window, .process, .none:
-                return windowOpen ? .window : nil
+            // A binding outlives its streams until its window, once seen, is gone.
+            case .window where SceneID.x11WindowID(id) == nil: return .bound
+            case .window, .process, .none: return window == nil ? nil : .window
             }
         }
     }
@@ -81,6 +90,10 @@ final class SceneRegistry {
     private(set) var createdCount = 0
     private(set) var freedCount = 0
     private(set) var refusedCount = 0
+    /// Monotonic seconds (tests set their own clock).
+    var nowSeconds: () -> Double = { Double(MonotonicClock.nowNanoseconds()) * 1e-9 }
+    /// When the next scene kept for its closed window may be freed.
+    private var nextClosedWindowExpirySeconds = Double.infinity
 
     init(commands: EngineCommandQueue, defaultPosition: Vector3, maximumScenes: Int) {
         self.commands = commands
@@ -137,6 +150,7 @@ final class SceneRegistry {
             $0.position = position
             $0.widthMetres = 0
             $0.window = nil
+            $0.windowClosedAtSeconds = nil
             $0.lastVisiblePosition = nil
         }
         commands.push(.placeScene(index: index, position: position, widthMetres: 0))
@@ -148,7 +162,10 @@ final class SceneRegistry {
     func bind(_ id: String, window: UInt32) -> Bool {
         guard slot(for: id) != nil else { return false }
         update(id) {
-            if $0.anchor != .window(window) { $0.window = nil }
+            if $0.anchor != .window(window) {
+                $0.window = nil
+                $0.windowClosedAtSeconds = nil
+            }
             $0.anchor = .window(window)
             $0.lastVisiblePosition = nil
         }
@@ -180,6 +197,7 @@ final class SceneRegistry {
             $0.position = defaultPosition
             $0.widthMetres = 0
             $0.window = nil
+            $0.windowClosedAtSeconds = nil
             $0.lastVisiblePosition = nil
         }
         commands.push(.placeScene(index: scene.index, position: defaultPosition, widthMetres: 0))
@@ -188,13 +206,37 @@ final class SceneRegistry {
         return true
     }
 
+    func keepReason(of scene: Scene) -> KeepReason? { scene.keepReason(nowSeconds: nowSeconds()) }
+
+    /// The window tracker saw a scene's window (`open`) or found it gone.
+    func windowSeen(_ id: String, open: Bool) {
+        guard let scene = scenes[id] else { return }
+        if open {
+            scenes[id]?.windowClosedAtSeconds = nil
+        } else if scene.window != nil, scene.windowClosedAtSeconds == nil {
+            let now = nowSeconds()
+            scenes[id]?.window?.state = "gone"
+            scenes[id]?.windowClosedAtSeconds = now
+            nextClosedWindowExpirySeconds = min(nextClosedWindowExpirySeconds, now + Self.closedWindowKeepSeconds)
+        }
+    }
+
     /// Frees every scene nothing needs any more (after windows closed).
     func freeUnused() {
         for id in scenes.keys.sorted() { freeIfUnused(id) }
+        let now = nowSeconds()
+        nextClosedWindowExpirySeconds = scenes.values.compactMap { $0.windowClosedAtSeconds }
+            .map { $0 + Self.closedWindowKeepSeconds }.filter { $0 > now }.min() ?? .infinity
+    }
+
+    /// Called every tick: frees the scenes whose closed window's keep has run out (cheap until one has).
+    func freeExpired() {
+        guard nowSeconds() >= nextClosedWindowExpirySeconds else { return }
+        freeUnused()
     }
 
     private func freeIfUnused(_ id: String) {
-        guard let scene = scenes[id], scene.streams <= 0, scene.keepReason == nil else { return }
+        guard let scene = scenes[id], scene.streams <= 0, keepReason(of: scene) == nil else { return }
         scenes[id] = nil
         sceneIDBySlot[scene.index] = nil
         // Queued behind every command that moved or removed the streams that rendered here,

@@ -99,6 +99,7 @@ final class ServerCore: @unchecked Sendable {
     /// session and play answer what the output has now delivered.
     func tick() {
         commands.flush()
+        scenes.registry.freeExpired()
         let sessions = sessions.all
         while let event = engine.events.pop() {
             switch event {

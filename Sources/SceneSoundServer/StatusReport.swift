@@ -74,7 +74,7 @@ struct StatusReport {
         var entry = StatusDocument.Scene(
             id: scene.id, kind: "none", azimuthDegrees: p.azimuthDegrees, elevationDegrees: p.elevationDegrees,
             distanceMetres: p.distanceMetres, positionMetres: [scene.position.x, scene.position.y, scene.position.z],
-            streams: scene.streams, kept: scene.keepReason?.rawValue)
+            streams: scene.streams, kept: core.scenes.registry.keepReason(of: scene)?.rawValue)
         switch scene.anchor {
         case .none: entry.kind = "none"
         case .window(let id):

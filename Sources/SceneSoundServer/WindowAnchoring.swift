@@ -62,9 +62,10 @@ final class WindowAnchoring {
         }
         guard let window else {
             // Destroyed (or not yet seen): the scene stays where it was.
-            scenes.update(id) { $0.window?.state = "gone" }
+            scenes.windowSeen(id, open: false)
             return
         }
+        scenes.windowSeen(id, open: true)
         let visible = window.visibility == .visible && snapshot.isDisplayConnected
         var position = scene.lastVisiblePosition ?? space.position(of: window.rectPixels)
         var width = scene.widthMetres

@@ -119,10 +119,12 @@ import SceneSoundX11
     }
 
     /// An `x11:` scene and a program's scene last while their window is open; a name bound to a
-    /// window, until the window is seen to close; a window closing while its app plays keeps the
-    /// scene until the sound ends.
-    @Test func windowScenesLastAsLongAsTheirWindow() throws {
+    /// window, until the window is seen to close; then each keeps the window's last place for a
+    /// minute, and a window closing while its app plays keeps the scene until the sound ends.
+    @Test func windowScenesLastAsLongAsTheirWindowAndAMinuteAfter() throws {
         let server = InProcessServer()
+        var clockSeconds = 1000.0
+        server.core.scenes.registry.nowSeconds = { clockSeconds }
         let anchoring = server.core.anchorToWindows(settings: .init())
         anchoring.apply(WindowSessionTests.snapshot)
         let program = try server.connect(peerPID: 4242)
@@ -147,13 +149,24 @@ import SceneSoundX11
         anchoring.apply(closed)
         let gone = try #require(try Self.scene(server, windowScene))
         #expect(gone["state"] as? String == "gone" && gone["streams"] as? Int == 1, "\(gone)")
-        #expect(try Self.scene(server, "editor") == nil && Self.scene(server, "pid:4242") == nil)
+        // With nothing playing, where the window was for a minute (a late sound still plays there).
+        for id in ["editor", "pid:4242"] {
+            let scene = try #require(try Self.scene(server, id))
+            #expect(scene["kept"] as? String == "closed_window" && scene["state"] as? String == "gone", "\(scene)")
+            #expect((scene["azimuth_degrees"] as? Double ?? 0) > 10, "\(scene)")
+        }
         // A binding whose window was never seen stays (the window may not be mapped yet).
         #expect(try Self.scene(server, "later")?["kept"] as? String == "bound")
 
         #expect(try program.request(.streamClose(StreamReference(streamID: playing))) == .ok)
         server.render(blocks: 2)
-        #expect(try Self.scene(server, windowScene) == nil)
+        #expect(try Self.scene(server, windowScene)?["kept"] as? String == "closed_window")
+        clockSeconds += 59
+        server.render()
+        #expect(try Self.slots(server)["in_use"] == 4)
+        clockSeconds += 1
+        server.render()
+        for id in [windowScene, "editor", "pid:4242"] { #expect(try Self.scene(server, id) == nil, "\(id) outlived its window's minute") }
         let slots = try Self.slots(server)
         #expect(slots["in_use"] == 1 && slots["freed"] == 3, "\(slots)")
     }
@@ -162,6 +175,8 @@ import SceneSoundX11
     /// window's scene (muffled, 12 dB down) sounds as loud as one in a slot never used.
     @Test func aReusedSlotStartsUnmuffled() throws {
         let server = InProcessServer()
+        var clockSeconds = 1000.0
+        server.core.scenes.registry.nowSeconds = { clockSeconds }
         let anchoring = server.core.anchorToWindows(settings: .init())
         var minimized = WindowSessionTests.snapshot
         minimized.windows[0].isMinimized = true
@@ -176,6 +191,7 @@ import SceneSoundX11
         closed.windows = []
         anchoring.apply(closed)
         #expect(try client.request(.streamClose(StreamReference(streamID: muffled))) == .ok)
+        clockSeconds += SceneRegistry.closedWindowKeepSeconds
         server.render(blocks: 2)
         #expect(try Self.scene(server, windowScene) == nil)
 
