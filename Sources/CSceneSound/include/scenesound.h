@@ -175,8 +175,8 @@ int scenesound_status_json(scenesound_client *client, char **out_json);
 
 /* ---- Scenes (server-wide, shared by every client of the user) ------------------------------ */
 
-/* A placement lasts until unbound; a binding until unbound or its window closes; any scene while
- * something plays at it (SPEC.md section 6.5). Then the server frees it. When all of the server's
+/* A placement lasts until unbound; a binding until unbound or a minute after its window closed;
+ * any scene while something plays at it (SPEC.md section 6.5). Then the server frees it. When all of the server's
  * scene slots are in use, naming a new scene gives SCENESOUND_E_LIMIT_EXCEEDED. */
 
 /* Anchors the named scene to an X11 top-level window (window_id non-zero). "x11:" scenes
