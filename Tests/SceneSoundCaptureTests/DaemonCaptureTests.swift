@@ -254,8 +254,9 @@ import Testing
         var slotsAfter = sceneSlots()
         #expect(waitUntil(timeoutSeconds: 10) { slotsAfter = sceneSlots(); return slotsAfter["in_use"] == slotsBefore["in_use"] },
                 "scene slots \(slotsBefore) → \(slotsAfter)")
+        let created = (slotsAfter["created"] ?? 0) - (slotsBefore["created"] ?? 0)
         let freed = (slotsAfter["freed"] ?? 0) - (slotsBefore["freed"] ?? 0)
-        #expect(slotsBefore["in_use"] != nil && freed >= captured && slotsAfter["refused"] == 0, "scene slots \(slotsBefore) → \(slotsAfter)")
+        #expect(created >= 50 && freed == created && slotsAfter["refused"] == 0, "scene slots \(slotsBefore) → \(slotsAfter)")
         let residentAfter = residentKilobytes(desk.daemon.pid)
         print("\(kind): \(captured) of 100 short streams captured; daemon resident \(residentBefore) → \(residentAfter) kB; scene slots \(slotsBefore) → \(slotsAfter)")
         #expect(residentAfter - residentBefore < 20_000, "resident memory grew \(residentAfter - residentBefore) kB")
