@@ -28,7 +28,11 @@ final class SceneDirectory {
     func acquireForRequest(_ id: String, peerPID: Int32) throws(ProtocolError) -> Int {
         if let index = acquire(id, peerPID: peerPID) { return index }
         if id.isEmpty { return 0 }
-        throw ProtocolError(.limitExceeded, "scene '\(id)': \(registry.exhaustedMessage)")
+        throw slotsExhausted(id)
+    }
+
+    private func slotsExhausted(_ id: String) -> ProtocolError {
+        ProtocolError(.limitExceeded, "scene '\(id)': \(registry.exhaustedMessage)")
     }
 
     /// The scene a client means: "no scene" is its program's own, once windows are tracked.
@@ -41,13 +45,11 @@ final class SceneDirectory {
         let placed = registry.place(id, at: SphericalPosition(
             azimuthDegrees: Double(position.azimuthDegrees), elevationDegrees: Double(position.elevationDegrees),
             distanceMetres: Double(position.distanceMetres)))
-        guard placed else { throw ProtocolError(.limitExceeded, "scene '\(id)': \(registry.exhaustedMessage)") }
+        guard placed else { throw slotsExhausted(id) }
     }
 
     func bind(_ id: String, window: UInt32) throws(ProtocolError) {
-        guard registry.bind(id, window: window) else {
-            throw ProtocolError(.limitExceeded, "scene '\(id)': \(registry.exhaustedMessage)")
-        }
+        guard registry.bind(id, window: window) else { throw slotsExhausted(id) }
         windows?.place(id)
     }
 
