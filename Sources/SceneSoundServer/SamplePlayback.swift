@@ -137,10 +137,10 @@ final class SamplePlayback {
         guard engineStreams.hasRoom else {
             throw ProtocolError(.limitExceeded, "the server plays \(engineStreams.maximumStreams) streams at most")
         }
+        let sceneIndex = try scenes.acquireForRequest(request.sceneID, peerPID: session.peerPID)
         // The ring already holds the whole sound, so the first block after these commands
         // plays it: the start latency is one render quantum at most. The frame is read before
         // the push: after it, the render thread may already have played the first block.
-        let sceneIndex = try scenes.acquireForRequest(request.sceneID, peerPID: session.peerPID)
         let ring = AudioRing(capacityFrames: sample.frameCount, channelCount: sample.channelCount)
         sample.samples.withUnsafeBufferPointer { _ = ring.write($0.baseAddress!, frames: sample.frameCount) }
         let input = RingInput(ring: ring)

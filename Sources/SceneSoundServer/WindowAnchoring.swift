@@ -46,7 +46,7 @@ final class WindowAnchoring {
             space = ScreenSpace(monitors: snapshot.monitors, listenerDistanceMetres: settings.listenerDistanceMetres)
         }
         for scene in scenes.sortedScenes { place(scene.id) }
-        // Scenes kept only by a window that has now closed, with nothing playing at them.
+        // Scenes whose window was open, not yet seen or still counting its minute: maybe unkept now.
         scenes.freeUnused()
         return changed
     }
