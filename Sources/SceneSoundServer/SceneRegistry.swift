@@ -221,8 +221,8 @@ final class SceneRegistry {
         }
     }
 
-    /// Frees every scene nothing needs any more (after windows closed).
-    func freeUnused() {
+    /// Frees every scene nothing needs any more.
+    private func freeUnused() {
         for id in scenes.keys.sorted() { freeIfUnused(id) }
         let now = nowSeconds()
         nextClosedWindowExpirySeconds = scenes.values.compactMap { $0.windowClosedAtSeconds }

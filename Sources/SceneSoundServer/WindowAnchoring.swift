@@ -45,9 +45,8 @@ final class WindowAnchoring {
         if snapshot.monitors != space.monitors {
             space = ScreenSpace(monitors: snapshot.monitors, listenerDistanceMetres: settings.listenerDistanceMetres)
         }
+        // A scene whose window closed is freed a minute later (`SceneRegistry.freeExpired`).
         for scene in scenes.sortedScenes { place(scene.id) }
-        // Scenes whose window was open, not yet seen or still counting its minute: maybe unkept now.
-        scenes.freeUnused()
         return changed
     }
 
