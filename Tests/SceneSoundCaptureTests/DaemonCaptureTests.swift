@@ -227,6 +227,13 @@ import Testing
         let file = temporaryFile("short.wav")
         defer { try? FileManager.default.removeItem(at: file) }
         try TestSignal.writeWAV(TestSignal.stereoNoise(seconds: 0.3, seed: 9), to: file)
+        // The scene slots (`status --json`): each paplay, which has no window, plays at its own process's scene.
+        func sceneSlots() -> [String: Int] {
+            let (status, output) = desk.cli(["status", "--json", "--socket", desk.socket])
+            let document = status == 0 ? try? JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any] : nil
+            return document?["scene_slots"] as? [String: Int] ?? [:]
+        }
+        let slotsBefore = sceneSlots()
         let residentBefore = residentKilobytes(desk.daemon.pid)
         let started = Date()
         var players: [ChildProcess] = []
@@ -250,8 +257,15 @@ import Testing
         #expect(desk.daemon.isRunning)
         let captureSink = try desk.server.sinkIndex(named: CaptureSinkProperties.sinkName)
         #expect(try desk.server.sinkInputs().filter { $0.sink == captureSink }.isEmpty)
+        // Every scene the streams made was freed again: the count is back where it was.
+        var slotsAfter = sceneSlots()
+        #expect(waitUntil(timeoutSeconds: 10) { slotsAfter = sceneSlots(); return slotsAfter["in_use"] == slotsBefore["in_use"] },
+                "scene slots \(slotsBefore) → \(slotsAfter)")
+        let created = (slotsAfter["created"] ?? 0) - (slotsBefore["created"] ?? 0)
+        let freed = (slotsAfter["freed"] ?? 0) - (slotsBefore["freed"] ?? 0)
+        #expect(created >= 50 && freed == created && slotsAfter["refused"] == 0, "scene slots \(slotsBefore) → \(slotsAfter)")
         let residentAfter = residentKilobytes(desk.daemon.pid)
-        print("\(kind): \(captured) of 100 short streams captured; daemon resident \(residentBefore) → \(residentAfter) kB")
+        print("\(kind): \(captured) of 100 short streams captured; daemon resident \(residentBefore) → \(residentAfter) kB; scene slots \(slotsBefore) → \(slotsAfter)")
         #expect(residentAfter - residentBefore < 20_000, "resident memory grew \(residentAfter - residentBefore) kB")
     }
 
