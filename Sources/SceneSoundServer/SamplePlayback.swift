@@ -137,6 +137,7 @@ final class SamplePlayback {
         guard engineStreams.hasRoom else {
             throw ProtocolError(.limitExceeded, "the server plays \(engineStreams.maximumStreams) streams at most")
         }
+        let sceneIndex = try scenes.acquireForRequest(request.sceneID, peerPID: session.peerPID)
         // The ring already holds the whole sound, so the first block after these commands
         // plays it: the start latency is one render quantum at most. The frame is read before
         // the push: after it, the render thread may already have played the first block.
@@ -146,7 +147,7 @@ final class SamplePlayback {
         input.setIdle(true)  // nothing more will come: running dry at the end is not starvation
         let stream = engineStreams.make(
             .play, input: input, channelCount: sample.channelCount, kind: request.kind, spatialMode: request.spatialMode,
-            volumeDecibels: request.volumeDecibels, sceneIndex: scenes.index(for: request.sceneID, peerPID: session.peerPID))
+            volumeDecibels: request.volumeDecibels, sceneIndex: sceneIndex)
         let queuedFrame = renderedFrames()
         engineStreams.add(stream)
         commands.push(.notifyWhenDrained(stream.id, throughFrame: sample.frameCount))
@@ -159,8 +160,8 @@ final class SamplePlayback {
     }
 
     /// Flags the alert's window when the client asked for it, the server is configured to, or
-    /// no audio output is available (the visual fallback).
-    private func requestAttention(for sceneID: String, demanded: Bool) {
+    /// no audio output is available (the visual fallback). Captured apps' alerts too.
+    func requestAttention(for sceneID: String, demanded: Bool) {
         guard let attention, demanded || configuration.alertsDemandAttention || !outputConnected() else { return }
         if let window = scenes.windowID(of: sceneID) { attention.alertNeedsAttention(windowID: window, sceneID: sceneID) }
     }

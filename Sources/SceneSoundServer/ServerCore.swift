@@ -4,6 +4,7 @@ import NIOCore
 import SceneSoundEngine
 import SceneSoundOutputs
 import SceneSoundProtocol
+import SceneSoundX11
 
 /// Health counters shown by `status`. Event-loop confined.
 final class ServerCounters {
@@ -56,9 +57,10 @@ final class ServerCore: @unchecked Sendable {
         self.outputStatus = outputStatus
         self.logger = logger
         commands = EngineCommandQueue(queue: engine.commands, refusalThreshold: configuration.maximumWaitingEngineCommands)
-        engineStreams = EngineStreams(engine: engine, commands: commands)
-        scenes = SceneDirectory(registry: SceneRegistry(commands: commands, defaultPosition: engine.defaultScenePosition,
-                                                        maximumScenes: engine.maximumScenes))
+        let sceneRegistry = SceneRegistry(commands: commands, defaultPosition: engine.defaultScenePosition,
+                                          maximumScenes: engine.maximumScenes)
+        engineStreams = EngineStreams(engine: engine, commands: commands, scenes: sceneRegistry)
+        scenes = SceneDirectory(registry: sceneRegistry)
         head = HeadTracking(engine: engine, commands: commands)
         samples = SamplePlayback(configuration: configuration.samples, maximumSampleBytes: configuration.maximumSampleBytes,
                                  engineRateHz: engine.configuration.sampleRateHz, engineStreams: engineStreams,
@@ -97,6 +99,7 @@ final class ServerCore: @unchecked Sendable {
     /// session and play answer what the output has now delivered.
     func tick() {
         commands.flush()
+        scenes.registry.freeExpired()
         let sessions = sessions.all
         while let event = engine.events.pop() {
             switch event {
@@ -120,6 +123,13 @@ final class ServerCore: @unchecked Sendable {
         let anchoring = WindowAnchoring(scenes: scenes.registry, commands: commands, settings: settings)
         scenes.windows = anchoring
         return anchoring
+    }
+
+    /// A window snapshot from the tracker: scenes follow their windows, and captured apps
+    /// look for their windows again when windows came, went or another became active.
+    func applyWindows(_ snapshot: WindowSnapshot) {
+        guard let windows = scenes.windows else { return }
+        if windows.apply(snapshot) { capturedApps?.windowsChanged() }
     }
 
     // MARK: Status
