@@ -66,8 +66,9 @@ public final class AmbisonicBus {
 
     private let kernels: RenderKernels
 
-    /// `maximumTerms`: sources held per ear before their sum is taken (more only costs an
-    /// extra pass over the field).
+    /// `maximumTerms`: sources held per ear before their sum is taken (each sum is a pass over
+    /// the field; the terms' inputs are read in every channel's pass, from the cache while
+    /// they are few).
     public init(filters design: AmbisonicDecodeFilters, maximumFrames: Int, maximumTerms: Int = 512,
                 kernels: RenderKernels = .portable) {
         self.maximumFrames = maximumFrames
@@ -116,8 +117,9 @@ public final class AmbisonicBus {
         encodedThisBlock = false
     }
 
-    /// Adds one source channel's sub-block at `offset`: `direction` from the head's position
-    /// in world orientation (docs/ARCHITECTURE.md's axes), `delays` each ear's onset delay in
+    /// Adds one source channel's sub-block at `offset`: `input` with `voice.historyLength`
+    /// samples of the same signal before it (read in place until the sum is taken),
+    /// `direction` from the head's position in world orientation (docs/ARCHITECTURE.md's axes), `delays` each ear's onset delay in
     /// samples for the head-relative direction (HRTFSet.delays), `earLevels` each ear's level
     /// correction for it (AmbisonicDecodeFilters.earLevels), `gain` its level. Gains and delays glide
     /// from where the voice left them. The sum is taken when the sub-block is rotated.
@@ -145,9 +147,7 @@ public final class AmbisonicBus {
         voice.started = true
         voice.gains = target
         voice.delays = newDelays
-        let x = voice.advance(frames: frames)
-        x.update(from: input, count: frames)
-        voice.lowpass.process(x, frames: frames, targetCoefficient: lowpassCoefficient)
+        let x = voice.span(input, frames: frames, lowpassCoefficient: lowpassCoefficient)
         if target == SIMD16<Float>() && start == SIMD16<Float>() { return }
 
         if !encodedThisBlock {

@@ -30,7 +30,13 @@ public final class RenderSource {
     /// Per channel, its voice on the ambisonic bus.
     let busVoices: ContiguousArray<AmbisonicBusVoice>
     @exclusivity(unchecked) var path = VoicePathState()
+    /// Per channel, the block's input, with `historyFrames` of the previous blocks before it
+    /// (the bus voices' delays read it in place).
     let planar: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    let historyFrames: Int
+    private let maximumFrames: Int
+    /// Per channel, where the bus last placed it (SpatialRenderer.busPlacement).
+    let busPlacements: UnsafeMutablePointer<BusPlacement>
     @exclusivity(unchecked) var appliedGain: Float
     @exclusivity(unchecked) var cullFade: Float = 1
     /// Frames rendered since the cull fade reached silence.
@@ -53,16 +59,31 @@ public final class RenderSource {
         busVoices = ContiguousArray((0..<channelCount).map { _ in
             AmbisonicBusVoice(maximumDelaySamples: hrtf.maximumDelaySamples, maximumFrames: maximumFrames)
         })
+        historyFrames = AmbisonicBusVoice.historyLength(maximumDelaySamples: hrtf.maximumDelaySamples)
+        self.maximumFrames = maximumFrames
         planar = .allocate(capacity: channelCount)
         for c in 0..<channelCount {
-            planar[c] = .allocate(capacity: maximumFrames)
-            planar[c].initialize(repeating: 0, count: maximumFrames)
+            let buffer = UnsafeMutablePointer<Float>.allocate(capacity: historyFrames + maximumFrames)
+            buffer.initialize(repeating: 0, count: historyFrames + maximumFrames)
+            planar[c] = buffer + historyFrames
         }
+        busPlacements = .allocate(capacity: channelCount)
+        busPlacements.initialize(repeating: BusPlacement(), count: channelCount)
     }
 
     deinit {
-        for c in 0..<channelCount { planar[c].deallocate() }
+        for c in 0..<channelCount { (planar[c] - historyFrames).deallocate() }
         planar.deallocate()
+        busPlacements.deallocate()
+    }
+
+    /// Before the next block's input is read: the last `historyFrames` of the one before
+    /// (`frames` long) become the history.
+    func keepHistory(frames: Int) {
+        precondition(frames <= maximumFrames)
+        for c in 0..<channelCount {
+            (planar[c] - historyFrames).update(from: planar[c] + frames - historyFrames, count: historyFrames)
+        }
     }
 
     /// Positions for a stream placed at `position`: mono at the point, stereo as two sources
@@ -82,4 +103,21 @@ public final class RenderSource {
         return (Quaternion(axis: up, angleRadians: half).rotate(position),
                 Quaternion(axis: up, angleRadians: -half).rotate(position))
     }
+}
+
+/// A source channel's bus cues for a head-relative direction (SpatialRenderer.busCues).
+struct BusCues {
+    var delays: (left: Float, right: Float) = (0, 0)
+    var earLevels: (left: Float, right: Float) = (1, 1)
+}
+
+/// A channel's head-relative direction and its bus cues, with what they were computed from.
+struct BusPlacement {
+    var position = Vector3(x: 0, y: 0, z: 0)
+    var anchored = false
+    var headPosition = Vector3(x: 0, y: 0, z: 0)
+    var orientation = Quaternion.identity
+    var relative = SphericalPosition(azimuthDegrees: 0)
+    var cues = BusCues()
+    var isValid = false
 }
