@@ -80,4 +80,32 @@ public enum Mixing {
         while n < frames { total += x[n] * x[n]; n &+= 1 }
         return total
     }
+
+    /// out[n] = x[n] for every frame, returning Σ x[n]² (as sumOfSquares): a read that
+    /// measures its level in the same pass.
+    public static func copySummingSquares(_ x: UnsafePointer<Float>, to out: UnsafeMutablePointer<Float>,
+                                          frames: Int) -> Float {
+        let raw = UnsafeRawPointer(x), target = UnsafeMutableRawPointer(out), size = MemoryLayout<Float>.stride
+        var sum = SIMD8<Float>(), other = SIMD8<Float>()
+        var n = 0
+        while n &+ 16 <= frames {
+            let v = raw.loadUnaligned(fromByteOffset: n &* size, as: SIMD8<Float>.self)
+            let w = raw.loadUnaligned(fromByteOffset: (n &+ 8) &* size, as: SIMD8<Float>.self)
+            target.storeBytes(of: v, toByteOffset: n &* size, as: SIMD8<Float>.self)
+            target.storeBytes(of: w, toByteOffset: (n &+ 8) &* size, as: SIMD8<Float>.self)
+            sum += v * v
+            other += w * w
+            n &+= 16
+        }
+        sum += other
+        while n &+ 8 <= frames {
+            let v = raw.loadUnaligned(fromByteOffset: n &* size, as: SIMD8<Float>.self)
+            target.storeBytes(of: v, toByteOffset: n &* size, as: SIMD8<Float>.self)
+            sum += v * v
+            n &+= 8
+        }
+        var total = sum.sum()
+        while n < frames { out[n] = x[n]; total += x[n] * x[n]; n &+= 1 }
+        return total
+    }
 }

@@ -8,6 +8,20 @@ public protocol SourceInput: AnyObject {
     func read(into channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, frames: Int) -> Int
     /// True once no more audio will come.
     var isFinished: Bool { get }
+    /// `read` into `channelCount` channels, also setting each one's sum of squares over the
+    /// frames it wrote. An input that copies the samples anyway can measure them as it copies;
+    /// by default they are measured after.
+    func read(into channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, channelCount: Int, frames: Int,
+              sumsOfSquares: UnsafeMutablePointer<Float>) -> Int
+}
+
+extension SourceInput {
+    public func read(into channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, channelCount: Int, frames: Int,
+                     sumsOfSquares: UnsafeMutablePointer<Float>) -> Int {
+        let got = read(into: channels, frames: frames)
+        for c in 0..<channelCount { sumsOfSquares[c] = Mixing.sumOfSquares(channels[c], frames: got) }
+        return got
+    }
 }
 
 /// One playing stream as the render thread sees it: its input, placement and voices.

@@ -73,7 +73,7 @@ public final class SpatialRenderer {
     static let busTermsPerSum = 64
 
     deinit {
-        left.deallocate(); right.deallocate(); send.deallocate(); spanSources.deallocate()
+        left.deallocate(); right.deallocate(); send.deallocate(); spanSources.deallocate(); sumsOfSquares.deallocate()
     }
 
     /// Frames of delay between a sample entering and leaving (the limiter's look-ahead).
@@ -166,22 +166,21 @@ public final class SpatialRenderer {
 
     private func pull(_ source: RenderSource, frames: Int) {
         source.keepHistory(frames: frames)
-        let got = source.input.read(into: source.planar, frames: frames)
+        let got = source.input.read(into: source.planar, channelCount: source.channelCount, frames: frames,
+                                    sumsOfSquares: sumsOfSquares)
         if got < frames {
             for c in 0..<source.channelCount { (source.planar[c] + got).update(repeating: 0, count: frames - got) }
         }
         if source.input.isFinished { source.framesSinceEnd += frames - got }
         source.path.ageFrames = min(source.path.ageFrames + frames, Int(Int32.max))
         var level: Float = 0
-        for c in 0..<source.channelCount { level = max(level, Self.rms(source.planar[c], frames: got)) }
+        if got > 0 {
+            for c in 0..<source.channelCount { level = max(level, (sumsOfSquares[c] / Float(got)).squareRoot()) }
+        }
         source.path.inputLevel = level
     }
-
-    /// Root mean square of a buffer (the governor's measure of a source's level).
-    static func rms(_ x: UnsafePointer<Float>, frames: Int) -> Float {
-        guard frames > 0 else { return 0 }
-        return (Mixing.sumOfSquares(x, frames: frames) / Float(frames)).squareRoot()
-    }
+    /// Each channel's sum of squares over the block `pull` read (the source's level).
+    private let sumsOfSquares = UnsafeMutablePointer<Float>.allocate(capacity: 2)
 
     /// Renders `frames` of the source at `offset` in the block, for the head at `pose`;
     /// `whollyOnBus`: the source renders on the bus alone (and reuses its placement).
