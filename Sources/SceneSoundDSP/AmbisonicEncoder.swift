@@ -207,7 +207,7 @@ public final class AmbisonicBusVoice {
     deinit { input.deallocate() }
 
     /// True while the voice still contributes (its gains have not reached zero).
-    public var isSounding: Bool { gains != SIMD16<Float>() }
+    public var isSounding: Bool { !gains.isZero }
 
     /// The harmonics of `direction`, kept while it stays put (a still source under a turning
     /// head: the bus is in world orientation).
