@@ -35,7 +35,7 @@ public struct RenderKernels: @unchecked Sendable {
                                                     _ p2: UnsafePointer<Float>, _ w2: Float, _ p3: UnsafePointer<Float>, _ w3: Float,
                                                     _ out: UnsafeMutablePointer<Float>, _ count: Int) -> Void
 
-    /// What they were built for ("portable", "avx2"); shown in status.
+    /// What they were built for ("portable", "avx2", "avx512"); shown in status.
     public let name: String
     public let convolve: Convolve
     public let encodeSum: EncodeSum
