@@ -72,7 +72,7 @@ public final class AudioRing: @unchecked Sendable {
         let frame = storage + index * channelCount
         if channelCount == 1 {
             if let sumsOfSquares {
-                sumsOfSquares[0] += Mixing.copySummingSquares(frame, to: channels[0] + offset, frames: frames)
+                sumsOfSquares[0] += RenderKernels.fastest.copySummingSquares(frame, channels[0] + offset, frames)
             } else {
                 (channels[0] + offset).update(from: frame, count: frames)
             }

@@ -131,4 +131,18 @@ import SceneSoundDSPAVX512
         #expect(maximumDifference(portableBlend, fastBlend) < Self.tolerance)
         #expect(portableBlend.contains { $0 != 0 })
     }
+
+    /// A read's copy with its level measured on the way, against the portable build.
+    @Test(arguments: [0, 5, 16, 27, 256])
+    func measuredCopyMatchesPortable(frames: Int) throws {
+        try #require(scenesound_cpu_has_avx512() != 0)
+        var noise = Noise(state: 11 &+ UInt64(frames))
+        let x = noise.samples(frames)
+        var portable = [Float](repeating: .nan, count: frames), fast = portable
+        let portableSum = RenderKernels.portable.copySummingSquares(x, &portable, frames)
+        let fastSum = RenderKernels.avx512.copySummingSquares(x, &fast, frames)
+        #expect(fast == x && portable == x)
+        #expect(abs(portableSum - fastSum) <= Self.tolerance * max(1, portableSum))
+        #expect(frames == 0 || fastSum > 0)
+    }
 }
