@@ -184,14 +184,17 @@ final class CaptureSession {
         let type = event.rawValue & PA_SUBSCRIPTION_EVENT_TYPE_MASK.rawValue
         switch facility {
         case PA_SUBSCRIPTION_EVENT_SINK_INPUT.rawValue:
-            if type == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue {
-                streamEnded(index)
-            } else {
-                requests.sinkInput(index) { [weak self] facts in
+            if type == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue { return streamEnded(index) }
+            let judge: () -> Void = { [weak self] in
+                self?.requests.sinkInput(index) { [weak self] facts in
                     guard let self else { return }
                     if let facts { evaluate(facts) } else { streamEnded(index) }
                 }
             }
+            // A new stream is judged against the default sink as it is now, not as the last
+            // server event left it: right after the server (re)starts, the default is chosen
+            // while the first apps already play.
+            if type == PA_SUBSCRIPTION_EVENT_NEW.rawValue { refreshDefaultSink(judge) } else { judge() }
         case PA_SUBSCRIPTION_EVENT_SINK.rawValue:
             if type == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue, index == captureSink?.index {
                 return fail("the capture sink was removed")
@@ -219,7 +222,8 @@ final class CaptureSession {
                 }
                 return
             }
-            if name == defaultSink?.name { return then() }
+            // Looked up by name every time: a sink unloaded and loaded again keeps its name,
+            // not its index.
             requests.sink(named: name) { [weak self] sink in
                 if let self, let sink { defaultSink = (sink.name, sink.index) }
                 then()
