@@ -4,9 +4,11 @@ import SceneSoundDSP
 import SceneSoundDSPAVX512
 
 /// The AVX-512 build of the render kernels against the scalar references (or the portable
-/// build), on CPUs that have it (the suite fails, rather than passes empty, on one that does
-/// not: there is nothing to test).
-@Suite struct AVX512KernelTests {
+/// build), on CPUs that have it. Many x86-64 CPUs do not (they run the AVX2 kernels, which
+/// AVX2KernelTests checks): there the suite is reported skipped, with the reason, so that
+/// `make test` passes on a user's machine without claiming these kernels were tested.
+@Suite(.enabled(if: scenesound_cpu_has_avx512() != 0, "this CPU has no AVX-512: its kernels cannot run here"))
+struct AVX512KernelTests {
     static let tolerance: Float = 1e-5
 
     struct Noise {
@@ -21,8 +23,7 @@ import SceneSoundDSPAVX512
 
     func maximumDifference(_ a: [Float], _ b: [Float]) -> Float { zip(a, b).map { abs($0 - $1) }.max() ?? 0 }
 
-    @Test func thisCPURunsAVX512() {
-        #expect(scenesound_cpu_has_avx512() != 0, "no AVX-512 here: the AVX-512 kernels are not exercised")
+    @Test func theAVX512KernelTableIsNamed() {
         #expect(RenderKernels.avx512.name == "avx512")
     }
 
