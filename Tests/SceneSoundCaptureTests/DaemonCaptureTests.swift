@@ -269,9 +269,12 @@ import Testing
         let freed = (slotsAfter["freed"] ?? 0) - (slotsBefore["freed"] ?? 0)
         #expect(created >= 50 && freed == created && slotsAfter["refused"] == 0, "scene slots \(slotsBefore) → \(slotsAfter)")
         let residentAfter = residentKilobytes(desk.daemon.pid)
-        // A leak grows with every burst; what the first one costs stays for the next (a burst
-        // of captures on PipeWire, libpipewire's streams and their memory, took 9-26 MB here,
-        // and then the same again and again to within 0.2 MB).
+        // A leak grows with every burst; what the first one costs stays for the next. On
+        // PulseAudio the daemon grows 5-6 MB, then 0.1 MB. On PipeWire (libpipewire's streams
+        // and their memory) it swings: 700 streams in bursts of 100 left it at 84-109 MB with
+        // no trend (85, 109, 84, 109, 84, 89, 89), and one run of this test grew 38.5 then 10 MB;
+        // there the bars only catch a leak of more than ~300 kB a stream.
+        let (firstBurstKilobytes, secondBurstKilobytes) = kind == .pulseAudio ? (20_000, 4_000) : (60_000, 30_000)
         try burst("again")
         #expect(waitUntil(timeoutSeconds: 10) {
             let text = log()
@@ -279,8 +282,9 @@ import Testing
         })
         let residentAfterAgain = residentKilobytes(desk.daemon.pid)
         print("\(kind): \(captured) of 100 short streams captured; daemon resident \(residentBefore) → \(residentAfter) → \(residentAfterAgain) kB after 100 more; scene slots \(slotsBefore) → \(slotsAfter)")
-        #expect(residentAfter - residentBefore < 40_000, "resident memory grew \(residentAfter - residentBefore) kB")
-        #expect(residentAfterAgain - residentAfter < 4_000, "resident memory grew \(residentAfterAgain - residentAfter) kB in the second burst")
+        #expect(residentAfter - residentBefore < firstBurstKilobytes, "resident memory grew \(residentAfter - residentBefore) kB")
+        #expect(residentAfterAgain - residentAfter < secondBurstKilobytes,
+                "resident memory grew \(residentAfterAgain - residentAfter) kB in the second burst")
     }
 
     func residentKilobytes(_ pid: pid_t) -> Int {
