@@ -47,6 +47,7 @@ final class CaptureSession {
     private var heartbeatTimer: OpaquePointer?
     private var captureSink: SinkFacts?
     private var pacer: MonitorRecorder?
+    private let onsets: OnsetRecovery
     private var defaultSink: (name: String, index: UInt32)?
     private var streams: [UInt32: TrackedStream] = [:]
     /// Streams the user moved off the capture sink: their choice stands until they end.
@@ -63,6 +64,7 @@ final class CaptureSession {
         self.configuration = configuration
         self.token = token
         self.consumer = consumer
+        onsets = OnsetRecovery(consumer: consumer, rateHz: configuration.rateHz)
         self.delegate = delegate
         excludedBinaries = configuration.excludedBinaries
         let userdata = Unmanaged.passUnretained(self).toOpaque()
@@ -166,7 +168,9 @@ final class CaptureSession {
             pacer = MonitorRecorder(
                 context: context, streamIndex: nil, monitorSourceName: sink.name + ".monitor", rateHz: configuration.rateHz,
                 fragmentSeconds: configuration.fragmentSeconds, streamName: "SceneSound capture pacer",
-                consumer: consumer, delegate: self)
+                deliver: { [onsets] in onsets.mixDidArrive($0) }, delegate: self)
+            // Ours becomes the default sink, so that a new stream starts there: taken over
+            // before its first sample plays rather than moved after it was heard dry.
             refreshDefaultSink { [weak self] in
                 guard let self, phase == .preparing else { return }
                 phase = .capturing
@@ -187,6 +191,8 @@ final class CaptureSession {
             if type == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue {
                 streamEnded(index)
             } else {
+                // Born on the capture sink (ours is the default): its onset is in the mix.
+                if type == PA_SUBSCRIPTION_EVENT_NEW.rawValue { onsets.streamAppeared(index) }
                 requests.sinkInput(index) { [weak self] facts in
                     guard let self else { return }
                     if let facts { evaluate(facts) } else { streamEnded(index) }
@@ -204,25 +210,21 @@ final class CaptureSession {
         }
     }
 
-    /// Learns the real default sink. Ours must never be it: the server picks it when no other
-    /// sink is left (a headset unplugged), and then the mix would play into itself. If it
-    /// happens, the default goes back to the one we replaced, if it is there.
+    /// Keeps ours the default sink and learns the real one behind it, the one SceneSound's
+    /// output and every stream we let go play on. Another sink becoming the default means the
+    /// user (or the server, for a device plugged in) chose it: it is the real one from now on,
+    /// and ours takes its place again. Undone by the sweep, wherever this process ends.
     private func refreshDefaultSink(_ then: @escaping () -> Void) {
         requests.defaultSinkName { [weak self] name in
-            guard let self, let name else { return then() }
-            if name == captureSink?.name {
-                guard let previous = defaultSink?.name, previous != name else { return then() }
-                requests.sink(named: previous) { [weak self] sink in
-                    guard let self else { return }
-                    guard sink != nil else { return then() }
-                    requests.setDefaultSink(previous) { _ in then() }
-                }
-                return
-            }
-            if name == defaultSink?.name { return then() }
+            guard let self, let captureSink else { return then() }
+            if name == captureSink.name { return then() }
+            guard let name else { return requests.setDefaultSink(captureSink.name) { _ in then() } }
             requests.sink(named: name) { [weak self] sink in
-                if let self, let sink { defaultSink = (sink.name, sink.index) }
-                then()
+                guard let self else { return }
+                if let sink, !CaptureSinkProperties.isCaptureSink(sink.properties) {
+                    defaultSink = (sink.name, sink.index)
+                }
+                requests.setDefaultSink(captureSink.name) { _ in then() }
             }
         }
     }
@@ -283,9 +285,10 @@ final class CaptureSession {
                 }
             }
         case .returnToDefaultSink:
+            onsets.forget(facts.index)
             returnToDefaultSink(facts.index)
         case .leave:
-            break
+            break  // perhaps for now (not linked yet): forgotten when it ends
         }
     }
 
@@ -297,7 +300,7 @@ final class CaptureSession {
             context: context, streamIndex: index, monitorSourceName: captureSink.name + ".monitor",
             rateHz: configuration.rateHz, fragmentSeconds: configuration.fragmentSeconds,
             streamName: "SceneSound capture of \(tracked.identity.applicationName ?? "stream \(index)")",
-            consumer: consumer, delegate: self)
+            deliver: { [onsets] in onsets.captureDidReceive(streamIndex: index, interleavedStereo: $0) }, delegate: self)
         else {
             // Leave it playing on the real sink rather than silent on ours.
             streams[index] = nil
@@ -305,7 +308,7 @@ final class CaptureSession {
         }
         tracked.recorder = recorder
         streams[index] = tracked
-        consumer.captureDidStart(tracked.identity)
+        onsets.captureDidStart(tracked.identity)
     }
 
     /// Stops capturing a stream without touching where it plays.
@@ -313,7 +316,7 @@ final class CaptureSession {
         guard let tracked = streams.removeValue(forKey: index) else { return }
         if let recorder = tracked.recorder {
             recorder.close()
-            consumer.captureDidEnd(streamIndex: index)
+            onsets.captureDidEnd(streamIndex: index)
         }
     }
 
@@ -324,6 +327,7 @@ final class CaptureSession {
 
     private func streamEnded(_ index: UInt32) {
         release(index)
+        onsets.forget(index)
         userRouted.remove(index)
         attachAttempts[index] = nil
     }

@@ -1,0 +1,104 @@
+import Foundation
+import SceneSoundCapture
+import SceneSoundTestSupport
+import Testing
+
+/// Short event sounds arrive whole: `scenesoundd --capture-apps` renders the first 10 ms of a
+/// 100 ms event sound played by an unmodified client, and none of it reaches the real sink dry.
+/// The client asks for 10 ms of latency, so it starts playing as soon as it connects: the hard
+/// case for any "see the stream, then take it" scheme. The daemon renders to a wav file here,
+/// so what the real sink carries is only what escaped the capture.
+@Suite(.serialized) struct ShortSoundTests {
+    /// 10 ms of loud noise, then 90 ms 12 dB quieter: the onset shows in any rendering of it.
+    static func eventSound() -> [Int16] {
+        var state: UInt64 = 21
+        return (0 ..< 4_800).map { frame in
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            let noise = Double(Int64(state >> 33) % 32768 - 16384) / 16384  // -1 ... 1
+            return Int16(noise * (frame < 480 ? 16_000 : 4_000))
+        }
+    }
+
+    /// Each sound in `stereo` (interleaved): how many of its 1 ms windows are as loud as the
+    /// onset (more than twice the body's RMS, the onset's being four times it).
+    static func loudMilliseconds(_ stereo: [Float]) -> [Int] {
+        let frames = stereo.count / 2
+        let sounding = (0 ..< frames).filter { max(abs(stereo[2 * $0]), abs(stereo[2 * $0 + 1])) > 0.003 }
+        var sounds: [Range<Int>] = []
+        for frame in sounding {
+            if let last = sounds.last, frame - last.upperBound < 9_600 {
+                sounds[sounds.count - 1] = last.lowerBound ..< frame + 1
+            } else {
+                sounds.append(frame ..< frame + 1)
+            }
+        }
+        return sounds.map { sound in
+            let windows = stride(from: sound.lowerBound, to: sound.upperBound - 48, by: 48).map { start -> Double in
+                var power = 0.0
+                for sample in stereo[2 * start ..< 2 * (start + 48)] { power += Double(sample) * Double(sample) }
+                return power
+            }
+            let body = windows.sorted()[windows.count / 2]  // the median: a body window
+            return windows.filter { $0 > 4 * body }.count  // power: twice the RMS
+        }
+    }
+
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func theFirstTenMillisecondsOfAnEventSoundAreRenderedAndNotHeardDry(kind: PrivateSoundServer.Kind) throws {
+        let server = try PrivateSoundServer(kind)
+        defer { server.tearDown() }
+        let sound = temporaryFile("event.wav"), rendered = temporaryFile("rendered.wav"), log = temporaryFile("daemon.log")
+        defer { [sound, rendered, log].forEach { try? FileManager.default.removeItem(at: $0) } }
+        try TestSignal.writeWAV(Self.eventSound(), channels: 1, to: sound)
+        let daemon = try ChildProcess(
+            BuiltProducts.directory.appendingPathComponent("scenesoundd").path,
+            ["--socket", server.directory.appendingPathComponent("scenesound.sock").path, "--output", "wav:\(rendered.path)",
+             "--display", "none", "--opentrack", "off", "--room", "none", "--capture-apps", "--log-level", "debug"],
+            display: nil, outputPath: log.path + ".out", errorPath: log.path,
+            environment: server.clientEnvironment.merging([
+                "XDG_CACHE_HOME": NSTemporaryDirectory() + "scenesound-test-cache",
+                "XDG_CONFIG_HOME": server.directory.appendingPathComponent("config-home").path,
+            ]) { $1 })
+        defer { daemon.kill() }
+        let logText = { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+        #expect(waitUntil(timeoutSeconds: 20) { logText().contains("app capture: taking other apps' streams") }, "\(logText())")
+        // While capturing, new streams start on ours: it is the default sink.
+        #expect(try server.defaultSinkName() == CaptureSinkProperties.sinkName)
+
+        let dry = try MonitorRecording(server: server, file: temporaryFile("dry.raw"))
+        let recordingSince = Date()
+        let plays = 3
+        for play in 1 ... plays {
+            let app = try server.startClient("/usr/bin/paplay", [
+                "--latency-msec=10", "--property=media.role=event", "--property=event.id=short-sound-test", sound.path,
+            ])
+            #expect(app.waitForExit() == 0)
+            #expect(waitUntil(timeoutSeconds: 5) { logText().components(separatedBy: "ended:").count - 1 >= play }, "\(logText())")
+            // Apart by 0.3 s of rendered output (the file grows in real time), to be told apart.
+            let size = fileSize(rendered)
+            #expect(waitUntil(timeoutSeconds: 5) { fileSize(rendered) >= size + 8 * 14_400 })
+        }
+        // All the time the sounds played, recorded (parec's file lags by its buffer).
+        let playedFrames = Int(Date().timeIntervalSince(recordingSince) * 48_000)
+        let heardDry = dry.finish(afterFrames: playedFrames - 4_800, timeoutSeconds: 5)
+        kill(daemon.pid, SIGTERM)
+        #expect(waitUntil(timeoutSeconds: 10) { !daemon.isRunning })
+        #expect(try server.defaultSinkName() == PrivateSoundServer.sinkName)
+
+        let data = try Data(contentsOf: rendered)
+        let header = try #require(data.range(of: Data("data".utf8)))
+        let samples = data[(header.upperBound + 4)...].withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        let onsets = Self.loudMilliseconds(samples)
+        print("\(kind): onset milliseconds rendered per sound \(onsets); dry peak \(heardDry.map(abs).max() ?? 0)")
+        #expect(onsets.count == plays, "\(onsets.count) sounds rendered: \(logText())")
+        // 10 of 10 ms, give or take the HRTF's smear of the step into the body.
+        #expect(onsets.allSatisfy { $0 >= 9 && $0 <= 12 }, "loud milliseconds per sound: \(onsets)")
+        // Nothing escapes to the real sink: the onset peaks at -6 dBFS, this is below -60.
+        #expect(heardDry.count / 2 >= playedFrames - 4_800, "the real sink was recorded for \(heardDry.count / 2) of \(playedFrames) frames")
+        #expect((heardDry.map(abs).max() ?? 1) < 0.001, "a dry copy reached the real sink")
+    }
+
+    func fileSize(_ url: URL) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? Int) ?? 0
+    }
+}
