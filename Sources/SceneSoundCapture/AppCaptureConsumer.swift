@@ -10,4 +10,9 @@ public protocol AppCaptureConsumer: AnyObject, Sendable {
     /// The stream ended, was excluded, was moved elsewhere by the user, or the capture stopped.
     func captureDidEnd(streamIndex: UInt32)
     func captureStateDidChange(_ state: AppCapture.State)
+    /// The real sink behind the capture's, which is the default sink while capturing: where
+    /// the apps it lets go play, and where the consumer's own output must play (pinned: with
+    /// the capture sink the default, following the default would play into it). Told when
+    /// capturing starts and whenever the user chooses another sink.
+    func captureDidChooseRealSink(_ sinkName: String)
 }

@@ -210,20 +210,24 @@ final class CaptureSession {
         }
     }
 
-    /// Keeps ours the default sink and learns the real one behind it, the one SceneSound's
-    /// output and every stream we let go play on. Another sink becoming the default means the
-    /// user (or the server, for a device plugged in) chose it: it is the real one from now on,
-    /// and ours takes its place again. Undone by the sweep, wherever this process ends.
+    /// Keeps ours the default sink and learns the real one behind it: where the streams we
+    /// let go play, and SceneSound's own output (the consumer pins it there). Another sink
+    /// becoming the default means the user (or the server, for a device plugged in) chose it:
+    /// it is the real one from now on, and ours takes its place again. If the real one goes
+    /// away, another takes over. The sweep undoes all this, however this process ends.
     private func refreshDefaultSink(_ then: @escaping () -> Void) {
         requests.defaultSinkName { [weak self] name in
-            guard let self, let captureSink else { return then() }
-            if name == captureSink.name { return then() }
-            guard let name else { return requests.setDefaultSink(captureSink.name) { _ in then() } }
-            requests.sink(named: name) { [weak self] sink in
-                guard let self else { return }
-                if let sink, !CaptureSinkProperties.isCaptureSink(sink.properties) {
-                    defaultSink = (sink.name, sink.index)
+            guard let self else { return }
+            requests.sinks { [weak self] sinks in
+                guard let self, let captureSink, let sinks else { return then() }
+                let real = sinks.filter { !CaptureSinkProperties.isCaptureSink($0.properties) }
+                let chosen = real.first { $0.name == name } ?? real.first { $0.name == defaultSink?.name } ?? real.first
+                if let chosen, chosen.name != defaultSink?.name || chosen.index != defaultSink?.index {
+                    defaultSink = (chosen.name, chosen.index)
+                    _ = guardLink?.tellRealSink(chosen.name)
+                    consumer.captureDidChooseRealSink(chosen.name)
                 }
+                guard name != captureSink.name, chosen != nil else { return then() }
                 requests.setDefaultSink(captureSink.name) { _ in then() }
             }
         }
@@ -350,7 +354,8 @@ final class CaptureSession {
             return done(nil)
         }
         let token = token
-        CaptureSweep.run(on: context, isTarget: { $0[CaptureSinkProperties.sessionKey] == token }) { [weak self] outcome in
+        CaptureSweep.run(on: context, isTarget: { $0[CaptureSinkProperties.sessionKey] == token },
+                         realSink: defaultSink?.name) { [weak self] outcome in
             self?.shutDownLocally()
             done(outcome)
         }

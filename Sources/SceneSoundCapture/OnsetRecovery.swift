@@ -90,6 +90,7 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
     }
 
     func captureStateDidChange(_ state: AppCapture.State) { consumer.captureStateDidChange(state) }
+    func captureDidChooseRealSink(_ sinkName: String) { consumer.captureDidChooseRealSink(sinkName) }
 
     /// The stream is no longer ours (left alone, or gone before its capture started).
     func forget(_ index: UInt32) {

@@ -8,11 +8,20 @@ import SceneSoundServer
 final class AppCaptureBridge: AppCaptureConsumer, @unchecked Sendable {
     private let streams: CapturedAppStreams
     private let logger: Logger
+    /// Pins the daemon's own output to the real sink (nil: unpinned), which the capture sink
+    /// stands in front of as the default.
+    private let pinOutput: (String?) -> Void
     private var feeds: [UInt32: CapturedAppStreams.Feed] = [:]
 
-    init(streams: CapturedAppStreams, logger: Logger) {
+    init(streams: CapturedAppStreams, logger: Logger, pinOutput: @escaping (String?) -> Void) {
         self.streams = streams
         self.logger = logger
+        self.pinOutput = pinOutput
+    }
+
+    func captureDidChooseRealSink(_ sinkName: String) {
+        logger.info("app capture: new streams start on the capture sink; the real sink is \(sinkName)")
+        pinOutput(sinkName)
     }
 
     static func app(_ stream: CapturedStreamIdentity) -> CapturedAppStreams.App {
@@ -55,6 +64,7 @@ final class AppCaptureBridge: AppCaptureConsumer, @unchecked Sendable {
         case .stopped:
             logger.info("app capture: stopped, every app back on its sink")
             streams.setCaptureState("stopped")
+            pinOutput(nil)
         }
     }
 }

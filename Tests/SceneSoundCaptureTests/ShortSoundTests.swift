@@ -63,7 +63,7 @@ import Testing
         let logText = { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
         #expect(waitUntil(timeoutSeconds: 20) { logText().contains("app capture: taking other apps' streams") }, "\(logText())")
         // While capturing, new streams start on ours: it is the default sink.
-        #expect(try server.defaultSinkName() == CaptureSinkProperties.sinkName)
+        #expect(try waitUntil(timeoutSeconds: 5) { try server.defaultSinkName() == CaptureSinkProperties.sinkName })
 
         let dry = try MonitorRecording(server: server, file: temporaryFile("dry.raw"))
         let recordingSince = Date()
