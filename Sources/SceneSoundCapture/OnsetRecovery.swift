@@ -28,8 +28,6 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
     /// Below this a frame counts as silent (about -80 dBFS).
     private let silence: Float = 1e-4
     private let tolerance: Float = 1e-4
-    /// Onsets recovered, for tests and status.
-    private(set) var recoveredCount = 0
 
     private struct Pending {
         /// Mix frames recorded before the server announced the stream: none of them is its.
@@ -103,14 +101,13 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
         guard let first = (0 ..< heldFrames).first(where: { isSounding(stream.held, $0) }) else { return }
         guard first + matchFrames <= heldFrames else { return }
         if let mixFrame = find(stream.held, at: first, from: stream.searchFromFrame) {
-            // The recording's frame 0 is this many frames earlier in the mix; before it lies the onset.
-            let onsetEnd = mixFrame - first - stream.skippedFrames
+            // Everything the mix holds before that point, since its last silence, is the
+            // stream's missing start; the recording's silent frames before it are not (its
+            // first frames may be silence while the stream already sounds: a link being made).
             var onsetStart = max(stream.searchFromFrame, mixStartFrame)
-            while onsetStart < onsetEnd, !isSounding(mix, onsetStart - mixStartFrame) { onsetStart += 1 }
-            let onset = onsetStart < onsetEnd
-                ? Array(mix[2 * (onsetStart - mixStartFrame) ..< 2 * (onsetEnd - mixStartFrame)]) : []
-            if !onset.isEmpty { recoveredCount += 1 }
-            return release(index, onset: onset)
+            while onsetStart < mixFrame, !isSounding(mix, onsetStart - mixStartFrame) { onsetStart += 1 }
+            let onset = Array(mix[2 * (onsetStart - mixStartFrame) ..< 2 * (mixFrame - mixStartFrame)])
+            return release(index, onset: onset, droppingHeldFrames: first)
         }
         // Not (yet) in the mix: the mix may lag the recording by a fragment. Past the hold
         // limit the stream did not start alone; it is heard from where its recording began.
@@ -142,9 +139,9 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
         abs(samples[2 * frame]) > silence || abs(samples[2 * frame + 1]) > silence
     }
 
-    private func release(_ index: UInt32, onset: [Float]) {
+    private func release(_ index: UInt32, onset: [Float], droppingHeldFrames dropped: Int = 0) {
         guard let stream = pending.removeValue(forKey: index) else { return }
-        for part in [onset, stream.held] where !part.isEmpty {
+        for part in [onset[...], stream.held[(2 * dropped)...]] where !part.isEmpty {
             part.withUnsafeBufferPointer { consumer.captureDidReceive(streamIndex: index, interleavedStereo: $0) }
         }
     }

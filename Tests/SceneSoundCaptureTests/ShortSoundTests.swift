@@ -98,6 +98,33 @@ import Testing
         #expect((heardDry.map(abs).max() ?? 1) < 0.001, "a dry copy reached the real sink")
     }
 
+    /// What the capture hands on (before the engine) is the sound itself, sample for sample,
+    /// from its first sample: the recovered start and the stream's own recording meet exactly.
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func theCaptureOfAnEventSoundIsTheSoundFromItsFirstSample(kind: PrivateSoundServer.Kind) throws {
+        let fixture = try CaptureOnServerTests.Fixture(kind)
+        try fixture.startCapturing()
+        #expect(try waitUntil(timeoutSeconds: 5) { try fixture.server.defaultSinkName() == CaptureSinkProperties.sinkName })
+        let mono = Self.eventSound()
+        let stereo = mono.flatMap { [$0, $0] }
+        let file = temporaryFile("event.wav")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try TestSignal.writeWAV(stereo, to: file)
+        let consumer = fixture.consumer
+        for play in 1 ... 3 {
+            let app = try fixture.play(file, ["--latency-msec=10", "--property=media.role=event"])
+            #expect(app.waitForExit() == 0)
+            #expect(consumer.wait(timeoutSeconds: 5) { $0.endedStreamsWhileLocked.count == play })
+            let index = consumer.endedStreams[play - 1]
+            let captured = consumer.audio(of: index)
+            let first = (0 ..< captured.count / 2).first { abs(captured[2 * $0]) > 1e-4 || abs(captured[2 * $0 + 1]) > 1e-4 } ?? 0
+            let heard = Array(captured[(2 * first)...].prefix(stereo.count))
+            let worst = zip(heard, stereo).map { abs($0 - Float($1) / 32768) }.max() ?? 1
+            #expect(heard.count == stereo.count && worst < 1e-3,
+                    "play \(play): \(heard.count / 2) of \(mono.count) frames, off by up to \(worst) (first sample \(heard.first ?? 0), sound's \(Float(stereo[0]) / 32768))")
+        }
+    }
+
     func fileSize(_ url: URL) -> Int {
         ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? Int) ?? 0
     }
