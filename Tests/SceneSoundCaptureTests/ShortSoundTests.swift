@@ -117,12 +117,35 @@ import Testing
             #expect(consumer.wait(timeoutSeconds: 5) { $0.endedStreamsWhileLocked.count == play })
             let index = consumer.endedStreams[play - 1]
             let captured = consumer.audio(of: index)
-            let first = (0 ..< captured.count / 2).first { abs(captured[2 * $0]) > 1e-4 || abs(captured[2 * $0 + 1]) > 1e-4 } ?? 0
-            let heard = Array(captured[(2 * first)...].prefix(stereo.count))
-            let worst = zip(heard, stereo).map { abs($0 - Float($1) / 32768) }.max() ?? 1
-            #expect(heard.count == stereo.count && worst < 1e-3,
-                    "play \(play): \(heard.count / 2) of \(mono.count) frames, off by up to \(worst) (first sample \(heard.first ?? 0), sound's \(Float(stereo[0]) / 32768))")
+            // What the sound server played, without the gaps where the app ran dry (paplay's
+            // 10 ms buffer does, now and then, on a loaded machine): the sound, if all is well.
+            let played = Self.withoutGaps(captured)
+            let compared = min(played.count, stereo.count)
+            let sampleMatches = { (sample: Int) -> Bool in abs(played[sample] - Float(stereo[sample]) / 32768) < 1e-3 }
+            let exactFrames = ((0 ..< compared).first { !sampleMatches($0) } ?? compared) / 2
+            print("\(kind) play \(play): the capture is the sound for its first \(exactFrames) of \(mono.count) frames (\(captured.count / 2) frames captured, \(played.count / 2) without gaps)")
+            // Whole, from its first sample on: the recovered start meets the stream's own
+            // recording exactly. On PipeWire its last graph cycle may be missing (seen: up to
+            // 384 frames in 3 plays of 30): the recording ends with the stream.
+            #expect(exactFrames >= mono.count - (kind == .pipeWire ? 1_024 : 0),
+                    "\(kind) play \(play): the capture is the sound for \(exactFrames) frames only")
         }
+    }
+
+    /// Interleaved stereo without its silent stretches (8 frames or more of digital silence,
+    /// which noise never has): leading silence, and the gaps where the app ran dry.
+    static func withoutGaps(_ stereo: [Float]) -> [Float] {
+        let frames = stereo.count / 2
+        let silent = (0 ..< frames).map { abs(stereo[2 * $0]) <= 1e-4 && abs(stereo[2 * $0 + 1]) <= 1e-4 }
+        var kept: [Float] = []
+        var frame = 0
+        while frame < frames {
+            var end = frame
+            while end < frames, silent[end] == silent[frame] { end += 1 }
+            if !silent[frame] || end - frame < 8 { kept += stereo[(2 * frame) ..< (2 * end)] }
+            frame = end
+        }
+        return kept
     }
 
     func fileSize(_ url: URL) -> Int {
