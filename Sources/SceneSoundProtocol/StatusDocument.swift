@@ -424,6 +424,10 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         public var eventID: String?
         /// `"0x…"`: the window it plays from.
         public var window: String?
+        /// The rule that found the window: `xid` (the stream names it), `pid` (`_NET_WM_PID` of
+        /// its process or a parent), `recently_active` (its app's most recently active window),
+        /// `none` (straight ahead).
+        public var windowFoundBy: String
         public var title: String?
         public var scene: String
         public var azimuthDegrees: Double
@@ -433,7 +437,7 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         public var droppedSeconds: Double
 
         public init(application: String?, binary: String?, pid: Int?, kind: String, eventID: String?, window: String?,
-                    title: String?, scene: String, azimuthDegrees: Double, addedLatencySeconds: Double,
+                    windowFoundBy: String, title: String?, scene: String, azimuthDegrees: Double, addedLatencySeconds: Double,
                     starvedSeconds: Double, droppedSeconds: Double) {
             self.application = application
             self.binary = binary
@@ -441,6 +445,7 @@ public struct StatusDocument: Codable, Equatable, Sendable {
             self.kind = kind
             self.eventID = eventID
             self.window = window
+            self.windowFoundBy = windowFoundBy
             self.title = title
             self.scene = scene
             self.azimuthDegrees = azimuthDegrees
@@ -450,7 +455,7 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         }
 
         enum CodingKeys: String, CodingKey {
-            case application, binary, pid, kind, eventID = "event_id", window, title, scene
+            case application, binary, pid, kind, eventID = "event_id", window, windowFoundBy = "window_found_by", title, scene
             case azimuthDegrees = "azimuth_degrees", addedLatencySeconds = "added_latency_seconds"
             case starvedSeconds = "starved_seconds", droppedSeconds = "dropped_seconds"
         }

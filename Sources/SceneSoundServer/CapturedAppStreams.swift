@@ -104,20 +104,37 @@ public final class CapturedAppStreams: @unchecked Sendable {
         }
     }
 
+    /// Which rule found a stream's window (status: `window_found_by`).
+    enum WindowRule: String, Sendable {
+        /// The stream names its window (`window.x11.xid`).
+        case xid
+        /// `_NET_WM_PID` of its process or of the nearest parent process that has a window.
+        case pid
+        /// Its app's most recently active window (binary or `WM_CLASS`), found by neither.
+        case recentlyActive = "recently_active"
+        /// No window found: straight ahead (its process's window is taken when one appears).
+        case none
+    }
+
+    /// Where a stream plays: the scene, the process whose window it follows when it names
+    /// none, and why.
+    struct Placement: Equatable {
+        var sceneID: String
+        var anchorPID: Int32?
+        var rule: WindowRule
+    }
+
     /// A captured stream on the event loop's side.
     struct Entry {
         var app: App
         var streamID: StreamID
         var feed: Feed
-        /// The scene it plays to, and the process whose window it follows when it has no xid.
-        var sceneID: String
-        var anchorPID: Int32?
+        var placement: Placement
     }
 
     private let eventLoop: EventLoop
     private let core: ServerCore
     private var entries: [UInt64: Entry] = [:]
-    private var reanchorTask: RepeatedTask?
     public private(set) var startedCount = 0
     public private(set) var endedCount = 0
     /// For status: the apps left alone, and what the capture is doing.
@@ -127,12 +144,9 @@ public final class CapturedAppStreams: @unchecked Sendable {
     public init(server: SoundServer) {
         eventLoop = server.eventLoop
         core = server.core
+        // Windows appear, close and take turns being active after an app's first sound: the
+        // core calls `windowsChanged` whenever they do.
         try? eventLoop.submit { [unowned self] in core.capturedApps = self }.wait()
-        // Windows appear and close after an app's first sound: look again twice a second.
-        let task = eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(500), delay: .milliseconds(500)) {
-            [weak self] _ in self?.reanchorAll()
-        }
-        reanchorTask = task
     }
 
     /// From the capture's thread: a new stream. Its feed takes audio at once; the engine
@@ -179,7 +193,7 @@ public final class CapturedAppStreams: @unchecked Sendable {
     var currentEntries: [Entry] { entries.values.sorted { $0.app.key < $1.app.key } }
 
     private func add(_ app: App, feed: Feed) {
-        let (sceneID, anchorPID) = scene(for: app)
+        let placement = placement(for: app)
         let kind: StreamKind = switch app.kind {
         case .playback: .playback
         case .system: .system
@@ -187,20 +201,49 @@ public final class CapturedAppStreams: @unchecked Sendable {
         }
         let stream = core.engineStreams.make(
             .play, input: feed.input, channelCount: 2, kind: kind, spatialMode: .anchored, volumeDecibels: 0,
-            sceneIndex: sceneIndex(sceneID, anchorPID))
+            sceneIndex: sceneIndex(placement))
         core.engineStreams.add(stream)
-        entries[app.key] = Entry(app: app, streamID: stream.id, feed: feed, sceneID: sceneID, anchorPID: anchorPID)
+        entries[app.key] = Entry(app: app, streamID: stream.id, feed: feed, placement: placement)
         startedCount += 1
+        if app.kind == .alert {
+            // The rule protocol alerts follow (the app cannot ask for it: only the server's setting
+            // or a missing output flags the window).
+            core.samples.requestAttention(for: core.scenes.resolved(placement.sceneID, peerPID: placement.anchorPID ?? 0),
+                                          demanded: false)
+        }
+    }
+
+    private func placement(for app: App) -> Placement {
+        let windows = core.scenes.windows
+        return Self.placement(for: app, ancestry: { ProcessAncestry.chain(from: $0) }, hasWindow: hasWindow) {
+            guard let windows, let snapshot = windows.snapshot else { return nil }
+            return windows.history.mostRecentlyActiveWindow(of: identity(of: app), in: snapshot)?.id
+        }
     }
 
     /// Where a stream plays: its window id if it names one; else the window of its process or
-    /// of the nearest parent process that has one (browsers play from child processes);
-    /// else, with no windows known, straight ahead.
-    private func scene(for app: App) -> (sceneID: String, anchorPID: Int32?) {
-        if let window = app.windowID { return (SceneID.forX11Window(window), nil) }
-        guard let pid = app.processID, pid > 0 else { return ("", nil) }
-        let owner = ProcessAncestry.chain(from: pid).first { hasWindow($0) } ?? pid
-        return ("", owner)  // "" + pid: the server's process scene, which follows that pid's window
+    /// of the nearest parent process that has one (browsers play from child processes); else
+    /// its app's most recently active window (a sandboxed or helper process owns none); else
+    /// straight ahead.
+    static func placement(for app: App, ancestry: (Int32) -> [Int32], hasWindow: (Int32) -> Bool,
+                          recentlyActiveWindow: () -> UInt32?) -> Placement {
+        if let window = app.windowID { return Placement(sceneID: SceneID.forX11Window(window), anchorPID: nil, rule: .xid) }
+        let pid = app.processID.flatMap { $0 > 0 ? $0 : nil }
+        // "" + pid: the server's process scene, which follows that pid's window.
+        if let pid, let owner = ancestry(pid).first(where: hasWindow) {
+            return Placement(sceneID: "", anchorPID: owner, rule: .pid)
+        }
+        if let window = recentlyActiveWindow() {
+            return Placement(sceneID: SceneID.forX11Window(window), anchorPID: nil, rule: .recentlyActive)
+        }
+        return Placement(sceneID: "", anchorPID: pid, rule: .none)
+    }
+
+    /// The app as the window history knows apps: the binary the sound server names, else the
+    /// stream's process's own.
+    private func identity(of app: App) -> AppWindowHistory.App {
+        AppWindowHistory.App(binary: app.binary ?? app.processID.flatMap { $0 > 0 ? ProcessBinary.name($0) : nil },
+                             name: app.applicationName)
     }
 
     private func hasWindow(_ pid: Int32) -> Bool {
@@ -208,24 +251,25 @@ public final class CapturedAppStreams: @unchecked Sendable {
         return !snapshot.windows(pid: pid).isEmpty
     }
 
-    private func reanchorAll() {
+    /// Windows came or went or another became active (event-loop confined).
+    func windowsChanged() {
         for key in entries.keys { reanchor(key) }
     }
 
     private func reanchor(_ key: UInt64) {
         guard var entry = entries[key] else { return }
-        let (sceneID, anchorPID) = scene(for: entry.app)
-        guard sceneID != entry.sceneID || anchorPID != entry.anchorPID else { return }
-        entry.sceneID = sceneID
-        entry.anchorPID = anchorPID
+        let placement = placement(for: entry.app)
+        guard placement != entry.placement else { return }
+        let moves = placement.sceneID != entry.placement.sceneID || placement.anchorPID != entry.placement.anchorPID
+        entry.placement = placement
         entries[key] = entry
-        core.commands.push(.setScene(entry.streamID, sceneIndex: sceneIndex(sceneID, anchorPID)))
+        if moves { core.commands.push(.setScene(entry.streamID, sceneIndex: sceneIndex(placement))) }
     }
 
     /// The scene's engine slot, placed at its window now rather than at the next window change.
-    private func sceneIndex(_ sceneID: String, _ anchorPID: Int32?) -> Int {
-        let index = core.scenes.index(for: sceneID, peerPID: anchorPID ?? 0)
-        if !sceneID.isEmpty { core.scenes.windows?.place(sceneID) }
+    private func sceneIndex(_ placement: Placement) -> Int {
+        let index = core.scenes.index(for: placement.sceneID, peerPID: placement.anchorPID ?? 0)
+        if !placement.sceneID.isEmpty { core.scenes.windows?.place(placement.sceneID) }
         return index
     }
 
@@ -241,7 +285,6 @@ public final class CapturedAppStreams: @unchecked Sendable {
     /// Stops following windows; the streams end with the capture.
     public func stop() {
         try? eventLoop.submit { [self] in
-            reanchorTask?.cancel()
             for key in entries.keys.sorted() { end(key: key) }
         }.wait()
     }
@@ -275,14 +318,15 @@ extension CapturedAppStreams {
     var status: StatusDocument.Apps {
         let rate = core.engine.configuration.sampleRateHz
         let streams = currentEntries.map { entry -> StatusDocument.AppStream in
-            let sceneID = entry.sceneID.isEmpty ? entry.anchorPID.map(SceneRegistry.processSceneID) ?? "" : entry.sceneID
+            let sceneID = core.scenes.resolved(entry.placement.sceneID, peerPID: entry.placement.anchorPID ?? 0)
             let scene = core.scenes.registry.scenes[sceneID]
             let position = SphericalPosition(cartesian: scene?.position ?? core.scenes.registry.defaultPosition)
             let window = scene?.window?.windowID ?? entry.app.windowID
             return StatusDocument.AppStream(
                 application: entry.app.applicationName, binary: entry.app.binary, pid: entry.app.processID.map(Int.init),
                 kind: entry.app.kind.rawValue, eventID: entry.app.eventID,
-                window: window.map { "0x" + String($0, radix: 16) }, title: scene?.window?.title, scene: sceneID,
+                window: window.map { "0x" + String($0, radix: 16) }, windowFoundBy: entry.placement.rule.rawValue,
+                title: scene?.window?.title, scene: sceneID,
                 azimuthDegrees: position.azimuthDegrees,
                 addedLatencySeconds: Double(entry.feed.ring.availableFrames) / rate + Self.fragmentSeconds,
                 starvedSeconds: Double(entry.feed.input.starvedFrameCount) / rate,

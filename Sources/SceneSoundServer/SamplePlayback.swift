@@ -159,8 +159,8 @@ final class SamplePlayback {
     }
 
     /// Flags the alert's window when the client asked for it, the server is configured to, or
-    /// no audio output is available (the visual fallback).
-    private func requestAttention(for sceneID: String, demanded: Bool) {
+    /// no audio output is available (the visual fallback). Captured apps' alerts too.
+    func requestAttention(for sceneID: String, demanded: Bool) {
         guard let attention, demanded || configuration.alertsDemandAttention || !outputConnected() else { return }
         if let window = scenes.windowID(of: sceneID) { attention.alertNeedsAttention(windowID: window, sceneID: sceneID) }
     }

@@ -4,6 +4,7 @@ import NIOCore
 import SceneSoundEngine
 import SceneSoundOutputs
 import SceneSoundProtocol
+import SceneSoundX11
 
 /// Health counters shown by `status`. Event-loop confined.
 final class ServerCounters {
@@ -120,6 +121,13 @@ final class ServerCore: @unchecked Sendable {
         let anchoring = WindowAnchoring(scenes: scenes.registry, commands: commands, settings: settings)
         scenes.windows = anchoring
         return anchoring
+    }
+
+    /// A window snapshot from the tracker: scenes follow their windows, and captured apps
+    /// look for their windows again when windows came, went or another became active.
+    func applyWindows(_ snapshot: WindowSnapshot) {
+        guard let windows = scenes.windows else { return }
+        if windows.apply(snapshot) { capturedApps?.windowsChanged() }
     }
 
     // MARK: Status

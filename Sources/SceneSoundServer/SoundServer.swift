@@ -93,7 +93,7 @@ public final class SoundServer: @unchecked Sendable {
         let core = core, loop = eventLoop
         let tracker = WindowTracker(configuration: .init(displayName: displayName)) { snapshot in
             // Handed to the event loop; the tracker thread never waits on the server.
-            loop.execute { core.scenes.windows?.apply(snapshot) }
+            loop.execute { core.applyWindows(snapshot) }
         }
         try? eventLoop.submit {
             core.anchorToWindows(settings: settings)

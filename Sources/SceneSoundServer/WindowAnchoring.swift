@@ -27,6 +27,8 @@ final class WindowAnchoring {
     let settings: Settings
     private(set) var snapshot: WindowSnapshot?
     private(set) var space: ScreenSpace
+    /// Which windows were active, for sounds that name no window and whose process has none.
+    private(set) var history = AppWindowHistory()
 
     init(scenes: SceneRegistry, commands: EngineCommandQueue, settings: Settings) {
         self.scenes = scenes
@@ -35,12 +37,16 @@ final class WindowAnchoring {
         space = ScreenSpace(monitors: [], listenerDistanceMetres: settings.listenerDistanceMetres)
     }
 
-    func apply(_ snapshot: WindowSnapshot) {
+    /// True when windows appeared, closed or changed hands, or another one became active.
+    @discardableResult
+    func apply(_ snapshot: WindowSnapshot) -> Bool {
         self.snapshot = snapshot
+        let changed = history.record(snapshot)
         if snapshot.monitors != space.monitors {
             space = ScreenSpace(monitors: snapshot.monitors, listenerDistanceMetres: settings.listenerDistanceMetres)
         }
         for scene in scenes.sortedScenes { place(scene.id) }
+        return changed
     }
 
     /// Re-places one scene from the latest snapshot (also when a scene is bound or adopted).

@@ -128,9 +128,11 @@ struct AppsSummary {
             let binary = stream["binary"] as? String ?? "?"
             let pid = (stream["pid"] as? Int).map { "pid \($0)" } ?? "no pid"
             let window = (stream["window"] as? String).map { "window \($0)" + ((stream["title"] as? String).map { " \"\($0)\"" } ?? "") } ?? "no window"
+            // "window 0x… (by recently active)": which rule found it; nothing to say when none did.
+            let foundBy = (stream["window_found_by"] as? String).flatMap { $0 == "none" ? nil : " (by \($0.replacingOccurrences(of: "_", with: " ")))" } ?? ""
             let azimuth = (stream["azimuth_degrees"] as? Double).map { String(format: "az %.1f°", $0) } ?? ""
             let latency = (stream["added_latency_seconds"] as? Double).map { String(format: "+%.0f ms", $0 * 1000) } ?? ""
-            lines.append("  \(name) (\(binary), \(pid))  \(stream["kind"] as? String ?? "")  \(window)  \(azimuth)  \(latency)")
+            lines.append("  \(name) (\(binary), \(pid))  \(stream["kind"] as? String ?? "")  \(window)\(foundBy)  \(azimuth)  \(latency)")
         }
         if streams.isEmpty { lines.append("  no app is playing") }
         let excluded = apps["excluded"] as? [String] ?? excludedHere

@@ -144,7 +144,7 @@ import Testing
                                         "--geometry=400x300+1400+200", "--loop-file=inf", "--really-quiet", file.path])
         #expect(desk.waitForCaptures(1), "\(desk.logText)")
         #expect(waitUntil(timeoutSeconds: 10) { (try? desk.x.toolOutput("xdotool", ["search", "--onlyvisible", "--pid", String(desk.apps[0].pid)])) != nil })
-        // Re-anchoring happens twice a second once the window is known.
+        // Its stream moves to the window as soon as the tracker reports the window.
         let cues = try waitForCues(desk) { $0.itdMicroseconds < -100 }
         #expect(cues.itdMicroseconds < -100 && cues.interauralLevelDifferenceDecibels < -2, "mpv on the right: \(cues); \(desk.logText.suffix(1500))")
     }

@@ -103,9 +103,11 @@ public final class XDisplayFixture {
     }
 
     /// A real xterm; its window id comes from the tracker (by `_NET_WM_PID`).
-    /// `title`: the window's title (xterm's -T), else xterm's own ("sleep").
-    public func openXTerm(geometry: String, title: String? = nil) throws -> ChildProcess {
-        let xterm = try ChildProcess("/usr/bin/xterm", ["-geometry", geometry] + (title.map { ["-T", $0] } ?? []) + ["-e", "sleep", "600"],
+    /// `title`: the window's title (xterm's -T), else xterm's own ("sleep"). `className`: its
+    /// `WM_CLASS` class (xterm's -class), else "XTerm".
+    public func openXTerm(geometry: String, title: String? = nil, className: String? = nil) throws -> ChildProcess {
+        let xterm = try ChildProcess("/usr/bin/xterm", ["-geometry", geometry] + (title.map { ["-T", $0] } ?? [])
+                                         + (className.map { ["-class", $0] } ?? []) + ["-e", "sleep", "600"],
                                      display: display)
         others.append(xterm)
         return xterm
