@@ -178,6 +178,9 @@ public final class Engine: @unchecked Sendable {
             guard index >= 0, index < maximumScenes else { return }
             scenes[index].targetLowpassCutoffHz = cutoff
             scenes[index].targetGain = gain
+        case .resetScene(let index):
+            guard index > 0, index < maximumScenes else { return }  // slot 0, the default, is never freed
+            scenes[index] = SceneState(position: defaultScenePosition, widthMetres: 0, lowpassCutoffHz: .infinity, gain: 1)
         case .setHeadPose(let pose, let glide):
             renderer.setHeadPose(pose, glide: glide)
             poseAppliedNanoseconds.store(MonotonicClock.nowNanoseconds(), ordering: .relaxed)

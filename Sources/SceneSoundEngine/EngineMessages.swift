@@ -16,6 +16,10 @@ public enum EngineCommand {
     case setScene(StreamID, sceneIndex: Int)
     case placeScene(index: Int, position: Vector3, widthMetres: Double)
     case setSceneLowpass(index: Int, cutoffHz: Double, gain: Float)
+    /// A scene slot the server freed: back to straight ahead, unmuffled, at once (no glide), so
+    /// that the scene that reuses it starts clean. The server sends it only once no stream
+    /// renders at the slot any more.
+    case resetScene(index: Int)
     case setHeadPose(HeadPose, glide: Bool)
     /// How far and how fast alerts duck playback streams.
     case setDucking(DuckingParameters)

@@ -22,10 +22,12 @@ public struct StatusDocument: Codable, Equatable, Sendable {
     public var health: Health
     /// `scenesoundd --capture-apps`: other programs' streams taken over; absent when it is off.
     public var apps: Apps?
+    /// The engine's scene slots: in use, freed, refused (absent from servers before it).
+    public var sceneSlots: SceneSlots?
 
     public init(version: Int = StatusDocument.currentVersion, server: Server, output: Output, hrtf: HRTF, head: Head,
                 display: Display, monitors: [Monitor], clients: [Client], scenes: [Scene], streams: [Stream],
-                render: Render, health: Health, apps: Apps? = nil) {
+                render: Render, health: Health, apps: Apps? = nil, sceneSlots: SceneSlots? = nil) {
         self.version = version
         self.server = server
         self.output = output
@@ -39,6 +41,39 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         self.render = render
         self.health = health
         self.apps = apps
+        self.sceneSlots = sceneSlots
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case version, server, output, hrtf, head, display, monitors, clients, scenes, streams, render, health, apps
+        case sceneSlots = "scene_slots"
+    }
+
+    /// A scene holds one of the engine's slots while anything plays at it or keeps it (a hand
+    /// placement, a binding, its open window); then the slot is freed for another scene.
+    public struct SceneSlots: Codable, Equatable, Sendable {
+        /// Slots for scenes (the default, straight ahead, has its own besides).
+        public var capacity: Int
+        /// Scenes that hold a slot now (every entry of `scenes`).
+        public var inUse: Int
+        /// Since start: scenes made, scenes freed, and scenes wanted while every slot was taken
+        /// (a named scene refused with `limit_exceeded`; a sound naming none, or a captured
+        /// app's, played straight ahead instead).
+        public var created: Int
+        public var freed: Int
+        public var refused: Int
+
+        public init(capacity: Int, inUse: Int, created: Int, freed: Int, refused: Int) {
+            self.capacity = capacity
+            self.inUse = inUse
+            self.created = created
+            self.freed = freed
+            self.refused = refused
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case capacity, inUse = "in_use", created, freed, refused
+        }
     }
 
     public struct Server: Codable, Equatable, Sendable {
@@ -278,10 +313,17 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         public var distanceMetres: Double
         /// x (right), y (up), z (back).
         public var positionMetres: [Double]
+        /// Streams rendering at it now: clients' streams, plays, captured apps' streams.
+        public var streams: Int?
+        /// Why it stays when nothing plays at it: `placed` (by hand, until unbound), `bound` (to a
+        /// window, until unbound or the window closes), `window` (its window is open); absent:
+        /// freed when its last stream ends.
+        public var kept: String?
 
         public init(id: String, kind: String, window: String? = nil, pid: Int? = nil, title: String? = nil,
                     application: String? = nil, state: String? = nil, rectPixels: [Int]? = nil, widthMetres: Double? = nil,
-                    azimuthDegrees: Double, elevationDegrees: Double, distanceMetres: Double, positionMetres: [Double]) {
+                    azimuthDegrees: Double, elevationDegrees: Double, distanceMetres: Double, positionMetres: [Double],
+                    streams: Int? = nil, kept: String? = nil) {
             self.id = id
             self.kind = kind
             self.window = window
@@ -295,6 +337,8 @@ public struct StatusDocument: Codable, Equatable, Sendable {
             self.elevationDegrees = elevationDegrees
             self.distanceMetres = distanceMetres
             self.positionMetres = positionMetres
+            self.streams = streams
+            self.kept = kept
         }
 
         /// What a person recognises: "XTerm — notes.txt" for a window's own scene, "radio (XTerm —
@@ -317,7 +361,7 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         enum CodingKeys: String, CodingKey {
             case id, kind, window, pid, title, application, state, rectPixels = "rect_pixels", widthMetres = "width_metres"
             case azimuthDegrees = "azimuth_degrees", elevationDegrees = "elevation_degrees"
-            case distanceMetres = "distance_metres", positionMetres = "position_metres"
+            case distanceMetres = "distance_metres", positionMetres = "position_metres", streams, kept
         }
     }
 

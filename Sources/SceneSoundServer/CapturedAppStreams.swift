@@ -263,14 +263,15 @@ public final class CapturedAppStreams: @unchecked Sendable {
         let moves = placement.sceneID != entry.placement.sceneID || placement.anchorPID != entry.placement.anchorPID
         entry.placement = placement
         entries[key] = entry
-        if moves { core.commands.push(.setScene(entry.streamID, sceneIndex: sceneIndex(placement))) }
+        if moves { core.engineStreams.setScene(entry.streamID, sceneIndex: sceneIndex(placement)) }
     }
 
-    /// The scene's engine slot, placed at its window now rather than at the next window change.
+    /// The scene's engine slot (placed at its window at once), held by the stream. With every
+    /// slot taken the app plays straight ahead (status: `scene_slots.refused`).
     private func sceneIndex(_ placement: Placement) -> Int {
-        let index = core.scenes.index(for: placement.sceneID, peerPID: placement.anchorPID ?? 0)
-        if !placement.sceneID.isEmpty { core.scenes.windows?.place(placement.sceneID) }
-        return index
+        if let index = core.scenes.acquire(placement.sceneID, peerPID: placement.anchorPID ?? 0) { return index }
+        core.logger.warning("captured stream plays straight ahead: \(core.scenes.registry.exhaustedMessage)")
+        return 0
     }
 
     public func setExcluded(_ names: [String]) {

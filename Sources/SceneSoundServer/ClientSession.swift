@@ -265,13 +265,13 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
             guard SceneID.x11WindowID(place.sceneID) == nil else {
                 throw ProtocolError(.notPermitted, "x11: scenes follow their window and cannot be placed")
             }
-            dependencies.scenes.place(place.sceneID, at: place.position)
+            try dependencies.scenes.place(place.sceneID, at: place.position)
             send(.ok, requestID: requestID)
         case .sceneBindWindow(let bind):
             guard SceneID.x11WindowID(bind.sceneID) == nil else {
                 throw ProtocolError(.notPermitted, "x11: scenes name their window already")
             }
-            dependencies.scenes.bind(bind.sceneID, window: bind.windowID)
+            try dependencies.scenes.bind(bind.sceneID, window: bind.windowID)
             send(.ok, requestID: requestID)
         case .sceneUnbind(let unbind):
             guard SceneID.x11WindowID(unbind.sceneID) == nil else {

@@ -48,11 +48,12 @@ final class ClientStreams {
         } catch {
             throw ProtocolError(.internalError, "\(error)")
         }
+        let sceneIndex = try scenes.acquireForRequest(open.sceneID, peerPID: peerPID)
         let capacity = max(Int(limits.bufferSeconds * limits.engineRateHz), limits.blockFrames * 4)
         let input = RingInput(ring: AudioRing(capacityFrames: capacity, channelCount: Int(format.channels)))
         let engineStream = engineStreams.make(
             .client, input: input, channelCount: Int(format.channels), kind: open.kind, spatialMode: open.spatialMode,
-            volumeDecibels: open.volumeDecibels, sceneIndex: scenes.index(for: open.sceneID, peerPID: peerPID))
+            volumeDecibels: open.volumeDecibels, sceneIndex: sceneIndex)
         let stream = ServerStream(id: engineStream.id, open: open, converter: converter, engineStream: engineStream,
                                   loopLimitFrames: limits.loopLimitFrames)
         streams[stream.id] = stream
@@ -70,8 +71,9 @@ final class ClientStreams {
 
     func setScene(_ change: StreamSetScene, peerPID: Int32) throws(ProtocolError) {
         let stream = try live(change.streamID)
+        let sceneIndex = try scenes.acquireForRequest(change.sceneID, peerPID: peerPID)
         stream.sceneID = change.sceneID
-        commands.push(.setScene(stream.id, sceneIndex: scenes.index(for: change.sceneID, peerPID: peerPID)))
+        engineStreams.setScene(stream.id, sceneIndex: sceneIndex)
     }
 
     /// STREAM_DATA. Throws only what closes the connection (`credit_exceeded`); anything else

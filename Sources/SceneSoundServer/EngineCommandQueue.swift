@@ -37,6 +37,12 @@ final class EngineCommandQueue {
     func push(_ command: EngineCommand) {
         if waitingCount == 0, queue.push(command) { return }
         deferredCount += 1
+        if case .resetScene(let index) = command {
+            // A freed scene slot: what waits for it belongs to its old scene and stays ahead of
+            // the reset; the next scene's commands must queue behind it, not replace those.
+            slots[.placeScene(index)] = nil
+            slots[.sceneLowpass(index)] = nil
+        }
         let key = Key(command)
         if let key, let slot = slots[key] {
             waiting[slot] = command
@@ -68,7 +74,7 @@ final class EngineCommandQueue {
 
         init?(_ command: EngineCommand) {
             switch command {
-            case .addStream, .removeStream: return nil
+            case .addStream, .removeStream, .resetScene: return nil
             case .notifyWhenDrained(let id, _): self = .drain(id)  // targets only grow
             case .setGain(let id, _): self = .gain(id)
             case .setMode(let id, _): self = .mode(id)

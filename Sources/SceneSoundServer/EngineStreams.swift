@@ -5,9 +5,14 @@ import SceneSoundProtocol
 /// Every stream the server puts into the engine, client streams and sample plays alike: their
 /// ids, their construction (one place for both), and how many the engine holds — counted from
 /// `add` until the render thread hands the stream back, so that a removed stream still fading
-/// out counts against `maximumStreams`. Event-loop confined.
+/// out counts against `maximumStreams`. Each stream holds the scene slot it renders at over
+/// the same span, so that a slot is freed only once the render thread no longer uses it.
+/// Event-loop confined.
 final class EngineStreams {
     private let commands: EngineCommandQueue
+    private let scenes: SceneRegistry
+    /// The scene slot each stream renders at (acquired from `scenes` by whoever made it).
+    private var sceneSlots: [StreamID: Int] = [:]
     private let hrtf: HRTFSet
     private let blockFrames: Int
     private let defaultPosition: Vector3
@@ -20,8 +25,9 @@ final class EngineStreams {
     private var nextPlayID: StreamID = playIDBase
     private static let playIDBase: StreamID = 0x8000_0000
 
-    init(engine: Engine, commands: EngineCommandQueue) {
+    init(engine: Engine, commands: EngineCommandQueue, scenes: SceneRegistry) {
         self.commands = commands
+        self.scenes = scenes
         hrtf = engine.hrtf
         blockFrames = engine.configuration.blockFrames
         defaultPosition = engine.defaultScenePosition
@@ -33,7 +39,8 @@ final class EngineStreams {
     enum Owner { case client, play }
 
     /// A new engine stream reading `input`, at the default place until its scene is applied.
-    /// Alerts duck playback streams; playback streams are the ones ducked.
+    /// Alerts duck playback streams; playback streams are the ones ducked. `sceneIndex` was
+    /// acquired for it (`SceneDirectory.acquire`): the stream now holds it, and must be added.
     func make(_ owner: Owner, input: RingInput, channelCount: Int, kind: StreamKind,
               spatialMode: SceneSoundProtocol.SpatialMode, volumeDecibels: Float, sceneIndex: Int) -> EngineStream {
         let id: StreamID
@@ -52,6 +59,7 @@ final class EngineStreams {
         let stream = EngineStream(id: id, source: source, input: input, sceneIndex: sceneIndex)
         stream.isAlert = kind == .alert
         stream.ducksUnderAlerts = kind == .playback
+        sceneSlots[id] = sceneIndex
         return stream
     }
 
@@ -65,9 +73,19 @@ final class EngineStreams {
         commands.push(.removeStream(id))
     }
 
-    /// The render thread handed a removed stream back (its memory is freed here, off that thread).
+    /// Moves a stream to another scene slot (acquired for it); its old one is let go after the
+    /// command that moves it, so nothing that reuses the old slot can reach the engine first.
+    func setScene(_ id: StreamID, sceneIndex: Int) {
+        commands.push(.setScene(id, sceneIndex: sceneIndex))
+        let previous = sceneSlots.updateValue(sceneIndex, forKey: id)
+        if let previous { scenes.release(index: previous) }
+    }
+
+    /// The render thread handed a removed stream back (its memory is freed here, off that
+    /// thread); its scene slot is free of it now.
     func released(_ stream: EngineStream) {
         count -= 1
+        if let slot = sceneSlots.removeValue(forKey: stream.id) { scenes.release(index: slot) }
     }
 
     static func engineMode(_ mode: SceneSoundProtocol.SpatialMode) -> SceneSoundEngine.SpatialMode {

@@ -137,6 +137,7 @@ final class SamplePlayback {
         guard engineStreams.hasRoom else {
             throw ProtocolError(.limitExceeded, "the server plays \(engineStreams.maximumStreams) streams at most")
         }
+        let sceneIndex = try scenes.acquireForRequest(request.sceneID, peerPID: session.peerPID)
         // The ring already holds the whole sound, so the first block after these commands
         // plays it: the start latency is one render quantum at most. The frame is read before
         // the push: after it, the render thread may already have played the first block.
@@ -146,7 +147,7 @@ final class SamplePlayback {
         input.setIdle(true)  // nothing more will come: running dry at the end is not starvation
         let stream = engineStreams.make(
             .play, input: input, channelCount: sample.channelCount, kind: request.kind, spatialMode: request.spatialMode,
-            volumeDecibels: request.volumeDecibels, sceneIndex: scenes.index(for: request.sceneID, peerPID: session.peerPID))
+            volumeDecibels: request.volumeDecibels, sceneIndex: sceneIndex)
         let queuedFrame = renderedFrames()
         engineStreams.add(stream)
         commands.push(.notifyWhenDrained(stream.id, throughFrame: sample.frameCount))

@@ -11,15 +11,28 @@ final class SceneDirectory {
 
     init(registry: SceneRegistry) { self.registry = registry }
 
-    /// The engine slot for a scene a client plays to. With windows tracked, "no scene" and a
-    /// name the program never bound follow the program's own window (`_NET_WM_PID`).
-    func index(for id: String, peerPID: Int32) -> Int {
-        guard let windows, peerPID > 0 else { return registry.index(for: id) }
+    /// The engine slot for a sound about to play at scene `id`, counted as one more stream
+    /// there until `EngineStreams` lets go of it. With windows tracked, "no scene" and a name the
+    /// program never bound follow the program's own window (`_NET_WM_PID`). nil when every slot
+    /// is taken.
+    func acquire(_ id: String, peerPID: Int32) -> Int? {
         let sceneID = resolved(id, peerPID: peerPID)
-        let index = registry.index(for: sceneID)
-        registry.adoptForProcess(sceneID, pid: peerPID)
-        windows.place(sceneID)
+        guard let index = registry.acquire(sceneID) else { return nil }
+        if windows != nil { registry.adoptForProcess(sceneID, pid: peerPID) }
+        windows?.place(sceneID)
         return index
+    }
+
+    /// `acquire` for a client's request: a named scene that cannot have a slot is refused;
+    /// "no scene" then plays straight ahead, as it does without windows.
+    func acquireForRequest(_ id: String, peerPID: Int32) throws(ProtocolError) -> Int {
+        if let index = acquire(id, peerPID: peerPID) { return index }
+        if id.isEmpty { return 0 }
+        throw slotsExhausted(id)
+    }
+
+    private func slotsExhausted(_ id: String) -> ProtocolError {
+        ProtocolError(.limitExceeded, "scene '\(id)': \(registry.exhaustedMessage)")
     }
 
     /// The scene a client means: "no scene" is its program's own, once windows are tracked.
@@ -28,14 +41,15 @@ final class SceneDirectory {
         return SceneRegistry.processSceneID(pid: peerPID)
     }
 
-    func place(_ id: String, at position: ScenePosition) {
-        registry.place(id, at: SphericalPosition(
+    func place(_ id: String, at position: ScenePosition) throws(ProtocolError) {
+        let placed = registry.place(id, at: SphericalPosition(
             azimuthDegrees: Double(position.azimuthDegrees), elevationDegrees: Double(position.elevationDegrees),
             distanceMetres: Double(position.distanceMetres)))
+        guard placed else { throw slotsExhausted(id) }
     }
 
-    func bind(_ id: String, window: UInt32) {
-        registry.bind(id, window: window)
+    func bind(_ id: String, window: UInt32) throws(ProtocolError) {
+        guard registry.bind(id, window: window) else { throw slotsExhausted(id) }
         windows?.place(id)
     }
 

@@ -57,9 +57,10 @@ final class ServerCore: @unchecked Sendable {
         self.outputStatus = outputStatus
         self.logger = logger
         commands = EngineCommandQueue(queue: engine.commands, refusalThreshold: configuration.maximumWaitingEngineCommands)
-        engineStreams = EngineStreams(engine: engine, commands: commands)
-        scenes = SceneDirectory(registry: SceneRegistry(commands: commands, defaultPosition: engine.defaultScenePosition,
-                                                        maximumScenes: engine.maximumScenes))
+        let sceneRegistry = SceneRegistry(commands: commands, defaultPosition: engine.defaultScenePosition,
+                                          maximumScenes: engine.maximumScenes)
+        engineStreams = EngineStreams(engine: engine, commands: commands, scenes: sceneRegistry)
+        scenes = SceneDirectory(registry: sceneRegistry)
         head = HeadTracking(engine: engine, commands: commands)
         samples = SamplePlayback(configuration: configuration.samples, maximumSampleBytes: configuration.maximumSampleBytes,
                                  engineRateHz: engine.configuration.sampleRateHz, engineStreams: engineStreams,
@@ -98,6 +99,7 @@ final class ServerCore: @unchecked Sendable {
     /// session and play answer what the output has now delivered.
     func tick() {
         commands.flush()
+        scenes.registry.freeExpired()
         let sessions = sessions.all
         while let event = engine.events.pop() {
             switch event {

@@ -48,7 +48,8 @@ struct StatusReport {
                           rejectedFrames: counters.rejectedFrames, droppedEngineEvents: engine.droppedEventCount,
                           engineCommandsDeferred: commands.deferredCount, engineCommandsWaiting: commands.waitingCount,
                           requestsRefusedEngineBehind: commands.refusedRequests),
-            apps: core.capturedApps?.status)
+            apps: core.capturedApps?.status,
+            sceneSlots: sceneSlots)
     }
 
     /// Motion to sound: pose arrival → render thread, plus the limiter's look-ahead and the
@@ -62,11 +63,18 @@ struct StatusReport {
         return head
     }
 
+    private var sceneSlots: StatusDocument.SceneSlots {
+        let registry = core.scenes.registry
+        return .init(capacity: registry.capacity, inUse: registry.scenes.count, created: registry.createdCount,
+                     freed: registry.freedCount, refused: registry.refusedCount)
+    }
+
     private func scene(_ scene: SceneRegistry.Scene) -> StatusDocument.Scene {
         let p = SphericalPosition(cartesian: scene.position)
         var entry = StatusDocument.Scene(
             id: scene.id, kind: "none", azimuthDegrees: p.azimuthDegrees, elevationDegrees: p.elevationDegrees,
-            distanceMetres: p.distanceMetres, positionMetres: [scene.position.x, scene.position.y, scene.position.z])
+            distanceMetres: p.distanceMetres, positionMetres: [scene.position.x, scene.position.y, scene.position.z],
+            streams: scene.streams, kept: core.scenes.registry.keepReason(of: scene)?.rawValue)
         switch scene.anchor {
         case .none: entry.kind = "none"
         case .window(let id):

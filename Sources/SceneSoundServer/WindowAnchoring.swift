@@ -45,6 +45,7 @@ final class WindowAnchoring {
         if snapshot.monitors != space.monitors {
             space = ScreenSpace(monitors: snapshot.monitors, listenerDistanceMetres: settings.listenerDistanceMetres)
         }
+        // A scene whose window closed is freed a minute later (`SceneRegistry.freeExpired`).
         for scene in scenes.sortedScenes { place(scene.id) }
         return changed
     }
@@ -60,9 +61,10 @@ final class WindowAnchoring {
         }
         guard let window else {
             // Destroyed (or not yet seen): the scene stays where it was.
-            scenes.update(id) { $0.window?.state = "gone" }
+            scenes.windowSeen(id, open: false)
             return
         }
+        scenes.windowSeen(id, open: true)
         let visible = window.visibility == .visible && snapshot.isDisplayConnected
         var position = scene.lastVisiblePosition ?? space.position(of: window.rectPixels)
         var width = scene.widthMetres

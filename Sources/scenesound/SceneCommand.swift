@@ -6,8 +6,8 @@ import SceneSoundProtocol
 struct SceneCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scene",
-        abstract: "Place, bind and list scenes (where sounds tagged with a scene id play).",
-        subcommands: [ScenePlaceCommand.self, SceneBindCommand.self, SceneListCommand.self])
+        abstract: "Place, bind, unbind and list scenes (where sounds tagged with a scene id play).",
+        subcommands: [ScenePlaceCommand.self, SceneBindCommand.self, SceneUnbindCommand.self, SceneListCommand.self])
 }
 
 struct ScenePlaceCommand: ParsableCommand {
@@ -73,6 +73,27 @@ struct SceneBindCommand: ParsableCommand {
         let connection = try server.connect()
         defer { connection.close() }
         try withClientErrors { () throws(ClientError) in try connection.bindScene(sceneID, toWindow: windowID) }
+    }
+}
+
+struct SceneUnbindCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "unbind",
+        abstract: "Remove a scene's placement or window binding; the server frees it once nothing plays there.")
+
+    @Argument(help: ArgumentHelp("The scene id.", valueName: "ID"))
+    var sceneID: String
+
+    @OptionGroup var server: ServerOptions
+
+    func validate() throws {
+        try validateSceneID(sceneID, option: "scene id")
+    }
+
+    func run() throws {
+        let connection = try server.connect()
+        defer { connection.close() }
+        try withClientErrors { () throws(ClientError) in try connection.unbindScene(sceneID) }
     }
 }
 

@@ -42,7 +42,12 @@ struct StatusSummary {
                 [client.displayName, client.pid.map { "pid \($0)" } ?? "pid ?", "\(client.streams) stream\(client.streams == 1 ? "" : "s")"]
             }))
         }
-        lines.append("scenes   \(document.scenes.count)")
+        var scenes = "scenes   \(document.scenes.count)"
+        if let slots = document.sceneSlots {
+            scenes += " (of \(slots.capacity) slots; \(slots.freed) freed since start"
+                + (slots.refused > 0 ? ", \(slots.refused) refused: every slot was in use)" : ")")
+        }
+        lines.append(scenes)
         if !document.scenes.isEmpty { lines.append(indented(document.scenes.map(sceneRow))) }
         lines.append("streams  \(document.streams.count)")
         if !document.streams.isEmpty { lines.append(indented(document.streams.map(streamRow))) }

@@ -68,6 +68,42 @@ import SceneSoundMedia
         #expect(human.status == 0 && human.output.contains("music"))
     }
 
+    /// A scene placed by hand waits at its place across sounds and connections until `scene
+    /// unbind`; a scene only a sound used is freed when the sound ends.
+    @Test func aHandPlacedSceneOutlivesItsSoundsUntilSceneUnbind() throws {
+        let daemon = try Daemon()
+        let socket = ["--socket", daemon.socketPath]
+        var noise = WhiteNoise(seed: 3)
+        let file = daemon.directory + "/short.wav"
+        let writer = try AudioFileWriter(path: file, sampleRateHz: 48000, channelCount: 1)
+        try writer.write((0..<4800).map { _ in noise.next(amplitude: 0.3) })
+        try writer.finish()
+        func status() throws -> [String: Any] {
+            try JSONSerialization.jsonObject(with: Data(try Self.runCLI(["status", "--json"] + socket).output.utf8)) as? [String: Any] ?? [:]
+        }
+        func scene(_ id: String) throws -> [String: Any]? {
+            (try status()["scenes"] as? [[String: Any]] ?? []).first { $0["id"] as? String == id }
+        }
+
+        #expect(try Self.runCLI(["scene", "place", "music", "--azimuth", "30"] + socket).status == 0)
+        for id in ["music", "passing"] {
+            let played = try Self.runCLI(["play", file, "--scene", id] + socket)
+            #expect(played.status == 0, "\(played.error)")
+        }
+        try waitUntil(timeoutSeconds: 5, "the passing scene to be freed") { try scene("passing") == nil }
+        let music = try #require(try scene("music"))
+        #expect(music["kept"] as? String == "placed" && music["streams"] as? Int == 0, "\(music)")
+        #expect(abs((music["azimuth_degrees"] as? Double ?? 0) - 30) < 1e-3, "\(music)")
+
+        let unbound = try Self.runCLI(["scene", "unbind", "music"] + socket)
+        #expect(unbound.status == 0, "\(unbound.error)")
+        #expect(try Self.runCLI(["scene", "list"] + socket).output.contains("no scenes"))
+        let human = try Self.runCLI(["status"] + socket).output
+        #expect(human.contains("scenes   0 (of 1023 slots; 2 freed since start)"), "\(human)")
+        let again = try Self.runCLI(["scene", "unbind", "music"] + socket)
+        #expect(again.status == 1 && again.error.contains("no binding"), "\(again.error)")
+    }
+
     @Test func errorsAreOneLineWithTheRightExitCode() throws {
         let missing = try Self.runCLI(["status", "--socket", "/nonexistent/socket"])
         #expect(missing.status == 1)

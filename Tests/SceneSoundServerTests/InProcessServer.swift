@@ -25,13 +25,15 @@ final class InProcessServer {
     let engine: Engine
     let core: ServerCore
     let loop = EmbeddedEventLoop()
-    private var block: [Float]
+    /// The last block rendered, interleaved stereo.
+    private(set) var block: [Float]
 
-    init(maximumEngineStreams: Int = 1024, _ configure: (inout ServerConfiguration) -> Void = { _ in }) {
+    init(maximumEngineStreams: Int = 1024, maximumScenes: Int = 1024,
+         _ configure: (inout ServerConfiguration) -> Void = { _ in }) {
         var configuration = ServerConfiguration(socketPath: "/nonexistent/in-process")
         configure(&configuration)
         engine = Engine(hrtf: KEMARSet.set, configuration: EngineConfiguration(sampleRateHz: 48000, blockFrames: 256, room: .none),
-                        maximumStreams: maximumEngineStreams, busFilters: KEMARSet.busFilters)
+                        maximumStreams: maximumEngineStreams, maximumScenes: maximumScenes, busFilters: KEMARSet.busFilters)
         core = ServerCore(configuration: configuration, engine: engine,
                           outputStatus: { OutputStatus(kind: "in-process") }, hrtfPath: SOFAFile.defaultPath,
                           logger: .init(label: "in-process"))

@@ -175,6 +175,10 @@ int scenesound_status_json(scenesound_client *client, char **out_json);
 
 /* ---- Scenes (server-wide, shared by every client of the user) ------------------------------ */
 
+/* A placement lasts until unbound; a binding until unbound or a minute after its window closed;
+ * any scene while something plays at it (SPEC.md section 6.5). Then the server frees it. When all of the server's
+ * scene slots are in use, naming a new scene gives SCENESOUND_E_LIMIT_EXCEEDED. */
+
 /* Anchors the named scene to an X11 top-level window (window_id non-zero). "x11:" scenes
  * name their window themselves and give SCENESOUND_E_NOT_PERMITTED. */
 int scenesound_scene_bind_window(scenesound_client *client, const char *scene_id, uint32_t window_id);
