@@ -203,6 +203,11 @@ final class CaptureSession {
                 return fail("the capture sink was removed")
             }
             refreshDefaultSink { [weak self] in self?.rescan() }
+            if type == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue {
+                // Its streams land on the default, ours, a moment later, without an event on
+                // PipeWire: look again then, for those to send on to the real sink.
+                after(seconds: 0.5) { [weak self] in self?.refreshDefaultSink { [weak self] in self?.rescan() } }
+            }
         case PA_SUBSCRIPTION_EVENT_SERVER.rawValue:
             refreshDefaultSink { [weak self] in self?.rescan() }
         default:
@@ -324,9 +329,16 @@ final class CaptureSession {
         }
     }
 
-    private func returnToDefaultSink(_ index: UInt32) {
+    private func returnToDefaultSink(_ index: UInt32, attemptsLeft: Int = 5) {
         guard let defaultSink else { return }
-        requests.moveSinkInput(index, toSink: defaultSink.index) { _ in }
+        requests.moveSinkInput(index, toSink: defaultSink.index) { [weak self] moved in
+            guard let self, !moved, attemptsLeft > 0, phase == .capturing else { return }
+            // The real sink may have gone a moment ago (a headset unplugged), before the
+            // server said so: learn the one that took over, and try again.
+            after(seconds: 0.1) { [weak self] in
+                self?.refreshDefaultSink { [weak self] in self?.returnToDefaultSink(index, attemptsLeft: attemptsLeft - 1) }
+            }
+        }
     }
 
     private func streamEnded(_ index: UInt32) {
