@@ -45,8 +45,11 @@ let package = Package(
         .target(name: "SceneSoundSOFA", dependencies: ["CMySofa", "SceneSoundDSP", "SceneSoundMedia"]),
         // The DSP module's hot kernels built again for AVX2 + FMA, used when the CPU has them.
         .target(name: "SceneSoundDSPAVX2", dependencies: ["SceneSoundDSP"], swiftSettings: avx2Settings),
+        // The same for AVX-512 (Skylake-server's set: F, CD, BW, DQ, VL).
+        .target(name: "SceneSoundDSPAVX512", dependencies: ["SceneSoundDSP"], swiftSettings: avx512Settings),
         // Voices, anchors, head pose and the render loop; device-independent.
-        .target(name: "SceneSoundEngine", dependencies: ["SceneSoundDSP", "SceneSoundDSPAVX2", "CCPUFeatures", "SceneSoundPlatform"],
+        .target(name: "SceneSoundEngine", dependencies: ["SceneSoundDSP", "SceneSoundDSPAVX2", "SceneSoundDSPAVX512", "CCPUFeatures",
+                                                         "SceneSoundPlatform"],
                 swiftSettings: dspSettings),
         .target(name: "SceneSoundPulse", dependencies: ["CPulse", "SceneSoundPlatform"]),
         .target(name: "SceneSoundProtocol"),
@@ -89,6 +92,7 @@ let package = Package(
         .testTarget(name: "SceneSoundPlatformTests", dependencies: ["SceneSoundPlatform"]),
         .testTarget(name: "SceneSoundDSPTests", dependencies: ["SceneSoundDSP"]),
         .testTarget(name: "SceneSoundDSPAVX2Tests", dependencies: ["SceneSoundDSPAVX2", "SceneSoundDSP", "CCPUFeatures"]),
+        .testTarget(name: "SceneSoundDSPAVX512Tests", dependencies: ["SceneSoundDSPAVX512", "SceneSoundDSP", "CCPUFeatures"]),
         .testTarget(name: "SceneSoundMediaTests", dependencies: ["SceneSoundMedia"]),
         .testTarget(name: "SceneSoundSOFATests", dependencies: ["SceneSoundSOFA"]),
         .testTarget(name: "SceneSoundEngineTests", dependencies: ["SceneSoundEngine", "SceneSoundSOFA", "SceneSoundMedia", "CCPUFeatures"]),
@@ -133,6 +137,17 @@ var dspSettings: [SwiftSetting] { [.unsafeFlags(["-O"])] }
 var avx2Settings: [SwiftSetting] {
     #if arch(x86_64)
     return [.unsafeFlags(["-O", "-target-cpu", "haswell"])]
+    #else
+    return dspSettings
+    #endif
+}
+
+// Skylake-server's instruction set: AVX-512 F, CD, BW, DQ and VL (x86-64-v4), with AVX2 and
+// FMA. Only SceneSoundDSPAVX512 gets it; the engine runs that code only after cpuid says the
+// CPU has it and the OS saves the registers.
+var avx512Settings: [SwiftSetting] {
+    #if arch(x86_64)
+    return [.unsafeFlags(["-O", "-target-cpu", "skylake-avx512"])]
     #else
     return dspSettings
     #endif

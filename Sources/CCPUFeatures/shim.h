@@ -24,6 +24,23 @@ static inline int scenesound_cpu_has_avx2_fma(void) {
 #endif
 }
 
+/// 1 when AVX-512 F, CD, BW, DQ and VL can run (Skylake-server's set, x86-64-v4): the CPU has
+/// them, with AVX2 and FMA, and the OS saves the mask and ZMM registers.
+static inline int scenesound_cpu_has_avx512(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (!scenesound_cpu_has_avx2_fma()) return 0;
+    unsigned int a, b, c, d;
+    unsigned int xcr0_low, xcr0_high;
+    __asm__ volatile("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
+    if ((xcr0_low & 0xE6) != 0xE6) return 0;   // XMM, YMM, opmask, ZMM_Hi256, Hi16_ZMM
+    __cpuid_count(7, 0, a, b, c, d);
+    const unsigned int f = 1u << 16, dq = 1u << 17, cd = 1u << 28, bw = 1u << 30, vl = 1u << 31;
+    return (b & (f | dq | cd | bw | vl)) == (f | dq | cd | bw | vl);
+#else
+    return 0;
+#endif
+}
+
 /// Sets this thread's floating-point unit to flush denormal results and operands to zero (or
 /// not): a decaying filter tail otherwise slows every operation on it by ~100× (x86 microcode
 /// assists) just as a stream goes quiet. Per thread (a new thread inherits its creator's);

@@ -188,16 +188,19 @@ final class CaptureSession {
         let type = event.rawValue & PA_SUBSCRIPTION_EVENT_TYPE_MASK.rawValue
         switch facility {
         case PA_SUBSCRIPTION_EVENT_SINK_INPUT.rawValue:
-            if type == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue {
-                streamEnded(index)
-            } else {
-                // Born on the capture sink (ours is the default): its onset is in the mix.
-                if type == PA_SUBSCRIPTION_EVENT_NEW.rawValue { onsets.streamAppeared(index) }
-                requests.sinkInput(index) { [weak self] facts in
+            if type == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue { return streamEnded(index) }
+            // Born on the capture sink (ours is the default): its onset is in the mix from now.
+            if type == PA_SUBSCRIPTION_EVENT_NEW.rawValue { onsets.streamAppeared(index) }
+            let judge: () -> Void = { [weak self] in
+                self?.requests.sinkInput(index) { [weak self] facts in
                     guard let self else { return }
                     if let facts { evaluate(facts) } else { streamEnded(index) }
                 }
             }
+            // A new stream is judged against the default sink as it is now, not as the last
+            // server event left it: right after the server (re)starts, the default is chosen
+            // while the first apps already play.
+            if type == PA_SUBSCRIPTION_EVENT_NEW.rawValue { refreshDefaultSink(judge) } else { judge() }
         case PA_SUBSCRIPTION_EVENT_SINK.rawValue:
             if type == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue, index == captureSink?.index {
                 return fail("the capture sink was removed")

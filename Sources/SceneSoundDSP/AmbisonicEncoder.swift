@@ -24,15 +24,18 @@ public enum AmbisonicEncoderKernel {
     /// one pass over the field. The field is held in registers — four channels by sixteen
     /// frames at a time where there are sixteen 256-bit registers (`wideRegisters`, the AVX2
     /// build), by eight otherwise — while every source is added, so each source costs its
-    /// multiply-adds and little memory traffic.
+    /// multiply-adds and little memory traffic. With thirty-two 512-bit registers and fused
+    /// multiply-adds (`everyChannelInRegisters`, the AVX-512 build) all sixteen channels of
+    /// sixteen frames stay in registers: each source's frames are loaded once, not four times.
     @inlinable @inline(__always)
     public static func encodeSum(inputs: UnsafePointer<UnsafePointer<Float>>, gains: UnsafePointer<Float>, count: Int,
                                  frames: Int, bus: UnsafeMutablePointer<Float>, channelStride: Int,
-                                 wideRegisters: Bool = false) {
+                                 wideRegisters: Bool = false, everyChannelInRegisters: Bool = false) {
         guard count > 0 else { return }
         let out = UnsafeMutableRawPointer(bus)
         let stride = channelStride &* MemoryLayout<Float>.stride
         var t = 0
+        if everyChannelInRegisters { encodeEveryChannel(inputs, gains, count, frames, out, stride, &t) }
         if wideRegisters { encodeRows(of: SIMD16<Float>.self, inputs, gains, count, frames, out, stride, &t) }
         encodeRows(of: SIMD8<Float>.self, inputs, gains, count, frames, out, stride, &t)
         let chunkFrames = t
@@ -43,6 +46,74 @@ public enum AmbisonicEncoderKernel {
                 let row = bus + a &* channelStride
                 for t in chunkFrames..<frames { row[t] += x[t] * g[a] }
             }
+        }
+    }
+
+    /// Frames from `t` sixteen at a time, every channel held in registers while every source
+    /// is added (a build with 32 vector registers of 16 floats and fused multiply-adds; elsewhere
+    /// it would spill and call fma).
+    @inlinable @inline(__always)
+    static func encodeEveryChannel(_ inputs: UnsafePointer<UnsafePointer<Float>>, _ gains: UnsafePointer<Float>,
+                                   _ count: Int, _ frames: Int, _ out: UnsafeMutableRawPointer, _ stride: Int,
+                                   _ t: inout Int) {
+        typealias V = SIMD16<Float>
+        let size = MemoryLayout<Float>.stride
+        while t &+ V.scalarCount <= frames {
+            let o = t &* size
+            var a0 = out.loadUnaligned(fromByteOffset: o &+ 0 &* stride, as: V.self)
+            var a1 = out.loadUnaligned(fromByteOffset: o &+ 1 &* stride, as: V.self)
+            var a2 = out.loadUnaligned(fromByteOffset: o &+ 2 &* stride, as: V.self)
+            var a3 = out.loadUnaligned(fromByteOffset: o &+ 3 &* stride, as: V.self)
+            var a4 = out.loadUnaligned(fromByteOffset: o &+ 4 &* stride, as: V.self)
+            var a5 = out.loadUnaligned(fromByteOffset: o &+ 5 &* stride, as: V.self)
+            var a6 = out.loadUnaligned(fromByteOffset: o &+ 6 &* stride, as: V.self)
+            var a7 = out.loadUnaligned(fromByteOffset: o &+ 7 &* stride, as: V.self)
+            var a8 = out.loadUnaligned(fromByteOffset: o &+ 8 &* stride, as: V.self)
+            var a9 = out.loadUnaligned(fromByteOffset: o &+ 9 &* stride, as: V.self)
+            var a10 = out.loadUnaligned(fromByteOffset: o &+ 10 &* stride, as: V.self)
+            var a11 = out.loadUnaligned(fromByteOffset: o &+ 11 &* stride, as: V.self)
+            var a12 = out.loadUnaligned(fromByteOffset: o &+ 12 &* stride, as: V.self)
+            var a13 = out.loadUnaligned(fromByteOffset: o &+ 13 &* stride, as: V.self)
+            var a14 = out.loadUnaligned(fromByteOffset: o &+ 14 &* stride, as: V.self)
+            var a15 = out.loadUnaligned(fromByteOffset: o &+ 15 &* stride, as: V.self)
+            var g = gains
+            for s in 0..<count {
+                let x = UnsafeRawPointer(inputs[s] + t).loadUnaligned(as: V.self)
+                a0 = a0.addingProduct(x, V(repeating: g[0]))
+                a1 = a1.addingProduct(x, V(repeating: g[1]))
+                a2 = a2.addingProduct(x, V(repeating: g[2]))
+                a3 = a3.addingProduct(x, V(repeating: g[3]))
+                a4 = a4.addingProduct(x, V(repeating: g[4]))
+                a5 = a5.addingProduct(x, V(repeating: g[5]))
+                a6 = a6.addingProduct(x, V(repeating: g[6]))
+                a7 = a7.addingProduct(x, V(repeating: g[7]))
+                a8 = a8.addingProduct(x, V(repeating: g[8]))
+                a9 = a9.addingProduct(x, V(repeating: g[9]))
+                a10 = a10.addingProduct(x, V(repeating: g[10]))
+                a11 = a11.addingProduct(x, V(repeating: g[11]))
+                a12 = a12.addingProduct(x, V(repeating: g[12]))
+                a13 = a13.addingProduct(x, V(repeating: g[13]))
+                a14 = a14.addingProduct(x, V(repeating: g[14]))
+                a15 = a15.addingProduct(x, V(repeating: g[15]))
+                g += SphericalHarmonics.channelCount
+            }
+            out.storeBytes(of: a0, toByteOffset: o &+ 0 &* stride, as: V.self)
+            out.storeBytes(of: a1, toByteOffset: o &+ 1 &* stride, as: V.self)
+            out.storeBytes(of: a2, toByteOffset: o &+ 2 &* stride, as: V.self)
+            out.storeBytes(of: a3, toByteOffset: o &+ 3 &* stride, as: V.self)
+            out.storeBytes(of: a4, toByteOffset: o &+ 4 &* stride, as: V.self)
+            out.storeBytes(of: a5, toByteOffset: o &+ 5 &* stride, as: V.self)
+            out.storeBytes(of: a6, toByteOffset: o &+ 6 &* stride, as: V.self)
+            out.storeBytes(of: a7, toByteOffset: o &+ 7 &* stride, as: V.self)
+            out.storeBytes(of: a8, toByteOffset: o &+ 8 &* stride, as: V.self)
+            out.storeBytes(of: a9, toByteOffset: o &+ 9 &* stride, as: V.self)
+            out.storeBytes(of: a10, toByteOffset: o &+ 10 &* stride, as: V.self)
+            out.storeBytes(of: a11, toByteOffset: o &+ 11 &* stride, as: V.self)
+            out.storeBytes(of: a12, toByteOffset: o &+ 12 &* stride, as: V.self)
+            out.storeBytes(of: a13, toByteOffset: o &+ 13 &* stride, as: V.self)
+            out.storeBytes(of: a14, toByteOffset: o &+ 14 &* stride, as: V.self)
+            out.storeBytes(of: a15, toByteOffset: o &+ 15 &* stride, as: V.self)
+            t &+= V.scalarCount
         }
     }
 
@@ -92,14 +163,26 @@ public enum AmbisonicEncoderKernel {
 /// holds a delay that is moving, well inside the bus's ±60 µs ITD budget, and it costs nothing
 /// per sample. A change of delay crossfades the two readings across the sub-block.
 ///
-/// Keeps the gains it reached, its low-pass, its delays and their input history.
+/// The delays read the caller's input in place, `historyLength` samples back into the history
+/// the caller keeps before it (RenderSource's planar buffers): at 1024 sources a copy of every
+/// span into the voice costs more than the sum it feeds. Only while the low-pass is on does
+/// the voice filter a copy, keeping the filtered history in its own buffer.
+///
+/// Keeps the gains it reached, its low-pass, its delays and, while filtering, its input history.
 public final class AmbisonicBusVoice {
     public let maximumFrames: Int
-    /// Past input kept for the delays (the largest delay, whole samples).
-    let historyLength: Int
-    /// historyLength samples of history, then the latest span (`heldFrames` of them).
+    /// Past input the delays read (the largest delay, whole samples): the caller keeps this
+    /// many samples of history before every input it passes.
+    public let historyLength: Int
+    /// historyLength samples of filtered history, then the latest span (`heldFrames` of them);
+    /// current only while `filtersCopy`.
     let input: UnsafeMutablePointer<Float>
     @exclusivity(unchecked) private var heldFrames = 0
+    /// The last span was filtered here (the history in `input` is the one to read).
+    @exclusivity(unchecked) private var filtersCopy = false
+    /// Samples since the low-pass last changed the signal: once they cover the history, the
+    /// caller's (unfiltered) history is the voice's and the input can be read in place.
+    @exclusivity(unchecked) private var unfilteredFrames: Int
     @exclusivity(unchecked) var gains = SIMD16<Float>()
     /// Each ear's level correction applied with `gains` (AmbisonicDecodeFilters.earLevels).
     @exclusivity(unchecked) var earLevels = SIMD2<Float>(1, 1)
@@ -110,15 +193,21 @@ public final class AmbisonicBusVoice {
 
     public init(maximumDelaySamples: Float, maximumFrames: Int) {
         self.maximumFrames = maximumFrames
-        historyLength = Int(maximumDelaySamples.rounded(.up)) + 1
+        historyLength = Self.historyLength(maximumDelaySamples: maximumDelaySamples)
+        unfilteredFrames = historyLength
         input = .allocate(capacity: historyLength + maximumFrames)
         input.initialize(repeating: 0, count: historyLength + maximumFrames)
+    }
+
+    /// The history a voice for delays up to `maximumDelaySamples` reads before its input.
+    public static func historyLength(maximumDelaySamples: Float) -> Int {
+        Int(maximumDelaySamples.rounded(.up)) + 1
     }
 
     deinit { input.deallocate() }
 
     /// True while the voice still contributes (its gains have not reached zero).
-    public var isSounding: Bool { gains != SIMD16<Float>() }
+    public var isSounding: Bool { !gains.isZero }
 
     /// The harmonics of `direction`, kept while it stays put (a still source under a turning
     /// head: the bus is in world orientation).
@@ -132,11 +221,31 @@ public final class AmbisonicBusVoice {
     @exclusivity(unchecked) private var harmonicsDirection = Vector3(x: 0, y: 0, z: 0)
     @exclusivity(unchecked) private var cachedHarmonics = SphericalHarmonics.sn3d(Vector3(x: 0, y: 0, z: 0))
 
-    /// Shifts the last span into the history and returns where the next `frames` go.
-    func advance(frames: Int) -> UnsafeMutablePointer<Float> {
-        if heldFrames > 0 { input.update(from: input + heldFrames, count: historyLength) }
+    /// The span to encode, with `historyLength` samples of history before it: `source` itself
+    /// while the low-pass passes everything, else a filtered copy.
+    func span(_ source: UnsafePointer<Float>, frames: Int, lowpassCoefficient: Float) -> UnsafePointer<Float> {
+        let passes = lowpass.coefficient == 1 && lowpassCoefficient == 1
+        if passes && unfilteredFrames >= historyLength {
+            lowpass.pass(source, frames: frames)
+            filtersCopy = false
+            unfilteredFrames = min(unfilteredFrames + frames, Int(Int32.max))
+            return source
+        }
+        let x: UnsafeMutablePointer<Float>
+        if filtersCopy {
+            if heldFrames > 0 { input.update(from: input + heldFrames, count: historyLength) }
+            x = input + historyLength
+            x.update(from: source, count: frames)
+        } else {
+            // Until now the input was read in place, unfiltered: its history is the voice's.
+            input.update(from: source - historyLength, count: historyLength + frames)
+            x = input + historyLength
+        }
         heldFrames = frames
-        return input + historyLength
+        filtersCopy = true
+        lowpass.process(x, frames: frames, targetCoefficient: lowpassCoefficient)
+        unfilteredFrames = passes ? unfilteredFrames + frames : 0
+        return UnsafePointer(x)
     }
 
     /// The whole-sample delay for `delaySamples`: the nearest, held while it stays within
@@ -147,21 +256,13 @@ public final class AmbisonicBusVoice {
         return current
     }
 
-    /// Keeps the delays' history current while the source plays on its HRTF voice, so that a
-    /// move to the bus starts from a full history (an empty one would put a step into the
-    /// crossfade where the delayed signal begins).
-    public func follow(_ source: UnsafePointer<Float>, frames: Int) {
-        advance(frames: frames).update(from: source, count: frames)
+    /// While the source plays on its HRTF voice: the voice falls silent, and a move back to
+    /// the bus starts from the caller's history (a full one: an empty one would put a step
+    /// into the crossfade where the delayed signal begins).
+    public func follow() {
+        filtersCopy = false
+        unfilteredFrames = max(unfilteredFrames, historyLength)
         gains = SIMD16<Float>()
-        started = false
-    }
-
-    /// Forgets all past audio: the next encode starts from silence at its target.
-    public func reset() {
-        input.update(repeating: 0, count: historyLength + maximumFrames)
-        heldFrames = 0
-        gains = SIMD16<Float>()
-        lowpass.reset()
         started = false
     }
 }

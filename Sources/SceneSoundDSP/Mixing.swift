@@ -80,4 +80,30 @@ public enum Mixing {
         while n < frames { total += x[n] * x[n]; n &+= 1 }
         return total
     }
+
+    /// out[n] = x[n] for every frame, returning Σ x[n]² (as sumOfSquares): a read that
+    /// measures its level in the same pass. `V`: the vector width (RenderKernels.copySummingSquares
+    /// picks the CPU's).
+    @inlinable @inline(__always)
+    public static func copySummingSquares<V: SIMD>(_ x: UnsafePointer<Float>, to out: UnsafeMutablePointer<Float>,
+                                                   frames: Int, in _: V.Type = SIMD8<Float>.self) -> Float
+        where V.Scalar == Float {
+        let raw = UnsafeRawPointer(x), target = UnsafeMutableRawPointer(out), size = MemoryLayout<Float>.stride
+        let width = V.scalarCount
+        var sum = V(), other = V()
+        var n = 0
+        while n &+ 2 &* width <= frames {
+            let v = raw.loadUnaligned(fromByteOffset: n &* size, as: V.self)
+            let w = raw.loadUnaligned(fromByteOffset: (n &+ width) &* size, as: V.self)
+            target.storeBytes(of: v, toByteOffset: n &* size, as: V.self)
+            target.storeBytes(of: w, toByteOffset: (n &+ width) &* size, as: V.self)
+            sum += v * v
+            other += w * w
+            n &+= 2 &* width
+        }
+        sum += other
+        var total = sum.sum()
+        while n < frames { out[n] = x[n]; total += x[n] * x[n]; n &+= 1 }
+        return total
+    }
 }

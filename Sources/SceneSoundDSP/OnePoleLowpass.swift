@@ -21,6 +21,12 @@ public struct OnePoleLowpass: Sendable {
 
     public mutating func reset() { state = 0; coefficient = 1 }
 
+    /// What `process` does for a span it passes unchanged (coefficient 1 throughout): only
+    /// the state follows the input.
+    public mutating func pass(_ samples: UnsafePointer<Float>, frames: Int) {
+        if frames > 0 { state = samples[frames - 1] }
+    }
+
     /// Filters in place, moving the coefficient to `targetCoefficient` over the block.
     public mutating func process(_ samples: UnsafeMutablePointer<Float>, frames: Int, targetCoefficient: Float) {
         let start = coefficient

@@ -35,7 +35,11 @@ public struct RenderKernels: @unchecked Sendable {
                                                     _ p2: UnsafePointer<Float>, _ w2: Float, _ p3: UnsafePointer<Float>, _ w3: Float,
                                                     _ out: UnsafeMutablePointer<Float>, _ count: Int) -> Void
 
-    /// What they were built for ("portable", "avx2"); shown in status.
+    /// Mixing.copySummingSquares.
+    public typealias CopySummingSquares = @convention(c) (_ input: UnsafePointer<Float>, _ output: UnsafeMutablePointer<Float>,
+                                                          _ frames: Int) -> Float
+
+    /// What they were built for ("portable", "avx2", "avx512"); shown in status.
     public let name: String
     public let convolve: Convolve
     public let encodeSum: EncodeSum
@@ -44,9 +48,11 @@ public struct RenderKernels: @unchecked Sendable {
     public let accumulateSpectra: AccumulateSpectra
     public let foldDelay: FoldDelay
     public let blendSpectra: BlendSpectra
+    public let copySummingSquares: CopySummingSquares
 
     public init(name: String, convolve: Convolve, encodeSum: EncodeSum, rotate: Rotate, fft: Transform,
-                accumulateSpectra: AccumulateSpectra, foldDelay: FoldDelay, blendSpectra: BlendSpectra) {
+                accumulateSpectra: AccumulateSpectra, foldDelay: FoldDelay, blendSpectra: BlendSpectra,
+                copySummingSquares: CopySummingSquares) {
         self.name = name
         self.convolve = convolve
         self.encodeSum = encodeSum
@@ -55,6 +61,7 @@ public struct RenderKernels: @unchecked Sendable {
         self.accumulateSpectra = accumulateSpectra
         self.foldDelay = foldDelay
         self.blendSpectra = blendSpectra
+        self.copySummingSquares = copySummingSquares
     }
 
     /// The unscaled inverse transform: `fft` with real and imaginary parts swapped.
@@ -78,5 +85,6 @@ public struct RenderKernels: @unchecked Sendable {
         accumulateSpectra: { SpectralKernel.accumulate(spectrum: $0, size: $1, currentA: $2, nextA: $3, currentB: $4, nextB: $5,
                                                        sums: $6, binStride: $7) },
         foldDelay: { SpectralKernel.foldDelay(ear: $0, rows: $1, binStride: $2, $3, $4, $5, $6) },
-        blendSpectra: { SpectralKernel.blend($0, $1, $2, $3, $4, $5, $6, $7, into: $8, count: $9) })
+        blendSpectra: { SpectralKernel.blend($0, $1, $2, $3, $4, $5, $6, $7, into: $8, count: $9) },
+        copySummingSquares: { Mixing.copySummingSquares($0, to: $1, frames: $2) })
 }

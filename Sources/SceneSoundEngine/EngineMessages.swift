@@ -50,7 +50,7 @@ public final class EngineStream: @unchecked Sendable {
     /// An alert: while it has audio to play, the streams that `ducksUnderAlerts` are lowered;
     /// it ignores its scene's muffling (a minimized window's alert stays clearly audible) and
     /// must never be degraded under load. Set before `addStream`, read only by the render thread.
-    public var isAlert = false { didSet { source.isAlert = isAlert } }
+    @exclusivity(unchecked) public var isAlert = false { didSet { source.isAlert = isAlert } }
     /// A playback stream: lowered while an alert plays. Set before `addStream`.
     @exclusivity(unchecked) public var ducksUnderAlerts = false
 

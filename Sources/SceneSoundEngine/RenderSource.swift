@@ -8,6 +8,20 @@ public protocol SourceInput: AnyObject {
     func read(into channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, frames: Int) -> Int
     /// True once no more audio will come.
     var isFinished: Bool { get }
+    /// `read` into `channelCount` channels, also setting each one's sum of squares over the
+    /// frames it wrote. An input that copies the samples anyway can measure them as it copies;
+    /// by default they are measured after.
+    func read(into channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, channelCount: Int, frames: Int,
+              sumsOfSquares: UnsafeMutablePointer<Float>) -> Int
+}
+
+extension SourceInput {
+    public func read(into channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, channelCount: Int, frames: Int,
+                     sumsOfSquares: UnsafeMutablePointer<Float>) -> Int {
+        let got = read(into: channels, frames: frames)
+        for c in 0..<channelCount { sumsOfSquares[c] = Mixing.sumOfSquares(channels[c], frames: got) }
+        return got
+    }
 }
 
 /// One playing stream as the render thread sees it: its input, placement and voices.
@@ -30,7 +44,13 @@ public final class RenderSource {
     /// Per channel, its voice on the ambisonic bus.
     let busVoices: ContiguousArray<AmbisonicBusVoice>
     @exclusivity(unchecked) var path = VoicePathState()
+    /// Per channel, the block's input, with `historyFrames` of the previous blocks before it
+    /// (the bus voices' delays read it in place).
     let planar: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    let historyFrames: Int
+    private let maximumFrames: Int
+    /// Per channel, where the bus last placed it (SpatialRenderer.busPlacement).
+    let busPlacements: UnsafeMutablePointer<BusPlacement>
     @exclusivity(unchecked) var appliedGain: Float
     @exclusivity(unchecked) var cullFade: Float = 1
     /// Frames rendered since the cull fade reached silence.
@@ -53,16 +73,31 @@ public final class RenderSource {
         busVoices = ContiguousArray((0..<channelCount).map { _ in
             AmbisonicBusVoice(maximumDelaySamples: hrtf.maximumDelaySamples, maximumFrames: maximumFrames)
         })
+        historyFrames = AmbisonicBusVoice.historyLength(maximumDelaySamples: hrtf.maximumDelaySamples)
+        self.maximumFrames = maximumFrames
         planar = .allocate(capacity: channelCount)
         for c in 0..<channelCount {
-            planar[c] = .allocate(capacity: maximumFrames)
-            planar[c].initialize(repeating: 0, count: maximumFrames)
+            let buffer = UnsafeMutablePointer<Float>.allocate(capacity: historyFrames + maximumFrames)
+            buffer.initialize(repeating: 0, count: historyFrames + maximumFrames)
+            planar[c] = buffer + historyFrames
         }
+        busPlacements = .allocate(capacity: channelCount)
+        busPlacements.initialize(repeating: BusPlacement(), count: channelCount)
     }
 
     deinit {
-        for c in 0..<channelCount { planar[c].deallocate() }
+        for c in 0..<channelCount { (planar[c] - historyFrames).deallocate() }
         planar.deallocate()
+        busPlacements.deallocate()
+    }
+
+    /// Before the next block's input is read: the last `historyFrames` of the one before
+    /// (`frames` long) become the history.
+    func keepHistory(frames: Int) {
+        precondition(frames <= maximumFrames)
+        for c in 0..<channelCount {
+            (planar[c] - historyFrames).update(from: planar[c] + frames - historyFrames, count: historyFrames)
+        }
     }
 
     /// Positions for a stream placed at `position`: mono at the point, stereo as two sources
@@ -82,4 +117,21 @@ public final class RenderSource {
         return (Quaternion(axis: up, angleRadians: half).rotate(position),
                 Quaternion(axis: up, angleRadians: -half).rotate(position))
     }
+}
+
+/// A source channel's bus cues for a head-relative direction (SpatialRenderer.busCues).
+struct BusCues {
+    var delays: (left: Float, right: Float) = (0, 0)
+    var earLevels: (left: Float, right: Float) = (1, 1)
+}
+
+/// A channel's head-relative direction and its bus cues, with what they were computed from.
+struct BusPlacement {
+    var position = Vector3(x: 0, y: 0, z: 0)
+    var anchored = false
+    var headPosition = Vector3(x: 0, y: 0, z: 0)
+    var orientation = Quaternion.identity
+    var relative = SphericalPosition(azimuthDegrees: 0)
+    var cues = BusCues()
+    var isValid = false
 }

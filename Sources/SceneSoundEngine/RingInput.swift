@@ -37,21 +37,30 @@ public final class RingInput: SourceInput, @unchecked Sendable {
     public var isFinished: Bool { false }
 
     public func read(into channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, frames: Int) -> Int {
-        let got = ring.read(into: channels, frames: frames)
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: ring.channelCount) { sums in
+            read(into: channels, channelCount: ring.channelCount, frames: frames, sumsOfSquares: sums.baseAddress!)
+        }
+    }
+
+    /// Measures what it reads in the same pass (the render's level and this meter's).
+    public func read(into channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, channelCount: Int, frames: Int,
+                     sumsOfSquares: UnsafeMutablePointer<Float>) -> Int {
+        precondition(channelCount == ring.channelCount)
+        let got = ring.read(into: channels, frames: frames, sumsOfSquares: sumsOfSquares)
         if got < frames && !idle.load(ordering: .relaxed) { starvedFrames.add(frames - got, ordering: .relaxed) }
-        meter(channels, got: got, frames: frames)
+        meter(sumsOfSquares, frames: frames)
         return got
     }
 
     /// Every `meteredBlockInterval`-th block is measured and stands for the blocks between:
     /// a level over a quarter second needs no more, and at 255 sources a multiply-add for every
     /// sample of every block would cost the render thread several per cent. No allocation, no lock.
-    private func meter(_ channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, got: Int, frames: Int) {
+    private func meter(_ sumsOfSquares: UnsafePointer<Float>, frames: Int) {
         blocksSinceMetered += 1
         guard frames > 0, blocksSinceMetered >= Self.meteredBlockInterval else { return }
         blocksSinceMetered = 0
         var sum: Float = 0
-        for channel in 0..<ring.channelCount { sum += Mixing.sumOfSquares(channels[channel], frames: got) }
+        for channel in 0..<ring.channelCount { sum += sumsOfSquares[channel] }
         let blockMeanSquare = Double(sum) / Double(frames * ring.channelCount)
         let weight = 1 - exp(-Double(frames * Self.meteredBlockInterval) / Self.levelTimeConstantFrames)
         meanSquare += weight * (blockMeanSquare - meanSquare)

@@ -1,5 +1,8 @@
 import SceneSoundDSP
 import SceneSoundPlatform
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The device-independent render core: mixes every source into one interleaved stereo
 /// block per call — binaural voices, plain-stereo streams, the room, the limiter.
@@ -59,12 +62,18 @@ public final class SpatialRenderer {
                           thresholdDecibels: configuration.limiterThresholdDecibels)
         ringOutFrames = hrtf.filterTaps + Int(hrtf.maximumDelaySamples.rounded(.up)) + 4
         busDecoder = busFilters ?? AmbisonicDecodeFilters.design(from: hrtf)
-        bus = AmbisonicBus(filters: busDecoder, maximumFrames: block, maximumTerms: 2 * maximumSources, kernels: .fastest)
+        bus = AmbisonicBus(filters: busDecoder, maximumFrames: block, maximumTerms: Self.busTermsPerSum,
+                           kernels: .fastest)
         governor = OverloadGovernor(settings: .init(maximumHRTFVoices: configuration.maximumHRTFVoices))
     }
 
+    /// Bus sources summed into the field together: their inputs (read in place, a few
+    /// hundred bytes each per sum) stay in the first-level cache across the sum's passes,
+    /// which a sum of every source at once (896 at 1024 sources) does not.
+    static let busTermsPerSum = 64
+
     deinit {
-        left.deallocate(); right.deallocate(); send.deallocate(); spanSources.deallocate()
+        left.deallocate(); right.deallocate(); send.deallocate(); spanSources.deallocate(); sumsOfSquares.deallocate()
     }
 
     /// Frames of delay between a sample entering and leaving (the limiter's look-ahead).
@@ -119,7 +128,7 @@ public final class SpatialRenderer {
         sources.forEachUnretained { index, source in
             if source.mode != .off && source.path.onBus && source.path.busMix >= 1
                 && source.path.voiceSilentFrames >= ringOutFrames {
-                renderSpan(source, pose: finalPose, offset: 0, frames: block)
+                renderSpan(source, pose: finalPose, offset: 0, frames: block, whollyOnBus: true)
             } else {
                 spanSources[bySpan] = index
                 bySpan += 1
@@ -156,25 +165,26 @@ public final class SpatialRenderer {
     }
 
     private func pull(_ source: RenderSource, frames: Int) {
-        let got = source.input.read(into: source.planar, frames: frames)
+        source.keepHistory(frames: frames)
+        let got = source.input.read(into: source.planar, channelCount: source.channelCount, frames: frames,
+                                    sumsOfSquares: sumsOfSquares)
         if got < frames {
             for c in 0..<source.channelCount { (source.planar[c] + got).update(repeating: 0, count: frames - got) }
         }
         if source.input.isFinished { source.framesSinceEnd += frames - got }
         source.path.ageFrames = min(source.path.ageFrames + frames, Int(Int32.max))
         var level: Float = 0
-        for c in 0..<source.channelCount { level = max(level, Self.rms(source.planar[c], frames: got)) }
+        if got > 0 {
+            for c in 0..<source.channelCount { level = max(level, (sumsOfSquares[c] / Float(got)).squareRoot()) }
+        }
         source.path.inputLevel = level
     }
+    /// Each channel's sum of squares over the block `pull` read (the source's level).
+    private let sumsOfSquares = UnsafeMutablePointer<Float>.allocate(capacity: 2)
 
-    /// Root mean square of a buffer (the governor's measure of a source's level).
-    static func rms(_ x: UnsafePointer<Float>, frames: Int) -> Float {
-        guard frames > 0 else { return 0 }
-        return (Mixing.sumOfSquares(x, frames: frames) / Float(frames)).squareRoot()
-    }
-
-    /// Renders `frames` of the source at `offset` in the block, for the head at `pose`.
-    private func renderSpan(_ source: RenderSource, pose: HeadPose, offset: Int, frames: Int) {
+    /// Renders `frames` of the source at `offset` in the block, for the head at `pose`;
+    /// `whollyOnBus`: the source renders on the bus alone (and reuses its placement).
+    private func renderSpan(_ source: RenderSource, pose: HeadPose, offset: Int, frames: Int, whollyOnBus: Bool = false) {
         if source.mode == .off {
             renderPlain(source, offset: offset, frames: frames)
             return
@@ -183,7 +193,11 @@ public final class SpatialRenderer {
         let model = configuration.distanceModel
         for c in 0..<source.channelCount {
             let position = source.channelPositions[c]
-            let relative = source.mode == .anchored ? pose.relative(position) : SphericalPosition(cartesian: position)
+            let anchored = source.mode == .anchored
+            let placement: BusPlacement? = whollyOnBus ? busPlacement(source, channel: c, position: position,
+                                                                      anchored: anchored, pose: pose) : nil
+            let relative = placement?.relative
+                ?? (anchored ? pose.relative(position) : SphericalPosition(cartesian: position))
             let distance = relative.distanceMetres
 
             // Fade out past the cull distance (and back in), linearly over cullFadeSeconds;
@@ -216,8 +230,8 @@ public final class SpatialRenderer {
                                         gain: source.gain * distanceGain * source.cullFade,
                                         lowpassCoefficient: OnePoleLowpass.coefficient(cutoffHz: cutoff, sampleRateHz: rate))
             renderPaths(source, channel: c, target: target, offset: offset, frames: frames,
-                        worldDirection: source.mode == .anchored ? position - pose.positionMetres
-                                                                 : pose.orientation.rotate(position))
+                        worldDirection: anchored ? position - pose.positionMetres : pose.orientation.rotate(position),
+                        busCues: placement?.cues)
             if configuration.room != .none {
                 // The diffuse field falls off more slowly than the direct sound: that
                 // difference is what tells near from far.
@@ -247,7 +261,7 @@ public final class SpatialRenderer {
     /// One channel's sub-block on the HRTF voice, the bus, or both while a move crossfades
     /// (linearly: the two renderings of one source are coherent, so amplitudes add).
     private func renderPaths(_ source: RenderSource, channel c: Int, target: BinauralTarget, offset: Int, frames: Int,
-                             worldDirection: Vector3) {
+                             worldDirection: Vector3, busCues: BusCues?) {
         // The share follows a smoothstep, not a line: the two paths differ in timbre, and a
         // linear fade's corners at its ends are kinks in the waveform that the discontinuity
         // measure (and the ear, on a pure tone) picks up.
@@ -267,26 +281,64 @@ public final class SpatialRenderer {
         }
         source.busVoices.withUnretained(at: c) { busVoice in
             encode(busVoice, input: input, target: target, mix: mix, offset: offset, frames: frames,
-                   worldDirection: worldDirection)
+                   worldDirection: worldDirection, cues: busCues)
         }
     }
 
     /// The bus's share of one channel's span (or, while the source is wholly on its voice,
-    /// only keeping the bus voice's history current).
+    /// only keeping the bus voice's history current); `cues`: the placement's, when it has them.
     @inline(__always)
     private func encode(_ busVoice: AmbisonicBusVoice, input: UnsafePointer<Float>,
-                        target: BinauralTarget, mix: Float, offset: Int, frames: Int, worldDirection: Vector3) {
+                        target: BinauralTarget, mix: Float, offset: Int, frames: Int, worldDirection: Vector3,
+                        cues: BusCues?) {
         if mix == 0 && busMixStart == 0 && !busVoice.isSounding {
-            busVoice.follow(input, frames: frames)
+            busVoice.follow()
         } else {
-            let hood = hrtf.neighbourhood(azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees)
-            let onsets = hrtf.delays(hood)
-            let corrections = busDecoder.earDelays(hood)
+            let cues = cues ?? busCues(azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees)
             bus.encode(busVoice, input: input, frames: frames, offset: offset, direction: worldDirection,
-                       delays: (onsets.left - corrections.left, onsets.right - corrections.right),
-                       earLevels: busDecoder.earLevels(hood), gain: target.gain * mix,
+                       delays: cues.delays, earLevels: cues.earLevels, gain: target.gain * mix,
                        lowpassCoefficient: target.lowpassCoefficient)
         }
+    }
+
+    /// Each ear's onset delay (less the decoder's share of the ITD) and level correction on the
+    /// bus for a head-relative direction.
+    private func busCues(azimuthDegrees: Double, elevationDegrees: Double) -> BusCues {
+        let hood = hrtf.neighbourhood(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees)
+        let onsets = hrtf.delays(hood)
+        let corrections = busDecoder.earDelays(hood)
+        return BusCues(delays: (onsets.left - corrections.left, onsets.right - corrections.right),
+                       earLevels: busDecoder.earLevels(hood))
+    }
+
+    /// How far the head may turn before a source wholly on the bus looks its direction and
+    /// cues up again: as far as a voice's filters may lag (BinauralVoice's threshold, at most
+    /// 12 µs of ITD), which at 90°/s spares two blocks in three. The bus's gains and delays
+    /// still glide across the block in which they change.
+    static let busPlacementThresholdDegrees = 1.0
+    private static let busPlacementThresholdCosine = cos(busPlacementThresholdDegrees / 2 * .pi / 180)
+
+    /// A channel's placement for a source wholly on the bus: the stored one while the channel
+    /// and the head stay where they were and the head has turned less than the threshold
+    /// since (|q₀·q₁| = cos(angle / 2)), else looked up again and stored.
+    private func busPlacement(_ source: RenderSource, channel c: Int, position: Vector3, anchored: Bool,
+                              pose: HeadPose) -> BusPlacement {
+        let stored = source.busPlacements + c
+        if stored.pointee.isValid && stored.pointee.position == position && stored.pointee.anchored == anchored {
+            if !anchored { return stored.pointee }
+            let (q0, q1) = (stored.pointee.orientation, pose.orientation)
+            if stored.pointee.headPosition == pose.positionMetres
+                && abs(q0.w * q1.w + q0.x * q1.x + q0.y * q1.y + q0.z * q1.z) >= Self.busPlacementThresholdCosine {
+                return stored.pointee
+            }
+        }
+        let relative = anchored ? pose.relative(position) : SphericalPosition(cartesian: position)
+        stored.pointee = BusPlacement(position: position, anchored: anchored, headPosition: pose.positionMetres,
+                                      orientation: pose.orientation, relative: relative,
+                                      cues: busCues(azimuthDegrees: relative.azimuthDegrees,
+                                                    elevationDegrees: relative.elevationDegrees),
+                                      isValid: true)
+        return stored.pointee
     }
 
     @inline(__always) static func smoothstep(_ x: Float) -> Float { x * x * (3 - 2 * x) }

@@ -418,7 +418,7 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         public var blockDeadlineSeconds: Double
         public var hrtfVoices: Int
         public var busVoices: Int
-        /// `avx2` or `portable`.
+        /// `avx512`, `avx2` or `portable`.
         public var kernels: String
 
         public init(load: Double, peakLoad: Double, blockDeadlineSeconds: Double, hrtfVoices: Int, busVoices: Int,

@@ -175,6 +175,8 @@ final class BenchScene {
     private func feedRings() {
         let block = configuration.blockFrames
         let span = noise.count - block
+        // A local copy: the property read for every ring is a dynamic exclusivity check.
+        let renderedFrames = renderedFrames
         noise.withUnsafeBufferPointer { noise in
             let base = noise.baseAddress!
             // Each ring lent, not retained: at 1024 rings the reference counting costs more

@@ -6,8 +6,9 @@ import SceneSoundMedia
 /// Every numeric option of the offline verbs takes a negative value written as a separate
 /// word (`--azimuth -30`), as people type it: the value reaches the renderer, or the range
 /// check that names the flag — never "Missing value".
-@Suite struct NegativeValueTests {
+@Suite final class NegativeValueTests {
     let dir = temporaryDirectory("negative")
+    deinit { try? FileManager.default.removeItem(atPath: dir) }
     var environment: [String: String] { ["XDG_CACHE_HOME": NSTemporaryDirectory() + "scenesound-test-cache"] }
 
     func noise(_ name: String = "in.wav") throws -> String {

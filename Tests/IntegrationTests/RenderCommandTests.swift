@@ -4,8 +4,9 @@ import SceneSoundDSP
 import SceneSoundMedia
 
 /// `scenesound render`, run as a user runs it.
-@Suite struct RenderCommandTests {
+@Suite final class RenderCommandTests {
     let dir = temporaryDirectory("render")
+    deinit { try? FileManager.default.removeItem(atPath: dir) }
     /// Each test gets its own HRTF cache, so the cold path is exercised too.
     var environment: [String: String] { ["XDG_CACHE_HOME": dir + "/cache"] }
 

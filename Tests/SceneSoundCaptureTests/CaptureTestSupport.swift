@@ -146,6 +146,7 @@ final class MonitorRecording {
     func finish(afterFrames frames: Int, timeoutSeconds: Double) -> [Float] {
         _ = waitUntil(timeoutSeconds: timeoutSeconds) { frameCount >= frames }
         child.kill()
+        defer { try? FileManager.default.removeItem(at: file) }
         guard let data = try? Data(contentsOf: file) else { return [] }
         return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
     }

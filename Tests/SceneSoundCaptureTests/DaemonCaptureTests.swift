@@ -111,6 +111,7 @@ import Testing
             x.stopAll()
             server.tearDown()
             try? FileManager.default.removeItem(at: log)
+            try? FileManager.default.removeItem(atPath: log.path + ".out")
         }
     }
 

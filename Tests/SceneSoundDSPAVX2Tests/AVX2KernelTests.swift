@@ -144,4 +144,18 @@ import SceneSoundDSPAVX2
         #expect(maximumDifference(portable, fast) < Self.tolerance)
         #expect(abs(portable[5] - (0.1 * p[0][5] + 0.2 * p[1][5] + 0.3 * p[2][5] + 0.4 * p[3][5])) < Self.tolerance)
     }
+
+    /// A read's copy with its level measured on the way, against the portable build.
+    @Test(arguments: [0, 5, 16, 27, 256])
+    func measuredCopyMatchesPortable(frames: Int) throws {
+        try #require(scenesound_cpu_has_avx2_fma() != 0)
+        var noise = Noise(state: 11 &+ UInt64(frames))
+        let x = noise.samples(frames)
+        var portable = [Float](repeating: .nan, count: frames), fast = portable
+        let portableSum = RenderKernels.portable.copySummingSquares(x, &portable, frames)
+        let fastSum = RenderKernels.avx2.copySummingSquares(x, &fast, frames)
+        #expect(fast == x && portable == x)
+        #expect(abs(portableSum - fastSum) <= Self.tolerance * max(1, portableSum))
+        #expect(frames == 0 || fastSum > 0)
+    }
 }

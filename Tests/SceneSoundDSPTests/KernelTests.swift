@@ -91,6 +91,11 @@ import Foundation
             let scalar = Mixing.sumOfSquaresScalar(x, frames: frames), fast = Mixing.sumOfSquares(x, frames: frames)
             #expect(abs(scalar - fast) <= 1e-5 * max(1, scalar))
             #expect(frames == 0 || scalar > 0)
+            // The same measured while copying: every sample copied, the same sum.
+            var copy = [Float](repeating: .nan, count: frames)
+            let copied = Mixing.copySummingSquares(x, to: &copy, frames: frames)
+            #expect(copy == x)
+            #expect(abs(scalar - copied) <= 1e-5 * max(1, scalar))
         }
     }
 }
