@@ -1,8 +1,6 @@
 /// Receives what the capture takes. Every call comes on the capture's PulseAudio thread, in
-/// order for each stream: start, audio and updates, end, except that on PipeWire a stream's
-/// audio comes on libpipewire's real-time data thread (one thread for every stream, each call
-/// between the stream's start and end). Implementations must return quickly (copy the audio
-/// into a queue); blocking here delays every captured app.
+/// order for each stream: start, audio and updates, end. Implementations must return quickly
+/// (copy the audio into a queue); blocking here delays every captured app.
 public protocol AppCaptureConsumer: AnyObject, Sendable {
     func captureDidStart(_ stream: CapturedStreamIdentity)
     /// The stream's properties changed (a window id set late, a new title).
@@ -12,4 +10,9 @@ public protocol AppCaptureConsumer: AnyObject, Sendable {
     /// The stream ended, was excluded, was moved elsewhere by the user, or the capture stopped.
     func captureDidEnd(streamIndex: UInt32)
     func captureStateDidChange(_ state: AppCapture.State)
+    /// The real sink behind the capture's, which is the default sink while capturing: where
+    /// the apps it lets go play, and where the consumer's own output must play (pinned: with
+    /// the capture sink the default, following the default would play into it). Told when
+    /// capturing starts and whenever the user chooses another sink.
+    func captureDidChooseRealSink(_ sinkName: String)
 }

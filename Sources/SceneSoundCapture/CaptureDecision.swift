@@ -45,8 +45,10 @@ public enum CaptureDecision: Equatable, Sendable {
         func refuse(_ reason: LeaveReason) -> CaptureDecision {
             onCaptureSink ? .returnToDefaultSink(reason) : .leave(reason)
         }
+        // Never moved, not even off the capture sink: a move through the native protocol is
+        // remembered as the stream's route. The output pins itself to the real sink instead.
         if properties["application.process.id"].flatMap({ pid_t($0) }) == context.ownProcessID {
-            return refuse(.ownOutput)
+            return .leave(.ownOutput)
         }
         if stream.ownerModule != nil && stream.clientIndex == nil { return refuse(.moduleStream) }
         if !stream.isPCM { return refuse(.passthrough) }

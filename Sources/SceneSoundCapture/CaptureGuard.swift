@@ -55,10 +55,15 @@ public enum CaptureGuard {
         case daemonHung
     }
 
-    /// Blocks until the daemon on the other end of `descriptor` ends or stops beating.
-    public static func waitForDaemon(descriptor: Int32, hangSeconds: Double) -> Ending {
+    /// Blocks until the daemon on the other end of `descriptor` ends or stops beating. Every
+    /// byte is a beat; `s` + a sink name + newline also names the real default sink, which the
+    /// capture sink stands in front of (`realSinkNamed` hears each).
+    public static func waitForDaemon(
+        descriptor: Int32, hangSeconds: Double, realSinkNamed: (String) -> Void = { _ in }
+    ) -> Ending {
         var lastBeat = Date()
-        var buffer = [UInt8](repeating: 0, count: 64)
+        var buffer = [UInt8](repeating: 0, count: 256)
+        var sinkName: [UInt8]?
         while true {
             let remaining = hangSeconds - Date().timeIntervalSince(lastBeat)
             if remaining <= 0 { return .daemonHung }
@@ -72,16 +77,27 @@ public enum CaptureGuard {
             let count = read(descriptor, &buffer, buffer.count)
             if count == 0 || (count < 0 && errno != EINTR && errno != EAGAIN) { return .daemonEnded }
             if count > 0 { lastBeat = Date() }
+            for byte in buffer.prefix(max(0, count)) {
+                if sinkName == nil {
+                    if byte == UInt8(ascii: "s") { sinkName = [] }
+                } else if byte == UInt8(ascii: "\n") {
+                    realSinkNamed(String(decoding: sinkName!, as: UTF8.self))
+                    sinkName = nil
+                } else if sinkName!.count < 1024 {
+                    sinkName!.append(byte)
+                }
+            }
         }
     }
 
     /// Sweeps the session's capture sinks on the sound server, retrying the connection for
-    /// `options.connectSeconds`. nil if the server could not be reached (then nothing of ours
-    /// is loaded there either: a restarted server starts without our modules).
-    public static func sweep(_ options: Options) -> String? {
+    /// `options.connectSeconds`; `realSink` is made the default again if ours is it. nil if
+    /// the server could not be reached (then nothing of ours is loaded there either: a
+    /// restarted server starts without our modules).
+    public static func sweep(_ options: Options, realSink: String? = nil) -> String? {
         let deadline = Date().addingTimeInterval(options.connectSeconds)
         repeat {
-            switch sweepOnce(options, deadline: deadline) {
+            switch sweepOnce(options, realSink: realSink, deadline: deadline) {
             case .done(let outcome):
                 return describe(outcome)
             case .unreachable:
@@ -104,7 +120,7 @@ public enum CaptureGuard {
     }
 
     /// One connection on a plain (single-threaded) mainloop.
-    private static func sweepOnce(_ options: Options, deadline: Date) -> Attempt {
+    private static func sweepOnce(_ options: Options, realSink: String?, deadline: Date) -> Attempt {
         guard let mainloop = pa_mainloop_new() else { return .unreachable }
         defer { pa_mainloop_free(mainloop) }
         let api = pa_mainloop_get_api(mainloop)
@@ -128,7 +144,7 @@ public enum CaptureGuard {
             switch pa_context_get_state(context) {
             case PA_CONTEXT_READY where !state.sweeping:
                 state.sweeping = true
-                CaptureSweep.run(on: context, isTarget: { $0[CaptureSinkProperties.sessionKey] == session }) {
+                CaptureSweep.run(on: context, isTarget: { $0[CaptureSinkProperties.sessionKey] == session }, realSink: realSink) {
                     state.outcome = $0
                 }
             case PA_CONTEXT_FAILED, PA_CONTEXT_TERMINATED:
@@ -155,9 +171,10 @@ public enum CaptureGuard {
             FileHandle.standardError.write(Data("scenesound-capture-guard: \(error.message)\n".utf8))
             return 2
         }
-        let ending = waitForDaemon(descriptor: descriptor, hangSeconds: options.hangSeconds)
+        var realSink: String?
+        let ending = waitForDaemon(descriptor: descriptor, hangSeconds: options.hangSeconds) { realSink = $0 }
         let why = ending == .daemonHung ? "daemon silent for \(options.hangSeconds) s" : "daemon ended"
-        let result = sweep(options).map { "\(why): \($0)" } ?? "\(why): no sound server reachable, nothing to undo"
+        let result = sweep(options, realSink: realSink).map { "\(why): \($0)" } ?? "\(why): no sound server reachable, nothing to undo"
         FileHandle.standardError.write(Data("scenesound-capture-guard: \(result)\n".utf8))
         return 0
     }

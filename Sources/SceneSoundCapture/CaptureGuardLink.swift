@@ -78,6 +78,15 @@ final class CaptureGuardLink {
         return written == 1 || errno == EAGAIN
     }
 
+    /// Tells the guard which sink to make the default again (a beat too). false once it is gone.
+    func tellRealSink(_ name: String) -> Bool {
+        guard socket >= 0 else { return false }
+        let bytes = Array(("s" + name.filter { $0 != "\n" } + "\n").utf8)
+        // Short and rare: it fits in the socket buffer, or the guard is not reading at all.
+        let written = bytes.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
+        return written == bytes.count || errno == EAGAIN
+    }
+
     /// Closes our end: the guard sweeps (a no-op after a clean stop) and exits. Reaps it if
     /// it has already exited, so no zombie stays behind a long-running daemon.
     func close() {

@@ -50,6 +50,7 @@ final class CaptureSession {
     private var pacer: MonitorRecorder?
     /// On pipewire-pulse: PipeWire itself, over which the streams are recorded.
     private var pipeWire: PipeWireConnection?
+    private let onsets: OnsetRecovery
     private var defaultSink: (name: String, index: UInt32)?
     private var streams: [UInt32: TrackedStream] = [:]
     /// Streams the user moved off the capture sink: their choice stands until they end.
@@ -66,6 +67,7 @@ final class CaptureSession {
         self.configuration = configuration
         self.token = token
         self.consumer = consumer
+        onsets = OnsetRecovery(consumer: consumer, rateHz: configuration.rateHz)
         self.delegate = delegate
         excludedBinaries = configuration.excludedBinaries
         let userdata = Unmanaged.passUnretained(self).toOpaque()
@@ -115,11 +117,12 @@ final class CaptureSession {
     }
 
     private func prepare() {
-        // Over libpulse the recordings reach the engine through this thread; at normal
-        // priority a busy machine kept it waiting long enough for every captured stream to
-        // run short (32 streams: up to 101 ms in 20 s, against none on PipeWire's real-time
-        // data thread in 60 s). It gets what the render thread gets.
-        _ = ThreadScheduling.requestRealtimeForCurrentThread()
+        // Every recording reaches the engine through this thread; at normal priority a busy
+        // machine kept it waiting long enough for every captured stream to run short (32
+        // streams: up to 101 ms in 20 s). Niced as PulseAudio itself is, not real-time: it
+        // also does unbounded work (the onset searches of many new streams at once), and a
+        // real-time thread doing that can hold every normal thread of the daemon off a core.
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, -11)
         let mask = PA_SUBSCRIPTION_MASK_SINK_INPUT.rawValue | PA_SUBSCRIPTION_MASK_SINK.rawValue
             | PA_SUBSCRIPTION_MASK_SERVER.rawValue | PA_SUBSCRIPTION_MASK_CLIENT.rawValue
         if let operation = pa_context_subscribe(context, pa_subscription_mask_t(mask), nil, nil) {
@@ -182,14 +185,12 @@ final class CaptureSession {
                 return after(seconds: 0.02) { [weak self] in self?.findCaptureSink(attemptsLeft: attemptsLeft - 1) }
             }
             captureSink = sink
-            // On PipeWire the recordings' quantum paces the sink; there a pacer is one more
-            // node for the graph to run.
-            if pipeWire == nil {
-                pacer = MonitorRecorder(
-                    context: context, streamIndex: nil, monitorSourceName: sink.name + ".monitor", rateHz: configuration.rateHz,
-                    fragmentSeconds: configuration.fragmentSeconds, streamName: "SceneSound capture pacer",
-                    consumer: consumer, delegate: self)
-            }
+            pacer = MonitorRecorder(
+                context: context, streamIndex: nil, monitorSourceName: sink.name + ".monitor", rateHz: configuration.rateHz,
+                fragmentSeconds: configuration.fragmentSeconds, streamName: "SceneSound capture pacer",
+                deliver: { [onsets] in onsets.mixDidArrive($0) }, delegate: self)
+            // Ours becomes the default sink, so that a new stream starts there: taken over
+            // before its first sample plays rather than moved after it was heard dry.
             refreshDefaultSink { [weak self] in
                 guard let self, phase == .preparing else { return }
                 phase = .capturing
@@ -209,6 +210,8 @@ final class CaptureSession {
         switch facility {
         case PA_SUBSCRIPTION_EVENT_SINK_INPUT.rawValue:
             if type == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue { return streamEnded(index) }
+            // Born on the capture sink (ours is the default): its onset is in the mix from now.
+            if type == PA_SUBSCRIPTION_EVENT_NEW.rawValue { onsets.streamAppeared(index) }
             let judge: () -> Void = { [weak self] in
                 self?.requests.sinkInput(index) { [weak self] facts in
                     guard let self else { return }
@@ -224,6 +227,11 @@ final class CaptureSession {
                 return fail("the capture sink was removed")
             }
             refreshDefaultSink { [weak self] in self?.rescan() }
+            if type == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue {
+                // Its streams land on the default, ours, a moment later, without an event on
+                // PipeWire: look again then, for those to send on to the real sink.
+                after(seconds: 0.5) { [weak self] in self?.refreshDefaultSink { [weak self] in self?.rescan() } }
+            }
         case PA_SUBSCRIPTION_EVENT_SERVER.rawValue:
             refreshDefaultSink { [weak self] in self?.rescan() }
         default:
@@ -231,26 +239,25 @@ final class CaptureSession {
         }
     }
 
-    /// Learns the real default sink. Ours must never be it: the server picks it when no other
-    /// sink is left (a headset unplugged), and then the mix would play into itself. If it
-    /// happens, the default goes back to the one we replaced, if it is there.
+    /// Keeps ours the default sink and learns the real one behind it: where the streams we
+    /// let go play, and SceneSound's own output (the consumer pins it there). Another sink
+    /// becoming the default means the user (or the server, for a device plugged in) chose it:
+    /// it is the real one from now on, and ours takes its place again. If the real one goes
+    /// away, another takes over. The sweep undoes all this, however this process ends.
     private func refreshDefaultSink(_ then: @escaping () -> Void) {
         requests.defaultSinkName { [weak self] name in
-            guard let self, let name else { return then() }
-            if name == captureSink?.name {
-                guard let previous = defaultSink?.name, previous != name else { return then() }
-                requests.sink(named: previous) { [weak self] sink in
-                    guard let self else { return }
-                    guard sink != nil else { return then() }
-                    requests.setDefaultSink(previous) { _ in then() }
+            guard let self else { return }
+            requests.sinks { [weak self] sinks in
+                guard let self, let captureSink, let sinks else { return then() }
+                let real = sinks.filter { !CaptureSinkProperties.isCaptureSink($0.properties) }
+                let chosen = real.first { $0.name == name } ?? real.first { $0.name == defaultSink?.name } ?? real.first
+                if let chosen, chosen.name != defaultSink?.name || chosen.index != defaultSink?.index {
+                    defaultSink = (chosen.name, chosen.index)
+                    _ = guardLink?.tellRealSink(chosen.name)
+                    consumer.captureDidChooseRealSink(chosen.name)
                 }
-                return
-            }
-            // Looked up by name every time: a sink unloaded and loaded again keeps its name,
-            // not its index.
-            requests.sink(named: name) { [weak self] sink in
-                if let self, let sink { defaultSink = (sink.name, sink.index) }
-                then()
+                guard name != captureSink.name, chosen != nil else { return then() }
+                requests.setDefaultSink(captureSink.name) { _ in then() }
             }
         }
     }
@@ -322,9 +329,10 @@ final class CaptureSession {
                 }
             }
         case .returnToDefaultSink:
+            onsets.forget(facts.index)
             returnToDefaultSink(facts.index)
         case .leave:
-            break
+            break  // perhaps for now (not linked yet): forgotten when it ends
         }
     }
 
@@ -339,19 +347,20 @@ final class CaptureSession {
         }
         tracked.recorder = recorder
         streams[index] = tracked
-        consumer.captureDidStart(tracked.identity)
+        onsets.captureDidStart(tracked.identity)
     }
 
     private func makeRecorder(_ index: UInt32, sinkName: String, identity: CapturedStreamIdentity) -> (any StreamRecorder)? {
         let name = "SceneSound capture of \(identity.applicationName ?? "stream \(index)")"
+        let deliver: (UnsafeBufferPointer<Float>) -> Void = { [onsets] in onsets.captureDidReceive(streamIndex: index, interleavedStereo: $0) }
         if let pipeWire {
             return PipeWireRecorder(
                 connection: pipeWire, streamIndex: index, rateHz: configuration.rateHz,
-                latencyFrames: configuration.pipeWireQuantumFrames, streamName: name, consumer: consumer, delegate: self)
+                latencyFrames: configuration.pipeWireQuantumFrames, streamName: name, deliver: deliver, delegate: self)
         }
         return MonitorRecorder(
             context: context, streamIndex: index, monitorSourceName: sinkName + ".monitor", rateHz: configuration.rateHz,
-            fragmentSeconds: configuration.fragmentSeconds, streamName: name, consumer: consumer, delegate: self)
+            fragmentSeconds: configuration.fragmentSeconds, streamName: name, deliver: deliver, delegate: self)
     }
 
     /// Stops capturing a stream without touching where it plays.
@@ -359,17 +368,25 @@ final class CaptureSession {
         guard let tracked = streams.removeValue(forKey: index) else { return }
         if let recorder = tracked.recorder {
             recorder.close()
-            consumer.captureDidEnd(streamIndex: index)
+            onsets.captureDidEnd(streamIndex: index)
         }
     }
 
-    private func returnToDefaultSink(_ index: UInt32) {
+    private func returnToDefaultSink(_ index: UInt32, attemptsLeft: Int = 5) {
         guard let defaultSink else { return }
-        requests.moveSinkInput(index, toSink: defaultSink.index) { _ in }
+        requests.moveSinkInput(index, toSink: defaultSink.index) { [weak self] moved in
+            guard let self, !moved, attemptsLeft > 0, phase == .capturing else { return }
+            // The real sink may have gone a moment ago (a headset unplugged), before the
+            // server said so: learn the one that took over, and try again.
+            after(seconds: 0.1) { [weak self] in
+                self?.refreshDefaultSink { [weak self] in self?.returnToDefaultSink(index, attemptsLeft: attemptsLeft - 1) }
+            }
+        }
     }
 
     private func streamEnded(_ index: UInt32) {
         release(index)
+        onsets.forget(index)
         userRouted.remove(index)
         attachAttempts[index] = nil
     }
@@ -392,7 +409,8 @@ final class CaptureSession {
             return done(nil)
         }
         let token = token
-        CaptureSweep.run(on: context, isTarget: { $0[CaptureSinkProperties.sessionKey] == token }) { [weak self] outcome in
+        CaptureSweep.run(on: context, isTarget: { $0[CaptureSinkProperties.sessionKey] == token },
+                         realSink: defaultSink?.name) { [weak self] outcome in
             self?.shutDownLocally()
             done(outcome)
         }

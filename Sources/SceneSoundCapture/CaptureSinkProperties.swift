@@ -24,7 +24,7 @@ public enum CaptureSinkProperties {
             properties.append("\(previousDefaultKey)='\(previous)'")
         }
         return "sink_name=\(sinkName) sink_properties=\"\(properties.joined(separator: " "))\" " +
-            "norewinds=1 rate=\(rateHz) channels=2 channel_map=front-left,front-right"
+            "norewinds=1 format=float32le rate=\(rateHz) channels=2 channel_map=front-left,front-right"
     }
 
     /// The value with every character a module argument could be confused by removed.

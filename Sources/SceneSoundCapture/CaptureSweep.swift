@@ -1,7 +1,8 @@
 import CPulse
 
 /// Undoes what a capture did to the sound server, for the capture sinks `isTarget` picks:
-/// puts the default sink back if one of them became the default, moves every stream on them
+/// puts the real default sink back if one of them is the default (the one the capture last
+/// knew, else the one its sink's properties name, else any other), moves every stream on them
 /// to the default sink (moving a stream to the default sink also makes the server forget the
 /// route it remembered when we moved it: module-stream-restore and WirePlumber both drop a
 /// stream's target when it goes to the default), then unloads their modules.
@@ -21,6 +22,7 @@ enum CaptureSweep {
     static func run(
         on context: OpaquePointer,
         isTarget: @escaping ([String: String]) -> Bool,
+        realSink: String? = nil,
         done: @escaping (Outcome) -> Void
     ) {
         let requests = PulseRequests(context: context)
@@ -35,7 +37,8 @@ enum CaptureSweep {
                 let targets = sinks.filter { isTarget($0.properties) }
                 guard !targets.isEmpty else { return done(outcome) }
                 let others = sinks.filter { !CaptureSinkProperties.isCaptureSink($0.properties) }
-                restoreDefault(requests, defaultName: defaultName, targets: targets, others: others, outcome: outcome) { realDefault, outcome in
+                restoreDefault(requests, defaultName: defaultName, realSink: realSink, targets: targets, others: others,
+                               outcome: outcome) { realDefault, outcome in
                     returnStreams(requests, from: targets, to: realDefault, outcome: outcome) { outcome in
                         unload(requests, targets, outcome: outcome, done: done)
                     }
@@ -47,7 +50,7 @@ enum CaptureSweep {
     /// If a target is the default sink, the one it replaced (or any other sink) becomes the
     /// default again. Passes on the sink streams go back to.
     private static func restoreDefault(
-        _ requests: PulseRequests, defaultName: String?, targets: [SinkFacts], others: [SinkFacts],
+        _ requests: PulseRequests, defaultName: String?, realSink: String?, targets: [SinkFacts], others: [SinkFacts],
         outcome: Outcome, then: @escaping (SinkFacts?, Outcome) -> Void
     ) {
         let current = others.first { $0.name == defaultName }
@@ -55,7 +58,9 @@ enum CaptureSweep {
             return then(current, outcome)
         }
         let remembered = hijacked.properties[CaptureSinkProperties.previousDefaultKey]
-        guard let replacement = others.first(where: { $0.name == remembered }) ?? others.first else {
+        guard let replacement = others.first(where: { $0.name == realSink }) ?? others.first(where: { $0.name == remembered })
+            ?? others.first
+        else {
             return then(nil, outcome)  // no other sink: the server picks one once ours is gone
         }
         var outcome = outcome

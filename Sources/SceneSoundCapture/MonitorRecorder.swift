@@ -18,12 +18,14 @@ protocol StreamRecorderDelegate: AnyObject {
 /// monitor, as interleaved stereo Float32, and hands each fragment to the consumer. The
 /// capture happens after the input's own volume and mute, so the app's slider keeps working.
 final class MonitorRecorder: StreamRecorder {
-    /// nil for the pacer: a recording of the whole capture sink, discarded, kept open so that
-    /// the sink always renders in small steps. An idle null sink renders far ahead (up to 2 s
-    /// on PulseAudio), so the first stream moved onto it arrived as one burst.
+    /// nil for the pacer: a recording of the whole capture sink, kept open so that the sink
+    /// always renders in small steps (an idle null sink renders far ahead, up to 2 s on
+    /// PulseAudio, so the first stream moved onto it arrived as one burst), and handed to
+    /// `OnsetRecovery`, which finds the first milliseconds of new streams in it.
     let streamIndex: UInt32?
     private let stream: OpaquePointer
-    private let consumer: AppCaptureConsumer
+    /// Where the audio goes: the stream's consumer, or the mix's handler for the pacer.
+    private let deliver: (UnsafeBufferPointer<Float>) -> Void
     private weak var delegate: StreamRecorderDelegate?
     private var isClosed = false
     /// Zeros handed out for a hole in the recording (the server skipped data), allocated once.
@@ -31,7 +33,8 @@ final class MonitorRecorder: StreamRecorder {
 
     init?(
         context: OpaquePointer, streamIndex: UInt32?, monitorSourceName: String, rateHz: Int,
-        fragmentSeconds: Double, streamName: String, consumer: AppCaptureConsumer, delegate: StreamRecorderDelegate
+        fragmentSeconds: Double, streamName: String, deliver: @escaping (UnsafeBufferPointer<Float>) -> Void,
+        delegate: StreamRecorderDelegate
     ) {
         var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rateHz), channels: 2)
         var channels = pa_channel_map()
@@ -43,7 +46,7 @@ final class MonitorRecorder: StreamRecorder {
         }
         self.stream = stream
         self.streamIndex = streamIndex
-        self.consumer = consumer
+        self.deliver = deliver
         self.delegate = delegate
         silence = .allocate(capacity: 4096)
         silence.initialize(repeating: 0)
@@ -105,20 +108,13 @@ final class MonitorRecorder: StreamRecorder {
             var byteCount = 0
             guard pa_stream_peek(stream, &data, &byteCount) == 0, byteCount > 0 else { return }
             let sampleCount = byteCount / MemoryLayout<Float>.size
-            guard let streamIndex else {
-                pa_stream_drop(stream)
-                continue
-            }
             if let data {
-                consumer.captureDidReceive(
-                    streamIndex: streamIndex,
-                    interleavedStereo: UnsafeBufferPointer(start: data.assumingMemoryBound(to: Float.self), count: sampleCount))
+                deliver(UnsafeBufferPointer(start: data.assumingMemoryBound(to: Float.self), count: sampleCount))
             } else {  // a hole: the server had nothing for this span; the consumer hears silence
                 var remaining = sampleCount
                 while remaining > 0 {
                     let chunk = min(remaining, silence.count)
-                    consumer.captureDidReceive(
-                        streamIndex: streamIndex, interleavedStereo: UnsafeBufferPointer(rebasing: silence[0 ..< chunk]))
+                    deliver(UnsafeBufferPointer(rebasing: silence[0 ..< chunk]))
                     remaining -= chunk
                 }
             }

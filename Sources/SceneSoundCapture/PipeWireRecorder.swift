@@ -1,7 +1,6 @@
 import CPipeWireCapture
 import CPulse
 import Foundation
-import SceneSoundPlatform
 import SceneSoundPulse
 
 /// A connection to PipeWire itself, next to the pulse connection of a session whose server is
@@ -9,11 +8,6 @@ import SceneSoundPulse
 /// its fd is readable, so every callback comes on the capture's thread, as over libpulse.
 final class PipeWireConnection {
     let handle: OpaquePointer
-    /// libpipewire's data thread, which hands over the audio, runs at normal priority in a
-    /// client here (no real-time module took it): on a busy machine the graph then waits for
-    /// it, and every recording runs short. Its first callback asks for what the render thread
-    /// gets.
-    let dataThreadScheduling = RealtimeSchedulingRequest()
     private let api: UnsafeMutablePointer<pa_mainloop_api>
     private var ioEvent: OpaquePointer?
 
@@ -75,28 +69,23 @@ final class PipeWireConnection {
 /// arrive in bursts. One connection per stream would run into the server's 64 clients.
 final class PipeWireRecorder: StreamRecorder {
     let streamIndex: UInt32?
-    private let index: UInt32
-    private let consumer: AppCaptureConsumer
-    private let dataThreadScheduling: RealtimeSchedulingRequest
+    /// Where the audio goes (on the capture's thread).
+    private let deliver: (UnsafeBufferPointer<Float>) -> Void
     private weak var delegate: StreamRecorderDelegate?
     private var capture: OpaquePointer?
 
     /// `latencyFrames`: the quantum asked of the graph, which is how often audio arrives.
     init?(connection: PipeWireConnection, streamIndex: UInt32, rateHz: Int, latencyFrames: Int, streamName: String,
-          consumer: AppCaptureConsumer, delegate: StreamRecorderDelegate) {
+          deliver: @escaping (UnsafeBufferPointer<Float>) -> Void, delegate: StreamRecorderDelegate) {
         self.streamIndex = streamIndex
-        index = streamIndex
-        self.consumer = consumer
-        dataThreadScheduling = connection.dataThreadScheduling
+        self.deliver = deliver
         self.delegate = delegate
         // pipewire-pulse's sink-input index is the node's object.serial, which target.object names.
         capture = ss_pw_capture_new(
             connection.handle, streamName, streamIndex, UInt32(rateHz), UInt32(latencyFrames),
             { userdata, samples, frames in
                 let recorder = Unmanaged<PipeWireRecorder>.fromOpaque(userdata!).takeUnretainedValue()
-                recorder.dataThreadScheduling.ensureRequestedOnCurrentThread()
-                recorder.consumer.captureDidReceive(
-                    streamIndex: recorder.index, interleavedStereo: UnsafeBufferPointer(start: samples, count: Int(frames) * 2))
+                recorder.deliver(UnsafeBufferPointer(start: samples, count: Int(frames) * 2))
             },
             { userdata in
                 let recorder = Unmanaged<PipeWireRecorder>.fromOpaque(userdata!).takeUnretainedValue()

@@ -55,6 +55,10 @@ public final class PulseAudioOutput: OutputBackend, @unchecked Sendable {
 
     public func stop() throws { pulse?.stop() }
 
+    /// Plays on `sinkName` whatever the default sink becomes; nil: back to `sinkName` as
+    /// configured (or to the default). See `PulseOutput.pin(toSink:)`.
+    public func pin(toSink sinkName: String?) { pulse?.pin(toSink: sinkName) }
+
     public var status: OutputStatus {
         let sink = connectedSink.withLock { $0 }
         return OutputStatus(kind: "pulse", target: sink ?? sinkName, connected: sink != nil,

@@ -9,7 +9,9 @@ import SceneSoundPlatform
 /// mainloop lock.
 final class OutputSupervisor: @unchecked Sendable {
     private let mainloop: PulseMainloop
-    private let configuration: PulseOutput.Configuration
+    private let configured: PulseOutput.Configuration
+    /// The configuration sessions start with: the configured one, or pinned to a sink.
+    private var configuration: PulseOutput.Configuration
     private let renderer: BlockRenderer
     private let statistics: OutputStatistics
     private let events: @Sendable (PulseOutput.Event) -> Void
@@ -36,6 +38,7 @@ final class OutputSupervisor: @unchecked Sendable {
         events: @escaping @Sendable (PulseOutput.Event) -> Void
     ) {
         self.mainloop = mainloop
+        configured = configuration
         self.configuration = configuration
         self.renderer = renderer
         self.statistics = statistics
@@ -43,6 +46,26 @@ final class OutputSupervisor: @unchecked Sendable {
     }
 
     func begin() {
+        startSession()
+    }
+
+    /// Starts over on the sink (see `PulseOutput.pin(toSink:)`), at once if it changed.
+    func pin(toSink sinkName: String?) {
+        var pinned = configured
+        if let sinkName {
+            pinned.sinkName = sinkName
+            pinned.staysOnSink = true
+        }
+        guard !isShutDown, pinned.sinkName != configuration.sinkName || pinned.staysOnSink != configuration.staysOnSink else { return }
+        configuration = pinned
+        session?.close()
+        session = nil
+        isPlaying = false
+        if let retryTimer {
+            mainloop.cancelTimer(retryTimer)
+            self.retryTimer = nil
+        }
+        backoff.reset()
         startSession()
     }
 

@@ -63,11 +63,13 @@ final class PlaybackStream {
 
     /// Starts playback on `sinkName` (nil = default sink). false = refused at once.
     func connect(
-        sinkName: String?, rateHz: Int, blockFrames: Int, targetLatencySeconds: Double
+        sinkName: String?, staysOnSink: Bool = false, rateHz: Int, blockFrames: Int, targetLatencySeconds: Double
     ) -> Bool {
         var buffer = PlaybackBufferAttributes.bufferAttributes(
             rateHz: rateHz, blockFrames: blockFrames, targetLatencySeconds: targetLatencySeconds)
-        let flags = PlaybackBufferAttributes.streamFlags
+        let flags = staysOnSink
+            ? pa_stream_flags_t(PlaybackBufferAttributes.streamFlags.rawValue | PA_STREAM_DONT_MOVE.rawValue)
+            : PlaybackBufferAttributes.streamFlags
         let result: Int32
         if let sinkName {
             result = sinkName.withCString { pa_stream_connect_playback(stream, $0, &buffer, flags, nil, nil) }

@@ -80,6 +80,15 @@ public final class PulseOutput: @unchecked Sendable {
         running.mainloop.stopAndJoin()
     }
 
+    /// Plays on `sinkName` and stays there, whatever becomes the default sink; nil goes back to
+    /// the configured sink (or to following the default). For the app capture, which makes
+    /// its own sink the default: the mix must not follow it there. Reopens the stream (a gap
+    /// of a few milliseconds) when the sink changes; does nothing before `start`.
+    public func pin(toSink sinkName: String?) {
+        guard let (mainloop, supervisor) = lifecycle.withLock({ $0.map { ($0.mainloop, $0.supervisor) } }) else { return }
+        mainloop.withLock { supervisor.pin(toSink: sinkName) }
+    }
+
     /// Output latency (buffered in the server plus the sink's own), from pa_stream_get_latency,
     /// refreshed with every timing update; nil while no stream is playing.
     public var measuredLatencySeconds: Double? { statistics.latencySeconds }

@@ -3,6 +3,10 @@ extension PulseOutput {
     public struct Configuration: Sendable {
         /// The sink to play to; nil = the server's default sink.
         public var sinkName: String?
+        /// PA_STREAM_DONT_MOVE: the server never moves the stream, not even when the default
+        /// sink changes (PulseAudio 14+ and WirePlumber move every stream without a preference
+        /// of its own to the new default). Set by `PulseOutput.pin(toSink:)`.
+        public var staysOnSink = false
         public var rateHz: Int
         /// Frames per `render` call (the engine's render quantum).
         public var blockFrames: Int

@@ -113,7 +113,7 @@ final class PulseSession {
         }
         self.stream = stream
         let connected = stream.connect(
-            sinkName: configuration.sinkName, rateHz: configuration.rateHz,
+            sinkName: configuration.sinkName, staysOnSink: configuration.staysOnSink, rateHz: configuration.rateHz,
             blockFrames: configuration.blockFrames, targetLatencySeconds: configuration.targetLatencySeconds)
         if !connected { playbackStreamDidFail(errorCode: pa_context_errno(context)) }
     }

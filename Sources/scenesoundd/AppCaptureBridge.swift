@@ -1,20 +1,27 @@
 import Logging
-import Synchronization
 import SceneSoundCapture
 import SceneSoundServer
 
 /// Hands what the app capture takes to the server's captured streams: identities on start
-/// and change, audio into each stream's feed. Runs on the capture's thread, and for audio on
-/// PipeWire on libpipewire's data thread: the table of feeds is locked for a lookup, each
-/// feed written by one thread at a time.
+/// and change, audio into each stream's feed. Runs on the capture's thread; the feeds are
+/// only ever touched there.
 final class AppCaptureBridge: AppCaptureConsumer, @unchecked Sendable {
     private let streams: CapturedAppStreams
     private let logger: Logger
-    private let feeds = Mutex<[UInt32: CapturedAppStreams.Feed]>([:])
+    /// Pins the daemon's own output to the real sink (nil: unpinned), which the capture sink
+    /// stands in front of as the default.
+    private let pinOutput: (String?) -> Void
+    private var feeds: [UInt32: CapturedAppStreams.Feed] = [:]
 
-    init(streams: CapturedAppStreams, logger: Logger) {
+    init(streams: CapturedAppStreams, logger: Logger, pinOutput: @escaping (String?) -> Void) {
         self.streams = streams
         self.logger = logger
+        self.pinOutput = pinOutput
+    }
+
+    func captureDidChooseRealSink(_ sinkName: String) {
+        logger.info("app capture: new streams start on the capture sink; the real sink is \(sinkName)")
+        pinOutput(sinkName)
     }
 
     static func app(_ stream: CapturedStreamIdentity) -> CapturedAppStreams.App {
@@ -27,8 +34,7 @@ final class AppCaptureBridge: AppCaptureConsumer, @unchecked Sendable {
         let app = Self.app(stream)
         let window = stream.windowID.map { " window 0x\(String($0, radix: 16))" } ?? ""
         logger.info("capturing \(stream.applicationName ?? "?") (\(stream.binary ?? "?"), pid \(stream.processID.map(String.init) ?? "?")\(window)) as \(app.kind.rawValue)\(stream.eventID.map { " \($0)" } ?? "")")
-        let feed = streams.begin(app)
-        feeds.withLock { $0[stream.streamIndex] = feed }
+        feeds[stream.streamIndex] = streams.begin(app)
     }
 
     func captureDidUpdate(_ stream: CapturedStreamIdentity) {
@@ -36,11 +42,11 @@ final class AppCaptureBridge: AppCaptureConsumer, @unchecked Sendable {
     }
 
     func captureDidReceive(streamIndex: UInt32, interleavedStereo samples: UnsafeBufferPointer<Float>) {
-        feeds.withLock { $0[streamIndex] }?.write(interleavedStereo: samples)
+        feeds[streamIndex]?.write(interleavedStereo: samples)
     }
 
     func captureDidEnd(streamIndex: UInt32) {
-        guard feeds.withLock({ $0.removeValue(forKey: streamIndex) }) != nil else { return }
+        guard feeds.removeValue(forKey: streamIndex) != nil else { return }
         streams.end(key: UInt64(streamIndex))
     }
 
@@ -58,6 +64,7 @@ final class AppCaptureBridge: AppCaptureConsumer, @unchecked Sendable {
         case .stopped:
             logger.info("app capture: stopped, every app back on its sink")
             streams.setCaptureState("stopped")
+            pinOutput(nil)
         }
     }
 }

@@ -154,7 +154,13 @@ func startAppCapture() -> (AppCapture?, CapturedAppStreams?) {
     if case .pulse = OutputSpecification(options.output)! {} else {
         logger.notice("--capture-apps with --output \(options.output): captured apps are heard only there")
     }
-    let capture = AppCapture(configuration: captureConfiguration, consumer: AppCaptureBridge(streams: streams, logger: logger))
+    // With the capture sink the default, the mix must not follow the default: it plays on the
+    // real sink (or the one --output names), and stays there.
+    let configuredSink: String? = if case .pulse(let sink) = OutputSpecification(options.output)! { sink } else { nil }
+    let bridge = AppCaptureBridge(streams: streams, logger: logger) { realSink in
+        (output as? PulseAudioOutput)?.pin(toSink: realSink.map { configuredSink ?? $0 })
+    }
+    let capture = AppCapture(configuration: captureConfiguration, consumer: bridge)
     streams.setExcluded(exclusions.current.sorted())
     do {
         try capture.start()

@@ -36,6 +36,7 @@ final class PrintingConsumer: AppCaptureConsumer, @unchecked Sendable {
         lock.unlock()
         for (index, count) in totals.sorted(by: { $0.key < $1.key }) { say("frames \(index) \(count)") }
     }
+    func captureDidChooseRealSink(_ sinkName: String) { say("real-sink \(sinkName)") }
     func captureStateDidChange(_ state: AppCapture.State) {
         switch state {
         case .capturing(let sink): say("state capturing \(sink)")

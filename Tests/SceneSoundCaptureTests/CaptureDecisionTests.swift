@@ -99,4 +99,16 @@ import Testing
         close(ends[0])
         #expect(CaptureGuard.waitForDaemon(descriptor: ends[1], hangSeconds: 5) == .daemonEnded)
     }
+
+    @Test func theDaemonNamesTheRealSinkToItsGuard() throws {
+        var ends: [Int32] = [-1, -1]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+        defer { close(ends[1]) }
+        let messages = Array("hhsout\nhshead set\nh".utf8)
+        #expect(messages.withUnsafeBytes { write(ends[0], $0.baseAddress, $0.count) } == messages.count)
+        close(ends[0])
+        var named: [String] = []
+        #expect(CaptureGuard.waitForDaemon(descriptor: ends[1], hangSeconds: 5) { named.append($0) } == .daemonEnded)
+        #expect(named == ["out", "head set"])
+    }
 }

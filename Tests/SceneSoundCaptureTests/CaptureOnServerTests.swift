@@ -92,10 +92,12 @@ import Testing
         let auxIndex = try #require(try server.sinkIndex(named: "aux"))
         // A module's stream on the default sink.
         try server.pactl(["load-module", "module-loopback", "source=aux.monitor", "sink=out", "latency_msec=50"])
-        // This process's own output, as the daemon's would be.
+        // This process's own output, as the daemon's would be: pinned to the real sink, since
+        // ours becomes the default. The capture never moves it (a move would be remembered).
         let ownOutput = PulseOutput(configuration: .init(streamName: "own output", serverAddress: server.serverAddress)) { _ in }
         try ownOutput.start { buffer, frames in buffer.update(repeating: 0, count: 2 * frames) }
         defer { ownOutput.stop() }
+        fixture.consumer.onRealSink = { ownOutput.pin(toSink: $0) }
         try fixture.startCapturing()
 
         let file = temporaryFile("long.wav")
@@ -154,15 +156,51 @@ import Testing
         #expect(consumer.startedStreams.count == 1)
     }
 
-    /// A server picks a null sink as the default when the real one goes (a headset unplugged);
-    /// ours must not stay the default, or the mix would play into itself.
+    /// While capturing, ours is the default sink (new streams start on it) and the real one
+    /// stands behind it. The user choosing another default (a headset plugged in) makes that
+    /// the real sink, ours the default again, and it is the default once the capture stops;
+    /// the real sink going away hands over to another.
     @Test(arguments: PrivateSoundServer.Kind.allCases)
-    func theCaptureSinkNeverStaysTheDefault(kind: PrivateSoundServer.Kind) throws {
+    func theUsersChoiceOfDefaultBecomesTheRealSink(kind: PrivateSoundServer.Kind) throws {
         let fixture = try Fixture(kind)
+        let server = fixture.server
+        try server.pactl(["load-module", "module-null-sink", "sink_name=headset", "rate=48000"])
         try fixture.startCapturing()
-        try fixture.server.pactl(["set-default-sink", CaptureSinkProperties.sinkName])
-        #expect(try waitUntil(timeoutSeconds: 3) { try fixture.server.defaultSinkName() == PrivateSoundServer.sinkName },
-                "default is \((try? fixture.server.defaultSinkName()) ?? "?")")
+        let consumer = fixture.consumer
+        // (WirePlumber applies a new default a moment after pipewire-pulse has said yes.)
+        #expect(try waitUntil(timeoutSeconds: 5) { try server.defaultSinkName() == CaptureSinkProperties.sinkName })
+        #expect(consumer.wait(timeoutSeconds: 5) { $0.realSinks == [PrivateSoundServer.sinkName] }, "\(consumer.realSinks)")
+
+        try server.pactl(["set-default-sink", "headset"])
+        #expect(consumer.wait(timeoutSeconds: 5) { $0.realSinks.last == "headset" }, "\(consumer.realSinks)")
+        #expect(try waitUntil(timeoutSeconds: 5) { try server.defaultSinkName() == CaptureSinkProperties.sinkName })
+        // An app excluded now is let go to the real sink, the headset.
+        let file = temporaryFile("long.wav")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try TestSignal.writeWAV(TestSignal.stereoNoise(seconds: 20, seed: 6), to: file)
+        _ = try fixture.play(file, ["--client-name=let-go"])
+        #expect(consumer.wait(timeoutSeconds: 10) { $0.startedWhileLocked.count == 1 })
+        fixture.capture.setExcludedBinaries(["let-go"])
+        let headset = try server.sinkIndex(named: "headset")
+        #expect(try waitUntil(timeoutSeconds: 5) { try server.sinkOf(application: "let-go") == headset })
+
+        // The real sink unplugged: another takes over.
+        let sinksBefore = try server.pactl(["list", "short", "sinks"]), module = try headsetModule(server)
+        try server.pactl(["unload-module", String(module)])
+        #expect(consumer.wait(timeoutSeconds: 5) { $0.realSinks.last == PrivateSoundServer.sinkName }, "\(consumer.realSinks)")
+        #expect(try waitUntil(timeoutSeconds: 5) { try server.sinkOf(application: "let-go") == server.sinkIndex(named: PrivateSoundServer.sinkName) },
+                "\((try? server.sinkInputs()) ?? []) \((try? server.pactl(["list", "short", "sinks"])) ?? "") before: \(sinksBefore), unloaded \(module); \(consumer.statesWhileLockedCopy) \(consumer.realSinks)")
+
+        // Stopped: the user's last choice is the default, ours gone.
+        #expect(fixture.capture.stop())
+        #expect(try server.defaultSinkName() == PrivateSoundServer.sinkName)
+        #expect(try server.captureSinks().isEmpty)
+    }
+
+    /// The index of the module that loaded the "headset" null sink.
+    func headsetModule(_ server: PrivateSoundServer) throws -> Int {
+        let line = try server.pactl(["list", "short", "modules"]).split(separator: "\n").first { $0.contains("sink_name=headset") }
+        return try #require(line.flatMap { Int($0.split(separator: "\t").first ?? "") })
     }
 
     @Test(arguments: PrivateSoundServer.Kind.allCases)

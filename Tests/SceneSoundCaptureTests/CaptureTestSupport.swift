@@ -17,6 +17,13 @@ final class RecordingConsumer: AppCaptureConsumer, @unchecked Sendable {
     }
     func captureDidEnd(streamIndex: UInt32) { locked { ended.append(streamIndex) } }
     func captureStateDidChange(_ state: AppCapture.State) { locked { states.append(state) } }
+    private(set) var realSinks: [String] = []
+    /// Called before the capture sink becomes the default: a test's own output pins itself here.
+    var onRealSink: ((String) -> Void)?
+    func captureDidChooseRealSink(_ sinkName: String) {
+        locked { realSinks.append(sinkName) }
+        onRealSink?(sinkName)
+    }
 
     private func locked<T>(_ body: () -> T) -> T {
         condition.lock()
@@ -29,6 +36,7 @@ final class RecordingConsumer: AppCaptureConsumer, @unchecked Sendable {
 
     func audio(of index: UInt32) -> [Float] { locked { audio[index] ?? [] } }
     var startedStreams: [CapturedStreamIdentity] { locked { started } }
+    var statesWhileLockedCopy: [AppCapture.State] { locked { states } }
     var endedStreams: [UInt32] { locked { ended } }
 
     /// Waits until `predicate` holds, woken by every delivery; false on timeout.

@@ -58,6 +58,8 @@ import Testing
         #expect(host.waitFor { $0.contains { $0.hasPrefix("start ") } }, "host said: \(host.lines)")
         let captureSink = try #require(try server.sinkIndex(named: CaptureSinkProperties.sinkName))
         #expect(try server.sinkOf(application: "victim") == captureSink)
+        // Ours is the default while capturing (new streams start on it): the undo must restore it.
+        #expect(try waitUntil(timeoutSeconds: 5) { try server.defaultSinkName() == CaptureSinkProperties.sinkName })
 
         let endedAt = Date()
         switch ending {
@@ -94,6 +96,23 @@ import Testing
             #expect(try server.sinkOf(application: "victim") == outIndex)
             #expect(try server.captureSinks().isEmpty)
         }
+    }
+
+    /// The user chose another output while the capture ran (the host hears of it and tells
+    /// its guard): after a crash, that one is the default, not the one before the capture.
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func theDefaultChosenWhileCapturingIsTheDefaultAfterACrash(kind: PrivateSoundServer.Kind) throws {
+        let server = try PrivateSoundServer(kind)
+        defer { server.tearDown() }
+        try server.pactl(["load-module", "module-null-sink", "sink_name=headset", "rate=48000"])
+        let host = try Host(server: server)
+        #expect(host.waitFor { $0.contains("real-sink \(PrivateSoundServer.sinkName)") }, "host said: \(host.lines)")
+        try server.pactl(["set-default-sink", "headset"])
+        #expect(host.waitFor { $0.contains("real-sink headset") }, "host said: \(host.lines)")
+        #expect(try waitUntil(timeoutSeconds: 5) { try server.defaultSinkName() == CaptureSinkProperties.sinkName })
+        kill(host.process.pid, SIGKILL)
+        #expect(try waitUntil(timeoutSeconds: 3) { try server.defaultSinkName() == "headset" && server.captureSinks().isEmpty },
+                "default \((try? server.defaultSinkName()) ?? "?")")
     }
 
     /// A sink with the capture sink's name appears (as when a daemon starts again): a route

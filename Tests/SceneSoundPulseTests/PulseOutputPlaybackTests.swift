@@ -165,3 +165,63 @@ import Testing
 final class OutputBox: @unchecked Sendable {
     weak var output: PulseOutput?
 }
+
+/// `pin(toSink:)`: the app capture makes its own sink the default, and the mix must not follow
+/// it there. PulseAudio moves every stream without a sink of its own choosing to a new default.
+@Suite(.serialized) struct PinnedOutputTests {
+    func pactl(_ server: PrivatePulseServer, _ arguments: [String]) throws -> String {
+        try runHelper(URL(fileURLWithPath: "/usr/bin/env"),
+                      ["PULSE_COOKIE=\(server.directory.path)/cookie", "/usr/bin/pactl", "--server=\(server.serverAddress)"] + arguments)
+    }
+
+    /// Application name → the name of the sink its stream plays on.
+    func sinksOfStreams(_ server: PrivatePulseServer) throws -> [String: String] {
+        let parse = { (text: String) in (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]]) ?? [] }
+        let sinks = Dictionary(uniqueKeysWithValues: parse(try pactl(server, ["-f", "json", "list", "sinks"])).compactMap { sink in
+            (sink["index"] as? Int).flatMap { index in (sink["name"] as? String).map { (index, $0) } }
+        })
+        return Dictionary(parse(try pactl(server, ["-f", "json", "list", "sink-inputs"])).compactMap { input in
+            guard let sink = input["sink"] as? Int, let name = (input["properties"] as? [String: Any])?["application.name"] as? String
+            else { return nil }
+            return (name, sinks[sink] ?? "?")
+        }) { first, _ in first }
+    }
+
+    @Test func aPinnedOutputStaysOnItsSinkWhenTheDefaultChanges() throws {
+        let directory = try makeShortTemporaryDirectory(prefix: "ssp")
+        let server = PrivatePulseServer(directory: directory)
+        try server.start()
+        func output(_ name: String) -> (PulseOutput, EventLog) {
+            var configuration = PulseOutputPlaybackTests.configuration(for: server, sinkName: nil)
+            configuration.applicationName = name
+            let events = EventLog()
+            return (PulseOutput(configuration: configuration, events: events.append), events)
+        }
+        let (pinned, pinnedEvents) = output("pinned"), (control, _) = output("control")
+        defer {
+            pinned.stop()
+            control.stop()
+            server.stopAll()
+            try? FileManager.default.removeItem(at: directory)
+        }
+        try pactl(server, ["load-module", "module-null-sink", "sink_name=other", "rate=48000"])
+        let silence: (UnsafeMutablePointer<Float>, Int) -> Void = { buffer, frames in buffer.update(repeating: 0, count: frames * 2) }
+        try pinned.start(render: silence)
+        try control.start(render: silence)
+        #expect(pinnedEvents.wait(timeoutSeconds: 5) { $0.contains { $0.isConnected } })
+        pinned.pin(toSink: PrivatePulseServer.sinkName)
+        // Pinning opens the stream again, on that sink.
+        #expect(pinnedEvents.wait(timeoutSeconds: 5) { $0.count { $0.isConnected } >= 2 })
+        #expect(waitUntil(timeoutSeconds: 5) { (try? sinksOfStreams(server)) == ["pinned": "out", "control": "out"] })
+
+        try pactl(server, ["set-default-sink", "other"])
+        // The unpinned control follows the new default; the pinned one stays.
+        #expect(waitUntil(timeoutSeconds: 5) { (try? sinksOfStreams(server))?["control"] == "other" })
+        #expect(try sinksOfStreams(server)["pinned"] == "out")
+
+        // Unpinned: it follows the default again.
+        pinned.pin(toSink: nil)
+        #expect(waitUntil(timeoutSeconds: 5) { (try? sinksOfStreams(server))?["pinned"] == "other" })
+        #expect(pinned.reconnectCount == 0, "a pin is not a reconnection")
+    }
+}

@@ -6,14 +6,12 @@
 /* Records single PipeWire nodes (other apps' playback streams) over PipeWire's own protocol.
  * libpipewire's loop and stream API are macros and inline callbacks that Swift cannot call, so
  * this thin layer does the calls. Everything runs on the thread that calls
- * ss_pw_connection_dispatch (the capture's thread), which the loop's fd wakes, except the
- * audio callback, which comes on libpipewire's data thread. */
+ * ss_pw_connection_dispatch (the capture's thread), which the loop's fd wakes. */
 
 typedef struct ss_pw_connection ss_pw_connection;
 typedef struct ss_pw_capture ss_pw_capture;
 
-/* Interleaved stereo Float32, valid during the call; on libpipewire's data thread, never after
- * ss_pw_capture_free returned. */
+/* Interleaved stereo Float32, valid during the call. */
 typedef void (*ss_pw_capture_audio_cb)(void *userdata, const float *interleaved_stereo, uint32_t frames);
 /* The stream was unlinked for good (its target went away) or failed. */
 typedef void (*ss_pw_capture_ended_cb)(void *userdata);

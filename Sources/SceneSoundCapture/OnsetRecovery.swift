@@ -1,0 +1,148 @@
+/// Recovers the first milliseconds of a new stream, which its own recording misses: the
+/// stream starts on the capture sink, but its recording (a direct monitor) can only be asked
+/// for once the server has told us about the stream, and the sink plays it meanwhile (on
+/// PulseAudio a round trip or two, on PipeWire until the link is made: one graph cycle or
+/// more). The capture sink's whole mix is recorded all along (the pacer), so those
+/// milliseconds are in it. When the stream's own recording begins, its first sounding frames
+/// are looked up, sample for sample, in the mix recorded since the stream appeared; where
+/// they match, the mix before that point is the stream's missing onset, and is handed out
+/// first. The mix equals the stream only while nothing else sounds on the sink, so the onset
+/// is recovered when the stream started alone (an event sound over silence), and otherwise
+/// the stream is heard from where its recording began, as before.
+///
+/// A consumer in front of the real one; confined to the capture's mainloop thread.
+final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
+    private let consumer: AppCaptureConsumer
+    /// The recent mix, interleaved stereo, and how many frames have been recorded in all.
+    private var mix: [Float]
+    private let historyFrames: Int
+    private var mixEndFrame = 0
+    /// Streams whose recording is held back until their onset is found or given up.
+    private var pending: [UInt32: Pending] = [:]
+    private let matchFrames = 32
+    /// How long a stream's sound is held back while its frames are looked for in the mix,
+    /// which arrives in step with it (the same render, or graph cycle): 50 ms.
+    private let holdFrames: Int
+    /// How long a silent start is waited through (a stream waiting for its prebuffer): 200 ms.
+    private let silentStartFrames: Int
+    /// Below this a frame counts as silent (about -80 dBFS).
+    private let silence: Float = 1e-4
+    private let tolerance: Float = 1e-4
+
+    private struct Pending {
+        /// Mix frames recorded before the server announced the stream: none of them is its.
+        var searchFromFrame: Int
+        var held: [Float] = []
+        /// Silent frames the recording began with, not held (nothing to hear in them).
+        var skippedFrames = 0
+        var started = false
+    }
+
+    init(consumer: AppCaptureConsumer, rateHz: Int) {
+        self.consumer = consumer
+        historyFrames = rateHz  // one second
+        holdFrames = rateHz / 20
+        silentStartFrames = rateHz / 5
+        mix = []
+        mix.reserveCapacity(2 * historyFrames * 2)
+    }
+
+    /// A stream was just created on the capture sink: its recording will be spliced.
+    func streamAppeared(_ index: UInt32) {
+        pending[index] = Pending(searchFromFrame: mixEndFrame)
+    }
+
+    /// The capture sink's mix (the pacer's recording), in order, holes as zeros.
+    func mixDidArrive(_ samples: UnsafeBufferPointer<Float>) {
+        mix.append(contentsOf: samples)
+        mixEndFrame += samples.count / 2
+        if mix.count > 4 * historyFrames { mix.removeFirst(mix.count - 2 * historyFrames) }
+        for index in pending.keys.sorted() where pending[index]?.started == true { trySplice(index) }
+    }
+
+    private var mixStartFrame: Int { mixEndFrame - mix.count / 2 }
+
+    func captureDidStart(_ stream: CapturedStreamIdentity) {
+        pending[stream.streamIndex]?.started = true
+        consumer.captureDidStart(stream)
+    }
+
+    func captureDidUpdate(_ stream: CapturedStreamIdentity) { consumer.captureDidUpdate(stream) }
+
+    func captureDidReceive(streamIndex: UInt32, interleavedStereo samples: UnsafeBufferPointer<Float>) {
+        guard let stream = pending[streamIndex] else {
+            return consumer.captureDidReceive(streamIndex: streamIndex, interleavedStereo: samples)
+        }
+        if stream.held.isEmpty, !(0 ..< samples.count / 2).contains(where: { isSounding(samples, $0) }) {
+            pending[streamIndex]!.skippedFrames += samples.count / 2
+            if stream.skippedFrames + samples.count / 2 >= silentStartFrames { pending[streamIndex] = nil }
+            return consumer.captureDidReceive(streamIndex: streamIndex, interleavedStereo: samples)
+        }
+        pending[streamIndex]!.held.append(contentsOf: samples)
+        trySplice(streamIndex)
+    }
+
+    func captureDidEnd(streamIndex: UInt32) {
+        release(streamIndex, onset: [])
+        consumer.captureDidEnd(streamIndex: streamIndex)
+    }
+
+    func captureStateDidChange(_ state: AppCapture.State) { consumer.captureStateDidChange(state) }
+    func captureDidChooseRealSink(_ sinkName: String) { consumer.captureDidChooseRealSink(sinkName) }
+
+    /// The stream is no longer ours (left alone, or gone before its capture started).
+    func forget(_ index: UInt32) {
+        pending[index] = nil
+    }
+
+    private func trySplice(_ index: UInt32) {
+        guard let stream = pending[index] else { return }
+        let heldFrames = stream.held.count / 2
+        guard let first = (0 ..< heldFrames).first(where: { isSounding(stream.held, $0) }) else { return }
+        guard first + matchFrames <= heldFrames else { return }
+        if let mixFrame = find(stream.held, at: first, from: stream.searchFromFrame) {
+            // Everything the mix holds before that point, since its last silence, is the
+            // stream's missing start; the recording's silent frames before it are not (its
+            // first frames may be silence while the stream already sounds: a link being made).
+            var onsetStart = max(stream.searchFromFrame, mixStartFrame)
+            while onsetStart < mixFrame, !isSounding(mix, onsetStart - mixStartFrame) { onsetStart += 1 }
+            let onset = Array(mix[2 * (onsetStart - mixStartFrame) ..< 2 * (mixFrame - mixStartFrame)])
+            return release(index, onset: onset, droppingHeldFrames: first)
+        }
+        // Not (yet) in the mix: the mix may lag the recording by a fragment. Past the hold
+        // limit the stream did not start alone; it is heard from where its recording began.
+        if heldFrames - first >= holdFrames { release(index, onset: []) }
+    }
+
+    /// Where the stream's frames `first ..< first + matchFrames` occur in the mix, searching
+    /// from `fromFrame`; nil if they do not.
+    private func find(_ held: [Float], at first: Int, from fromFrame: Int) -> Int? {
+        let start = max(fromFrame, mixStartFrame)
+        let last = mixEndFrame - matchFrames
+        guard start <= last else { return nil }
+        let base = mixStartFrame
+        candidates: for frame in start ... last {
+            let m = 2 * (frame - base), h = 2 * first
+            for offset in 0 ..< 2 * matchFrames where abs(mix[m + offset] - held[h + offset]) > tolerance {
+                continue candidates
+            }
+            return frame
+        }
+        return nil
+    }
+
+    private func isSounding(_ samples: UnsafeBufferPointer<Float>, _ frame: Int) -> Bool {
+        abs(samples[2 * frame]) > silence || abs(samples[2 * frame + 1]) > silence
+    }
+
+    private func isSounding(_ samples: [Float], _ frame: Int) -> Bool {
+        abs(samples[2 * frame]) > silence || abs(samples[2 * frame + 1]) > silence
+    }
+
+    private func release(_ index: UInt32, onset: [Float], droppingHeldFrames dropped: Int = 0) {
+        guard let stream = pending.removeValue(forKey: index) else { return }
+        for part in [onset[...], stream.held[(2 * dropped)...]] where !part.isEmpty {
+            part.withUnsafeBufferPointer { consumer.captureDidReceive(streamIndex: index, interleavedStereo: $0) }
+        }
+    }
+}
