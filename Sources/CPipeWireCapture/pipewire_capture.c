@@ -9,7 +9,13 @@
 #include <pipewire/pipewire.h>
 #include <spa/param/audio/format-utils.h>
 
+/* Streams given up, destroyed at the end of the next dispatch: a process call the data thread
+ * queued for the loop before the stream was disconnected still refers to it. */
+#define SS_PW_RETIRED_MAX 256
+
 struct ss_pw_connection {
+	struct pw_stream *retired[SS_PW_RETIRED_MAX];
+	int retired_count;
 	struct pw_loop *loop;
 	struct pw_context *context;
 	struct pw_core *core;
@@ -18,6 +24,7 @@ struct ss_pw_connection {
 };
 
 struct ss_pw_capture {
+	struct ss_pw_connection *connection;
 	struct pw_stream *stream;
 	struct spa_hook listener;
 	ss_pw_capture_audio_cb audio;
@@ -92,11 +99,27 @@ int ss_pw_connection_fd(const ss_pw_connection *connection)
 	return pw_loop_get_fd(connection->loop);
 }
 
+static void destroy_retired(ss_pw_connection *connection)
+{
+	for (int i = 0; i < connection->retired_count; i++)
+		pw_stream_destroy(connection->retired[i]);
+	connection->retired_count = 0;
+}
+
 int ss_pw_connection_dispatch(ss_pw_connection *connection)
 {
 	pw_loop_enter(connection->loop);
+	int retired = connection->retired_count;
 	while (pw_loop_iterate(connection->loop, 0) > 0)
 		;
+	/* Only those retired before this dispatch: its iterations ran what was queued for them. */
+	if (retired > 0) {
+		for (int i = 0; i < retired; i++)
+			pw_stream_destroy(connection->retired[i]);
+		for (int i = retired; i < connection->retired_count; i++)
+			connection->retired[i - retired] = connection->retired[i];
+		connection->retired_count -= retired;
+	}
 	pw_loop_leave(connection->loop);
 	return connection->broken ? -1 : 0;
 }
@@ -105,6 +128,7 @@ void ss_pw_connection_free(ss_pw_connection *connection)
 {
 	if (connection == NULL)
 		return;
+	destroy_retired(connection);
 	if (connection->core != NULL) {
 		spa_hook_remove(&connection->core_listener);
 		pw_core_disconnect(connection->core);
@@ -116,7 +140,8 @@ void ss_pw_connection_free(ss_pw_connection *connection)
 	free(connection);
 }
 
-/* On the thread that dispatches the loop (the capture's, real-time). */
+/* On libpipewire's data thread (RT_PROCESS). Delivered through the capture's thread instead
+ * (a process call queued to the loop), bursts of short streams crashed the daemon. */
 static void on_process(void *data)
 {
 	struct ss_pw_capture *capture = data;
@@ -164,6 +189,7 @@ ss_pw_capture *ss_pw_capture_new(ss_pw_connection *connection, const char *name,
 	struct ss_pw_capture *capture = calloc(1, sizeof(*capture));
 	if (capture == NULL)
 		return NULL;
+	capture->connection = connection;
 	capture->audio = audio;
 	capture->ended = ended;
 	capture->userdata = userdata;
@@ -201,7 +227,7 @@ ss_pw_capture *ss_pw_capture_new(ss_pw_connection *connection, const char *name,
 	const struct spa_pod *params[1];
 	params[0] = spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat, &format);
 	int result = pw_stream_connect(capture->stream, PW_DIRECTION_INPUT, PW_ID_ANY,
-			PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS | PW_STREAM_FLAG_DONT_RECONNECT,
+			PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS | PW_STREAM_FLAG_DONT_RECONNECT | PW_STREAM_FLAG_RT_PROCESS,
 			params, 1);
 	pw_loop_leave(connection->loop);
 	if (result < 0) {
@@ -217,6 +243,12 @@ void ss_pw_capture_free(ss_pw_capture *capture)
 		return;
 	capture->has_ended = 1;
 	spa_hook_remove(&capture->listener);
-	pw_stream_destroy(capture->stream);
+	struct ss_pw_connection *connection = capture->connection;
+	if (connection->retired_count < SS_PW_RETIRED_MAX) {
+		pw_stream_disconnect(capture->stream);
+		connection->retired[connection->retired_count++] = capture->stream;
+	} else {
+		pw_stream_destroy(capture->stream);
+	}
 	free(capture);
 }

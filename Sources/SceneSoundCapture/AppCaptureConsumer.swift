@@ -1,6 +1,8 @@
 /// Receives what the capture takes. Every call comes on the capture's PulseAudio thread, in
-/// order for each stream: start, audio and updates, end. Implementations must return quickly
-/// (copy the audio into a queue); blocking here delays every captured app.
+/// order for each stream: start, audio and updates, end, except that on PipeWire a stream's
+/// audio comes on libpipewire's real-time data thread (one thread for every stream, each call
+/// between the stream's start and end). Implementations must return quickly (copy the audio
+/// into a queue); blocking here delays every captured app.
 public protocol AppCaptureConsumer: AnyObject, Sendable {
     func captureDidStart(_ stream: CapturedStreamIdentity)
     /// The stream's properties changed (a window id set late, a new title).

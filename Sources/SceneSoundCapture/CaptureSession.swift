@@ -354,9 +354,14 @@ final class CaptureSession {
         let name = "SceneSound capture of \(identity.applicationName ?? "stream \(index)")"
         let deliver: (UnsafeBufferPointer<Float>) -> Void = { [onsets] in onsets.captureDidReceive(streamIndex: index, interleavedStereo: $0) }
         if let pipeWire {
+            // Straight to the consumer from libpipewire's data thread: OnsetRecovery is
+            // confined to this thread, so on PipeWire a stream is heard from where its own
+            // recording begins.
+            onsets.forget(index)
             return PipeWireRecorder(
                 connection: pipeWire, streamIndex: index, rateHz: configuration.rateHz,
-                latencyFrames: configuration.pipeWireQuantumFrames, streamName: name, deliver: deliver, delegate: self)
+                latencyFrames: configuration.pipeWireQuantumFrames, streamName: name,
+                deliver: { [consumer] in consumer.captureDidReceive(streamIndex: index, interleavedStereo: $0) }, delegate: self)
         }
         return MonitorRecorder(
             context: context, streamIndex: index, monitorSourceName: sinkName + ".monitor", rateHz: configuration.rateHz,

@@ -69,7 +69,7 @@ final class PipeWireConnection {
 /// arrive in bursts. One connection per stream would run into the server's 64 clients.
 final class PipeWireRecorder: StreamRecorder {
     let streamIndex: UInt32?
-    /// Where the audio goes (on the capture's thread).
+    /// Where the audio goes (on libpipewire's data thread).
     private let deliver: (UnsafeBufferPointer<Float>) -> Void
     private weak var delegate: StreamRecorderDelegate?
     private var capture: OpaquePointer?

@@ -1,17 +1,20 @@
 import Logging
+import Synchronization
 import SceneSoundCapture
 import SceneSoundServer
 
 /// Hands what the app capture takes to the server's captured streams: identities on start
-/// and change, audio into each stream's feed. Runs on the capture's thread; the feeds are
-/// only ever touched there.
+/// and change, audio into each stream's feed. Runs on the capture's thread, and for audio on
+/// PipeWire on libpipewire's data thread: the table of feeds is locked for a lookup, each
+/// feed written by one thread at a time.
 final class AppCaptureBridge: AppCaptureConsumer, @unchecked Sendable {
     private let streams: CapturedAppStreams
     private let logger: Logger
     /// Pins the daemon's own output to the real sink (nil: unpinned), which the capture sink
     /// stands in front of as the default.
     private let pinOutput: (String?) -> Void
-    private var feeds: [UInt32: CapturedAppStreams.Feed] = [:]
+    /// Locked for a lookup: on PipeWire the audio comes on libpipewire's data thread.
+    private let feeds = Mutex<[UInt32: CapturedAppStreams.Feed]>([:])
 
     init(streams: CapturedAppStreams, logger: Logger, pinOutput: @escaping (String?) -> Void) {
         self.streams = streams
@@ -34,7 +37,8 @@ final class AppCaptureBridge: AppCaptureConsumer, @unchecked Sendable {
         let app = Self.app(stream)
         let window = stream.windowID.map { " window 0x\(String($0, radix: 16))" } ?? ""
         logger.info("capturing \(stream.applicationName ?? "?") (\(stream.binary ?? "?"), pid \(stream.processID.map(String.init) ?? "?")\(window)) as \(app.kind.rawValue)\(stream.eventID.map { " \($0)" } ?? "")")
-        feeds[stream.streamIndex] = streams.begin(app)
+        let feed = streams.begin(app)
+        feeds.withLock { $0[stream.streamIndex] = feed }
     }
 
     func captureDidUpdate(_ stream: CapturedStreamIdentity) {
@@ -42,11 +46,11 @@ final class AppCaptureBridge: AppCaptureConsumer, @unchecked Sendable {
     }
 
     func captureDidReceive(streamIndex: UInt32, interleavedStereo samples: UnsafeBufferPointer<Float>) {
-        feeds[streamIndex]?.write(interleavedStereo: samples)
+        feeds.withLock { $0[streamIndex] }?.write(interleavedStereo: samples)
     }
 
     func captureDidEnd(streamIndex: UInt32) {
-        guard feeds.removeValue(forKey: streamIndex) != nil else { return }
+        guard feeds.withLock({ $0.removeValue(forKey: streamIndex) }) != nil else { return }
         streams.end(key: UInt64(streamIndex))
     }
 

@@ -6,12 +6,14 @@
 /* Records single PipeWire nodes (other apps' playback streams) over PipeWire's own protocol.
  * libpipewire's loop and stream API are macros and inline callbacks that Swift cannot call, so
  * this thin layer does the calls. Everything runs on the thread that calls
- * ss_pw_connection_dispatch (the capture's thread), which the loop's fd wakes. */
+ * ss_pw_connection_dispatch (the capture's thread), which the loop's fd wakes, except the
+ * audio callback, which comes on libpipewire's (real-time) data thread. */
 
 typedef struct ss_pw_connection ss_pw_connection;
 typedef struct ss_pw_capture ss_pw_capture;
 
-/* Interleaved stereo Float32, valid during the call. */
+/* Interleaved stereo Float32, valid during the call; on the data thread, never after
+ * ss_pw_capture_free returned. */
 typedef void (*ss_pw_capture_audio_cb)(void *userdata, const float *interleaved_stereo, uint32_t frames);
 /* The stream was unlinked for good (its target went away) or failed. */
 typedef void (*ss_pw_capture_ended_cb)(void *userdata);
