@@ -72,11 +72,6 @@ import SceneSoundKernelConformance
         KernelConformance.encodingMatchesScalar(.portable, frames: frames, sources: sources)
     }
 
-    @Test(arguments: KernelConformance.rotationFrames)
-    func rotationFastMatchesScalar(frames: Int) {
-        KernelConformance.rotationMatchesScalar(.portable, frames: frames)
-    }
-
     @Test(arguments: [128, 131])
     func decoderFastMatchesScalar(frames: Int) {
         var noise = WhiteNoise(seed: 11)
@@ -97,5 +92,10 @@ import SceneSoundKernelConformance
         #expect(maximumDifference(scalarLeft, fastLeft) < Self.tolerance)
         #expect(maximumDifference(scalarRight, fastRight) < Self.tolerance)
         #expect(scalarLeft.contains { $0 != 0 })
+    }
+
+    @Test(arguments: KernelConformance.rotationFrames)
+    func rotationFastMatchesScalar(frames: Int) {
+        KernelConformance.rotationMatchesScalar(.portable, frames: frames)
     }
 }
