@@ -208,7 +208,7 @@ final class CaptureSession {
                 return fail("the capture sink was removed")
             }
             if type == PA_SUBSCRIPTION_EVENT_CHANGE.rawValue, index == captureSink?.index || index == defaultSink?.index {
-                return mirrorVolume(ofSink: index)
+                mirrorVolume(ofSink: index)  // and, as for any sink event, the default looked at
             }
             refreshDefaultSink { [weak self] in self?.rescan() }
             if type == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue {
