@@ -90,9 +90,13 @@ let package = Package(
         ]),
 
         .testTarget(name: "SceneSoundPlatformTests", dependencies: ["SceneSoundPlatform"]),
-        .testTarget(name: "SceneSoundDSPTests", dependencies: ["SceneSoundDSP"]),
-        .testTarget(name: "SceneSoundDSPAVX2Tests", dependencies: ["SceneSoundDSPAVX2", "SceneSoundDSP", "CCPUFeatures"]),
-        .testTarget(name: "SceneSoundDSPAVX512Tests", dependencies: ["SceneSoundDSPAVX512", "SceneSoundDSP", "CCPUFeatures"]),
+        .testTarget(name: "SceneSoundDSPTests", dependencies: ["SceneSoundDSP", "SceneSoundKernelConformance"]),
+        .testTarget(name: "SceneSoundDSPAVX2Tests", dependencies: ["SceneSoundDSPAVX2", "SceneSoundDSP", "CCPUFeatures",
+                                                                  "SceneSoundKernelConformance"]),
+        .testTarget(name: "SceneSoundDSPAVX512Tests", dependencies: ["SceneSoundDSPAVX512", "SceneSoundDSP", "CCPUFeatures",
+                                                                    "SceneSoundKernelConformance"]),
+        // The render kernels' conformance checks, run on each kernel table by the three suites above.
+        .target(name: "SceneSoundKernelConformance", dependencies: ["SceneSoundDSP"], path: "Tests/SceneSoundKernelConformance"),
         .testTarget(name: "SceneSoundMediaTests", dependencies: ["SceneSoundMedia"]),
         .testTarget(name: "SceneSoundSOFATests", dependencies: ["SceneSoundSOFA"]),
         .testTarget(name: "SceneSoundEngineTests", dependencies: ["SceneSoundEngine", "SceneSoundSOFA", "SceneSoundMedia", "CCPUFeatures"]),

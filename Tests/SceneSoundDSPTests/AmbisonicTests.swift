@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import SceneSoundDSP
+import SceneSoundKernelConformance
 
 /// The third-order bus: harmonics, rotation matrices, and each kernel's fast version
 /// against its scalar reference (within 1e-5).
@@ -65,46 +66,10 @@ import SceneSoundDSP
     }
 
     /// The register-blocked sum of several sources at constant gains against one scalar pass
-    /// per source.
-    @Test(arguments: [1, 8, 16, 128, 131])
-    func encoderSumMatchesScalar(frames: Int) {
-        var noise = WhiteNoise(seed: UInt64(frames))
-        let inputs = (0..<5).map { _ in noise.samples(frames) }
-        let gains = (0..<5).map { _ in SphericalHarmonics.sn3d(Self.randomDirection(&noise)) * 0.7 }
-        let bus = noise.samples(16 * frames, amplitude: 0.1)
-        var scalar = bus, fast = bus
-        for (x, g) in zip(inputs, gains) {
-            AmbisonicEncoderKernel.encodeScalar(input: x, frames: frames, from: g, to: g, bus: &scalar, channelStride: frames)
-        }
-        let pointers = inputs.map { x -> UnsafeMutablePointer<Float> in
-            let p = UnsafeMutablePointer<Float>.allocate(capacity: frames)
-            p.initialize(from: x, count: frames)
-            return p
-        }
-        defer { pointers.forEach { $0.deallocate() } }
-        let flat = gains.flatMap { g in (0..<16).map { g[$0] } }
-        AmbisonicEncoderKernel.encodeSum(inputs: pointers.map { UnsafePointer($0) }, gains: flat, count: inputs.count,
-                                         frames: frames, bus: &fast, channelStride: frames)
-        #expect(maximumDifference(scalar, fast) < Self.tolerance)
-        #expect(scalar != bus)
-    }
-
-    @Test(arguments: [1, 8, 128, 133])
-    func rotationFastMatchesScalar(frames: Int) {
-        let rotator = AmbisonicRotator()
-        var m0 = [Float](repeating: 0, count: AmbisonicRotationKernel.matrixCount), m1 = m0
-        rotator.matrix(for: Quaternion(yawDegrees: 10, pitchDegrees: 5), into: &m0)
-        rotator.matrix(for: Quaternion(yawDegrees: 12, pitchDegrees: 4, rollDegrees: 1), into: &m1)
-        var noise = WhiteNoise(seed: 3)
-        let inputStride = frames + 3, outputStride = frames + 130
-        let input = noise.samples(16 * inputStride)
-        var scalar = [Float](repeating: 0, count: 16 * outputStride), fast = scalar
-        AmbisonicRotationKernel.rotateScalar(input: input, inputStride: inputStride, output: &scalar, outputStride: outputStride,
-                                             frames: frames, from: m0, to: m1)
-        AmbisonicRotationKernel.rotate(input: input, inputStride: inputStride, output: &fast, outputStride: outputStride,
-                                       frames: frames, from: m0, to: m1)
-        #expect(maximumDifference(scalar, fast) < Self.tolerance)
-        #expect(scalar.contains { $0 != 0 })
+    /// per source, through the table the engine runs (the checks the AVX2 and AVX-512 tables share).
+    @Test(arguments: KernelConformance.encodingCases)
+    func encoderSumMatchesScalar(frames: Int, sources: Int) {
+        KernelConformance.encodingMatchesScalar(.portable, frames: frames, sources: sources)
     }
 
     @Test(arguments: [128, 131])
@@ -127,5 +92,10 @@ import SceneSoundDSP
         #expect(maximumDifference(scalarLeft, fastLeft) < Self.tolerance)
         #expect(maximumDifference(scalarRight, fastRight) < Self.tolerance)
         #expect(scalarLeft.contains { $0 != 0 })
+    }
+
+    @Test(arguments: KernelConformance.rotationFrames)
+    func rotationFastMatchesScalar(frames: Int) {
+        KernelConformance.rotationMatchesScalar(.portable, frames: frames)
     }
 }
