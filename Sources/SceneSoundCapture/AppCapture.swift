@@ -11,6 +11,13 @@ import SceneSoundPulse
 /// hangs, and every start sweeps what an earlier process left. Reconnects when the server
 /// restarts.
 public final class AppCapture: @unchecked Sendable {
+    /// On pipewire-pulse, how many streams at a time are recorded through libpulse (so that
+    /// their first milliseconds can be recovered from the sink's mix) before the rest go over
+    /// PipeWire's own protocol. Those few share one connection with the mix's recording and
+    /// can run dry under many streams (pipewire-pulse 0.3.65 serves one record stream per
+    /// client and loop pass); the rest do not.
+    public static let pulseRecordingsOnPipeWire = 4
+
     public struct Configuration: Sendable {
         /// A libpulse server string; nil = libpulse's default lookup.
         public var serverAddress: String?

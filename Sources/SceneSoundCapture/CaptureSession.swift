@@ -52,6 +52,7 @@ final class CaptureSession {
     private var pipeWire: PipeWireConnection?
     private let onsets: OnsetRecovery
     private var defaultSink: (name: String, index: UInt32)?
+    private var volumeMirror = VolumeMirror()
     private var streams: [UInt32: TrackedStream] = [:]
     /// Streams the user moved off the capture sink: their choice stands until they end.
     private var userRouted: Set<UInt32> = []
@@ -185,6 +186,7 @@ final class CaptureSession {
                 return after(seconds: 0.02) { [weak self] in self?.findCaptureSink(attemptsLeft: attemptsLeft - 1) }
             }
             captureSink = sink
+            captureSinkReported(sink)
             pacer = MonitorRecorder(
                 context: context, streamIndex: nil, monitorSourceName: sink.name + ".monitor", rateHz: configuration.rateHz,
                 fragmentSeconds: configuration.fragmentSeconds, streamName: "SceneSound capture pacer",
@@ -226,6 +228,9 @@ final class CaptureSession {
             if type == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue, index == captureSink?.index {
                 return fail("the capture sink was removed")
             }
+            if type == PA_SUBSCRIPTION_EVENT_CHANGE.rawValue, index == captureSink?.index || index == defaultSink?.index {
+                mirrorVolume(ofSink: index)  // and, as for any sink event, the default looked at
+            }
             refreshDefaultSink { [weak self] in self?.rescan() }
             if type == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue {
                 // Its streams land on the default, ours, a moment later, without an event on
@@ -255,11 +260,52 @@ final class CaptureSession {
                     defaultSink = (chosen.name, chosen.index)
                     _ = guardLink?.tellRealSink(chosen.name)
                     consumer.captureDidChooseRealSink(chosen.name)
+                    volumeMirror.realSinkChanged()
+                    mirrorVolume(ofSink: chosen.index)
                 }
                 guard name != captureSink.name, chosen != nil else { return then() }
                 requests.setDefaultSink(captureSink.name) { _ in then() }
             }
         }
+    }
+
+    // MARK: Volume
+
+    /// Keeps the capture sink's and the real sink's volume and mute the same (`VolumeMirror`):
+    /// the desktop's volume keys act on the default sink, ours, and are heard on the real one.
+    private func mirrorVolume(ofSink index: UInt32) {
+        requests.sinks { [weak self] sinks in
+            guard let self, phase == .capturing || phase == .preparing, let sinks,
+                  let ours = sinks.first(where: { $0.index == self.captureSink?.index }),
+                  let real = sinks.first(where: { $0.index == self.defaultSink?.index }) else { return }
+            captureSinkReported(ours)
+            let inOurOrder: ([UInt32], [Int32]) -> [UInt32] = {
+                VolumeMirror.remap($0, from: $1, to: ours.channelPositions)
+            }
+            if index == real.index {
+                let reported = VolumeMirror.Setting(
+                    channelVolumes: inOurOrder(real.channelVolumes, real.channelPositions), isMuted: real.isMuted)
+                apply(volumeMirror.realReported(reported), to: ours, from: ours.channelPositions)
+            } else {
+                let reported = VolumeMirror.Setting(channelVolumes: ours.channelVolumes, isMuted: ours.isMuted)
+                apply(volumeMirror.captureReported(reported), to: real, from: ours.channelPositions)
+            }
+        }
+    }
+
+    private func apply(_ change: (channelVolumes: [UInt32]?, isMuted: Bool?), to sink: SinkFacts, from positions: [Int32]) {
+        if let volumes = change.channelVolumes {
+            let inItsOrder = VolumeMirror.remap(volumes, from: positions, to: sink.channelPositions)
+            requests.setSinkVolume(sink.index, channelVolumes: inItsOrder) { _ in }
+        }
+        if let isMuted = change.isMuted { requests.setSinkMute(sink.index, isMuted: isMuted) { _ in } }
+    }
+
+    /// Our sink's volume scales the mix the onset recovery compares with.
+    private func captureSinkReported(_ sink: SinkFacts) {
+        let gains = sink.channelVolumes.map { sink.isMuted ? 0 : Float(pa_sw_volume_to_linear($0)) }
+        guard gains.count >= 2 else { return onsets.mixGainDidChange(left: gains.first ?? 1, right: gains.first ?? 1) }
+        onsets.mixGainDidChange(left: gains[0], right: gains[1])
     }
 
     private func rescan() {
@@ -353,10 +399,15 @@ final class CaptureSession {
     private func makeRecorder(_ index: UInt32, sinkName: String, identity: CapturedStreamIdentity) -> (any StreamRecorder)? {
         let name = "SceneSound capture of \(identity.applicationName ?? "stream \(index)")"
         let deliver: (UnsafeBufferPointer<Float>) -> Void = { [onsets] in onsets.captureDidReceive(streamIndex: index, interleavedStereo: $0) }
-        if let pipeWire {
-            // Straight to the consumer from libpipewire's data thread: OnsetRecovery is
-            // confined to this thread, so on PipeWire a stream is heard from where its own
-            // recording begins.
+        // On pipewire-pulse the first few streams are recorded through libpulse like on
+        // PulseAudio, so that OnsetRecovery (confined to this thread) gives them their first
+        // milliseconds: an event sound mostly starts while little else plays. pipewire-pulse
+        // 0.3.65 serves one record stream per client and loop pass, so with more than a few
+        // on this connection some run dry for seconds: the streams beyond those are recorded
+        // over PipeWire's own protocol, straight to the consumer from libpipewire's data
+        // thread, heard from where their own recording begins.
+        let pulseRecordings = streams.values.filter { $0.recorder is MonitorRecorder }.count
+        if let pipeWire, pulseRecordings >= AppCapture.pulseRecordingsOnPipeWire {
             onsets.forget(index)
             return PipeWireRecorder(
                 connection: pipeWire, streamIndex: index, rateHz: configuration.rateHz,

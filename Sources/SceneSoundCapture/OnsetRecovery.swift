@@ -28,6 +28,10 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
     /// Below this a frame counts as silent (about -80 dBFS).
     private let silence: Float = 1e-4
     private let tolerance: Float = 1e-4
+    /// The capture sink's volume per channel (linear): its mix is recorded after it, a stream's
+    /// own recording before it (both servers), so the mix is divided by it to compare. Zero
+    /// (muted): the mix holds nothing to find.
+    private var mixGain: (left: Float, right: Float) = (1, 1)
 
     private struct Pending {
         /// Mix frames recorded before the server announced the stream: none of them is its.
@@ -52,9 +56,24 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
         pending[index] = Pending(searchFromFrame: mixEndFrame)
     }
 
+    /// The capture sink's volume (linear, per channel; 0 when muted) changed. Mix frames
+    /// rendered around the change may be divided by the other gain: a stream starting just
+    /// then is heard from where its recording began.
+    func mixGainDidChange(left: Float, right: Float) {
+        mixGain = (left, right)
+    }
+
     /// The capture sink's mix (the pacer's recording), in order, holes as zeros.
     func mixDidArrive(_ samples: UnsafeBufferPointer<Float>) {
-        mix.append(contentsOf: samples)
+        if mixGain == (1, 1) {
+            mix.append(contentsOf: samples)
+        } else {
+            let inverse = (left: mixGain.left > 0 ? 1 / mixGain.left : 0, right: mixGain.right > 0 ? 1 / mixGain.right : 0)
+            for frame in 0 ..< samples.count / 2 {
+                mix.append(samples[2 * frame] * inverse.left)
+                mix.append(samples[2 * frame + 1] * inverse.right)
+            }
+        }
         mixEndFrame += samples.count / 2
         if mix.count > 4 * historyFrames { mix.removeFirst(mix.count - 2 * historyFrames) }
         for index in pending.keys.sorted() where pending[index]?.started == true { trySplice(index) }

@@ -135,6 +135,26 @@ struct PulseRequests {
         Self.started(operation, userdata) { done(false) }
     }
 
+    /// Sets a sink's volume per channel (`PA_VOLUME_NORM` is 0 dB), in the sink's channel order.
+    func setSinkVolume(_ index: UInt32, channelVolumes: [UInt32], _ done: @escaping Completion) {
+        var volume = pa_cvolume()
+        volume.channels = UInt8(min(channelVolumes.count, Int(PA_CHANNELS_MAX)))
+        withUnsafeMutableBytes(of: &volume.values) { raw in
+            for (channel, value) in channelVolumes.prefix(Int(volume.channels)).enumerated() {
+                raw.storeBytes(of: value, toByteOffset: channel * 4, as: UInt32.self)
+            }
+        }
+        let userdata = Self.retain(done)
+        let operation = pa_context_set_sink_volume_by_index(context, index, &volume, Self.successCallback, userdata)
+        Self.started(operation, userdata) { done(false) }
+    }
+
+    func setSinkMute(_ index: UInt32, isMuted: Bool, _ done: @escaping Completion) {
+        let userdata = Self.retain(done)
+        let operation = pa_context_set_sink_mute_by_index(context, index, isMuted ? 1 : 0, Self.successCallback, userdata)
+        Self.started(operation, userdata) { done(false) }
+    }
+
     func unloadModule(_ index: UInt32, _ done: @escaping Completion) {
         let userdata = Self.retain(done)
         let operation = pa_context_unload_module(context, index, Self.successCallback, userdata)

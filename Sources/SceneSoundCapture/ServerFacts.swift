@@ -53,11 +53,20 @@ struct SinkFacts: Equatable {
     var name: String
     var ownerModule: UInt32?
     var properties: [String: String]
+    /// The volume per channel in PulseAudio's units (`PA_VOLUME_NORM` is 0 dB), in the order
+    /// of `channelPositions` (`pa_channel_position_t` values), and the mute.
+    var channelVolumes: [UInt32]
+    var channelPositions: [Int32]
+    var isMuted: Bool
 
     init(_ info: pa_sink_info) {
         index = info.index
         name = info.name.map { String(cString: $0) } ?? ""
         ownerModule = info.owner_module == UInt32.max ? nil : info.owner_module
         properties = propertyDictionary(info.proplist)
+        var volume = info.volume, map = info.channel_map
+        channelVolumes = withUnsafeBytes(of: &volume.values) { Array($0.bindMemory(to: UInt32.self).prefix(Int(volume.channels))) }
+        channelPositions = withUnsafeBytes(of: &map.map) { Array($0.bindMemory(to: Int32.self).prefix(Int(map.channels))) }
+        isMuted = info.mute != 0
     }
 }

@@ -60,6 +60,10 @@ import Testing
         #expect(try server.sinkOf(application: "victim") == captureSink)
         // Ours is the default while capturing (new streams start on it): the undo must restore it.
         #expect(try waitUntil(timeoutSeconds: 5) { try server.defaultSinkName() == CaptureSinkProperties.sinkName })
+        // The user turns the volume down while capturing (on ours, the default): the real
+        // sink takes it, and keeps it after the undo.
+        try server.pactl(["set-sink-volume", "@DEFAULT_SINK@", "80%"])
+        #expect(try waitUntil(timeoutSeconds: 5) { try realSinkVolume(server).contains("80%") })
 
         let endedAt = Date()
         switch ending {
@@ -79,7 +83,8 @@ import Testing
         #expect(restoredSeconds <= 3.0, "restored after \(restoredSeconds) s")
         if ending == .hung { #expect(restoredSeconds >= 1.5, "undone after \(restoredSeconds) s: before the hang limit") }
         #expect(try server.defaultSinkName() == PrivateSoundServer.sinkName)
-        // Heard on the real sink: the app's noise is there again.
+        #expect(try realSinkVolume(server).contains("80%"), "\((try? realSinkVolume(server)) ?? "?")")
+        // Heard on the real sink: the app's noise is there again (80 % is -6 dB).
         let recording = try MonitorRecording(server: server, file: temporaryFile("out.raw"))
         let heard = recording.finish(afterFrames: 9_600, timeoutSeconds: 5)
         #expect(TestSignal.rmsDecibels(heard[(heard.count / 2)...]) > -30)
@@ -96,6 +101,10 @@ import Testing
             #expect(try server.sinkOf(application: "victim") == outIndex)
             #expect(try server.captureSinks().isEmpty)
         }
+    }
+
+    func realSinkVolume(_ server: PrivateSoundServer) throws -> String {
+        try server.pactl(["get-sink-volume", PrivateSoundServer.sinkName])
     }
 
     /// The user chose another output while the capture ran (the host hears of it and tells

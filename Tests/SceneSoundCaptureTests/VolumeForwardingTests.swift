@@ -1,0 +1,117 @@
+import Foundation
+import SceneSoundCapture
+import SceneSoundTestSupport
+import Testing
+
+/// While capturing, ours is the default sink, so the desktop's volume keys and slider act on
+/// it: their volume and mute are heard on the real sink, the captures do not change, and the
+/// real sink's own changes show on ours.
+@Suite(.serialized) struct VolumeForwardingTests {
+    /// `pactl get-sink-volume` / `get-sink-mute` of `sink`: the first channel's percentage, and the mute.
+    static func volume(of sink: String, on server: PrivateSoundServer) throws -> (percent: Int, isMuted: Bool) {
+        let volume = try server.pactl(["get-sink-volume", sink])
+        let mute = try server.pactl(["get-sink-mute", sink])
+        let percent = volume.split(separator: "/").dropFirst().first.flatMap {
+            Int($0.trimmingCharacters(in: .whitespaces).dropLast())
+        }
+        return (percent ?? -1, mute.contains("yes"))
+    }
+
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func theDefaultSinksVolumeAndMuteAreHeardOnTheRealSink(kind: PrivateSoundServer.Kind) throws {
+        let fixture = try CaptureOnServerTests.Fixture(kind, excluded: ["direct"])
+        let server = fixture.server
+        try fixture.startCapturing()
+        #expect(try waitUntil(timeoutSeconds: 5) { try server.defaultSinkName() == CaptureSinkProperties.sinkName })
+        let real = PrivateSoundServer.sinkName
+        let source = TestSignal.stereoNoise(seconds: 30, seed: 11)
+        let file = temporaryFile("noise.wav")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try TestSignal.writeWAV(source, to: file)
+        // A captured app, and one playing on the real sink (excluded: let go there) that
+        // stands for what is heard there, SceneSound's output.
+        _ = try fixture.play(file)
+        let consumer = fixture.consumer
+        #expect(consumer.wait(timeoutSeconds: 10) { $0.startedWhileLocked.count == 1 })
+        let stream = try #require(consumer.startedStreams.first)
+        _ = try fixture.play(file, ["--client-name=direct"])
+        let level = { (what: String) throws -> Double in
+            let recording = try MonitorRecording(server: server, file: temporaryFile("\(what).raw"))
+            let heard = recording.finish(afterFrames: 48_000, timeoutSeconds: 10)
+            #expect(heard.count >= 2 * 48_000, "\(kind): the real sink was recorded for \(heard.count / 2) frames (\(what))")
+            return TestSignal.rmsDecibels(heard[(heard.count / 2)...])
+        }
+        // A null sink may start a new stream up to 2 s after it connects: wait until it sounds.
+        var unity = -Double.infinity
+        for _ in 1 ... 6 where unity < -40 { unity = try level("unity") }
+        print("\(kind): the real sink at 100 %: \(unity) dBFS")
+
+        try server.pactl(["set-sink-volume", "@DEFAULT_SINK@", "50%"])
+        #expect(try waitUntil(timeoutSeconds: 5) { try Self.volume(of: real, on: server).percent == 50 },
+                "\(kind): the real sink is at \(String(describing: try? Self.volume(of: real, on: server)))")
+        let halved = try level("halved") - unity
+        print("\(kind): 50 % on the default sink changed the real sink by \(halved) dB")
+        // 50 % is -18 dB (PulseAudio's volumes are cubic).
+        #expect(abs(halved - -18.06) < 1.5, "\(kind): 50 % on the default sink changed the real sink by \(halved) dB")
+        // The slider stays where it was put.
+        #expect(try Self.volume(of: CaptureSinkProperties.sinkName, on: server).percent == 50)
+
+        // The capture does not change with it: still the file, at its own level.
+        let before = consumer.audio(of: stream.streamIndex).count
+        #expect(consumer.wait(timeoutSeconds: 10) { $0.framesWhileLocked(stream.streamIndex) >= before / 2 + 48_000 })
+        let captured = Array(consumer.audio(of: stream.streamIndex)[before...])
+        let match = try #require(TestSignal.match(captured: captured, source: source), "\(kind): the capture is not the file")
+        #expect(match.residualDecibels < -60, "\(kind): captured differs from the file by \(match.residualDecibels) dB")
+
+        try server.pactl(["set-sink-mute", "@DEFAULT_SINK@", "1"])
+        #expect(try waitUntil(timeoutSeconds: 5) { try Self.volume(of: real, on: server).isMuted })
+        let muted = try level("muted") - unity
+        print("\(kind): muting the default sink changed the real sink by \(muted) dB")
+        #expect(muted < -60, "\(kind): muted, the real sink changed by \(muted) dB only")
+        try server.pactl(["set-sink-mute", "@DEFAULT_SINK@", "0"])
+        #expect(try waitUntil(timeoutSeconds: 5) { try !Self.volume(of: real, on: server).isMuted })
+
+        // Another program sets the real sink: ours shows it, and nothing flips back.
+        try server.pactl(["set-sink-volume", real, "30%"])
+        #expect(try waitUntil(timeoutSeconds: 5) { try Self.volume(of: CaptureSinkProperties.sinkName, on: server).percent == 30 },
+                "\(kind): ours shows \(String(describing: try? Self.volume(of: CaptureSinkProperties.sinkName, on: server)))")
+        try server.pactl(["set-sink-volume", "@DEFAULT_SINK@", "40%"])
+        #expect(try waitUntil(timeoutSeconds: 5) { try Self.volume(of: real, on: server).percent == 40 })
+        #expect(!(try waitUntil(timeoutSeconds: 1) {
+            try Self.volume(of: real, on: server).percent != 40 || Self.volume(of: CaptureSinkProperties.sinkName, on: server).percent != 40
+        }), "\(kind): the volumes did not settle at 40 %")
+
+        // Stopped, the real sink keeps the volume the user set.
+        #expect(fixture.capture.stop())
+        #expect(try waitUntil(timeoutSeconds: 5) { try server.defaultSinkName() == real })
+        #expect(try Self.volume(of: real, on: server) == (40, false))
+    }
+
+    /// With the default sink at 50 %, a short sound's capture is still the sound from its first
+    /// sample: the mix the onset is recovered from is recorded after our sink's volume.
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func anEventSoundIsCapturedWholeWithTheDefaultSinkTurnedDown(kind: PrivateSoundServer.Kind) throws {
+        let fixture = try CaptureOnServerTests.Fixture(kind)
+        try fixture.startCapturing()
+        #expect(try waitUntil(timeoutSeconds: 5) { try fixture.server.defaultSinkName() == CaptureSinkProperties.sinkName })
+        try fixture.server.pactl(["set-sink-volume", "@DEFAULT_SINK@", "50%"])
+        #expect(try waitUntil(timeoutSeconds: 5) { try Self.volume(of: PrivateSoundServer.sinkName, on: fixture.server).percent == 50 })
+        let mono = ShortSoundTests.eventSound()
+        let stereo = mono.flatMap { [$0, $0] }
+        let file = temporaryFile("event.wav")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try TestSignal.writeWAV(stereo, to: file)
+        let consumer = fixture.consumer
+        for play in 1 ... 3 {
+            let app = try fixture.play(file, ["--latency-msec=10", "--property=media.role=event"])
+            #expect(app.waitForExit() == 0)
+            #expect(consumer.wait(timeoutSeconds: 5) { $0.endedStreamsWhileLocked.count == play })
+            let played = ShortSoundTests.withoutGaps(consumer.audio(of: consumer.endedStreams[play - 1]))
+            let compared = min(played.count, stereo.count)
+            let exactFrames = ((0 ..< compared).first { abs(played[$0] - Float(stereo[$0]) / 32768) >= 1e-3 } ?? compared) / 2
+            print("\(kind) at 50 %, play \(play): the capture is the sound for its first \(exactFrames) of \(mono.count) frames")
+            #expect(exactFrames >= mono.count - (kind == .pipeWire ? 1_024 : 0),
+                    "\(kind) at 50 %, play \(play): the capture is the sound for \(exactFrames) frames only")
+        }
+    }
+}
