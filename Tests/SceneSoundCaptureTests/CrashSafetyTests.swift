@@ -143,7 +143,8 @@ import Testing
         let again = try server.startClient("/usr/bin/paplay", ["--client-name=victim", file.path])
         defer { again.kill() }
         #expect(try waitUntil(timeoutSeconds: 5) { try server.sinkInputs().filter { $0.application == "victim" }.count == 2 })
-        // Routing happens as the stream is created; the second check is for a late move.
+        // Routing happens as the stream is created; the second check is for a late move. A
+        // negative check: nothing may move it in this half second, so time itself is tested.
         Thread.sleep(forTimeInterval: 0.5)
         let victims = try server.sinkInputs().filter { $0.application == "victim" }
         #expect(victims.allSatisfy { $0.sink == outIndex }, "\(victims)")
