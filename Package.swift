@@ -128,7 +128,7 @@ let package = Package(
         .executableTarget(name: "scenesound-capture-test-host", dependencies: ["SceneSoundCapture"],
                           path: "Tests/CaptureTestHost"),
         .testTarget(name: "SceneSoundCaptureTests", dependencies: [
-            "SceneSoundCapture", "SceneSoundPulse", "SceneSoundTestSupport", "scenesound-capture-guard",
+            "SceneSoundCapture", "SceneSoundProtocol", "SceneSoundPulse", "SceneSoundTestSupport", "scenesound-capture-guard",
             "scenesound-capture-test-host", "scenesoundd", "scenesound", "SceneSoundDSP",
         ]),
     ]

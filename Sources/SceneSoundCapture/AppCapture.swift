@@ -13,9 +13,9 @@ import SceneSoundPulse
 public final class AppCapture: @unchecked Sendable {
     /// On pipewire-pulse, how many streams at a time are recorded through libpulse (so that
     /// their first milliseconds can be recovered from the sink's mix) before the rest go over
-    /// PipeWire's own protocol. Those few share one connection with the mix's recording and
-    /// can run dry under many streams (pipewire-pulse 0.3.65 serves one record stream per
-    /// client and loop pass); the rest do not.
+    /// PipeWire's own protocol. Each has a connection of its own: pipewire-pulse 0.3.65 serves
+    /// one record stream per client and loop pass, and of several on one connection all but
+    /// one ran dry for as long as they played.
     public static let pulseRecordingsOnPipeWire = 4
 
     public struct Configuration: Sendable {

@@ -1,5 +1,6 @@
 import CPulse
 import Foundation
+import SceneSoundPulse
 
 /// The guard process's side (see `CaptureGuardLink`): waits for the daemon to die or hang,
 /// then sweeps the capture sinks of its session, and exits.
@@ -134,10 +135,7 @@ public enum CaptureGuard {
         }
         let state = State()
         let session = options.session
-        let connected = (options.serverAddress.map { address in
-            address.withCString { pa_context_connect(context, $0, PA_CONTEXT_NOAUTOSPAWN, nil) }
-        } ?? pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil)) == 0
-        guard connected else { return .unreachable }
+        guard pulseConnect(context, serverAddress: options.serverAddress) == 0 else { return .unreachable }
         defer { pa_context_disconnect(context) }
 
         while state.outcome == nil, !state.failed, Date() < deadline {

@@ -50,6 +50,8 @@ final class CaptureSession {
     private var pacer: MonitorRecorder?
     /// On pipewire-pulse: PipeWire itself, over which the streams are recorded.
     private var pipeWire: PipeWireConnection?
+    /// On pipewire-pulse: connections for the streams recorded over libpulse, one stream each.
+    private var recordingContexts: [OpaquePointer] = []
     private let onsets: OnsetRecovery
     private var defaultSink: (name: String, index: UInt32)?
     private var volumeMirror = VolumeMirror()
@@ -96,11 +98,7 @@ final class CaptureSession {
     var captureSinkName: String? { captureSink?.name }
 
     func connect() {
-        let flags = PA_CONTEXT_NOAUTOSPAWN
-        let result = configuration.serverAddress.map { address in
-            address.withCString { pa_context_connect(context, $0, flags, nil) }
-        } ?? pa_context_connect(context, nil, flags, nil)
-        if result < 0 { fail("cannot connect: \(pulseErrorText(context: context))") }
+        if pulseConnect(context, serverAddress: configuration.serverAddress) < 0 { fail("cannot connect: \(pulseErrorText(context: context))") }
     }
 
     // MARK: Setting up
@@ -154,7 +152,10 @@ final class CaptureSession {
         }
         requests.serverName { [weak self] serverName in
             guard let self, phase == .preparing else { return }
-            if serverName?.contains("PipeWire") == true { connectPipeWire() }
+            if serverName?.contains("PipeWire") == true {
+                connectPipeWire()
+                connectRecordingContexts()
+            }
             requests.defaultSinkName { [weak self] name in self?.loadCaptureSink(previousDefault: name) }
         }
     }
@@ -164,6 +165,28 @@ final class CaptureSession {
         guard let socket = PipeWireConnection.socketPath(
             pulseServerAddress: configuration.serverAddress, environment: ProcessInfo.processInfo.environment) else { return }
         pipeWire = PipeWireConnection(socketPath: socket, applicationName: configuration.applicationName, mainloop: mainloop)
+    }
+
+    /// Connected now, so that they are ready when the first streams are: a connection made
+    /// for a stream would only start its recording later, losing more of its start.
+    private func connectRecordingContexts() {
+        for _ in 0 ..< AppCapture.pulseRecordingsOnPipeWire {
+            guard let context = pa_context_new(mainloop.api, configuration.applicationName + " recording") else { return }
+            guard pulseConnect(context, serverAddress: configuration.serverAddress) == 0 else {
+                pa_context_unref(context)
+                return
+            }
+            recordingContexts.append(context)
+        }
+    }
+
+    /// A connected recording context with no recording on it; a broken one is never chosen
+    /// (its recording ended with it, and the stream is attached again elsewhere).
+    private func idleRecordingContext() -> OpaquePointer? {
+        recordingContexts.first { context in
+            pa_context_get_state(context) == PA_CONTEXT_READY
+                && !streams.values.contains { ($0.recorder as? MonitorRecorder)?.context == context }
+        }
     }
 
     private func loadCaptureSink(previousDefault: String?) {
@@ -399,20 +422,28 @@ final class CaptureSession {
     private func makeRecorder(_ index: UInt32, sinkName: String, identity: CapturedStreamIdentity) -> (any StreamRecorder)? {
         let name = "SceneSound capture of \(identity.applicationName ?? "stream \(index)")"
         let deliver: (UnsafeBufferPointer<Float>) -> Void = { [onsets] in onsets.captureDidReceive(streamIndex: index, interleavedStereo: $0) }
-        // On pipewire-pulse the first few streams are recorded through libpulse like on
+        // On pipewire-pulse a few streams at a time are recorded through libpulse like on
         // PulseAudio, so that OnsetRecovery (confined to this thread) gives them their first
-        // milliseconds: an event sound mostly starts while little else plays. pipewire-pulse
-        // 0.3.65 serves one record stream per client and loop pass, so with more than a few
-        // on this connection some run dry for seconds: the streams beyond those are recorded
-        // over PipeWire's own protocol, straight to the consumer from libpipewire's data
-        // thread, heard from where their own recording begins.
-        let pulseRecordings = streams.values.filter { $0.recorder is MonitorRecorder }.count
-        if let pipeWire, pulseRecordings >= AppCapture.pulseRecordingsOnPipeWire {
-            onsets.forget(index)
-            return PipeWireRecorder(
-                connection: pipeWire, streamIndex: index, rateHz: configuration.rateHz,
-                latencyFrames: configuration.pipeWireQuantumFrames, streamName: name,
-                deliver: { [consumer] in consumer.captureDidReceive(streamIndex: index, interleavedStereo: $0) }, delegate: self)
+        // milliseconds: an event sound mostly starts while little else plays. Each takes a
+        // connection of its own (pipewire-pulse serves one record stream per client and loop
+        // pass); the streams beyond those are recorded over PipeWire's own protocol, straight
+        // to the consumer from libpipewire's data thread, heard from where their own
+        // recording begins.
+        if !recordingContexts.isEmpty {
+            if let recordingContext = idleRecordingContext() {
+                return MonitorRecorder(
+                    context: recordingContext, streamIndex: index, monitorSourceName: sinkName + ".monitor",
+                    rateHz: configuration.rateHz, fragmentSeconds: configuration.fragmentSeconds, streamName: name,
+                    deliver: deliver, delegate: self)
+            }
+            if let pipeWire {
+                onsets.forget(index)
+                return PipeWireRecorder(
+                    connection: pipeWire, streamIndex: index, rateHz: configuration.rateHz,
+                    latencyFrames: configuration.pipeWireQuantumFrames, streamName: name,
+                    deliver: { [consumer] in consumer.captureDidReceive(streamIndex: index, interleavedStereo: $0) },
+                    delegate: self)
+            }
         }
         return MonitorRecorder(
             context: context, streamIndex: index, monitorSourceName: sinkName + ".monitor", rateHz: configuration.rateHz,
@@ -497,6 +528,11 @@ final class CaptureSession {
         pacer = nil
         pipeWire?.close()
         pipeWire = nil
+        for recordingContext in recordingContexts {
+            if PA_CONTEXT_IS_GOOD(pa_context_get_state(recordingContext)) != 0 { pa_context_disconnect(recordingContext) }
+            pa_context_unref(recordingContext)
+        }
+        recordingContexts.removeAll()
         pa_context_set_state_callback(context, nil, nil)
         pa_context_set_subscribe_callback(context, nil, nil)
         if PA_CONTEXT_IS_GOOD(pa_context_get_state(context)) != 0 {

@@ -23,6 +23,8 @@ final class MonitorRecorder: StreamRecorder {
     /// PulseAudio, so the first stream moved onto it arrived as one burst), and handed to
     /// `OnsetRecovery`, which finds the first milliseconds of new streams in it.
     let streamIndex: UInt32?
+    /// The connection it records over.
+    let context: OpaquePointer
     private let stream: OpaquePointer
     /// Where the audio goes: the stream's consumer, or the mix's handler for the pacer.
     private let deliver: (UnsafeBufferPointer<Float>) -> Void
@@ -45,6 +47,7 @@ final class MonitorRecorder: StreamRecorder {
             return nil
         }
         self.stream = stream
+        self.context = context
         self.streamIndex = streamIndex
         self.deliver = deliver
         self.delegate = delegate

@@ -61,16 +61,7 @@ final class PulseSession {
 
     /// Starts connecting. A failure, now or later, arrives through the delegate.
     func connect() {
-        // No autospawn: a sound server must not start PulseAudio behind the user's back
-        // (and libpulse refuses to as root anyway); the supervisor retries instead.
-        let flags = PA_CONTEXT_NOAUTOSPAWN
-        let result: Int32
-        if let server = configuration.serverAddress {
-            result = server.withCString { pa_context_connect(context, $0, flags, nil) }
-        } else {
-            result = pa_context_connect(context, nil, flags, nil)
-        }
-        if result < 0 { fail(.connectionLost(reason: pulseErrorText(context: context))) }
+        if pulseConnect(context, serverAddress: configuration.serverAddress) < 0 { fail(.connectionLost(reason: pulseErrorText(context: context))) }
     }
 
     /// Silences all callbacks and disconnects. After this the session never calls back.

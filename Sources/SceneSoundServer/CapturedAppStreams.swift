@@ -56,10 +56,15 @@ public final class CapturedAppStreams: @unchecked Sendable {
     /// new audio arrived is compared with a small margin, and the excess is skipped from what
     /// comes next — the queue settles where it never runs dry and adds nothing beyond that.
     /// Not in a stream's first second: event sounds are shorter, and are heard whole.
+    /// When the stream runs dry all the same (its audio came later than the margin allows:
+    /// PipeWire now and then delivers a graph cycle late), the margin grows by what was
+    /// missing, up to 20 ms, so that the same lateness is not heard again.
     public final class Feed: @unchecked Sendable {
         let ring: AudioRing
         let input: RingInput
-        private let marginFrames: Int
+        private var marginFrames: Int
+        private let maximumMarginFrames: Int
+        private var starvedFramesSeen = 0
         private let windowFrames: Int
         private let maximumQueuedFrames: Int
         private var lowestFill = Int.max
@@ -69,10 +74,11 @@ public final class CapturedAppStreams: @unchecked Sendable {
         private let dropped = Atomic<Int>(0)
         public var droppedFrameCount: Int { dropped.load(ordering: .relaxed) }
 
-        init(capacityFrames: Int, marginFrames: Int, windowFrames: Int, maximumQueuedFrames: Int) {
+        init(capacityFrames: Int, marginFrames: Int, maximumMarginFrames: Int, windowFrames: Int, maximumQueuedFrames: Int) {
             ring = AudioRing(capacityFrames: capacityFrames, channelCount: 2)
             input = RingInput(ring: ring)
             self.marginFrames = marginFrames
+            self.maximumMarginFrames = maximumMarginFrames
             self.windowFrames = windowFrames
             self.maximumQueuedFrames = maximumQueuedFrames
         }
@@ -82,6 +88,14 @@ public final class CapturedAppStreams: @unchecked Sendable {
             guard var base = samples.baseAddress else { return }
             var frames = samples.count / 2
             let fill = ring.availableFrames
+            let starved = input.starvedFrameCount
+            if starved > starvedFramesSeen {
+                // A gap longer than the limit is no late delivery but a pause (a corked stream
+                // is recorded as nothing): the margin is left as it was.
+                let missed = starved - starvedFramesSeen
+                if missed <= maximumMarginFrames { marginFrames = min(maximumMarginFrames, marginFrames + missed) }
+                starvedFramesSeen = starved
+            }
             framesSeen += frames
             if framesSeen > 2 * windowFrames {
                 lowestFill = min(lowestFill, fill)
@@ -153,7 +167,8 @@ public final class CapturedAppStreams: @unchecked Sendable {
     /// starts reading it a moment later, on the event loop.
     public func begin(_ app: App) -> Feed {
         let rate = core.engine.configuration.sampleRateHz
-        let feed = Feed(capacityFrames: Int(0.5 * rate), marginFrames: Int(0.004 * rate), windowFrames: Int(0.5 * rate),
+        let feed = Feed(capacityFrames: Int(0.5 * rate), marginFrames: Int(0.004 * rate), maximumMarginFrames: Int(0.020 * rate),
+                        windowFrames: Int(0.5 * rate),
                         maximumQueuedFrames: Int(0.5 * rate))
         eventLoop.execute { [self] in add(app, feed: feed) }
         return feed
