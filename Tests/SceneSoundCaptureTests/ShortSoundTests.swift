@@ -110,30 +110,37 @@ import Testing
         let fixture = try CaptureOnServerTests.Fixture(kind)
         try fixture.startCapturing()
         #expect(try waitUntil(timeoutSeconds: 5) { try fixture.server.defaultSinkName() == CaptureSinkProperties.sinkName })
-        let mono = Self.eventSound()
-        let stereo = mono.flatMap { [$0, $0] }
+        let frameCount = Self.eventSound().count
+        for (play, capture) in try Self.captureEventSoundThreeTimes(fixture).enumerated() {
+            print("\(kind) play \(play + 1): the capture is the sound for its first \(capture.exactFrames) of \(frameCount) frames (\(capture.capturedFrames) frames captured, \(capture.framesWithoutGaps) without gaps)")
+            // Whole, from its first sample on: the recovered start meets the stream's own
+            // recording exactly. On PipeWire its last graph cycle may be missing (seen: up to
+            // 384 frames in 3 plays of 30): the recording ends with the stream.
+            #expect(capture.exactFrames >= frameCount - (kind == .pipeWire ? 1_024 : 0),
+                    "\(kind) play \(play + 1): the capture is the sound for \(capture.exactFrames) frames only")
+        }
+    }
+
+    /// Plays the event sound three times, as an app would, through the fixture's capture, and
+    /// says for each play how many of its frames, from the first, the capture handed on sample
+    /// for sample (the gaps where the app ran dry left out: paplay's 10 ms buffer does, now and
+    /// then, on a loaded machine).
+    static func captureEventSoundThreeTimes(_ fixture: CaptureOnServerTests.Fixture) throws
+        -> [(exactFrames: Int, capturedFrames: Int, framesWithoutGaps: Int)] {
+        let stereo = eventSound().flatMap { [$0, $0] }
         let file = temporaryFile("event.wav")
         defer { try? FileManager.default.removeItem(at: file) }
         try TestSignal.writeWAV(stereo, to: file)
         let consumer = fixture.consumer
-        for play in 1 ... 3 {
+        return try (1 ... 3).map { play in
             let app = try fixture.play(file, ["--latency-msec=10", "--property=media.role=event"])
             #expect(app.waitForExit() == 0)
-            #expect(consumer.wait(timeoutSeconds: 5) { $0.endedStreamsWhileLocked.count == play })
-            let index = consumer.endedStreams[play - 1]
-            let captured = consumer.audio(of: index)
-            // What the sound server played, without the gaps where the app ran dry (paplay's
-            // 10 ms buffer does, now and then, on a loaded machine): the sound, if all is well.
-            let played = Self.withoutGaps(captured)
+            try #require(consumer.wait(timeoutSeconds: 5) { $0.endedStreamsWhileLocked.count == play })
+            let captured = consumer.audio(of: consumer.endedStreams[play - 1])
+            let played = withoutGaps(captured)
             let compared = min(played.count, stereo.count)
-            let sampleMatches = { (sample: Int) -> Bool in abs(played[sample] - Float(stereo[sample]) / 32768) < 1e-3 }
-            let exactFrames = ((0 ..< compared).first { !sampleMatches($0) } ?? compared) / 2
-            print("\(kind) play \(play): the capture is the sound for its first \(exactFrames) of \(mono.count) frames (\(captured.count / 2) frames captured, \(played.count / 2) without gaps)")
-            // Whole, from its first sample on: the recovered start meets the stream's own
-            // recording exactly. On PipeWire its last graph cycle may be missing (seen: up to
-            // 384 frames in 3 plays of 30): the recording ends with the stream.
-            #expect(exactFrames >= mono.count - (kind == .pipeWire ? 1_024 : 0),
-                    "\(kind) play \(play): the capture is the sound for \(exactFrames) frames only")
+            let exactFrames = ((0 ..< compared).first { abs(played[$0] - Float(stereo[$0]) / 32768) >= 1e-3 } ?? compared) / 2
+            return (exactFrames, captured.count / 2, played.count / 2)
         }
     }
 

@@ -96,22 +96,11 @@ import Testing
         #expect(try waitUntil(timeoutSeconds: 5) { try fixture.server.defaultSinkName() == CaptureSinkProperties.sinkName })
         try fixture.server.pactl(["set-sink-volume", "@DEFAULT_SINK@", "50%"])
         #expect(try waitUntil(timeoutSeconds: 5) { try Self.volume(of: PrivateSoundServer.sinkName, on: fixture.server).percent == 50 })
-        let mono = ShortSoundTests.eventSound()
-        let stereo = mono.flatMap { [$0, $0] }
-        let file = temporaryFile("event.wav")
-        defer { try? FileManager.default.removeItem(at: file) }
-        try TestSignal.writeWAV(stereo, to: file)
-        let consumer = fixture.consumer
-        for play in 1 ... 3 {
-            let app = try fixture.play(file, ["--latency-msec=10", "--property=media.role=event"])
-            #expect(app.waitForExit() == 0)
-            #expect(consumer.wait(timeoutSeconds: 5) { $0.endedStreamsWhileLocked.count == play })
-            let played = ShortSoundTests.withoutGaps(consumer.audio(of: consumer.endedStreams[play - 1]))
-            let compared = min(played.count, stereo.count)
-            let exactFrames = ((0 ..< compared).first { abs(played[$0] - Float(stereo[$0]) / 32768) >= 1e-3 } ?? compared) / 2
-            print("\(kind) at 50 %, play \(play): the capture is the sound for its first \(exactFrames) of \(mono.count) frames")
-            #expect(exactFrames >= mono.count - (kind == .pipeWire ? 1_024 : 0),
-                    "\(kind) at 50 %, play \(play): the capture is the sound for \(exactFrames) frames only")
+        let frameCount = ShortSoundTests.eventSound().count
+        for (play, capture) in try ShortSoundTests.captureEventSoundThreeTimes(fixture).enumerated() {
+            print("\(kind) at 50 %, play \(play + 1): the capture is the sound for its first \(capture.exactFrames) of \(frameCount) frames")
+            #expect(capture.exactFrames >= frameCount - (kind == .pipeWire ? 1_024 : 0),
+                    "\(kind) at 50 %, play \(play + 1): the capture is the sound for \(capture.exactFrames) frames only")
         }
     }
 }
