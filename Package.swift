@@ -54,11 +54,14 @@ let package = Package(
                 swiftSettings: dspSettings),
         .target(name: "SceneSoundPulse", dependencies: ["CPulse", "SceneSoundPlatform"]),
         .target(name: "SceneSoundProtocol"),
+        // The status document as JSON text, one encoder and decoder for the server, the CLI and
+        // the tests: apart from SceneSoundProtocol, which stays free of Foundation.
+        .target(name: "SceneSoundStatusJSON", dependencies: ["SceneSoundProtocol"]),
         // Output backends: pulse, wav, null. They own the thread that drives the engine.
         .target(name: "SceneSoundOutputs", dependencies: ["SceneSoundEngine", "SceneSoundMedia", "SceneSoundPulse", "SceneSoundPlatform"]),
         // The daemon's heart: the Unix socket (SwiftNIO), sessions, streams, scenes, status.
         .target(name: "SceneSoundServer", dependencies: [
-            "SceneSoundEngine", "SceneSoundProtocol", "SceneSoundMedia", "SceneSoundOutputs", "SceneSoundX11", "SceneSoundPlatform",
+            "SceneSoundEngine", "SceneSoundProtocol", "SceneSoundStatusJSON", "SceneSoundMedia", "SceneSoundOutputs", "SceneSoundX11", "SceneSoundPlatform",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
@@ -89,7 +92,7 @@ let package = Package(
         .executableTarget(name: "scenesound-capture-guard", dependencies: ["SceneSoundCapture"]),
         .executableTarget(name: "scenesound", dependencies: [
             "SceneSoundEngine", "SceneSoundSOFA", "SceneSoundMedia", "SceneSoundClient", "SceneSoundThemes", "SceneSoundPlatform",
-            "SceneSoundCaptureSettings",
+            "SceneSoundCaptureSettings", "SceneSoundStatusJSON",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -121,7 +124,7 @@ let package = Package(
         .testTarget(name: "CLibraryTests", dependencies: ["scenesoundd", "scenesound", "SceneSoundC", "SceneSoundTestSupport"],
                     exclude: ["Consumers"]),
         // Real X servers, window managers and windows for tests, started and stopped by PID.
-        .target(name: "SceneSoundTestSupport", dependencies: ["SceneSoundProtocol"], path: "Tests/SceneSoundTestSupport"),
+        .target(name: "SceneSoundTestSupport", dependencies: ["SceneSoundProtocol", "SceneSoundStatusJSON"], path: "Tests/SceneSoundTestSupport"),
         .testTarget(name: "SceneSoundX11Tests", dependencies: ["SceneSoundX11", "SceneSoundTestSupport"]),
         .testTarget(name: "SceneSoundCaptureSettingsTests", dependencies: ["SceneSoundCaptureSettings"]),
         // A process running the capture that the capture tests kill, stop and hang.

@@ -2,6 +2,7 @@ import Foundation
 import SceneSoundDSP
 import SceneSoundEngine
 import SceneSoundProtocol
+import SceneSoundStatusJSON
 
 /// Builds the document behind `scenesound status --json` (the shared `StatusDocument`):
 /// server, output, HRTF, head, clients, scenes, streams, render load and health counters.
@@ -121,13 +122,5 @@ struct StatusReport {
 
 extension StatusDocument {
     /// One line of JSON, keys in a fixed order (sorted), as STATUS_REPLY carries it.
-    var serialized: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let names = Self.nonFiniteNames
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(
-            positiveInfinity: names.positiveInfinity, negativeInfinity: names.negativeInfinity, nan: names.nan)
-        // Encoding plain structs of numbers, strings and arrays cannot fail.
-        return String(decoding: (try? encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
-    }
+    var serialized: String { Self.jsonLine(self) }
 }

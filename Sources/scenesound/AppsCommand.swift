@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import SceneSoundCaptureSettings
 import SceneSoundClient
+import SceneSoundProtocol
+import SceneSoundStatusJSON
 
 /// `scenesound apps`: the other programs' streams `scenesoundd --capture-apps` has taken over,
 /// and the apps it leaves alone.
@@ -95,17 +97,10 @@ struct AppsListCommand: ParsableCommand {
     func run() throws {
         let connection = try server.connect()
         defer { connection.close() }
-        let document = try withClientErrors { () throws(ClientError) in try connection.status() }
-        guard let status = try? JSONSerialization.jsonObject(with: Data(document.utf8)) as? [String: Any] else {
-            throw RuntimeError("the server's status is not a JSON object; see 'scenesound status --json'")
-        }
-        let apps = status["apps"] as? [String: Any]
+        let apps = try connection.statusDocument().apps
         if json {
             // The status document's apps section; null when the capture is off.
-            guard let apps else { return print("null") }
-            let data = try JSONSerialization.data(withJSONObject: apps, options: [.sortedKeys, .withoutEscapingSlashes])
-            print(String(decoding: data, as: UTF8.self))
-            return
+            return print(apps.map(StatusDocument.jsonLine) ?? "null")
         }
         print(AppsSummary(apps: apps, excludedHere: (try? CaptureExclusionList.load(path: list.resolvedPath()).names) ?? []).rendered)
     }
@@ -113,7 +108,7 @@ struct AppsListCommand: ParsableCommand {
 
 /// `scenesound apps` as text.
 struct AppsSummary {
-    let apps: [String: Any]?
+    let apps: StatusDocument.Apps?
     let excludedHere: [String]
 
     var rendered: String {
@@ -121,22 +116,18 @@ struct AppsSummary {
             return "app capture is off (start scenesoundd with --capture-apps)"
                 + (excludedHere.isEmpty ? "" : "\nexcluded: \(excludedHere.joined(separator: ", "))")
         }
-        var lines = ["capture  \(apps["state"] as? String ?? "?"), \(apps["started"] as? Int ?? 0) taken, \(apps["ended"] as? Int ?? 0) let go"]
-        let streams = apps["streams"] as? [[String: Any]] ?? []
-        for stream in streams {
-            let name = stream["application"] as? String ?? "?"
-            let binary = stream["binary"] as? String ?? "?"
-            let pid = (stream["pid"] as? Int).map { "pid \($0)" } ?? "no pid"
-            let window = (stream["window"] as? String).map { "window \($0)" + ((stream["title"] as? String).map { " \"\($0)\"" } ?? "") } ?? "no window"
+        var lines = ["capture  \(apps.state), \(apps.started) taken, \(apps.ended) let go"]
+        for stream in apps.streams {
+            let pid = stream.pid.map { "pid \($0)" } ?? "no pid"
+            let window = stream.window.map { "window \($0)" + (stream.title.map { " \"\($0)\"" } ?? "") } ?? "no window"
             // "window 0x… (by recently active)": which rule found it; nothing to say when none did.
-            let foundBy = (stream["window_found_by"] as? String).flatMap { $0 == "none" ? nil : " (by \($0.replacingOccurrences(of: "_", with: " ")))" } ?? ""
-            let azimuth = (stream["azimuth_degrees"] as? Double).map { String(format: "az %.1f°", $0) } ?? ""
-            let latency = (stream["added_latency_seconds"] as? Double).map { String(format: "+%.0f ms", $0 * 1000) } ?? ""
-            lines.append("  \(name) (\(binary), \(pid))  \(stream["kind"] as? String ?? "")  \(window)\(foundBy)  \(azimuth)  \(latency)")
+            let foundBy = stream.windowFoundBy == "none" ? "" : " (by \(stream.windowFoundBy.replacingOccurrences(of: "_", with: " ")))"
+            let azimuth = String(format: "az %.1f°", stream.azimuthDegrees)
+            let latency = String(format: "+%.0f ms", stream.addedLatencySeconds * 1000)
+            lines.append("  \(stream.application ?? "?") (\(stream.binary ?? "?"), \(pid))  \(stream.kind)  \(window)\(foundBy)  \(azimuth)  \(latency)")
         }
-        if streams.isEmpty { lines.append("  no app is playing") }
-        let excluded = apps["excluded"] as? [String] ?? excludedHere
-        lines.append("excluded: \(excluded.isEmpty ? "none" : excluded.joined(separator: ", "))")
+        if apps.streams.isEmpty { lines.append("  no app is playing") }
+        lines.append("excluded: \(apps.excluded.isEmpty ? "none" : apps.excluded.joined(separator: ", "))")
         return lines.joined(separator: "\n")
     }
 }

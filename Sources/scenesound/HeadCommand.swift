@@ -3,6 +3,7 @@ import Foundation
 import SceneSoundClient
 import SceneSoundDSP
 import SceneSoundProtocol
+import SceneSoundStatusJSON
 
 struct HeadCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -91,10 +92,7 @@ struct HeadShowCommand: ParsableCommand {
         defer { connection.close() }
         let head = try connection.statusDocument().head
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            print(String(decoding: try encoder.encode(head), as: UTF8.self))
-            return
+            return print(StatusDocument.jsonLine(head))
         }
         print(String(format: "yaw %.1f°, pitch %.1f°, roll %.1f°", head.yawDegrees, head.pitchDegrees, head.rollDegrees))
         if head.positionMetres.count == 3 {

@@ -1,15 +1,13 @@
 import Foundation
 import SceneSoundClient
 import SceneSoundProtocol
+import SceneSoundStatusJSON
 
 extension StatusDocument {
     /// Reads the server's status text through the shared schema; a document that does not fit
     /// (another schema version, a field missing) is one line naming what did not fit.
     init(json: String) throws {
-        let decoder = JSONDecoder()
-        let names = Self.nonFiniteNames
-        decoder.nonConformingFloatDecodingStrategy = .convertFromString(
-            positiveInfinity: names.positiveInfinity, negativeInfinity: names.negativeInfinity, nan: names.nan)
+        let decoder = Self.jsonDecoder()
         struct Versioned: Decodable { var version: Int? }
         let version = (try? decoder.decode(Versioned.self, from: Data(json.utf8)))?.version
         guard version == Self.currentVersion else {

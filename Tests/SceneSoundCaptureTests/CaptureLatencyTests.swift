@@ -1,4 +1,5 @@
 import Foundation
+import SceneSoundProtocol
 import SceneSoundPulse
 import SceneSoundTestSupport
 import Testing
@@ -176,12 +177,11 @@ import Testing
             guard monotonicSeconds() > sampleStart,
                   let text = try? runTool(BuiltProducts.directory.appendingPathComponent("scenesound").path,
                                           ["status", "--json", "--socket", socket], display: nil, environment: environment),
-                  let status = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else { return }
-            let streams = (status["apps"] as? [String: Any])?["streams"] as? [[String: Any]] ?? []
-            if let added = streams.first?["added_latency_seconds"] as? Double {  // the clicking app is the only one
+                  let status = try? StatusSchema.decode(text) else { return }
+            if let added = status.apps?.streams.first?.addedLatencySeconds {  // the clicking app is the only one
                 reported.append(added)
             }
-            if let output = (status["output"] as? [String: Any])?["latency_seconds"] as? Double { outputLatencies.append(output) }
+            if let output = status.output.latencySeconds { outputLatencies.append(output) }
         }
         _ = waitUntil(timeoutSeconds: 5) { ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("frames short") }
         let shortfall = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains("frames short") }

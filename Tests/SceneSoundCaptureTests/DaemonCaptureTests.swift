@@ -1,6 +1,7 @@
 import Foundation
 import SceneSoundCapture
 import SceneSoundDSP
+import SceneSoundProtocol
 import SceneSoundTestSupport
 import Testing
 
@@ -229,10 +230,9 @@ import Testing
         defer { try? FileManager.default.removeItem(at: file) }
         try TestSignal.writeWAV(TestSignal.stereoNoise(seconds: 0.3, seed: 9), to: file)
         // The scene slots (`status --json`): each paplay, which has no window, plays at its own process's scene.
-        func sceneSlots() -> [String: Int] {
+        func sceneSlots() -> StatusDocument.SceneSlots? {
             let (status, output) = desk.cli(["status", "--json", "--socket", desk.socket])
-            let document = status == 0 ? try? JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any] : nil
-            return document?["scene_slots"] as? [String: Int] ?? [:]
+            return status == 0 ? (try? StatusSchema.decode(output))?.sceneSlots : nil
         }
         let slotsBefore = sceneSlots()
         let residentBefore = residentKilobytes(desk.daemon.pid)
@@ -263,11 +263,12 @@ import Testing
         #expect(try desk.server.sinkInputs().filter { $0.sink == captureSink }.isEmpty)
         // Every scene the streams made was freed again: the count is back where it was.
         var slotsAfter = sceneSlots()
-        #expect(waitUntil(timeoutSeconds: 10) { slotsAfter = sceneSlots(); return slotsAfter["in_use"] == slotsBefore["in_use"] },
-                "scene slots \(slotsBefore) → \(slotsAfter)")
-        let created = (slotsAfter["created"] ?? 0) - (slotsBefore["created"] ?? 0)
-        let freed = (slotsAfter["freed"] ?? 0) - (slotsBefore["freed"] ?? 0)
-        #expect(created >= 50 && freed == created && slotsAfter["refused"] == 0, "scene slots \(slotsBefore) → \(slotsAfter)")
+        #expect(waitUntil(timeoutSeconds: 10) { slotsAfter = sceneSlots(); return slotsAfter != nil && slotsAfter?.inUse == slotsBefore?.inUse },
+                "scene slots \(String(describing: slotsBefore)) → \(String(describing: slotsAfter))")
+        let created = (slotsAfter?.created ?? 0) - (slotsBefore?.created ?? 0)
+        let freed = (slotsAfter?.freed ?? 0) - (slotsBefore?.freed ?? 0)
+        #expect(created >= 50 && freed == created && slotsAfter?.refused == 0,
+                "scene slots \(String(describing: slotsBefore)) → \(String(describing: slotsAfter))")
         let residentAfter = residentKilobytes(desk.daemon.pid)
         // A leak grows with every burst; what the first one costs stays for the next. On
         // PulseAudio the daemon grows 5-6 MB, then 0.1 MB. On PipeWire (libpipewire's streams
@@ -281,7 +282,7 @@ import Testing
             return text.components(separatedBy: "capturing again-").count == text.components(separatedBy: "stream of again-").count
         })
         let residentAfterAgain = residentKilobytes(desk.daemon.pid)
-        print("\(kind): \(captured) of 100 short streams captured; daemon resident \(residentBefore) → \(residentAfter) → \(residentAfterAgain) kB after 100 more; scene slots \(slotsBefore) → \(slotsAfter)")
+        print("\(kind): \(captured) of 100 short streams captured; daemon resident \(residentBefore) → \(residentAfter) → \(residentAfterAgain) kB after 100 more; scene slots \(String(describing: slotsBefore)) → \(String(describing: slotsAfter))")
         #expect(residentAfter - residentBefore < firstBurstKilobytes, "resident memory grew \(residentAfter - residentBefore) kB")
         #expect(residentAfterAgain - residentAfter < secondBurstKilobytes,
                 "resident memory grew \(residentAfterAgain - residentAfter) kB in the second burst")

@@ -1,5 +1,6 @@
 import Foundation
 import SceneSoundProtocol
+import SceneSoundStatusJSON
 
 /// Reads a server's status JSON the way its readers do, through the shared `StatusDocument`,
 /// and fails on any disagreement: a field the type needs and the server left out, a value of
@@ -11,19 +12,13 @@ public enum StatusSchema {
     }
 
     public static func decode(_ json: String) throws -> StatusDocument {
-        let names = StatusDocument.nonFiniteNames
-        let decoder = JSONDecoder()
-        decoder.nonConformingFloatDecodingStrategy = .convertFromString(
-            positiveInfinity: names.positiveInfinity, negativeInfinity: names.negativeInfinity, nan: names.nan)
+        let decoder = StatusDocument.jsonDecoder()
         let document: StatusDocument
         do { document = try decoder.decode(StatusDocument.self, from: Data(json.utf8)) } catch {
             throw Mismatch(description: "the status does not decode as StatusDocument: \(error)\n\(json)")
         }
-        let encoder = JSONEncoder()
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(
-            positiveInfinity: names.positiveInfinity, negativeInfinity: names.negativeInfinity, nan: names.nan)
         let raw = try JSONSerialization.jsonObject(with: Data(json.utf8))
-        let known = try JSONSerialization.jsonObject(with: encoder.encode(document))
+        let known = try JSONSerialization.jsonObject(with: StatusDocument.jsonEncoder().encode(document))
         let unknown = unknownKeys(raw, known, path: "")
         guard unknown.isEmpty else {
             throw Mismatch(description: "the server sent keys StatusDocument does not know: \(unknown.joined(separator: ", "))")
