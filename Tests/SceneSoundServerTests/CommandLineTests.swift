@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import SceneSoundDSP
 import SceneSoundMedia
+import SceneSoundProtocol
+import SceneSoundTestSupport
 
 /// The CLI verbs of the sound server issue, run as a user runs them against the real daemon.
 @Suite(.serialized) struct CommandLineTests {
@@ -60,10 +62,9 @@ import SceneSoundMedia
 
         let json = try Self.runCLI(["status", "--json"] + socket)
         #expect(json.status == 0)
-        let status = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any] ?? [:]
-        for key in ["server", "output", "hrtf", "head", "scenes", "streams", "render", "health"] {
-            #expect(status[key] != nil, "status has no \(key)")
-        }
+        // The server's text, unchanged: it reads through the schema, which needs every section
+        // (server, output, hrtf, head, scenes, streams, render, health) and fails on unknown keys.
+        _ = try StatusSchema.decode(json.output)
         let human = try Self.runCLI(["status"] + socket)
         #expect(human.status == 0 && human.output.contains("music"))
     }
@@ -78,11 +79,8 @@ import SceneSoundMedia
         let writer = try AudioFileWriter(path: file, sampleRateHz: 48000, channelCount: 1)
         try writer.write((0..<4800).map { _ in noise.next(amplitude: 0.3) })
         try writer.finish()
-        func status() throws -> [String: Any] {
-            try JSONSerialization.jsonObject(with: Data(try Self.runCLI(["status", "--json"] + socket).output.utf8)) as? [String: Any] ?? [:]
-        }
-        func scene(_ id: String) throws -> [String: Any]? {
-            (try status()["scenes"] as? [[String: Any]] ?? []).first { $0["id"] as? String == id }
+        func scene(_ id: String) throws -> StatusDocument.Scene? {
+            try StatusSchema.decode(try Self.runCLI(["status", "--json"] + socket).output).scenes.first { $0.id == id }
         }
 
         #expect(try Self.runCLI(["scene", "place", "music", "--azimuth", "30"] + socket).status == 0)
@@ -92,8 +90,8 @@ import SceneSoundMedia
         }
         try waitUntil(timeoutSeconds: 5, "the passing scene to be freed") { try scene("passing") == nil }
         let music = try #require(try scene("music"))
-        #expect(music["kept"] as? String == "placed" && music["streams"] as? Int == 0, "\(music)")
-        #expect(abs((music["azimuth_degrees"] as? Double ?? 0) - 30) < 1e-3, "\(music)")
+        #expect(music.kept == "placed" && music.streams == 0, "\(music)")
+        #expect(abs(music.azimuthDegrees - 30) < 1e-3, "\(music)")
 
         let unbound = try Self.runCLI(["scene", "unbind", "music"] + socket)
         #expect(unbound.status == 0, "\(unbound.error)")

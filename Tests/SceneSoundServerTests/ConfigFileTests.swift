@@ -60,9 +60,7 @@ import Testing
         let daemon = try Daemon(environment: ["XDG_CONFIG_HOME": dir])
         // --output on the command line (wav) overrides the file's null.
         try waitUntil(timeoutSeconds: 5, "the wav output") { FileManager.default.fileExists(atPath: daemon.wavPath) }
-        let status = try RawClient(socketPath: daemon.socketPath).request(.statusRequest)
-        guard case .statusReply(let reply) = status else { throw TestFailure("no status") }
-        #expect(reply.json.contains("\"kind\":\"wav\""))
+        #expect(try HeadTrackingTests.statusDocument(RawClient(socketPath: daemon.socketPath)).output.kind == "wav")
         // max_clients = 3 from the file: the fourth concurrent client is refused.
         let clients = try (0..<3).map { _ in try RawClient(socketPath: daemon.socketPath) }
         let fourth = try RawClient(socketPath: daemon.socketPath, handshake: false)

@@ -307,8 +307,8 @@ final class LatencyRig {
             sleep(until: next)
             try client.send(.streamData(StreamData(streamID: stream, pcm: click[...])))
             let sent = Double(monotonicNow()) * 1e-9
-            let output = try HeadTrackingTests.status(client)["output"] as? [String: Any]
-            events.append(Click(seconds: sent, outputLatency: output?["latency_seconds"] as? Double))
+            let output = try HeadTrackingTests.statusDocument(client).output
+            events.append(Click(seconds: sent, outputLatency: output.latencySeconds))
             next += 60_000_000 + i * 1_300_000
         }
         try waitForTheSink(after: events.last!.seconds)
@@ -347,14 +347,15 @@ final class LatencyRig {
                 try sendHeadPose(yawDegrees: yaw)
             }
             let sent = Double(monotonicNow()) * 1e-9
-            var head: [String: Any] = [:]
+            var head: StatusDocument.Head?
             try waitUntil(timeoutSeconds: 5, "turn \(i + 1) to be rendered") {
-                head = try HeadTrackingTests.head(client)
-                return head["poses_received"] as? Int == i + 2 && head["motion_to_render_seconds"] != nil
+                let now = try HeadTrackingTests.head(client)
+                head = now
+                return now.posesReceived == i + 2 && now.motionToRenderSeconds != nil
             }
             events.append(Flip(seconds: sent, yawDegrees: yaw, openTrack: openTrack,
-                               motionToRender: head["motion_to_render_seconds"] as? Double,
-                               motionToSound: head["motion_to_sound_seconds"] as? Double))
+                               motionToRender: head?.motionToRenderSeconds,
+                               motionToSound: head?.motionToSoundSeconds))
             next += 60_000_000 + i * 1_300_000
         }
         try waitForTheSink(after: events.last!.seconds)

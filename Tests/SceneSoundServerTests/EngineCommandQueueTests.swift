@@ -28,8 +28,8 @@ import SceneSoundProtocol
         let stream = try client.openStream(Self.mono)
         #expect(try client.request(.streamClose(StreamReference(streamID: stream))) == .ok)
         var health = try server.health()
-        #expect(health["engine_commands_deferred"] as? Int == 2, "\(health)")
-        #expect(health["engine_commands_waiting"] as? Int == 2)
+        #expect(health.engineCommandsDeferred == 2, "\(health)")
+        #expect(health.engineCommandsWaiting == 2)
         // The render thread catches up (512 commands a block); the tick hands on what waited.
         var blocks = 0
         while server.core.engineStreams.count > 0 || server.core.commands.waitingCount > 0 {
@@ -39,8 +39,8 @@ import SceneSoundProtocol
             if blocks >= 40 { break }
         }
         health = try server.health()
-        #expect(health["engine_commands_waiting"] as? Int == 0)
-        #expect(health["engine_commands_deferred"] as? Int == 2)
+        #expect(health.engineCommandsWaiting == 0)
+        #expect(health.engineCommandsDeferred == 2)
         #expect(server.core.engineStreams.count == 0)
     }
 
@@ -80,7 +80,7 @@ import SceneSoundProtocol
                 == .limitExceeded)
         // Requests that only set state are still carried out.
         #expect(try client.request(.headRecenter) == .ok)
-        #expect(try server.health()["requests_refused_engine_behind"] as? Int == 2)
+        #expect(try server.health().requestsRefusedEngineBehind == 2)
         while server.core.commands.waitingCount > 0 { server.render() }
         _ = try client.openStream(Self.mono)
         guard case .samplePlaying = try client.request(.samplePlay(SamplePlay(name: "bell", kind: .system, sceneID: ""))) else {
@@ -122,9 +122,9 @@ import SceneSoundProtocol
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(500))
         for _ in 0..<60 { try Self.datagram([0, 0, 0, .nan, 0, 0], on: channel) }
         #expect(head.openTrackRejected == 50 && head.openTrackRateLimited == 210)
-        let status = try server.status()["head"] as? [String: Any] ?? [:]
-        #expect(status["opentrack_packets"] as? Int == 100)
-        #expect(status["opentrack_rate_limited_packets"] as? Int == 210)
-        #expect(status["opentrack_rejected_packets"] as? Int == 50)
+        let status = try server.status().head
+        #expect(status.opentrackPackets == 100)
+        #expect(status.opentrackRateLimitedPackets == 210)
+        #expect(status.opentrackRejectedPackets == 50)
     }
 }

@@ -6,8 +6,8 @@ import SceneSoundProtocol
 
 /// Clients that die or stop reading: the server frees what was theirs and serves the rest.
 @Suite(.serialized) struct FaultTests {
-    static func streams(_ client: RawClient) throws -> [[String: Any]] {
-        try HeadTrackingTests.status(client)["streams"] as? [[String: Any]] ?? []
+    static func streams(_ client: RawClient) throws -> [StatusDocument.Stream] {
+        try HeadTrackingTests.statusDocument(client).streams
     }
 
     @Test func aClientKilledMidStreamIsCleanedUp() throws {
@@ -81,15 +81,14 @@ import SceneSoundProtocol
         let daemon = try Daemon(launcher: ["/usr/bin/prlimit", "--fsize=300000", "--"])
         let client = try RawClient(socketPath: daemon.socketPath)
         try waitUntil(timeoutSeconds: 10, "the output to report the write error") {
-            let output = try HeadTrackingTests.status(client)["output"] as? [String: Any] ?? [:]
-            return output["last_error"] is String
+            try HeadTrackingTests.statusDocument(client).output.lastError != nil
         }
         // Streams still open, play and drain: the clients never notice.
         let stream = try client.openStream(format: AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1))
         try client.write(stream: stream, pcm: [UInt8](repeating: 3, count: 48000), bytesPerFrame: 2)
         #expect(try client.request(.streamDrain(StreamReference(streamID: stream))) == .ok)
-        let output = try HeadTrackingTests.status(client)["output"] as? [String: Any] ?? [:]
-        print("wav output after the disk filled: \(output["last_error"] ?? "-")")
+        let output = try HeadTrackingTests.statusDocument(client).output
+        print("wav output after the disk filled: \(output.lastError ?? "-")")
         #expect(daemon.isRunning)
     }
 }

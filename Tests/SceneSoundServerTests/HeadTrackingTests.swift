@@ -44,21 +44,14 @@ import SceneSoundTestSupport
         values.flatMap { v in withUnsafeBytes(of: v.bitPattern.littleEndian) { Array($0) } }
     }
 
-    /// The status as a dictionary, after checking that it reads through the shared schema with
-    /// no field missing or unknown: every status a server test looks at is held to the schema.
-    static func status(_ client: RawClient) throws -> [String: Any] {
-        guard case .statusReply(let reply) = try client.request(.statusRequest) else { throw TestFailure("no status") }
-        _ = try StatusSchema.decode(reply.json)
-        return try JSONSerialization.jsonObject(with: Data(reply.json.utf8)) as? [String: Any] ?? [:]
-    }
-
-    /// The status through the shared schema (unknown keys fail).
+    /// The status through the shared schema, failing on any field missing or unknown: every
+    /// status a server test looks at is held to the schema.
     static func statusDocument(_ client: RawClient) throws -> StatusDocument {
         guard case .statusReply(let reply) = try client.request(.statusRequest) else { throw TestFailure("no status") }
         return try StatusSchema.decode(reply.json)
     }
 
-    static func head(_ client: RawClient) throws -> [String: Any] { try status(client)["head"] as? [String: Any] ?? [:] }
+    static func head(_ client: RawClient) throws -> StatusDocument.Head { try statusDocument(client).head }
 
     // MARK: The mapping, without a server
 
@@ -98,9 +91,9 @@ import SceneSoundTestSupport
         for size in [0, 1, 40, 47, 49, 100] { Self.sendUDP([UInt8](repeating: 0x7f, count: size), port: port) }
         Self.sendUDP(Self.openTrackPacket([0, 0, 0, .infinity, 0, 0]), port: port)
         try waitUntil(timeoutSeconds: 5, "the garbage to be counted") {
-            (try Self.head(client)["opentrack_rejected_packets"] as? Int ?? 0) >= 6
+            try Self.head(client).opentrackRejectedPackets >= 6
         }
-        #expect(try Self.head(client)["poses_received"] as? Int == 0)
+        #expect(try Self.head(client).posesReceived == 0)
 
         // Noise straight ahead; the head turns +90 (left) then −90 (right) by opentrack.
         var noise = WhiteNoise(seed: 8)
@@ -115,12 +108,12 @@ import SceneSoundTestSupport
         // (The client wrote everything; the server still holds 0.4 s.) Turn now and record when.
         let statusClient = try RawClient(socketPath: daemon.socketPath)
         Self.sendUDP(Self.openTrackPacket([0, 0, 0, 90, 0, 0]), port: port)
-        try waitUntil(timeoutSeconds: 5, "the pose") { (try Self.head(statusClient)["pose_applied_output_frame"] as? Int) != nil }
+        try waitUntil(timeoutSeconds: 5, "the pose") { try Self.head(statusClient).poseAppliedOutputFrame != nil }
         let turned = try Self.head(statusClient)
-        #expect(abs((turned["yaw_degrees"] as? Double ?? 0) - 90) < 1e-6)
-        let applied = turned["pose_applied_output_frame"] as! Int
+        #expect(abs(turned.yawDegrees - 90) < 1e-6)
+        let applied = try #require(turned.poseAppliedOutputFrame)
         _ = try client.request(.streamDrain(StreamReference(streamID: stream)))
-        #expect(try Self.head(statusClient)["opentrack_packets"] as? Int == 1)
+        #expect(try Self.head(statusClient).opentrackPackets == 1)
 
         // After the pose, the source ahead sounds from the right: the cues of −90°.
         let recording = try AudioFileReader.read(path: daemon.wavPath)
@@ -143,10 +136,10 @@ import SceneSoundTestSupport
         for i in 0..<60 { Self.sendUDP(Self.openTrackPacket([0, 0, 0, Double(i), 0, 0]), port: port) }
         try waitUntil(timeoutSeconds: 5, "every datagram to be seen") {
             let head = try Self.head(client)
-            return (head["opentrack_packets"] as? Int ?? 0) + (head["opentrack_rate_limited_packets"] as? Int ?? 0) == 60
+            return head.opentrackPackets + head.opentrackRateLimitedPackets == 60
         }
         let elapsed = Date().timeIntervalSince(started)
-        let accepted = try Self.head(client)["opentrack_packets"] as? Int ?? 0
+        let accepted = try Self.head(client).opentrackPackets
         // A bucket of 10, refilled at 10 a second while the datagrams arrived.
         #expect(accepted >= 10 && Double(accepted) <= 10 + 10 * elapsed + 1, "\(accepted) in \(elapsed) s")
     }
@@ -161,13 +154,13 @@ import SceneSoundTestSupport
                 orientation: .init(w: Float(q.w), x: Float(q.x), y: Float(q.y), z: Float(q.z)))))
             try waitUntil(timeoutSeconds: 5, "pose \(i + 1)") {
                 let head = try Self.head(client)
-                return head["poses_received"] as? Int == i + 1 && head["pose_applied_output_frame"] != nil
+                return head.posesReceived == i + 1 && head.poseAppliedOutputFrame != nil
             }
             let head = try Self.head(client)
-            let received = head["pose_received_output_frame"] as! Int
-            let applied = head["pose_applied_output_frame"] as! Int
+            let received = try #require(head.poseReceivedOutputFrame)
+            let applied = try #require(head.poseAppliedOutputFrame)
             worstFrames = max(worstFrames, applied - received)
-            worstSeconds = max(worstSeconds, head["motion_to_render_seconds"] as! Double)
+            worstSeconds = max(worstSeconds, try #require(head.motionToRenderSeconds))
         }
         print("head pose → render: at most \(worstFrames) frames after arrival, \(worstSeconds * 1000) ms (block 256 = 5.3 ms)")
         // Picked up by the next block: the first frame rendered with it is at most one
@@ -182,7 +175,7 @@ import SceneSoundTestSupport
         #expect(result.status == 0, "\(result.error)")
         let client = try RawClient(socketPath: daemon.socketPath)
         let head = try Self.head(client)
-        #expect(abs((head["yaw_degrees"] as? Double ?? 0) - 90) < 1e-3)
+        #expect(abs(head.yawDegrees - 90) < 1e-3)
         let show = try runCLI(["head", "show", "--socket", daemon.socketPath])
         #expect(show.status == 0 && show.output.contains("yaw 90.0°"))
         // A stream straight ahead now comes from the right.
@@ -196,7 +189,7 @@ import SceneSoundTestSupport
         let cues = CueAnalysis.cues(left: heard.left, right: heard.right, sampleRateHz: 48000)
         #expect(abs(cues.itdMicroseconds + 706) <= 30)
         #expect(try runCLI(["head", "recenter", "--socket", daemon.socketPath]).status == 0)
-        #expect(abs(try Self.head(client)["yaw_degrees"] as? Double ?? 1) < 1e-6)
+        #expect(abs(try Self.head(client).yawDegrees) < 1e-6)
     }
 }
 

@@ -7,6 +7,7 @@ import SceneSoundOutputs
 import SceneSoundProtocol
 import SceneSoundSOFA
 @testable import SceneSoundServer
+import SceneSoundTestSupport
 
 /// The real KEMAR set, loaded once per test process through the tests' HRTF cache.
 enum KEMARSet {
@@ -65,12 +66,13 @@ final class InProcessServer {
         core.tick()
     }
 
-    /// The status document as a client gets it.
-    func status() throws -> [String: Any] {
-        try JSONSerialization.jsonObject(with: Data(core.statusDocument().serialized.utf8)) as? [String: Any] ?? [:]
+    /// The status document as a client gets it, read through the shared schema: a field missing
+    /// or unknown fails, so the in-process tests hold the server to the schema too.
+    func status() throws -> StatusDocument {
+        try StatusSchema.decode(core.statusDocument().serialized)
     }
 
-    func health() throws -> [String: Any] { try status()["health"] as? [String: Any] ?? [:] }
+    func health() throws -> StatusDocument.Health { try status().health }
 }
 
 /// A client on an `EmbeddedChannel`: writes frames into the pipeline, reads what the session

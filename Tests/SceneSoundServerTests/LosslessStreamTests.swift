@@ -99,8 +99,6 @@ import SceneSoundProtocol
         let recording = try AudioFileReader.read(path: daemon.wavPath)
         let expected = values.map { Float($0) / 32768 }
         #expect(Self.locate(expected, in: recording) != nil)
-        let status = try client.request(.statusRequest)
-        guard case .statusReply(let reply) = status else { throw TestFailure("no status") }
-        #expect(reply.json.contains("\"kind\":\"wav\""))
+        #expect(try HeadTrackingTests.statusDocument(client).output.kind == "wav")
     }
 }

@@ -168,14 +168,12 @@ func levelDecibels(_ x: [Float], frequencyHz: Double, sampleRateHz: Double = 480
         // KEMAR at +90°: 706 µs, 11.8 dB (docs/ARCHITECTURE.md), within the renderer's tolerances.
         #expect(abs(cues.itdMicroseconds - 706) <= 30)
         #expect(abs(cues.interauralLevelDifferenceDecibels - 11.8) <= 1.5)
-        let status = try client.request(.statusRequest)
-        guard case .statusReply(let reply) = status else { throw TestFailure("no status") }
-        #expect(reply.json.contains("\"kind\":\"pulse\""))
-        #expect(reply.json.contains("\"connected\":true"))
+        let output = try HeadTrackingTests.statusDocument(client).output
+        #expect(output.kind == "pulse")
+        #expect(output.connected)
         // libpulse's mainloop thread renders, and asked for real-time scheduling on its first
         // block: as root (CI) it runs SCHED_FIFO, and status says so.
-        let output = try HeadTrackingTests.status(client)["output"] as? [String: Any] ?? [:]
-        let scheduling = output["render_thread_scheduling"] as? String
+        let scheduling = output.renderThreadScheduling
         print("PulseAudio output render thread: \(scheduling ?? "unknown")")
         if geteuid() == 0 { #expect(scheduling == "SCHED_FIFO 20") } else { #expect(scheduling != nil) }
     }

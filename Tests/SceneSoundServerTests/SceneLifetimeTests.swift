@@ -13,12 +13,14 @@ import SceneSoundX11
 @Suite struct SceneLifetimeTests {
     static let mono = AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1)
 
-    static func slots(_ server: InProcessServer) throws -> [String: Int] {
-        try server.status()["scene_slots"] as? [String: Int] ?? [:]
+    /// The status's scene slots; the server must report them.
+    static func slots(_ server: InProcessServer) throws -> StatusDocument.SceneSlots {
+        guard let slots = try server.status().sceneSlots else { throw TestFailure("the status has no scene_slots") }
+        return slots
     }
 
-    static func scene(_ server: InProcessServer, _ id: String) throws -> [String: Any]? {
-        (try server.status()["scenes"] as? [[String: Any]] ?? []).first { $0["id"] as? String == id }
+    static func scene(_ server: InProcessServer, _ id: String) throws -> StatusDocument.Scene? {
+        try server.status().scenes.first { $0.id == id }
     }
 
     static func slotIndex(_ server: InProcessServer, _ id: String) -> Int? { server.core.scenes.registry.scenes[id]?.index }
@@ -36,8 +38,8 @@ import SceneSoundX11
         server.render(blocks: 2)
         let first = try #require(Self.slotIndex(server, "first"))
         let entry = try #require(try Self.scene(server, "first"))
-        #expect(entry["streams"] as? Int == 1 && entry["kept"] == nil, "\(entry)")
-        #expect(try Self.slots(server)["in_use"] == 1)
+        #expect(entry.streams == 1 && entry.kept == nil, "\(entry)")
+        #expect(try Self.slots(server).inUse == 1)
 
         // Closed, but the render thread still fades it out at its slot: the scene stays, and a
         // scene made meanwhile gets another slot.
@@ -49,7 +51,7 @@ import SceneSoundX11
         server.render(blocks: 2)
         #expect(try Self.scene(server, "first") == nil, "the scene outlived its last stream")
         var slots = try Self.slots(server)
-        #expect(slots["in_use"] == 1 && slots["created"] == 2 && slots["freed"] == 1 && slots["refused"] == 0, "\(slots)")
+        #expect(slots.inUse == 1 && slots.created == 2 && slots.freed == 1 && slots.refused == 0, "\(slots)")
 
         // The next scene takes the freed slot.
         let next = try client.openStream(Self.mono, scene: "second")
@@ -57,9 +59,9 @@ import SceneSoundX11
         // A stream moved to another scene lets go of its old one at once.
         #expect(try client.request(.streamSetScene(StreamSetScene(streamID: next, sceneID: "third"))) == .ok)
         #expect(try Self.scene(server, "second") == nil)
-        #expect(try Self.scene(server, "third")?["streams"] as? Int == 1)
+        #expect(try Self.scene(server, "third")?.streams == 1)
         slots = try Self.slots(server)
-        #expect(slots["in_use"] == 2 && slots["freed"] == 2, "\(slots)")
+        #expect(slots.inUse == 2 && slots.freed == 2, "\(slots)")
     }
 
     @Test func twoThousandShortLivedScenesNeverExhaustTheSlots() throws {
@@ -84,8 +86,8 @@ import SceneSoundX11
         }
         server.render(blocks: 4)
         let slots = try Self.slots(server)
-        #expect(slots["capacity"] == 1023)
-        #expect(slots["created"] == 2000 && slots["freed"] == 2000 && slots["in_use"] == 0 && slots["refused"] == 0, "\(slots)")
+        #expect(slots.capacity == 1023)
+        #expect(slots.created == 2000 && slots.freed == 2000 && slots.inUse == 0 && slots.refused == 0, "\(slots)")
         #expect(server.core.engineStreams.count == 0)
     }
 
@@ -101,13 +103,13 @@ import SceneSoundX11
             server.render(blocks: 2)
             // Still where the user put it, for the next sound.
             let radio = try #require(try Self.scene(server, "radio"))
-            #expect(radio["kept"] as? String == "placed" && radio["streams"] as? Int == 0, "\(radio)")
-            #expect(abs((radio["azimuth_degrees"] as? Double ?? 0) - 40) < 1e-3, "\(radio)")
+            #expect(radio.kept == "placed" && radio.streams == 0, "\(radio)")
+            #expect(abs(radio.azimuthDegrees - 40) < 1e-3, "\(radio)")
         }
         // Unbound while a stream plays: freed when that stream ends, not before.
         let stream = try client.openStream(Self.mono, scene: "radio")
         #expect(try client.request(.sceneUnbind(SceneUnbind(sceneID: "radio"))) == .ok)
-        #expect(try Self.scene(server, "radio")?["kept"] == nil)
+        #expect(try Self.scene(server, "radio")?.kept == nil)
         #expect(try client.request(.streamClose(StreamReference(streamID: stream))) == .ok)
         server.render(blocks: 2)
         #expect(try Self.scene(server, "radio") == nil)
@@ -115,7 +117,7 @@ import SceneSoundX11
         #expect(try Self.place(client, "kitchen", azimuthDegrees: -40) == .ok)
         #expect(try client.request(.sceneUnbind(SceneUnbind(sceneID: "kitchen"))) == .ok)
         let slots = try Self.slots(server)
-        #expect(slots["in_use"] == 0 && slots["freed"] == 2, "\(slots)")
+        #expect(slots.inUse == 0 && slots.freed == 2, "\(slots)")
     }
 
     /// An `x11:` scene and a program's scene last while their window is open; a name bound to a
@@ -136,9 +138,9 @@ import SceneSoundX11
             #expect(try program.request(.streamClose(StreamReference(streamID: stream))) == .ok)
         }
         server.render(blocks: 2)
-        #expect(try Self.scene(server, windowScene)?["kept"] as? String == "window")
-        #expect(try Self.scene(server, "pid:4242")?["kept"] as? String == "window")
-        #expect(try Self.scene(server, "editor")?["kept"] as? String == "bound")
+        #expect(try Self.scene(server, windowScene)?.kept == "window")
+        #expect(try Self.scene(server, "pid:4242")?.kept == "window")
+        #expect(try Self.scene(server, "editor")?.kept == "bound")
 
         // The window closes while a sound plays at it.
         let playing = try program.openStream(Self.mono, scene: windowScene)
@@ -148,27 +150,27 @@ import SceneSoundX11
         closed.sequence = 2
         anchoring.apply(closed)
         let gone = try #require(try Self.scene(server, windowScene))
-        #expect(gone["state"] as? String == "gone" && gone["streams"] as? Int == 1, "\(gone)")
+        #expect(gone.state == "gone" && gone.streams == 1, "\(gone)")
         // With nothing playing, where the window was for a minute (a late sound still plays there).
         for id in ["editor", "pid:4242"] {
             let scene = try #require(try Self.scene(server, id))
-            #expect(scene["kept"] as? String == "closed_window" && scene["state"] as? String == "gone", "\(scene)")
-            #expect((scene["azimuth_degrees"] as? Double ?? 0) > 10, "\(scene)")
+            #expect(scene.kept == "closed_window" && scene.state == "gone", "\(scene)")
+            #expect(scene.azimuthDegrees > 10, "\(scene)")
         }
         // A binding whose window was never seen stays (the window may not be mapped yet).
-        #expect(try Self.scene(server, "later")?["kept"] as? String == "bound")
+        #expect(try Self.scene(server, "later")?.kept == "bound")
 
         #expect(try program.request(.streamClose(StreamReference(streamID: playing))) == .ok)
         server.render(blocks: 2)
-        #expect(try Self.scene(server, windowScene)?["kept"] as? String == "closed_window")
+        #expect(try Self.scene(server, windowScene)?.kept == "closed_window")
         clockSeconds += 59
         server.render()
-        #expect(try Self.slots(server)["in_use"] == 4)
+        #expect(try Self.slots(server).inUse == 4)
         clockSeconds += 1
         server.render()
         for id in [windowScene, "editor", "pid:4242"] { #expect(try Self.scene(server, id) == nil, "\(id) outlived its window's minute") }
         let slots = try Self.slots(server)
-        #expect(slots["in_use"] == 1 && slots["freed"] == 3, "\(slots)")
+        #expect(slots.inUse == 1 && slots.freed == 3, "\(slots)")
     }
 
     /// The render thread resets a freed slot: a scene that reuses the slot of a minimized
@@ -238,12 +240,12 @@ import SceneSoundX11
         _ = try client.openStream(Self.mono, scene: "a")
         _ = try client.openStream(Self.mono, scene: "")
         var slots = try Self.slots(server)
-        #expect(slots["refused"] == 3 && slots["in_use"] == 3 && slots["capacity"] == 3, "\(slots)")
+        #expect(slots.refused == 3 && slots.inUse == 3 && slots.capacity == 3, "\(slots)")
 
         #expect(try client.request(.sceneUnbind(SceneUnbind(sceneID: "b"))) == .ok)
         #expect(try Self.place(client, "d", azimuthDegrees: 10) == .ok)
         slots = try Self.slots(server)
-        #expect(slots["refused"] == 3 && slots["in_use"] == 3 && slots["freed"] == 1, "\(slots)")
+        #expect(slots.refused == 3 && slots.inUse == 3 && slots.freed == 1, "\(slots)")
     }
 
     /// Behind a full queue, a freed slot's reset stays after its old scene's commands, and the

@@ -3,6 +3,7 @@ import NIOCore
 import Testing
 import SceneSoundProtocol
 @testable import SceneSoundServer
+import SceneSoundTestSupport
 
 /// The protocol's behaviour (SPEC.md), in process: sessions on `EmbeddedChannel`s with the real
 /// framing and state machine over a real engine that the test renders itself. Every reply is
@@ -42,7 +43,7 @@ import SceneSoundProtocol
         try http.sendRaw(Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
         #expect(http.takeError()?.code == .frameTooLarge)
         #expect(!http.isOpen)
-        #expect(try server.health()["rejected_frames"] as? Int == 3)
+        #expect(try server.health().rejectedFrames == 3)
     }
 
     @Test func framesAreWholeHoweverTheBytesArrive() throws {
@@ -95,15 +96,14 @@ import SceneSoundProtocol
         let q = yawQuaternion(30)
         try client.send(.headPose(HeadPose(timestampNanoseconds: 0, orientation: q)))
         #expect(try client.takeAll().isEmpty)
-        let head = try server.status()["head"] as? [String: Any] ?? [:]
-        #expect(abs((head["yaw_degrees"] as? Double ?? 0) - 30) < 1e-3 && head["poses_received"] as? Int == 1)
+        let head = try server.status().head
+        #expect(abs(head.yawDegrees - 30) < 1e-3 && head.posesReceived == 1)
         #expect(try client.request(.headRecenter) == .ok)
-        #expect(abs((try server.status()["head"] as? [String: Any])?["yaw_degrees"] as? Double ?? 1) < 1e-6)
+        #expect(abs(try server.status().head.yawDegrees) < 1e-6)
 
         guard case .statusReply(let status) = try client.request(.statusRequest) else { throw TestFailure("no STATUS_REPLY") }
-        let document = try JSONSerialization.jsonObject(with: Data(status.json.utf8)) as? [String: Any] ?? [:]
-        let streams = document["streams"] as? [[String: Any]] ?? []
-        #expect(streams.count == 1 && streams.first?["scene"] as? String == "radio" && streams.first?["volume_db"] as? Double == -6)
+        let streams = try StatusSchema.decode(status.json).streams
+        #expect(streams.count == 1 && streams.first?.scene == "radio" && streams.first?.volumeDecibels == -6)
 
         #expect(try client.request(.streamClose(StreamReference(streamID: stream))) == .ok)
         #expect(errorCode(try client.request(.streamClose(StreamReference(streamID: stream)))) == .unknownStream)
@@ -173,8 +173,8 @@ import SceneSoundProtocol
         // Frames the server could not take are counted: oversized, flagged, unknown type, the
         // truncated payload, the two formats out of range, the data over credit. Requests
         // refused for their content (unknown stream, a failed stream's drain) are not.
-        #expect(health["rejected_frames"] as? Int == 7, "\(health)")
-        #expect((try server.status()["clients"] as? [Any])?.count == 1)
+        #expect(health.rejectedFrames == 7, "\(health)")
+        #expect(try server.status().clients.count == 1)
     }
 
     // MARK: Limits
@@ -202,7 +202,7 @@ import SceneSoundProtocol
             PeerAdmission.refused(ProtocolError(.limitExceeded, "the server takes 1 clients at most")))
         #expect(client.takeError().map { [$0.code.name, "\($0.requestID)"] } == ["limit_exceeded", "0"])
         #expect(!client.isOpen)
-        #expect((try server.status()["clients"] as? [Any])?.count == 0)
+        #expect(try server.status().clients.count == 0)
     }
 
     @Test func streamLimitsPerClientAndForTheServer() throws {
@@ -232,7 +232,7 @@ import SceneSoundProtocol
         #expect(Set(replies.map(\.requestID)) == Set((1...600).map { UInt32(1000 + $0) }), "one reply for each request")
         let limited = replies.filter { errorCode($0.message) == .limitExceeded }.count
         #expect(limited == 501, "600 at once against a bucket of 100 with one token spent on HELLO")
-        #expect(try server.health()["rate_limited_messages"] as? Int == 501)
+        #expect(try server.health().rateLimitedMessages == 501)
         // Others are not limited by it.
         let other = try server.connect()
         guard case .sceneListReply = try other.request(.sceneList) else { throw TestFailure("the other client was limited") }
@@ -250,11 +250,11 @@ import SceneSoundProtocol
         try client.sendRaw((0..<300).flatMap { _ in FrameEncoder.frame(pose, requestID: 0) })
         let errors = try client.takeAll().filter { errorCode($0.message) == .limitExceeded }
         #expect(errors.count == 1 && errors.first?.requestID == 0)
-        #expect((try server.status()["head"] as? [String: Any])?["poses_received"] as? Int == 98)
+        #expect(try server.status().head.posesReceived == 98)
         // Audio is paced by credit, not by the message rate.
         for _ in 0..<10 { try client.write(stream: stream, bytes: 2) }
         #expect(try client.takeAll().isEmpty)
-        #expect((try server.status()["streams"] as? [[String: Any]])?.first?["buffered_seconds"] as? Double ?? 0 > 0)
+        #expect(try server.status().streams.first?.bufferedSeconds ?? 0 > 0)
     }
 
     // MARK: Credit, drains, close
@@ -313,8 +313,8 @@ import SceneSoundProtocol
         // its copy; it takes no more data and gets no more credit.
         server.render(blocks: 40)
         #expect(!(try client.takeAll().contains { if case .creditGranted = $0.message { true } else { false } }))
-        let streams = try server.status()["streams"] as? [[String: Any]] ?? []
-        #expect(streams.first?["state"] as? String == "playing" && streams.first?["loop"] as? Bool == true)
+        let streams = try server.status().streams
+        #expect(streams.first?.state == "playing" && streams.first?.loop == true)
         #expect(try client.request(.streamClose(StreamReference(streamID: stream))) == .ok)
         server.render(blocks: 2)
         #expect(server.core.engineStreams.count == 0)
@@ -346,7 +346,7 @@ import SceneSoundProtocol
         try client.channel.close().wait()
         server.render(blocks: 2)
         #expect(server.core.engineStreams.count == 0, "released by the render thread")
-        #expect((try server.status()["clients"] as? [Any])?.count == 0)
+        #expect(try server.status().clients.count == 0)
     }
 
     @Test func aClientThatStopsReadingIsDroppedAfterTheGracePeriod() throws {
@@ -362,7 +362,7 @@ import SceneSoundProtocol
         server.loop.advanceTime(by: .seconds(2))
         server.render()
         #expect(!deaf.isOpen)
-        #expect(try server.health()["stalled_clients_dropped"] as? Int == 1)
+        #expect(try server.health().stalledClientsDropped == 1)
         server.render(blocks: 2)
         #expect(server.core.engineStreams.count == 0, "its stream was freed")
         guard case .statusReply = try other.request(.statusRequest) else { throw TestFailure("the other client was dropped") }

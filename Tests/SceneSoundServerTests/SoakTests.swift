@@ -147,11 +147,11 @@ import SceneSoundProtocol
         print("soak resident memory every 5 s (kB): \(stride(from: 0, to: timeline.count, by: 10).map { timeline[$0] })")
         #expect(group.wait(timeout: .now() + 60) == .success, "clients did not finish")
         #expect(daemon.isRunning, "the server died: \(daemon.log.suffix(2000))")
-        let status = try HeadTrackingTests.status(try RawClient(socketPath: daemon.socketPath))
-        let output = status["output"] as? [String: Any] ?? [:]
-        let render = status["render"] as? [String: Any] ?? [:]
+        let status = try HeadTrackingTests.statusDocument(try RawClient(socketPath: daemon.socketPath))
+        let output = status.output, render = status.render
         let growth = baseline > 0 ? Double(peak - baseline) / Double(baseline) : 0
-        print("soak \(Int(Self.seconds)) s (peak render load \(render["peak_load"] ?? "?")): \(tally.connections) connections, \(tally.streams) streams, \(tally.drains) drains, \(tally.abandoned) dropped by disconnect, \(tally.sounds) sample plays, \(tally.poses) head poses; RSS \(baseline) → \(peak) kB (\(String(format: "%.1f", growth * 100)) %); late blocks \(output["underruns"] ?? "?") (overloaded \(output["overloaded_blocks"] ?? "?"); slowest block \(output["slowest_block_cpu_seconds"] ?? "?") s CPU at \(output["slowest_block_at_seconds"] ?? "?") s); render load now \(render["load"] ?? "?")")
+        func shown<Value>(_ value: Value?) -> String { value.map { "\($0)" } ?? "?" }
+        print("soak \(Int(Self.seconds)) s (peak render load \(render.peakLoad)): \(tally.connections) connections, \(tally.streams) streams, \(tally.drains) drains, \(tally.abandoned) dropped by disconnect, \(tally.sounds) sample plays, \(tally.poses) head poses; RSS \(baseline) → \(peak) kB (\(String(format: "%.1f", growth * 100)) %); late blocks \(output.underruns) (overloaded \(shown(output.overloadedBlocks)); slowest block \(shown(output.slowestBlockCPUSeconds)) s CPU at \(shown(output.slowestBlockAtSeconds)) s); render load now \(render.load)")
         #expect(tally.failures.isEmpty, "\(tally.failures.prefix(5))")
         #expect(tally.connections >= 64 && tally.drains > 100)
         // The 60 s run in `make test` ends soon after its warm-up, where the allocator may still
@@ -163,13 +163,13 @@ import SceneSoundProtocol
         // "No underrun while CPU is available": every late block must be one the render
         // thread was kept from running in time (preempted, the virtual CPU taken away), not one
         // whose rendering itself took longer than the block lasts.
-        let late = output["underruns"] as? Int ?? -1
-        let overloaded = output["overloaded_blocks"] as? Int ?? -1
+        let late = output.underruns
+        let overloaded = output.overloadedBlocks ?? -1
         // On a virtual machine the thread's CPU clock also runs while the hypervisor has taken
         // the virtual CPU away (steal time). A single overloaded block — necessarily the slowest
         // — is not counted when steal time was recorded within a second of it; every other
         // overloaded block is.
-        let slowestAt = output["slowest_block_at_seconds"] as? Double ?? -10
+        let slowestAt = output.slowestBlockAtSeconds ?? -10
         let stolenNearSlowest = zip(steal, steal.dropFirst()).contains { before, after in
             after.jiffies > before.jiffies && after.atSeconds >= slowestAt - 1 && before.atSeconds <= slowestAt + 1
         }
@@ -177,7 +177,7 @@ import SceneSoundProtocol
         if overloaded == 1 && stolenNearSlowest { print("soak: the one overloaded block coincided with steal time") }
         #expect(late >= 0 && (overloaded == 0 || (overloaded == 1 && stolenNearSlowest)),
                 "\(overloaded) blocks took longer to render than they last (steal time near the slowest: \(stolenNearSlowest))")
-        #expect((status["streams"] as? [Any])?.isEmpty == true)
-        if geteuid() == 0 { #expect(output["render_thread_scheduling"] as? String == "SCHED_FIFO 20") }
+        #expect(status.streams.isEmpty)
+        if geteuid() == 0 { #expect(output.renderThreadScheduling == "SCHED_FIFO 20") }
     }
 }

@@ -25,10 +25,9 @@ struct OneWindow {
 }
 
 @Suite(.serialized) struct WindowSceneTests {
-    /// An xterm's client window id, found through its pid.
-    static func scene(_ client: RawClient, _ id: String) throws -> [String: Any] {
-        let scenes = try HeadTrackingTests.status(client)["scenes"] as? [[String: Any]] ?? []
-        return scenes.first { $0["id"] as? String == id } ?? [:]
+    /// The status's entry for scene `id`; nil while the server has no such scene.
+    static func scene(_ client: RawClient, _ id: String) throws -> StatusDocument.Scene? {
+        try HeadTrackingTests.statusDocument(client).scenes.first { $0.id == id }
     }
 
     static func noise(seconds: Double, seed: UInt64 = 5) -> [UInt8] {
@@ -64,8 +63,8 @@ struct OneWindow {
         #expect(heardLeft.itdMicroseconds > 100 && heardLeft.interauralLevelDifferenceDecibels > 2)
         #expect(heardRight.itdMicroseconds < -100 && heardRight.interauralLevelDifferenceDecibels < -2)
         let scene = try Self.scene(client, leftScene)
-        #expect(scene["state"] as? String == "visible")
-        #expect((scene["azimuth_degrees"] as? Double ?? 0) > 10)
+        #expect(scene?.state == "visible")
+        #expect((scene?.azimuthDegrees ?? 0) > 10)
     }
 
     @Test func aMovingWindowMovesItsSoundWithinFiftyMilliseconds() throws {
@@ -74,21 +73,21 @@ struct OneWindow {
         let (x, window, client) = (setup.x, setup.window, setup.client)
         let scene = SceneID.forX11Window(window)
         _ = try client.openStream(format: AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1), scene: scene)
-        try waitUntil(timeoutSeconds: 5, "the window's scene") { (try Self.scene(client, scene)["azimuth_degrees"] as? Double ?? 0) > 10 }
+        try waitUntil(timeoutSeconds: 5, "the window's scene") { (try Self.scene(client, scene)?.azimuthDegrees ?? 0) > 10 }
         var worst = 0.0
         for (step, xPixels) in [400, 800, 1200, 1500].enumerated() {
-            let before = try Self.scene(client, scene)["azimuth_degrees"] as? Double ?? 0
+            let before = try Self.scene(client, scene)?.azimuthDegrees ?? 0
             try x.tool("xdotool", "windowmove", String(window), String(xPixels), "300")
             let moved = Date()
             try waitUntil(timeoutSeconds: 2, "the scene to follow move \(step)") {
-                abs((try Self.scene(client, scene)["azimuth_degrees"] as? Double ?? before) - before) > 1
+                abs((try Self.scene(client, scene)?.azimuthDegrees ?? before) - before) > 1
             }
             worst = max(worst, Date().timeIntervalSince(moved))
         }
         let last = try Self.scene(client, scene)
-        print("window moved left to right: scene followed within \(Int(worst * 1000)) ms; now at azimuth \(last["azimuth_degrees"] ?? "?")°")
+        print("window moved left to right: scene followed within \(Int(worst * 1000)) ms; now at azimuth \(last.map { "\($0.azimuthDegrees)" } ?? "?")°")
         #expect(worst < 0.05)
-        #expect((last["azimuth_degrees"] as? Double ?? 0) < -10)
+        #expect((last?.azimuthDegrees ?? 0) < -10)
     }
 
     @Test func minimizedWindowsAreMuffledRestoredOnesAreNotAndDestroyedOnesStayPut() throws {
@@ -100,13 +99,13 @@ struct OneWindow {
         let visibleLevel = try Self.level(daemon)
 
         try x.tool("xdotool", "windowminimize", "--sync", String(window))
-        try waitUntil(timeoutSeconds: 5, "the minimized state") { try Self.scene(client, scene)["state"] as? String == "minimized" }
+        try waitUntil(timeoutSeconds: 5, "the minimized state") { try Self.scene(client, scene)?.state == "minimized" }
         _ = try Self.cues(playing: scene, daemon: daemon, client: client)
         let minimizedLevel = try Self.level(daemon)
-        let position = try Self.scene(client, scene)["azimuth_degrees"] as? Double
+        let position = try Self.scene(client, scene)?.azimuthDegrees
 
         try x.tool("xdotool", "windowactivate", "--sync", String(window))
-        try waitUntil(timeoutSeconds: 5, "the restored state") { try Self.scene(client, scene)["state"] as? String == "visible" }
+        try waitUntil(timeoutSeconds: 5, "the restored state") { try Self.scene(client, scene)?.state == "visible" }
         _ = try Self.cues(playing: scene, daemon: daemon, client: client)
         let restoredLevel = try Self.level(daemon)
         print("window level: visible \(visibleLevel) dB, minimized \(minimizedLevel) dB, restored \(restoredLevel) dB")
@@ -116,10 +115,10 @@ struct OneWindow {
 
         // Destroyed: the scene keeps its place and playback goes on.
         term.kill()
-        try waitUntil(timeoutSeconds: 5, "the window to be gone") { try Self.scene(client, scene)["state"] as? String == "gone" }
+        try waitUntil(timeoutSeconds: 5, "the window to be gone") { try Self.scene(client, scene)?.state == "gone" }
         let gone = try Self.cues(playing: scene, daemon: daemon, client: client)
         #expect(gone.itdMicroseconds > 100)
-        #expect(abs((try Self.scene(client, scene)["azimuth_degrees"] as? Double ?? 0) - (position ?? 0)) < 1)
+        #expect(abs((try Self.scene(client, scene)?.azimuthDegrees ?? 0) - (position ?? 0)) < 1)
     }
 
     /// `--hidden-window-db -30` typed as a separate word: with the low-pass opened up
@@ -132,7 +131,7 @@ struct OneWindow {
         let scene = SceneID.forX11Window(window)
         _ = try Self.cues(playing: scene, daemon: daemon, client: client)
         try x.tool("xdotool", "windowminimize", "--sync", String(window))
-        try waitUntil(timeoutSeconds: 5, "the minimized state") { try Self.scene(client, scene)["state"] as? String == "minimized" }
+        try waitUntil(timeoutSeconds: 5, "the minimized state") { try Self.scene(client, scene)?.state == "minimized" }
         try waitForRenderedAudio(client, seconds: 0.1)  // silence between the two, past the 30 ms ramp
         _ = try Self.cues(playing: scene, daemon: daemon, client: client)
         // Both bursts from the finished recording: each is the noise played once, apart by silence.
@@ -176,16 +175,16 @@ struct OneWindow {
         defer { x.stopAll() }
         let daemon = try Daemon(extraArguments: ["--display", x.display])
         let client = try RawClient(socketPath: daemon.socketPath)
-        func display() throws -> [String: Any] { try HeadTrackingTests.status(client)["display"] as? [String: Any] ?? [:] }
-        try waitUntil(timeoutSeconds: 5, "the display") { try display()["connected"] as? Bool == true }
+        func display() throws -> StatusDocument.Display { try HeadTrackingTests.statusDocument(client).display }
+        try waitUntil(timeoutSeconds: 5, "the display") { try display().connected }
         x.killServer()
-        try waitUntil(timeoutSeconds: 5, "the loss to be noticed") { try display()["connected"] as? Bool == false }
+        try waitUntil(timeoutSeconds: 5, "the loss to be noticed") { try !display().connected }
         // Playback goes on without X.
         let stream = try client.openStream(format: AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1))
         try client.write(stream: stream, pcm: Self.noise(seconds: 0.3), bytesPerFrame: 2)
         #expect(try client.request(.streamDrain(StreamReference(streamID: stream))) == .ok)
         try x.restartServer()
-        try waitUntil(timeoutSeconds: 10, "the new X server to be picked up") { try display()["connected"] as? Bool == true }
+        try waitUntil(timeoutSeconds: 10, "the new X server to be picked up") { try display().connected }
     }
 
     @Test func theMapIsValidSVGAndNotBlank() throws {
@@ -194,7 +193,7 @@ struct OneWindow {
         let (window, daemon, client) = (setup.window, setup.daemon, setup.client)
         _ = try client.openStream(format: AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1), scene: SceneID.forX11Window(window))
         _ = try client.request(.scenePlace(ScenePlace(sceneID: "radio", position: ScenePosition(azimuthDegrees: -40, elevationDegrees: 0, distanceMetres: 1.2))))
-        try waitUntil(timeoutSeconds: 5, "the window scene") { try Self.scene(client, SceneID.forX11Window(window))["state"] as? String == "visible" }
+        try waitUntil(timeoutSeconds: 5, "the window scene") { try Self.scene(client, SceneID.forX11Window(window))?.state == "visible" }
         let svg = daemon.directory + "/map.svg", png = daemon.directory + "/map.png"
         let plot = try CommandLineTests.runCLI(["status", "--plot", svg, "--socket", daemon.socketPath])
         #expect(plot.status == 0, "\(plot.error)")
@@ -228,12 +227,9 @@ struct OneWindow {
         let scene = SceneID.forX11Window(window)
         _ = try client.openStream(format: AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1), scene: scene)
         #expect(try client.request(.sceneBindWindow(SceneBindWindow(sceneID: "editor", windowID: window))) == .ok)
-        func entry(_ id: String) throws -> StatusDocument.Scene? {
-            try HeadTrackingTests.statusDocument(client).scenes.first { $0.id == id }
-        }
-        try waitUntil(timeoutSeconds: 5, "the window's title") { try entry(scene)?.title == "notes.txt" }
-        #expect(try entry(scene)?.application == "XTerm")
-        try waitUntil(timeoutSeconds: 5, "the bound scene's window") { try entry("editor")?.title == "notes.txt" }
+        try waitUntil(timeoutSeconds: 5, "the window's title") { try Self.scene(client, scene)?.title == "notes.txt" }
+        #expect(try Self.scene(client, scene)?.application == "XTerm")
+        try waitUntil(timeoutSeconds: 5, "the bound scene's window") { try Self.scene(client, "editor")?.title == "notes.txt" }
 
         let summary = try CommandLineTests.runCLI(["status", "--socket", daemon.socketPath])
         #expect(summary.output.contains("XTerm — notes.txt"), "\(summary.output)")
@@ -241,7 +237,7 @@ struct OneWindow {
         #expect(!summary.output.contains(scene), "the bare id is shown instead of the window's name:\n\(summary.output)")
 
         try x.tool("xdotool", "set_window", "--name", "todo.txt", String(window))
-        try waitUntil(timeoutSeconds: 5, "the new title") { try entry(scene)?.title == "todo.txt" }
+        try waitUntil(timeoutSeconds: 5, "the new title") { try Self.scene(client, scene)?.title == "todo.txt" }
         let svg = daemon.directory + "/map.svg"
         #expect(try CommandLineTests.runCLI(["status", "--plot", svg, "--socket", daemon.socketPath]).status == 0)
         let list = try CommandLineTests.runCLI(["scene", "list", "--socket", daemon.socketPath])
@@ -261,11 +257,11 @@ struct OneWindow {
         let client = try RawClient(socketPath: daemon.socketPath)
         let sceneID = "pid:\(example.pid)"
         try waitUntil(timeoutSeconds: 10, "the program's scene to find its window") {
-            try Self.scene(client, sceneID)["state"] as? String == "visible"
+            try Self.scene(client, sceneID)?.state == "visible"
         }
         let scene = try Self.scene(client, sceneID)
-        #expect(scene["kind"] as? String == "program")
-        let window = try #require(scene["window"] as? String)
+        #expect(scene?.kind == "program")
+        let window = try #require(scene?.window)
         let pidOfWindow = try x.toolOutput("xdotool", ["getwindowpid", String(UInt32(window.dropFirst(2), radix: 16)!)])
         #expect(Int32(pidOfWindow.trimmingCharacters(in: .whitespacesAndNewlines)) == example.pid)
 
@@ -274,12 +270,11 @@ struct OneWindow {
         let termWindow = try x.windowID(of: term)
         try x.tool("xdotool", "windowactivate", "--sync", String(termWindow))
         try waitUntil(timeoutSeconds: 5, "the active window") {
-            (try HeadTrackingTests.status(client)["display"] as? [String: Any])?["active_window"] as? String
-                == "0x" + String(termWindow, radix: 16)
+            try HeadTrackingTests.statusDocument(client).display.activeWindow == "0x" + String(termWindow, radix: 16)
         }
         let bound = try CommandLineTests.runCLI(["scene", "bind", "focus", "--window", "active", "--socket", daemon.socketPath])
         #expect(bound.status == 0, "\(bound.error)")
-        #expect(try Self.scene(client, "focus")["window"] as? String == "0x" + String(termWindow, radix: 16))
+        #expect(try Self.scene(client, "focus")?.window == "0x" + String(termWindow, radix: 16))
     }
 
     @Test func anAlertToAMinimizedWindowStaysLoudWhileASystemSoundIsMuffled() throws {
@@ -304,9 +299,9 @@ struct OneWindow {
         }
         // The scene comes into being with its first sound, placed from the tracker's snapshot.
         let visibleAlert = try play(.alert)
-        #expect(try Self.scene(client, scene)["state"] as? String == "visible")
+        #expect(try Self.scene(client, scene)?.state == "visible")
         try x.tool("xdotool", "windowminimize", "--sync", String(window))
-        try waitUntil(timeoutSeconds: 5, "the minimized state") { try Self.scene(client, scene)["state"] as? String == "minimized" }
+        try waitUntil(timeoutSeconds: 5, "the minimized state") { try Self.scene(client, scene)?.state == "minimized" }
         try waitForRenderedAudio(client, seconds: 0.1)  // past the 30 ms muffling ramp
         let minimizedAlert = try play(.alert)
         let minimizedSystem = try play(.system)

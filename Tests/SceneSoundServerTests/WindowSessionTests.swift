@@ -32,10 +32,10 @@ import SceneSoundX11
 
         let program = try server.connect(peerPID: 4242)
         _ = try program.openStream(AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1))
-        let scenes = try server.status()["scenes"] as? [[String: Any]] ?? []
-        let scene = try #require(scenes.first { $0["id"] as? String == "pid:4242" }, "\(scenes)")
-        #expect(scene["kind"] as? String == "program" && scene["window"] as? String == "0x400001")
-        #expect((scene["azimuth_degrees"] as? Double ?? 0) > 10, "a window left of centre sounds from the left")
+        let scenes = try server.status().scenes
+        let scene = try #require(scenes.first { $0.id == "pid:4242" }, "\(scenes)")
+        #expect(scene.kind == "program" && scene.window == "0x400001")
+        #expect(scene.azimuthDegrees > 10, "a window left of centre sounds from the left")
 
         // Its alert, naming no scene, flags its window when asked to; another program's does not.
         let format = AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1)
