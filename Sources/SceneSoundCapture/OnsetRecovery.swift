@@ -6,9 +6,13 @@
 /// milliseconds are in it. When the stream's own recording begins, its first sounding frames
 /// are looked up, sample for sample, in the mix recorded since the stream appeared; where
 /// they match, the mix before that point is the stream's missing onset, and is handed out
-/// first. The mix equals the stream only while nothing else sounds on the sink, so the onset
-/// is recovered when the stream started alone (an event sound over silence), and otherwise
-/// the stream is heard from where its recording began, as before.
+/// first. The mix equals the stream only while nothing else sounds on the sink; so once a
+/// stream has been found in the mix, and its recording thereby placed on the mix's timeline,
+/// its frames are taken out of the mix as they arrive (the mix, like the recordings, is taken
+/// before the sink's volume). What remains is what the other streams played: a stream that
+/// starts while placed ones sound (a notification over music) is found there as if it had
+/// started alone. Where an unplaced stream sounds (one taken over while already playing, or
+/// recorded another way), the new one is heard from where its own recording began.
 ///
 /// A consumer in front of the real one; confined to the capture's mainloop thread.
 final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
@@ -32,6 +36,15 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
     /// own recording before it (both servers), so the mix is divided by it to compare. Zero
     /// (muted): the mix holds nothing to find.
     private var mixGain: (left: Float, right: Float) = (1, 1)
+    /// Streams found in the mix, whose frames are taken out of it.
+    private var placed: [UInt32: Placed] = [:]
+
+    private struct Placed {
+        /// The mix frame of `queued`'s first frame.
+        var nextMixFrame: Int
+        /// Its frames not yet taken out of the mix, which may lag the recording.
+        var queued: [Float]
+    }
 
     private struct Pending {
         /// Mix frames recorded before the server announced the stream: none of them is its.
@@ -76,12 +89,40 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
         }
         mixEndFrame += samples.count / 2
         if mix.count > 4 * historyFrames { mix.removeFirst(mix.count - 2 * historyFrames) }
+        for index in placed.keys.sorted() { takeOutOfMix(index) }
+        retryPending()
+    }
+
+    private func retryPending() {
         for index in pending.keys.sorted() where pending[index]?.started == true { trySplice(index) }
+    }
+
+    /// Subtracts the placed stream's frames from the mix as far as the mix reaches. A recording
+    /// that falls more than the hold behind the mix or runs as far ahead of it has missed or
+    /// skipped time (a corked stream records nothing, an overrun drops): its place on the
+    /// timeline is no longer known, and it is no longer placed.
+    private func takeOutOfMix(_ index: UInt32) {
+        guard var stream = placed.removeValue(forKey: index) else { return }
+        let queuedFrames = stream.queued.count / 2
+        let frames = min(queuedFrames, mixEndFrame - stream.nextMixFrame)
+        if frames > 0 {
+            for frame in max(stream.nextMixFrame, mixStartFrame) ..< stream.nextMixFrame + frames {
+                let m = 2 * (frame - mixStartFrame), q = 2 * (frame - stream.nextMixFrame)
+                mix[m] -= stream.queued[q]
+                mix[m + 1] -= stream.queued[q + 1]
+            }
+            stream.queued.removeFirst(2 * frames)
+            stream.nextMixFrame += frames
+        }
+        let behindFrames = mixEndFrame - stream.nextMixFrame, aheadFrames = stream.queued.count / 2
+        guard behindFrames <= holdFrames, aheadFrames <= holdFrames else { return }
+        placed[index] = stream
     }
 
     private var mixStartFrame: Int { mixEndFrame - mix.count / 2 }
 
     func captureDidStart(_ stream: CapturedStreamIdentity) {
+        placed[stream.streamIndex] = nil  // a new recording: its place is found anew
         pending[stream.streamIndex]?.started = true
         consumer.captureDidStart(stream)
     }
@@ -90,6 +131,11 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
 
     func captureDidReceive(streamIndex: UInt32, interleavedStereo samples: UnsafeBufferPointer<Float>) {
         guard let stream = pending[streamIndex] else {
+            if placed[streamIndex] != nil {
+                placed[streamIndex]!.queued.append(contentsOf: samples)
+                takeOutOfMix(streamIndex)
+                retryPending()
+            }
             return consumer.captureDidReceive(streamIndex: streamIndex, interleavedStereo: samples)
         }
         if stream.held.isEmpty, !(0 ..< samples.count / 2).contains(where: { isSounding(samples, $0) }) {
@@ -102,6 +148,7 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
     }
 
     func captureDidEnd(streamIndex: UInt32) {
+        placed[streamIndex] = nil
         release(streamIndex, onset: [])
         consumer.captureDidEnd(streamIndex: streamIndex)
     }
@@ -112,6 +159,7 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
     /// The stream is no longer ours (left alone, or gone before its capture started).
     func forget(_ index: UInt32) {
         pending[index] = nil
+        placed[index] = nil
     }
 
     private func trySplice(_ index: UInt32) {
@@ -120,13 +168,19 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
         guard let first = (0 ..< heldFrames).first(where: { isSounding(stream.held, $0) }) else { return }
         guard first + matchFrames <= heldFrames else { return }
         if let mixFrame = find(stream.held, at: first, from: stream.searchFromFrame) {
+            // The onset is taken from the mix less the placed streams: wait until each has
+            // been taken out as far as the match (a recording may lag the mix a little).
+            guard placed.values.allSatisfy({ $0.nextMixFrame >= mixFrame + matchFrames }) else { return }
             // Everything the mix holds before that point, since its last silence, is the
             // stream's missing start; the recording's silent frames before it are not (its
             // first frames may be silence while the stream already sounds: a link being made).
             var onsetStart = max(stream.searchFromFrame, mixStartFrame)
             while onsetStart < mixFrame, !isSounding(mix, onsetStart - mixStartFrame) { onsetStart += 1 }
             let onset = Array(mix[2 * (onsetStart - mixStartFrame) ..< 2 * (mixFrame - mixStartFrame)])
-            return release(index, onset: onset, droppingHeldFrames: first)
+            // Placed from now on: its onset and recording come out of the mix.
+            placed[index] = Placed(nextMixFrame: onsetStart, queued: onset + stream.held[(2 * first)...])
+            release(index, onset: onset, droppingHeldFrames: first)
+            return takeOutOfMix(index)
         }
         // Not (yet) in the mix: the mix may lag the recording by a fragment. Past the hold
         // limit the stream did not start alone; it is heard from where its recording began.

@@ -57,9 +57,7 @@ struct HeadSetCommand: ParsableCommand {
         let pose = SceneSoundProtocol.HeadPose(timestampNanoseconds: 0,
                                                orientation: .init(w: Float(q.w), x: Float(q.x), y: Float(q.y), z: Float(q.z)),
                                                position: try positionMetres())
-        let connection = try server.connect()
-        defer { connection.close() }
-        try withClientErrors { () throws(ClientError) in
+        try server.exchange { connection throws(ClientError) in
             try connection.sendHeadPose(pose)
             // A round trip, so the pose has been taken when this command returns.
             _ = try connection.status()
@@ -73,9 +71,7 @@ struct HeadRecenterCommand: ParsableCommand {
     @OptionGroup var server: ServerOptions
 
     func run() throws {
-        let connection = try server.connect()
-        defer { connection.close() }
-        try withClientErrors { () throws(ClientError) in try connection.recenterHead() }
+        try server.exchange { connection throws(ClientError) in try connection.recenterHead() }
     }
 }
 

@@ -44,10 +44,8 @@ struct ScenePlaceCommand: ParsableCommand {
     }
 
     func run() throws {
-        let connection = try server.connect()
-        defer { connection.close() }
         let position = ScenePosition(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees, distanceMetres: distanceMetres)
-        try withClientErrors { () throws(ClientError) in try connection.placeScene(sceneID, at: position) }
+        try server.exchange { connection throws(ClientError) in try connection.placeScene(sceneID, at: position) }
     }
 }
 
@@ -70,9 +68,7 @@ struct SceneBindCommand: ParsableCommand {
 
     func run() throws {
         let windowID = try window.resolveWindowID(server: server)
-        let connection = try server.connect()
-        defer { connection.close() }
-        try withClientErrors { () throws(ClientError) in try connection.bindScene(sceneID, toWindow: windowID) }
+        try server.exchange { connection throws(ClientError) in try connection.bindScene(sceneID, toWindow: windowID) }
     }
 }
 
@@ -91,9 +87,7 @@ struct SceneUnbindCommand: ParsableCommand {
     }
 
     func run() throws {
-        let connection = try server.connect()
-        defer { connection.close() }
-        try withClientErrors { () throws(ClientError) in try connection.unbindScene(sceneID) }
+        try server.exchange { connection throws(ClientError) in try connection.unbindScene(sceneID) }
     }
 }
 

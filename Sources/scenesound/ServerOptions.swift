@@ -18,6 +18,14 @@ struct ServerOptions: ParsableArguments {
             throw RuntimeError(error.description)
         }
     }
+
+    /// Connects, makes one exchange with the server, disconnects; a `ClientError` becomes the
+    /// one-line runtime error (exit 1).
+    func exchange<Value>(_ body: (ClientConnection) throws(ClientError) -> Value) throws -> Value {
+        let connection = try connect()
+        defer { connection.close() }
+        return try withClientErrors { () throws(ClientError) in try body(connection) }
+    }
 }
 
 /// Runs client calls so that a `ClientError` becomes the one-line runtime error (exit 1).

@@ -18,9 +18,7 @@ struct StatusCommand: ParsableCommand {
     @OptionGroup var server: ServerOptions
 
     func run() throws {
-        let connection = try server.connect()
-        defer { connection.close() }
-        let text = try withClientErrors { () throws(ClientError) in try connection.status() }
+        let text = try server.exchange { connection throws(ClientError) in try connection.status() }
         // --json prints the server's text unchanged; everything else reads it through the schema.
         let document = json && plot == nil ? nil : try StatusDocument(json: text)
         if let plot, let document {

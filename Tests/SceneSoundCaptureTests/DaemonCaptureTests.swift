@@ -234,6 +234,9 @@ import Testing
             let (status, output) = desk.cli(["status", "--json", "--socket", desk.socket])
             return status == 0 ? (try? StatusSchema.decode(output))?.sceneSlots : nil
         }
+        func described(_ slots: StatusDocument.SceneSlots?) -> String {
+            slots.map { "in use \($0.inUse), created \($0.created), freed \($0.freed), refused \($0.refused)" } ?? "none"
+        }
         let slotsBefore = sceneSlots()
         let residentBefore = residentKilobytes(desk.daemon.pid)
         /// Twenty a second, each playing 0.3 s: several at once, starting and ending all the time.
@@ -264,11 +267,11 @@ import Testing
         // Every scene the streams made was freed again: the count is back where it was.
         var slotsAfter = sceneSlots()
         #expect(waitUntil(timeoutSeconds: 10) { slotsAfter = sceneSlots(); return slotsAfter != nil && slotsAfter?.inUse == slotsBefore?.inUse },
-                "scene slots \(String(describing: slotsBefore)) → \(String(describing: slotsAfter))")
+                "scene slots \(described(slotsBefore)) → \(described(slotsAfter))")
         let created = (slotsAfter?.created ?? 0) - (slotsBefore?.created ?? 0)
         let freed = (slotsAfter?.freed ?? 0) - (slotsBefore?.freed ?? 0)
         #expect(created >= 50 && freed == created && slotsAfter?.refused == 0,
-                "scene slots \(String(describing: slotsBefore)) → \(String(describing: slotsAfter))")
+                "scene slots \(described(slotsBefore)) → \(described(slotsAfter))")
         let residentAfter = residentKilobytes(desk.daemon.pid)
         // A leak grows with every burst; what the first one costs stays for the next. On
         // PulseAudio the daemon grows 5-6 MB, then 0.1 MB. On PipeWire (libpipewire's streams
@@ -282,7 +285,7 @@ import Testing
             return text.components(separatedBy: "capturing again-").count == text.components(separatedBy: "stream of again-").count
         })
         let residentAfterAgain = residentKilobytes(desk.daemon.pid)
-        print("\(kind): \(captured) of 100 short streams captured; daemon resident \(residentBefore) → \(residentAfter) → \(residentAfterAgain) kB after 100 more; scene slots \(String(describing: slotsBefore)) → \(String(describing: slotsAfter))")
+        print("\(kind): \(captured) of 100 short streams captured; daemon resident \(residentBefore) → \(residentAfter) → \(residentAfterAgain) kB after 100 more; scene slots \(described(slotsBefore)) → \(described(slotsAfter))")
         #expect(residentAfter - residentBefore < firstBurstKilobytes, "resident memory grew \(residentAfter - residentBefore) kB")
         #expect(residentAfterAgain - residentAfter < secondBurstKilobytes,
                 "resident memory grew \(residentAfterAgain - residentAfter) kB in the second burst")

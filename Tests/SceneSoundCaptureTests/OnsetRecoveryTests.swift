@@ -1,0 +1,103 @@
+import Testing
+@testable import SceneSoundCapture
+
+/// `OnsetRecovery` as a unit, fed as the capture feeds it: the sink's mix in fragments, and each
+/// stream's own recording, which begins some frames after the stream started sounding.
+@Suite struct OnsetRecoveryTests {
+    static let fragmentFrames = 240
+
+    /// Deterministic noise, interleaved stereo, never silent.
+    static func noise(frames: Int, seed: UInt64, level: Float) -> [Float] {
+        var state = seed
+        return (0 ..< 2 * frames).map { _ in
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            let value = Float(Int64(state >> 40) % 2001 - 1000) / 1000
+            return level * (abs(value) < 0.01 ? 0.5 : value)
+        }
+    }
+
+    /// One stream on the sink: where in the mix's timeline it starts, its sound, and after how
+    /// many of its frames its own recording begins.
+    struct Source {
+        let index: UInt32
+        let startFrame: Int
+        let sound: [Float]
+        let missedFrames: Int
+        /// Taken over while already playing: never announced as new.
+        var announced = true
+        /// Its recording arrives this many fragments after the mix of the same span.
+        var lagFragments = 0
+    }
+
+    /// Runs the sources through a recovery fragment by fragment (each fragment's mix before the
+    /// recordings of the same span, as the sink renders it) and returns what the consumer got.
+    static func run(_ sources: [Source], totalFrames: Int) -> RecordingConsumer {
+        let consumer = RecordingConsumer()
+        let recovery = OnsetRecovery(consumer: consumer, rateHz: 48_000)
+        for start in stride(from: 0, to: totalFrames, by: fragmentFrames) {
+            let mixSpan = start ..< start + fragmentFrames
+            let span = mixSpan
+            for source in sources where source.announced && span.contains(source.startFrame) {
+                recovery.streamAppeared(source.index)
+            }
+            var mix = [Float](repeating: 0, count: 2 * fragmentFrames)
+            for source in sources {
+                for frame in span where frame >= source.startFrame && frame - source.startFrame < source.sound.count / 2 {
+                    mix[2 * (frame - start)] += source.sound[2 * (frame - source.startFrame)]
+                    mix[2 * (frame - start) + 1] += source.sound[2 * (frame - source.startFrame) + 1]
+                }
+            }
+            mix.withUnsafeBufferPointer { recovery.mixDidArrive($0) }
+            for source in sources {
+                let span = (mixSpan.lowerBound - source.lagFragments * fragmentFrames) ..< (mixSpan.upperBound - source.lagFragments * fragmentFrames)
+                let recordingStart = source.startFrame + source.missedFrames
+                if span.contains(recordingStart) {
+                    recovery.captureDidStart(CapturedStreamIdentity(streamIndex: source.index, properties: [:]))
+                }
+                let from = max(span.lowerBound, recordingStart) - source.startFrame
+                let to = min(span.upperBound - source.startFrame, source.sound.count / 2)
+                guard from < to else { continue }
+                source.sound[(2 * from) ..< (2 * to)].withUnsafeBufferPointer {
+                    recovery.captureDidReceive(streamIndex: source.index, interleavedStereo: $0)
+                }
+            }
+        }
+        return consumer
+    }
+
+    @Test func aStreamStartingAloneIsHandedOnFromItsFirstSample() {
+        let sound = Self.noise(frames: 4_800, seed: 1, level: 0.3)
+        let consumer = Self.run([Source(index: 1, startFrame: 1_000, sound: sound, missedFrames: 300)], totalFrames: 8_000)
+        #expect(consumer.audio(of: 1) == sound)
+    }
+
+    /// The placed stream's recording on time with the mix, and two fragments behind it.
+    @Test(arguments: [0, 2])
+    func aStreamStartingOverAPlacedOneIsHandedOnFromItsFirstSample(musicLagFragments: Int) {
+        let music = Self.noise(frames: 20_000, seed: 2, level: 0.25)
+        let event = Self.noise(frames: 4_800, seed: 3, level: 0.3)
+        let consumer = Self.run([
+            Source(index: 1, startFrame: 500, sound: music, missedFrames: 400, lagFragments: musicLagFragments),
+            Source(index: 2, startFrame: 9_000, sound: event, missedFrames: 500),
+        ], totalFrames: 22_000)
+        #expect(consumer.audio(of: 1) == music)
+        let captured = consumer.audio(of: 2)
+        let compared = min(captured.count, event.count)
+        let firstDifference: Int = (0 ..< compared).first { (sample: Int) -> Bool in abs(captured[sample] - event[sample]) > 1e-5 } ?? compared
+        let exactFrames = firstDifference / 2
+        #expect(captured.count == event.count)
+        #expect(exactFrames == event.count / 2, "the event's capture is the sound for its first \(exactFrames) of \(event.count / 2) frames")
+    }
+
+    /// Over a stream whose place is not known (taken over while playing), nothing is guessed:
+    /// the new stream is heard from where its own recording began.
+    @Test func aStreamStartingOverAnUnplacedOneIsHandedOnFromItsRecording() {
+        let music = Self.noise(frames: 20_000, seed: 4, level: 0.25)
+        let event = Self.noise(frames: 4_800, seed: 5, level: 0.3)
+        let consumer = Self.run([
+            Source(index: 1, startFrame: 0, sound: music, missedFrames: 0, announced: false),
+            Source(index: 2, startFrame: 9_000, sound: event, missedFrames: 500),
+        ], totalFrames: 22_000)
+        #expect(consumer.audio(of: 2) == Array(event[(2 * 500)...]))
+    }
+}
