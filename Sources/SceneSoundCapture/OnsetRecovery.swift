@@ -10,9 +10,10 @@
 /// stream has been found in the mix, and its recording thereby placed on the mix's timeline,
 /// its frames are taken out of the mix as they arrive (the mix, like the recordings, is taken
 /// before the sink's volume). What remains is what the other streams played: a stream that
-/// starts while placed ones sound (a notification over music) is found there as if it had
-/// started alone. Where an unplaced stream sounds (one taken over while already playing, or
-/// recorded another way), the new one is heard from where its own recording began.
+/// started alone. A stream whose start was not found (taken over while already playing, or
+/// started over unplaced ones) is looked for in what remains now and then, by its latest
+/// frames, and placed when found. Where an unplaced stream sounds (or one recorded another
+/// way), the new one is heard from where its own recording began.
 ///
 /// A consumer in front of the real one; confined to the capture's mainloop thread.
 final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
@@ -38,6 +39,16 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
     private var mixGain: (left: Float, right: Float) = (1, 1)
     /// Streams found in the mix, whose frames are taken out of it.
     private var placed: [UInt32: Placed] = [:]
+    /// Streams neither pending nor placed: their frames while being looked for, and the mix
+    /// frame at which they were last looked for in vain.
+    private var unplaced: [UInt32: Unplaced] = [:]
+    /// How often an unplaced stream is looked for: a quarter second of mix.
+    private let placeEveryFrames: Int
+
+    private struct Unplaced {
+        var recent: [Float] = []
+        var lookedForAtMixFrame: Int?
+    }
 
     private struct Placed {
         /// The mix frame of `queued`'s first frame.
@@ -60,6 +71,7 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
         historyFrames = rateHz  // one second
         holdFrames = rateHz / 20
         silentStartFrames = rateHz / 5
+        placeEveryFrames = rateHz / 4
         mix = []
         mix.reserveCapacity(2 * historyFrames * 2)
     }
@@ -119,10 +131,35 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
         placed[index] = stream
     }
 
+    /// Looks for an unplaced stream in the mix less the placed streams, a quarter second of
+    /// mix after the last try: by its frames as they arrive, until a hold's worth was not found
+    /// (the recording and the mix arrive in step, give or take a fragment). Found, it is placed.
+    /// Between tries nothing is kept.
+    private func lookFor(_ index: UInt32, _ samples: UnsafeBufferPointer<Float>) {
+        var stream = unplaced.removeValue(forKey: index) ?? Unplaced()
+        if let last = stream.lookedForAtMixFrame, mixEndFrame - last < placeEveryFrames {
+            return unplaced[index] = stream
+        }
+        stream.recent.append(contentsOf: samples)
+        let frames = stream.recent.count / 2
+        if let first = (0 ..< frames).first(where: { isSounding(stream.recent, $0) }), first + matchFrames <= frames,
+           let mixFrame = find(stream.recent, at: first, from: mixEndFrame - frames - holdFrames),
+           placed.values.allSatisfy({ $0.nextMixFrame >= mixFrame + matchFrames }) {
+            placed[index] = Placed(nextMixFrame: mixFrame - first, queued: stream.recent)
+            return takeOutOfMix(index)
+        }
+        if frames >= holdFrames {  // not there: another time
+            stream.recent = []
+            stream.lookedForAtMixFrame = mixEndFrame
+        }
+        unplaced[index] = stream
+    }
+
     private var mixStartFrame: Int { mixEndFrame - mix.count / 2 }
 
     func captureDidStart(_ stream: CapturedStreamIdentity) {
         placed[stream.streamIndex] = nil  // a new recording: its place is found anew
+        unplaced[stream.streamIndex] = nil
         pending[stream.streamIndex]?.started = true
         consumer.captureDidStart(stream)
     }
@@ -135,6 +172,8 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
                 placed[streamIndex]!.queued.append(contentsOf: samples)
                 takeOutOfMix(streamIndex)
                 retryPending()
+            } else {
+                lookFor(streamIndex, samples)
             }
             return consumer.captureDidReceive(streamIndex: streamIndex, interleavedStereo: samples)
         }
@@ -149,6 +188,7 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
 
     func captureDidEnd(streamIndex: UInt32) {
         placed[streamIndex] = nil
+        unplaced[streamIndex] = nil
         release(streamIndex, onset: [])
         consumer.captureDidEnd(streamIndex: streamIndex)
     }
@@ -160,6 +200,7 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
     func forget(_ index: UInt32) {
         pending[index] = nil
         placed[index] = nil
+        unplaced[index] = nil
     }
 
     private func trySplice(_ index: UInt32) {

@@ -123,23 +123,28 @@ import Testing
 
     /// An event sound that starts while another app plays (music on, a notification comes): its
     /// capture is still the sound from its first sample, recovered from the mix less what the
-    /// playing app's own recording says it put there.
-    @Test(arguments: PrivateSoundServer.Kind.allCases)
-    func anEventSoundOverAnotherPlayingAppIsCapturedFromItsFirstSample(kind: PrivateSoundServer.Kind) throws {
+    /// playing app's own recording says it put there. The music either starts on our sink or
+    /// was playing before the capture began (taken over while playing: found in the mix later).
+    @Test(arguments: PrivateSoundServer.Kind.allCases, [false, true])
+    func anEventSoundOverAnotherPlayingAppIsCapturedFromItsFirstSample(kind: PrivateSoundServer.Kind, musicFirst: Bool) throws {
         let fixture = try CaptureOnServerTests.Fixture(kind)
-        try fixture.startCapturing()
-        #expect(try waitUntil(timeoutSeconds: 5) { try fixture.server.defaultSinkName() == CaptureSinkProperties.sinkName })
         let music = temporaryFile("music.wav")
         defer { try? FileManager.default.removeItem(at: music) }
         try TestSignal.writeWAV(TestSignal.stereoNoise(seconds: 30, seed: 5), to: music)
-        _ = try fixture.play(music)
+        if musicFirst {
+            _ = try fixture.play(music)
+            #expect(try waitUntil(timeoutSeconds: 10) { try fixture.server.list("sink-inputs").count == 1 })
+        }
+        try fixture.startCapturing()
+        #expect(try waitUntil(timeoutSeconds: 5) { try fixture.server.defaultSinkName() == CaptureSinkProperties.sinkName })
+        if !musicFirst { _ = try fixture.play(music) }
         let consumer = fixture.consumer
         #expect(consumer.wait(timeoutSeconds: 10) { $0.startedWhileLocked.count == 1 })
         let musicStream = try #require(consumer.startedStreams.first)
         #expect(consumer.wait(timeoutSeconds: 10) { $0.framesWhileLocked(musicStream.streamIndex) >= 24_000 })
         let frameCount = Self.eventSound().count
         for (play, capture) in try Self.captureEventSoundThreeTimes(fixture).enumerated() {
-            print("\(kind) over another app, play \(play + 1): the capture is the sound for its first \(capture.exactFrames) of \(frameCount) frames (\(capture.capturedFrames) frames captured, \(capture.framesWithoutGaps) without gaps)")
+            print("\(kind) over another app (\(musicFirst ? "playing before the capture" : "started on our sink")), play \(play + 1): the capture is the sound for its first \(capture.exactFrames) of \(frameCount) frames (\(capture.capturedFrames) frames captured, \(capture.framesWithoutGaps) without gaps)")
             #expect(capture.exactFrames >= frameCount - (kind == .pipeWire ? 1_024 : 0),
                     "\(kind) over another app, play \(play + 1): the capture is the sound for \(capture.exactFrames) frames only")
         }
