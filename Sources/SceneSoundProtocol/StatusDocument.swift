@@ -316,8 +316,9 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         /// Streams rendering at it now: clients' streams, plays, captured apps' streams.
         public var streams: Int?
         /// Why it stays when nothing plays at it: `placed` (by hand, until unbound), `bound` (to a
-        /// window, until unbound or the window closes), `window` (its window is open); absent:
-        /// freed when its last stream ends.
+        /// window, until unbound or the window closes), `window` (its window is open),
+        /// `closed_window` (its window closed less than a minute ago); absent: freed when its
+        /// last stream ends.
         public var kept: String?
 
         public init(id: String, kind: String, window: String? = nil, pid: Int? = nil, title: String? = nil,
