@@ -216,14 +216,25 @@ final class CaptureSession {
                 deliver: { [onsets] in onsets.mixDidArrive($0) }, delegate: self)
             // Ours becomes the default sink, so that a new stream starts there: taken over
             // before its first sample plays rather than moved after it was heard dry.
-            refreshDefaultSink { [weak self] in
-                guard let self, phase == .preparing else { return }
-                phase = .capturing
-                delegate?.sessionDidStartCapturing(self, sinkName: sink.name)
-                rescan()
-                if pipeWire != nil { checkRoutesEverySecond() }
+            whenRecordingContextsSettle(attemptsLeft: 100) { [weak self] in
+                self?.refreshDefaultSink { [weak self] in
+                    guard let self, phase == .preparing else { return }
+                    phase = .capturing
+                    delegate?.sessionDidStartCapturing(self, sinkName: sink.name)
+                    rescan()
+                    if pipeWire != nil { checkRoutesEverySecond() }
+                }
             }
         }
+    }
+
+    /// Once the recording connections are ready (or failed; or after a second), so that the
+    /// streams already playing are recorded through them: recorded another way, they could not
+    /// be found in the mix, and a stream starting over them would lose its first milliseconds.
+    private func whenRecordingContextsSettle(attemptsLeft: Int, _ body: @escaping () -> Void) {
+        let connecting = recordingContexts.contains { PA_CONTEXT_IS_GOOD(pa_context_get_state($0)) != 0 && pa_context_get_state($0) != PA_CONTEXT_READY }
+        guard connecting, attemptsLeft > 0 else { return body() }
+        after(seconds: 0.01) { [weak self] in self?.whenRecordingContextsSettle(attemptsLeft: attemptsLeft - 1, body) }
     }
 
     // MARK: Following the server
