@@ -10,10 +10,11 @@
 /// stream has been found in the mix, and its recording thereby placed on the mix's timeline,
 /// its frames are taken out of the mix as they arrive (the mix, like the recordings, is taken
 /// before the sink's volume). What remains is what the other streams played: a stream that
+/// starts while placed ones sound (a notification over music) is found there as if it had
 /// started alone. A stream whose start was not found (taken over while already playing, or
 /// started over unplaced ones) is looked for in what remains now and then, by its latest
 /// frames, and placed when found. Where an unplaced stream sounds (or one recorded another
-/// way), the new one is heard from where its own recording began.
+/// way), a new one is heard from where its own recording began.
 ///
 /// A consumer in front of the real one; confined to the capture's mainloop thread.
 final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
@@ -102,10 +103,6 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
         mixEndFrame += samples.count / 2
         if mix.count > 4 * historyFrames { mix.removeFirst(mix.count - 2 * historyFrames) }
         for index in placed.keys.sorted() { takeOutOfMix(index) }
-        retryPending()
-    }
-
-    private func retryPending() {
         for index in pending.keys.sorted() where pending[index]?.started == true { trySplice(index) }
     }
 
@@ -117,12 +114,15 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
         guard var stream = placed.removeValue(forKey: index) else { return }
         let queuedFrames = stream.queued.count / 2
         let frames = min(queuedFrames, mixEndFrame - stream.nextMixFrame)
-        if frames > 0 {
-            for frame in max(stream.nextMixFrame, mixStartFrame) ..< stream.nextMixFrame + frames {
+        let from = max(stream.nextMixFrame, mixStartFrame), to = stream.nextMixFrame + frames
+        if from < to {
+            for frame in from ..< to {
                 let m = 2 * (frame - mixStartFrame), q = 2 * (frame - stream.nextMixFrame)
                 mix[m] -= stream.queued[q]
                 mix[m + 1] -= stream.queued[q + 1]
             }
+        }
+        if frames > 0 {
             stream.queued.removeFirst(2 * frames)
             stream.nextMixFrame += frames
         }
@@ -131,28 +131,29 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
         placed[index] = stream
     }
 
-    /// Looks for an unplaced stream in the mix less the placed streams, a quarter second of
-    /// mix after the last try: by its frames as they arrive, until a hold's worth was not found
-    /// (the recording and the mix arrive in step, give or take a fragment). Found, it is placed.
-    /// Between tries nothing is kept.
+    /// Looks for an unplaced stream in the mix less the placed streams, once a quarter second
+    /// of mix: by a quarter hold of its frames as they arrive (12.5 ms: the mix, which arrives
+    /// in step with the recordings give or take a fragment, has their start by then). Found,
+    /// it is placed. Between tries nothing is kept.
     private func lookFor(_ index: UInt32, _ samples: UnsafeBufferPointer<Float>) {
-        var stream = unplaced.removeValue(forKey: index) ?? Unplaced()
-        if let last = stream.lookedForAtMixFrame, mixEndFrame - last < placeEveryFrames {
-            return unplaced[index] = stream
-        }
+        // A stream seen for the first time has its first look a part of a round from now, by
+        // its index: streams taken over together are not all looked for in the same moment.
+        var stream = unplaced.removeValue(forKey: index)
+            ?? Unplaced(lookedForAtMixFrame: mixEndFrame - placeEveryFrames + Int(index % 16) * placeEveryFrames / 16)
+        defer { if placed[index] == nil { unplaced[index] = stream } }
+        if let last = stream.lookedForAtMixFrame, mixEndFrame - last < placeEveryFrames { return }
         stream.recent.append(contentsOf: samples)
         let frames = stream.recent.count / 2
-        if let first = (0 ..< frames).first(where: { isSounding(stream.recent, $0) }), first + matchFrames <= frames,
-           let mixFrame = find(stream.recent, at: first, from: mixEndFrame - frames - holdFrames),
-           placed.values.allSatisfy({ $0.nextMixFrame >= mixFrame + matchFrames }) {
-            placed[index] = Placed(nextMixFrame: mixFrame - first, queued: stream.recent)
-            return takeOutOfMix(index)
-        }
-        if frames >= holdFrames {  // not there: another time
-            stream.recent = []
-            stream.lookedForAtMixFrame = mixEndFrame
-        }
-        unplaced[index] = stream
+        guard frames >= holdFrames / 4 else { return }
+        let recent = stream.recent
+        stream.recent = []
+        stream.lookedForAtMixFrame = mixEndFrame
+        guard let first = (0 ..< frames).first(where: { isSounding(recent, $0) }), first + matchFrames <= frames,
+              let mixFrame = find(recent, at: first, from: mixEndFrame - frames - holdFrames),
+              placed.values.allSatisfy({ $0.nextMixFrame >= mixFrame + matchFrames })
+        else { return }
+        placed[index] = Placed(nextMixFrame: mixFrame - first, queued: recent)
+        takeOutOfMix(index)
     }
 
     private var mixStartFrame: Int { mixEndFrame - mix.count / 2 }
@@ -168,10 +169,11 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
 
     func captureDidReceive(streamIndex: UInt32, interleavedStereo samples: UnsafeBufferPointer<Float>) {
         guard let stream = pending[streamIndex] else {
+            // (Pending streams are tried again with the next mix, not here: with many placed
+            // streams that would repeat every pending search once per stream and fragment.)
             if placed[streamIndex] != nil {
                 placed[streamIndex]!.queued.append(contentsOf: samples)
                 takeOutOfMix(streamIndex)
-                retryPending()
             } else {
                 lookFor(streamIndex, samples)
             }
