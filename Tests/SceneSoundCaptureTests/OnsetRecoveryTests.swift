@@ -78,28 +78,24 @@ import Testing
         #expect(Self.agreement(consumer.audio(of: 1), sound) == (4_800, true))
     }
 
-    /// The placed stream's recording on time with the mix, and two fragments behind it.
-    @Test(arguments: [0, 2])
-    func aStreamStartingOverAPlacedOneIsHandedOnFromItsFirstSample(musicLagFragments: Int) {
-        let music = Self.noise(frames: 20_000, seed: 2, level: 0.25)
-        let event = Self.noise(frames: 4_800, seed: 3, level: 0.3)
-        let consumer = Self.run([
-            Source(index: 1, startFrame: 500, sound: music, missedFrames: 400, lagFragments: musicLagFragments),
-            Source(index: 2, startFrame: 9_000, sound: event, missedFrames: 500),
-        ], totalFrames: 22_000)
-        #expect(Self.agreement(consumer.audio(of: 1), music) == (20_000, true))
-        #expect(Self.agreement(consumer.audio(of: 2), event) == (4_800, true))
+    /// How the music under the event came to be placed: its start found in the mix (its
+    /// recording on time with the mix, or two fragments behind it), or, taken over while
+    /// already playing, found later by its latest frames.
+    enum MusicPlacement: CaseIterable, Sendable {
+        case startFound, startFoundRecordingLate, takenOverWhilePlaying
     }
 
-    /// A stream taken over while already playing is found in the mix by its latest frames and
-    /// placed: a stream starting over it later is whole.
-    @Test func aStreamTakenOverWhilePlayingIsPlacedAndOneStartingOverItIsWhole() {
-        let music = Self.noise(frames: 30_000, seed: 4, level: 0.25)
-        let event = Self.noise(frames: 4_800, seed: 5, level: 0.3)
-        let consumer = Self.run([
-            Source(index: 1, startFrame: 0, sound: music, missedFrames: 0, announced: false),
-            Source(index: 2, startFrame: 20_000, sound: event, missedFrames: 500),
-        ], totalFrames: 32_000)
+    @Test(arguments: MusicPlacement.allCases)
+    func aStreamStartingOverAPlacedOneIsHandedOnFromItsFirstSample(music placement: MusicPlacement) {
+        let music = Self.noise(frames: 20_000, seed: 2, level: 0.25)
+        let event = Self.noise(frames: 4_800, seed: 3, level: 0.3)
+        let musicSource = placement == .takenOverWhilePlaying
+            ? Source(index: 1, startFrame: 0, sound: music, missedFrames: 0, announced: false)
+            : Source(index: 1, startFrame: 500, sound: music, missedFrames: 400,
+                     lagFragments: placement == .startFoundRecordingLate ? 2 : 0)
+        let consumer = Self.run([musicSource, Source(index: 2, startFrame: 9_000, sound: event, missedFrames: 500)],
+                                totalFrames: 22_000)
+        if placement != .takenOverWhilePlaying { #expect(Self.agreement(consumer.audio(of: 1), music) == (20_000, true)) }
         #expect(Self.agreement(consumer.audio(of: 2), event) == (4_800, true))
     }
 
