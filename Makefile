@@ -18,7 +18,8 @@ build: deps
 # --no-parallel: the suites start real servers with real-time render threads, PulseAudio and
 # X servers; on a small machine, running them side by side only tests the scheduler.
 # scripts/run-tests: SWIFT_BACKTRACE=enable=no (a crashing test must fail fast, not hang in the
-# backtracer), a log under .build/test-logs, and the failures repeated at the end of the output.
+# backtracer), a log under .build/test-logs, the failures repeated at the end of the output, and
+# a run that exits 0 failed unless Swift Testing's own report (xunit) shows every test ended.
 TEST = SWIFT=$(SWIFT) scripts/run-tests
 test: deps
 	$(SWIFT) build --build-tests
