@@ -52,6 +52,8 @@ final class CaptureSession {
     private var pipeWire: PipeWireConnection?
     /// On pipewire-pulse: connections for the streams recorded over libpulse, one stream each.
     private var recordingContexts: [OpaquePointer] = []
+    /// What waits for every recording connection to be ready or failed.
+    private var whenRecordingContextsSettled: (() -> Void)?
     private let onsets: OnsetRecovery
     private var defaultSink: (name: String, index: UInt32)?
     private var volumeMirror = VolumeMirror()
@@ -172,7 +174,11 @@ final class CaptureSession {
     private func connectRecordingContexts() {
         for _ in 0 ..< AppCapture.pulseRecordingsOnPipeWire {
             guard let context = pa_context_new(mainloop.api, configuration.applicationName + " recording") else { return }
+            pa_context_set_state_callback(context, { _, userdata in
+                CaptureSession.from(userdata).recordingContextStateChanged()
+            }, Unmanaged.passUnretained(self).toOpaque())
             guard pulseConnect(context, serverAddress: configuration.serverAddress) == 0 else {
+                pa_context_set_state_callback(context, nil, nil)
                 pa_context_unref(context)
                 return
             }
@@ -216,7 +222,7 @@ final class CaptureSession {
                 deliver: { [onsets] in onsets.mixDidArrive($0) }, delegate: self)
             // Ours becomes the default sink, so that a new stream starts there: taken over
             // before its first sample plays rather than moved after it was heard dry.
-            whenRecordingContextsSettle(attemptsLeft: 100) { [weak self] in
+            whenRecordingContextsSettle { [weak self] in
                 self?.refreshDefaultSink { [weak self] in
                     guard let self, phase == .preparing else { return }
                     phase = .capturing
@@ -228,13 +234,25 @@ final class CaptureSession {
         }
     }
 
-    /// Once the recording connections are ready (or failed; or after a second), so that the
-    /// streams already playing are recorded through them: recorded another way, they could not
-    /// be found in the mix, and a stream starting over them would lose its first milliseconds.
-    private func whenRecordingContextsSettle(attemptsLeft: Int, _ body: @escaping () -> Void) {
-        let connecting = recordingContexts.contains { PA_CONTEXT_IS_GOOD(pa_context_get_state($0)) != 0 && pa_context_get_state($0) != PA_CONTEXT_READY }
-        guard connecting, attemptsLeft > 0 else { return body() }
-        after(seconds: 0.01) { [weak self] in self?.whenRecordingContextsSettle(attemptsLeft: attemptsLeft - 1, body) }
+    /// Once the recording connections are ready (or failed), so that the streams already
+    /// playing are recorded through them: recorded another way, they could not be found in
+    /// the mix, and a stream starting over them would lose its first milliseconds.
+    private func whenRecordingContextsSettle(_ body: @escaping () -> Void) {
+        whenRecordingContextsSettled = body
+        recordingContextStateChanged()
+    }
+
+    private var recordingContextsAreConnecting: Bool {
+        recordingContexts.contains { context in
+            let state = pa_context_get_state(context)
+            return PA_CONTEXT_IS_GOOD(state) != 0 && state != PA_CONTEXT_READY
+        }
+    }
+
+    private func recordingContextStateChanged() {
+        guard let body = whenRecordingContextsSettled, !recordingContextsAreConnecting else { return }
+        whenRecordingContextsSettled = nil
+        body()
     }
 
     // MARK: Following the server
@@ -539,7 +557,9 @@ final class CaptureSession {
         pacer = nil
         pipeWire?.close()
         pipeWire = nil
+        whenRecordingContextsSettled = nil
         for recordingContext in recordingContexts {
+            pa_context_set_state_callback(recordingContext, nil, nil)
             if PA_CONTEXT_IS_GOOD(pa_context_get_state(recordingContext)) != 0 { pa_context_disconnect(recordingContext) }
             pa_context_unref(recordingContext)
         }

@@ -102,7 +102,7 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
         }
         mixEndFrame += samples.count / 2
         if mix.count > 4 * historyFrames { mix.removeFirst(mix.count - 2 * historyFrames) }
-        for index in placed.keys.sorted() { takeOutOfMix(index) }
+        for index in Array(placed.keys) { takeOutOfMix(index) }
         for index in pending.keys.sorted() where pending[index]?.started == true { trySplice(index) }
     }
 
