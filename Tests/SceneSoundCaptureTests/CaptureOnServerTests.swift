@@ -14,6 +14,7 @@ import Testing
         let consumer = RecordingConsumer()
         let capture: AppCapture
         var clients: [ChildProcess] = []
+        private var files: [URL] = []
 
         init(_ kind: PrivateSoundServer.Kind, excluded: Set<String> = [], guarded: Bool = true) throws {
             server = try PrivateSoundServer(kind)
@@ -31,6 +32,21 @@ import Testing
             }
         }
 
+        /// A file of stereo noise, removed with the fixture, and its samples.
+        func noise(seconds: Double, seed: UInt64) throws -> (file: URL, samples: [Int16]) {
+            let samples = TestSignal.stereoNoise(seconds: seconds, seed: seed)
+            let file = temporaryFile("noise.wav")
+            try TestSignal.writeWAV(samples, to: file)
+            files.append(file)
+            return (file, samples)
+        }
+
+        /// The first stream the capture took, once it has taken exactly one.
+        func firstCapturedStream() throws -> CapturedStreamIdentity {
+            #expect(consumer.wait(timeoutSeconds: 10) { $0.startedWhileLocked.count == 1 })
+            return try #require(consumer.startedStreams.first)
+        }
+
         func play(_ file: URL, _ arguments: [String] = []) throws -> ChildProcess {
             let client = try server.startClient("/usr/bin/paplay", arguments + [file.path])
             clients.append(client)
@@ -41,6 +57,7 @@ import Testing
             clients.forEach { $0.kill() }
             capture.stop()
             server.tearDown()
+            files.forEach { try? FileManager.default.removeItem(at: $0) }
         }
     }
 
@@ -48,15 +65,11 @@ import Testing
     func aPlayingAppIsCapturedExactlyAndSilencedOnTheRealSink(kind: PrivateSoundServer.Kind) throws {
         let fixture = try Fixture(kind)
         try fixture.startCapturing()
-        let source = TestSignal.stereoNoise(seconds: 4, seed: 7)
-        let file = temporaryFile("noise.wav")
-        defer { try? FileManager.default.removeItem(at: file) }
-        try TestSignal.writeWAV(source, to: file)
+        let (file, source) = try fixture.noise(seconds: 4, seed: 7)
         _ = try fixture.play(file)
 
         let consumer = fixture.consumer
-        #expect(consumer.wait(timeoutSeconds: 10) { $0.startedWhileLocked.count == 1 })
-        let stream = try #require(consumer.startedStreams.first)
+        let stream = try fixture.firstCapturedStream()
         #expect(stream.applicationName == "paplay")
         #expect(stream.processID != nil)
         // One second of it captured, then listen to the real sink for half a second.
@@ -100,9 +113,7 @@ import Testing
         fixture.consumer.onRealSink = { ownOutput.pin(toSink: $0) }
         try fixture.startCapturing()
 
-        let file = temporaryFile("long.wav")
-        defer { try? FileManager.default.removeItem(at: file) }
-        try TestSignal.writeWAV(TestSignal.stereoNoise(seconds: 20, seed: 3), to: file)
+        let file = try fixture.noise(seconds: 20, seed: 3).file
         _ = try fixture.play(file, ["--client-name=phone-call", "--property=media.role=phone"])
         _ = try fixture.play(file, ["--client-name=excluded-app"])
         _ = try fixture.play(file, ["--client-name=on-aux", "--device=aux"])
@@ -138,9 +149,7 @@ import Testing
         try server.pactl(["load-module", "module-null-sink", "sink_name=headset", "rate=48000"])
         let headset = try #require(try server.sinkIndex(named: "headset"))
         try fixture.startCapturing()
-        let file = temporaryFile("long.wav")
-        defer { try? FileManager.default.removeItem(at: file) }
-        try TestSignal.writeWAV(TestSignal.stereoNoise(seconds: 20, seed: 4), to: file)
+        let file = try fixture.noise(seconds: 20, seed: 4).file
         _ = try fixture.play(file, ["--client-name=moved-by-hand"])
         let consumer = fixture.consumer
         #expect(consumer.wait(timeoutSeconds: 10) { $0.startedWhileLocked.count == 1 })
@@ -175,9 +184,7 @@ import Testing
         #expect(consumer.wait(timeoutSeconds: 5) { $0.realSinks.last == "headset" }, "\(consumer.realSinks)")
         #expect(try waitUntil(timeoutSeconds: 5) { try server.defaultSinkName() == CaptureSinkProperties.sinkName })
         // An app excluded now is let go to the real sink, the headset.
-        let file = temporaryFile("long.wav")
-        defer { try? FileManager.default.removeItem(at: file) }
-        try TestSignal.writeWAV(TestSignal.stereoNoise(seconds: 20, seed: 6), to: file)
+        let file = try fixture.noise(seconds: 20, seed: 6).file
         _ = try fixture.play(file, ["--client-name=let-go"])
         #expect(consumer.wait(timeoutSeconds: 10) { $0.startedWhileLocked.count == 1 })
         fixture.capture.setExcludedBinaries(["let-go"])
@@ -213,9 +220,7 @@ import Testing
         _ = gone.waitForExit()
         try server.pactl(["load-module", "module-null-sink", "sink_name=\(CaptureSinkProperties.sinkName)",
                           "sink_properties=\"\(CaptureSinkProperties.sessionKey)=crashed \(CaptureSinkProperties.ownerPIDKey)=\(deadPID)\""])
-        let file = temporaryFile("long.wav")
-        defer { try? FileManager.default.removeItem(at: file) }
-        try TestSignal.writeWAV(TestSignal.stereoNoise(seconds: 20, seed: 3), to: file)
+        let file = try fixture.noise(seconds: 20, seed: 3).file
         _ = try fixture.play(file, ["--device=\(CaptureSinkProperties.sinkName)"])
         #expect(try waitUntil(timeoutSeconds: 5) { try server.sinkInputs().count == 1 })
         let stale = try #require(try server.captureModules().first)

@@ -128,9 +128,7 @@ import Testing
     @Test(arguments: PrivateSoundServer.Kind.allCases, [false, true])
     func anEventSoundOverAnotherPlayingAppIsCapturedFromItsFirstSample(kind: PrivateSoundServer.Kind, musicFirst: Bool) throws {
         let fixture = try CaptureOnServerTests.Fixture(kind)
-        let music = temporaryFile("music.wav")
-        defer { try? FileManager.default.removeItem(at: music) }
-        try TestSignal.writeWAV(TestSignal.stereoNoise(seconds: 30, seed: 5), to: music)
+        let music = try fixture.noise(seconds: 30, seed: 5).file
         if musicFirst {
             _ = try fixture.play(music)
             #expect(try waitUntil(timeoutSeconds: 10) { try fixture.server.list("sink-inputs").count == 1 })
@@ -139,8 +137,7 @@ import Testing
         #expect(try waitUntil(timeoutSeconds: 5) { try fixture.server.defaultSinkName() == CaptureSinkProperties.sinkName })
         if !musicFirst { _ = try fixture.play(music) }
         let consumer = fixture.consumer
-        #expect(consumer.wait(timeoutSeconds: 10) { $0.startedWhileLocked.count == 1 })
-        let musicStream = try #require(consumer.startedStreams.first)
+        let musicStream = try fixture.firstCapturedStream()
         #expect(consumer.wait(timeoutSeconds: 10) { $0.framesWhileLocked(musicStream.streamIndex) >= 24_000 })
         let frameCount = Self.eventSound().count
         for (play, capture) in try Self.captureEventSoundThreeTimes(fixture).enumerated() {

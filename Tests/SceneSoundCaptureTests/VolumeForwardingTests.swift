@@ -24,16 +24,12 @@ import Testing
         try fixture.startCapturing()
         #expect(try waitUntil(timeoutSeconds: 5) { try server.defaultSinkName() == CaptureSinkProperties.sinkName })
         let real = PrivateSoundServer.sinkName
-        let source = TestSignal.stereoNoise(seconds: 30, seed: 11)
-        let file = temporaryFile("noise.wav")
-        defer { try? FileManager.default.removeItem(at: file) }
-        try TestSignal.writeWAV(source, to: file)
+        let (file, source) = try fixture.noise(seconds: 30, seed: 11)
         // A captured app, and one playing on the real sink (excluded: let go there) that
         // stands for what is heard there, SceneSound's output.
         _ = try fixture.play(file)
         let consumer = fixture.consumer
-        #expect(consumer.wait(timeoutSeconds: 10) { $0.startedWhileLocked.count == 1 })
-        let stream = try #require(consumer.startedStreams.first)
+        let stream = try fixture.firstCapturedStream()
         _ = try fixture.play(file, ["--client-name=direct"])
         let level = { (what: String) throws -> Double in
             let recording = try MonitorRecording(server: server, file: temporaryFile("\(what).raw"))

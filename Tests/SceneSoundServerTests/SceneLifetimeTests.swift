@@ -14,6 +14,18 @@ import SceneSoundX11
     static let mono = AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1)
 
     /// The status's scene slots; the server must report them.
+    /// The scene registry's clock, moved by hand.
+    final class ManualClock: @unchecked Sendable { var seconds = 1000.0 }
+
+    /// An in-process server whose scenes follow windows (given as snapshots) and whose scene
+    /// registry reads a clock the test moves.
+    static func serverFollowingWindows() -> (InProcessServer, ManualClock, WindowAnchoring) {
+        let server = InProcessServer()
+        let clock = ManualClock()
+        server.core.scenes.registry.nowSeconds = { clock.seconds }
+        return (server, clock, server.core.anchorToWindows(settings: .init()))
+    }
+
     static func slots(_ server: InProcessServer) throws -> StatusDocument.SceneSlots {
         guard let slots = try server.status().sceneSlots else { throw TestFailure("the status has no scene_slots") }
         return slots
@@ -124,10 +136,7 @@ import SceneSoundX11
     /// window, until the window is seen to close; then each keeps the window's last place for a
     /// minute, and a window closing while its app plays keeps the scene until the sound ends.
     @Test func windowScenesLastAsLongAsTheirWindowAndAMinuteAfter() throws {
-        let server = InProcessServer()
-        var clockSeconds = 1000.0
-        server.core.scenes.registry.nowSeconds = { clockSeconds }
-        let anchoring = server.core.anchorToWindows(settings: .init())
+        let (server, clock, anchoring) = Self.serverFollowingWindows()
         anchoring.apply(WindowSessionTests.snapshot)
         let program = try server.connect(peerPID: 4242)
         let windowScene = SceneID.forX11Window(WindowSessionTests.window.id)
@@ -163,10 +172,10 @@ import SceneSoundX11
         #expect(try program.request(.streamClose(StreamReference(streamID: playing))) == .ok)
         server.render(blocks: 2)
         #expect(try Self.scene(server, windowScene)?.kept == "closed_window")
-        clockSeconds += 59
+        clock.seconds += 59
         server.render()
         #expect(try Self.slots(server).inUse == 4)
-        clockSeconds += 1
+        clock.seconds += 1
         server.render()
         for id in [windowScene, "editor", "pid:4242"] { #expect(try Self.scene(server, id) == nil, "\(id) outlived its window's minute") }
         let slots = try Self.slots(server)
@@ -176,10 +185,7 @@ import SceneSoundX11
     /// The render thread resets a freed slot: a scene that reuses the slot of a minimized
     /// window's scene (muffled, 12 dB down) sounds as loud as one in a slot never used.
     @Test func aReusedSlotStartsUnmuffled() throws {
-        let server = InProcessServer()
-        var clockSeconds = 1000.0
-        server.core.scenes.registry.nowSeconds = { clockSeconds }
-        let anchoring = server.core.anchorToWindows(settings: .init())
+        let (server, clock, anchoring) = Self.serverFollowingWindows()
         var minimized = WindowSessionTests.snapshot
         minimized.windows[0].isMinimized = true
         anchoring.apply(minimized)
@@ -193,7 +199,7 @@ import SceneSoundX11
         closed.windows = []
         anchoring.apply(closed)
         #expect(try client.request(.streamClose(StreamReference(streamID: muffled))) == .ok)
-        clockSeconds += SceneRegistry.closedWindowKeepSeconds
+        clock.seconds += SceneRegistry.closedWindowKeepSeconds
         server.render(blocks: 2)
         #expect(try Self.scene(server, windowScene) == nil)
 
