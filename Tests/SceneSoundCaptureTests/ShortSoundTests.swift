@@ -160,11 +160,12 @@ import Testing
         defer { try? FileManager.default.removeItem(at: file) }
         try TestSignal.writeWAV(stereo, to: file)
         let consumer = fixture.consumer
+        let endedBefore = consumer.endedStreams.count
         return try (1 ... 3).map { play in
             let app = try fixture.play(file, ["--latency-msec=10", "--property=media.role=event"])
             #expect(app.waitForExit() == 0)
-            try #require(consumer.wait(timeoutSeconds: 5) { $0.endedStreamsWhileLocked.count == play })
-            let captured = consumer.audio(of: consumer.endedStreams[play - 1])
+            try #require(consumer.wait(timeoutSeconds: 5) { $0.endedStreamsWhileLocked.count == endedBefore + play })
+            let captured = consumer.audio(of: consumer.endedStreams[endedBefore + play - 1])
             let played = withoutGaps(captured)
             let compared = min(played.count, stereo.count)
             let exactFrames = ((0 ..< compared).first { abs(played[$0] - Float(stereo[$0]) / 32768) >= 1e-3 } ?? compared) / 2
