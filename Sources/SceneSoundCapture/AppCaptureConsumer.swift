@@ -11,6 +11,10 @@ public protocol AppCaptureConsumer: AnyObject, Sendable {
     func captureDidReceive(streamIndex: UInt32, interleavedStereo samples: UnsafeBufferPointer<Float>)
     /// The stream ended, was excluded, was moved elsewhere by the user, or the capture stopped.
     func captureDidEnd(streamIndex: UInt32)
+    /// A stream the capture would take is left where it plays, and why: the user moved it
+    /// elsewhere, the server refused to move it, or its recording kept failing (it then plays
+    /// on the real sink rather than silent on the capture's). Once per stream and cause.
+    func captureDidLeave(_ stream: CapturedStreamIdentity, reason: String)
     func captureStateDidChange(_ state: AppCapture.State)
     /// The real sink behind the capture's, which is the default sink while capturing: where
     /// the apps it lets go play, and where the consumer's own output must play (pinned: with

@@ -57,11 +57,16 @@ final class CaptureSession {
     private let onsets: OnsetRecovery
     private var defaultSink: (name: String, index: UInt32)?
     private var volumeMirror = VolumeMirror()
+    /// The callers of the default-sink refresh on its way, and of the next one.
+    private var defaultSinkRefresh: (waiting: [() -> Void], next: [() -> Void])?
     private var streams: [UInt32: TrackedStream] = [:]
-    /// Streams the user moved off the capture sink: their choice stands until they end.
-    private var userRouted: Set<UInt32> = []
-    /// Monitor attachments per stream, so a stream whose monitor keeps failing is given up.
-    private var attachAttempts: [UInt32: Int] = [:]
+    /// Streams left where they play until they end: the ones the user moved off the capture
+    /// sink (their choice stands) and the ones whose recording kept failing (sent back to the
+    /// real sink, where taking them again would only bounce them between the two).
+    private var leftAlone: Set<UInt32> = []
+    /// Recordings started per stream, and why the last one ended: a stream whose recording
+    /// keeps failing is given up.
+    private var attachments: [UInt32: (count: Int, lastFailure: String?)] = [:]
 
     init?(mainloop: PulseMainloop, configuration: AppCapture.Configuration, token: String,
           consumer: AppCaptureConsumer, delegate: CaptureSessionDelegate) {
@@ -301,7 +306,27 @@ final class CaptureSession {
     /// becoming the default means the user (or the server, for a device plugged in) chose it:
     /// it is the real one from now on, and ours takes its place again. If the real one goes
     /// away, another takes over. The sweep undoes all this, however this process ends.
+    ///
+    /// Asked for in bursts (each new stream is judged against the default as it is now):
+    /// callers coming while a refresh is on its way share the next one, which starts after
+    /// what they saw. PulseAudio answers on the main loop that also accepts new clients, with
+    /// five connections waiting at most and the rest refused: 32 apps starting at once had it
+    /// answer two requests each for us meanwhile, and some of them could not connect.
     private func refreshDefaultSink(_ then: @escaping () -> Void) {
+        if defaultSinkRefresh != nil { return defaultSinkRefresh!.next.append(then) }
+        startDefaultSinkRefresh(for: [then])
+    }
+
+    private func startDefaultSinkRefresh(for waiting: [() -> Void]) {
+        defaultSinkRefresh = (waiting, [])
+        askDefaultSink { [weak self] in
+            guard let self, let refresh = defaultSinkRefresh else { return }
+            if refresh.next.isEmpty { defaultSinkRefresh = nil } else { startDefaultSinkRefresh(for: refresh.next) }
+            refresh.waiting.forEach { $0() }
+        }
+    }
+
+    private func askDefaultSink(_ then: @escaping () -> Void) {
         requests.defaultSinkName { [weak self] name in
             guard let self else { return }
             requests.sinks { [weak self] sinks in
@@ -392,10 +417,7 @@ final class CaptureSession {
             if tracked.isMoving { return }
             if facts.sinkIndex != captureSink.index {
                 if tracked.isStillArriving(on: facts.sinkIndex) { return }
-                // Moved elsewhere by the user or a policy: their choice stands.
-                release(facts.index)
-                userRouted.insert(facts.index)
-                return
+                return movedElsewhere(tracked.identity, to: facts.sinkIndex)
             }
             if case .returnToDefaultSink = decision {
                 release(facts.index)
@@ -409,7 +431,7 @@ final class CaptureSession {
             }
             return
         }
-        guard !userRouted.contains(facts.index) else { return }
+        guard !leftAlone.contains(facts.index) else { return }
         switch decision {
         case .take:
             let identity = CapturedStreamIdentity(streamIndex: facts.index, properties: facts.properties)
@@ -423,24 +445,48 @@ final class CaptureSession {
                     guard let self, phase == .capturing, streams[facts.index]?.isMoving == true else { return }
                     streams[facts.index]?.isMoving = false
                     streams[facts.index]?.movedAt = Date()
-                    if moved { attach(facts.index) } else { streams[facts.index] = nil }
+                    if moved { return attach(facts.index) }
+                    streams[facts.index] = nil
+                    // A stream that just ended cannot be moved; its end is on its way.
+                    if pa_context_errno(context) != PA_ERR_NOENTITY.rawValue {
+                        onsets.captureDidLeave(identity, reason: "the server did not move it to the capture sink (\(pulseErrorText(context: context)))")
+                    }
                 }
             }
         case .returnToDefaultSink:
             onsets.forget(facts.index)
             returnToDefaultSink(facts.index)
+        case .leave(.notOnDefaultSink) where attachments[facts.index] != nil:
+            // Recorded before, and moved: PulseAudio ended the recording with the move.
+            movedElsewhere(CapturedStreamIdentity(streamIndex: facts.index, properties: facts.properties), to: facts.sinkIndex)
         case .leave:
             break  // perhaps for now (not linked yet): forgotten when it ends
         }
     }
 
+    /// Moved off the capture sink by the user or a policy: their choice stands until it ends.
+    private func movedElsewhere(_ stream: CapturedStreamIdentity, to sink: UInt32) {
+        release(stream.streamIndex)
+        leftAlone.insert(stream.streamIndex)
+        onsets.captureDidLeave(stream, reason: "moved to sink \(sink) by the user or a policy; it plays there until it ends")
+    }
+
     private func attach(_ index: UInt32) {
         guard let captureSink, var tracked = streams[index] else { return }
-        let attempts = attachAttempts[index, default: 0] + 1
-        attachAttempts[index] = attempts
-        guard attempts <= 3, let recorder = makeRecorder(index, sinkName: captureSink.name, identity: tracked.identity) else {
-            // Leave it playing on the real sink rather than silent on ours.
+        var attempts = attachments[index] ?? (0, nil)
+        attempts.count += 1
+        let recorder = attempts.count <= 3 ? makeRecorder(index, sinkName: captureSink.name, identity: tracked.identity) : nil
+        if recorder == nil, attempts.count <= 3 { attempts.lastFailure = "not started: \(pulseErrorText(context: context))" }
+        attachments[index] = attempts
+        guard let recorder else {
+            // Left playing on the real sink rather than silent on ours.
             streams[index] = nil
+            leftAlone.insert(index)
+            let tries = min(attempts.count, 3)
+            onsets.captureDidLeave(tracked.identity, reason: """
+                its recording failed after \(tries) \(tries == 1 ? "try" : "tries") (\(attempts.lastFailure ?? "?")); \
+                sent back to the real sink
+                """)
             return returnToDefaultSink(index)
         }
         tracked.recorder = recorder
@@ -503,8 +549,8 @@ final class CaptureSession {
     private func streamEnded(_ index: UInt32) {
         release(index)
         onsets.forget(index)
-        userRouted.remove(index)
-        attachAttempts[index] = nil
+        leftAlone.remove(index)
+        attachments[index] = nil
     }
 
     func setExcludedBinaries(_ binaries: Set<String>) {
@@ -618,6 +664,7 @@ extension CaptureSession: StreamRecorderDelegate {
 
     private func recorderEnded(_ index: UInt32, _ recorder: any StreamRecorder) {
         guard phase == .capturing, streams[index]?.recorder === recorder else { return }
+        attachments[index]?.lastFailure = recorder.failure
         // Its input ended, or moved (the sink-input events say which), or the monitor broke:
         // look, and attach again if it is still ours to take.
         release(index)

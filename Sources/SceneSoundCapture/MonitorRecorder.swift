@@ -1,9 +1,12 @@
 import CPulse
+import SceneSoundPulse
 
 /// One captured stream's recording, by whichever route the server serves best.
 protocol StreamRecorder: AnyObject {
     /// nil for the pacer (MonitorRecorder).
     var streamIndex: UInt32? { get }
+    /// Why it ended, as the server put it (nil while it runs).
+    var failure: String? { get }
     /// After this no callback comes. Idempotent.
     func close()
 }
@@ -30,6 +33,7 @@ final class MonitorRecorder: StreamRecorder {
     private let deliver: (UnsafeBufferPointer<Float>) -> Void
     private weak var delegate: StreamRecorderDelegate?
     private var isClosed = false
+    private(set) var failure: String?
     /// Zeros handed out for a hole in the recording (the server skipped data), allocated once.
     private let silence: UnsafeMutableBufferPointer<Float>
 
@@ -100,6 +104,8 @@ final class MonitorRecorder: StreamRecorder {
     private func stateChanged() {
         let state = pa_stream_get_state(stream)
         if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED {
+            // A killed direct monitor (its input moved or ended) reads "Entity killed".
+            failure = state == PA_STREAM_FAILED ? pulseErrorText(context: context) : "ended by the server"
             delegate?.recorderDidEnd(self)
         }
     }

@@ -195,6 +195,7 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
         consumer.captureDidEnd(streamIndex: streamIndex)
     }
 
+    func captureDidLeave(_ stream: CapturedStreamIdentity, reason: String) { consumer.captureDidLeave(stream, reason: reason) }
     func captureStateDidChange(_ state: AppCapture.State) { consumer.captureStateDidChange(state) }
     func captureDidChooseRealSink(_ sinkName: String) { consumer.captureDidChooseRealSink(sinkName) }
 

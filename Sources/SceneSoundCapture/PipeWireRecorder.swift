@@ -73,6 +73,7 @@ final class PipeWireRecorder: StreamRecorder {
     private let deliver: (UnsafeBufferPointer<Float>) -> Void
     private weak var delegate: StreamRecorderDelegate?
     private var capture: OpaquePointer?
+    private(set) var failure: String?
 
     /// `latencyFrames`: the quantum asked of the graph, which is how often audio arrives.
     init?(connection: PipeWireConnection, streamIndex: UInt32, rateHz: Int, latencyFrames: Int, streamName: String,
@@ -89,6 +90,7 @@ final class PipeWireRecorder: StreamRecorder {
             },
             { userdata in
                 let recorder = Unmanaged<PipeWireRecorder>.fromOpaque(userdata!).takeUnretainedValue()
+                recorder.failure = "its PipeWire link ended"
                 recorder.delegate?.recorderDidEnd(recorder)
             },
             Unmanaged.passUnretained(self).toOpaque())

@@ -54,6 +54,10 @@ final class AppCaptureBridge: AppCaptureConsumer, @unchecked Sendable {
         streams.end(key: UInt64(streamIndex))
     }
 
+    func captureDidLeave(_ stream: CapturedStreamIdentity, reason: String) {
+        logger.warning("not capturing \(stream.applicationName ?? "?") (\(stream.binary ?? "?"), pid \(stream.processID.map(String.init) ?? "?"), stream \(stream.streamIndex)): \(reason)")
+    }
+
     func captureStateDidChange(_ state: AppCapture.State) {
         switch state {
         case .connecting:

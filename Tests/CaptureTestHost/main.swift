@@ -3,7 +3,7 @@ import SceneSoundCapture
 
 // A process that captures apps and can be killed, stopped or hung by the capture tests:
 // the tests cannot do that to themselves. Prints one line per event on stdout (flushed):
-//   state capturing SINK | start INDEX BINARY | end INDEX | frames INDEX COUNT (once a second)
+//   state capturing SINK | start INDEX BINARY | end INDEX | left INDEX WHY | frames INDEX COUNT (once a second)
 // Usage: scenesound-capture-test-host --server ADDRESS [--guard PATH] [--exclude BINARY]...
 // Stops cleanly (undoing the capture) on SIGTERM, as the daemon does.
 
@@ -29,6 +29,7 @@ final class PrintingConsumer: AppCaptureConsumer, @unchecked Sendable {
         lock.unlock()
     }
     func captureDidEnd(streamIndex: UInt32) { say("end \(streamIndex)") }
+    func captureDidLeave(_ stream: CapturedStreamIdentity, reason: String) { say("left \(stream.streamIndex) \(reason)") }
 
     func reportFrames() {
         lock.lock()

@@ -163,6 +163,46 @@ import Testing
         Thread.sleep(forTimeInterval: 1.0)  // a negative check: the capture must not take it back
         #expect(try server.sinkOf(application: "moved-by-hand") == headset)
         #expect(consumer.startedStreams.count == 1)
+        #expect(consumer.leftStreams.map(\.reason) == ["moved to sink \(headset) by the user or a policy; it plays there until it ends"])
+    }
+
+    /// A stream whose recording keeps ending (here killed by hand, as a mixer app can) is given
+    /// up after three tries: sent back to the real sink, said why, and not taken again (before,
+    /// it bounced between the two sinks for as long as it played). PulseAudio only: its
+    /// recordings are all libpulse source outputs, which pactl can kill.
+    @Test(arguments: [PrivateSoundServer.Kind.pulseAudio])
+    func aStreamWhoseRecordingKeepsFailingIsGivenUpOnceAndPlaysOnTheRealSink(kind: PrivateSoundServer.Kind) throws {
+        let fixture = try Fixture(kind)
+        let server = fixture.server
+        try fixture.startCapturing()
+        _ = try fixture.play(try fixture.noise(seconds: 20, seed: 5).file, ["--client-name=hard-to-record"])
+        let consumer = fixture.consumer
+        _ = try fixture.firstCapturedStream()
+        // The stream's own recording, not the capture sink's whole mix (the pacer).
+        func recording() throws -> Int? {
+            try server.list("source-outputs").first { output in
+                (output["properties"] as? [String: Any])?["media.name"] as? String == "SceneSound capture of hard-to-record"
+            }?["index"] as? Int
+        }
+        var killed: Set<Int> = []
+        for _ in 0 ..< 3 {
+            var index: Int?
+            try #require(waitUntil(timeoutSeconds: 5) {
+                index = try recording().flatMap { killed.contains($0) ? nil : $0 }
+                return index != nil
+            })
+            try #require(server.killSourceOutput(index!))
+            killed.insert(index!)
+        }
+        #expect(consumer.wait(timeoutSeconds: 5) { $0.leftWhileLocked.count == 1 })
+        #expect(consumer.leftStreams.first?.reason.hasPrefix("its recording failed after 3 tries (Entity killed)") == true,
+                "\(consumer.leftStreams.map(\.reason))")
+        let real = try server.sinkIndex(named: PrivateSoundServer.sinkName)
+        #expect(try waitUntil(timeoutSeconds: 5) { try server.sinkOf(application: "hard-to-record") == real })
+        Thread.sleep(forTimeInterval: 1.0)  // a negative check: the capture must not take it back
+        #expect(try server.sinkOf(application: "hard-to-record") == real)
+        #expect(try recording() == nil)
+        #expect(consumer.leftStreams.count == 1)
     }
 
     /// While capturing, ours is the default sink (new streams start on it) and the real one
@@ -245,4 +285,5 @@ import Testing
 
 extension RecordingConsumer {
     var endedStreamsWhileLocked: [UInt32] { ended }
+    var leftWhileLocked: [(stream: CapturedStreamIdentity, reason: String)] { left }
 }

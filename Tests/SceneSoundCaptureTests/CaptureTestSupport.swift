@@ -1,5 +1,7 @@
+import CPulse
 import Foundation
 import SceneSoundCapture
+import SceneSoundPulse
 import SceneSoundTestSupport
 
 /// Collects what the capture delivers, per stream, and lets a test wait for it.
@@ -16,6 +18,8 @@ final class RecordingConsumer: AppCaptureConsumer, @unchecked Sendable {
         locked { audio[streamIndex, default: []].append(contentsOf: samples) }
     }
     func captureDidEnd(streamIndex: UInt32) { locked { ended.append(streamIndex) } }
+    private(set) var left: [(stream: CapturedStreamIdentity, reason: String)] = []
+    func captureDidLeave(_ stream: CapturedStreamIdentity, reason: String) { locked { left.append((stream, reason)) } }
     func captureStateDidChange(_ state: AppCapture.State) { locked { states.append(state) } }
     private(set) var realSinks: [String] = []
     /// Called before the capture sink becomes the default: a test's own output pins itself here.
@@ -38,6 +42,7 @@ final class RecordingConsumer: AppCaptureConsumer, @unchecked Sendable {
     var startedStreams: [CapturedStreamIdentity] { locked { started } }
     var statesWhileLockedCopy: [AppCapture.State] { locked { states } }
     var endedStreams: [UInt32] { locked { ended } }
+    var leftStreams: [(stream: CapturedStreamIdentity, reason: String)] { locked { left } }
 
     /// Waits until `predicate` holds, woken by every delivery; false on timeout.
     func wait(timeoutSeconds: Double, until predicate: (RecordingConsumer) -> Bool) -> Bool {
@@ -183,6 +188,32 @@ extension PrivateSoundServer {
                   fields[2].contains("sink_name=\(CaptureSinkProperties.sinkName)") else { return nil }
             return Int(fields[0])
         }
+    }
+
+    /// Ends a recording as a mixer app can (libpulse's kill call: pactl has none), blocking;
+    /// true once the server said it did.
+    func killSourceOutput(_ index: Int) -> Bool {
+        guard let mainloop = pa_mainloop_new() else { return false }
+        defer { pa_mainloop_free(mainloop) }
+        guard let context = pa_context_new(pa_mainloop_get_api(mainloop), "scenesound-test") else { return false }
+        defer {
+            pa_context_disconnect(context)
+            pa_context_unref(context)
+        }
+        guard pulseConnect(context, serverAddress: serverAddress) == 0 else { return false }
+        let deadline = Date().addingTimeInterval(5)
+        while pa_context_get_state(context) != PA_CONTEXT_READY {
+            guard PA_CONTEXT_IS_GOOD(pa_context_get_state(context)) != 0, Date() < deadline else { return false }
+            pa_mainloop_iterate(mainloop, 1, nil)
+        }
+        final class Answer { var succeeded: Bool? }
+        let answer = Answer()
+        guard let operation = pa_context_kill_source_output(context, UInt32(index), { _, success, userdata in
+            Unmanaged<Answer>.fromOpaque(userdata!).takeUnretainedValue().succeeded = success != 0
+        }, Unmanaged.passUnretained(answer).toOpaque()) else { return false }
+        defer { pa_operation_unref(operation) }
+        while answer.succeeded == nil, Date() < deadline { pa_mainloop_iterate(mainloop, 1, nil) }
+        return answer.succeeded ?? false
     }
 
     func sinkOf(application: String) throws -> Int? {
