@@ -29,6 +29,8 @@ public final class Engine: @unchecked Sendable {
     private let outputFrames = Atomic<Int>(0)
     private let loadPermille = Atomic<Int>(0)
     private let peakLoadPermille = Atomic<Int>(0)
+    /// Events that found the queue full: none, since every event waits in the engine until
+    /// there is room (a count here is a bug, shown in status).
     private let droppedEvents = Atomic<Int>(0)
     /// Set by the backend after it handed a block to the device (or file).
     private let deliveredFrames = Atomic<Int>(0)
@@ -55,10 +57,11 @@ public final class Engine: @unchecked Sendable {
 
     /// `busFilters`: the bus decoder designed from `hrtf`, designed here when nil (a tenth of a
     /// second); tests that build many engines over one set pass one design to all, programs
-    /// the one cached on disk (AmbisonicDecoderCache).
+    /// the one cached on disk (AmbisonicDecoderCache). `eventQueueCapacity`: tests make it small
+    /// to fill it.
     public init(hrtf: HRTFSet, configuration: EngineConfiguration, maximumStreams: Int = 1024,
                 maximumScenes: Int = 1024, listenerDistanceMetres: Double = 0.6,
-                busFilters: AmbisonicDecodeFilters? = nil) {
+                busFilters: AmbisonicDecodeFilters? = nil, eventQueueCapacity: Int = 8192) {
         self.hrtf = hrtf
         self.configuration = configuration
         self.maximumStreams = maximumStreams
@@ -66,7 +69,7 @@ public final class Engine: @unchecked Sendable {
         renderer = SpatialRenderer(hrtf: hrtf, configuration: configuration, maximumSources: maximumStreams,
                                    busFilters: busFilters)
         commands = SPSCQueue(capacity: 8192)
-        events = SPSCQueue(capacity: 8192)
+        events = SPSCQueue(capacity: eventQueueCapacity)
         streams = []
         streams.reserveCapacity(maximumStreams)
         defaultScenePosition = Vector3(x: 0, y: 0, z: -listenerDistanceMetres)
@@ -132,7 +135,9 @@ public final class Engine: @unchecked Sendable {
         for _ in 0..<512 {
             guard let command = deferred.take() ?? commands.pop() else { return }
             if case .addStream = command {
-                if started == Self.streamsStartedPerBlock {
+                // A stream refused for the limit goes back through the event queue: with no
+                // room there it waits here, so that it is never released on this thread.
+                if started == Self.streamsStartedPerBlock || (streams.count >= maximumStreams && !events.hasRoom) {
                     deferred = command
                     return
                 }
@@ -243,23 +248,32 @@ public final class Engine: @unchecked Sendable {
         return Vector3(x: -flat.z / length, y: 0, z: flat.x / length)
     }
 
+    /// Hands back removed streams and reports drains. An event that finds the queue full waits
+    /// for a later block (the stream stays silent, the drain pending): none is lost, so the
+    /// server learns of every release and drain, and nothing is freed on this thread.
     private func finishBlock(outputFrame: Int) {
         var index = 0
         while index < streams.count {
-            let stream = streams[index]
-            if stream.removing {
-                // Faded out during this block: hand it back for release off this thread.
-                renderer.remove(stream.source)
+            if streams[index].removing {
+                // Faded out during this block: handed back for release off this thread. No
+                // reference of this thread's outlives the push: the server may let go of it
+                // at once, and the last release must be the server's.
+                guard events.hasRoom else {
+                    index += 1
+                    continue
+                }
+                renderer.remove(streams[index].source)
                 streams.swapAt(index, streams.count - 1)
                 emit(.released(streams.removeLast()))
                 continue
             }
+            let stream = streams[index]
             if stream.drainThroughFrame > 0 {
                 if stream.drainAtOutputFrame == .max, stream.input.ring.framesRead >= stream.drainThroughFrame {
                     // The last frame entered this block; it leaves after the limiter's delay.
                     stream.drainAtOutputFrame = outputFrame + renderer.latencyFrames
                 }
-                if outputFrame >= stream.drainAtOutputFrame {
+                if outputFrame >= stream.drainAtOutputFrame, events.hasRoom {
                     emit(.drained(stream.id, throughFrame: stream.drainThroughFrame, outputFrame: stream.drainAtOutputFrame))
                     stream.drainThroughFrame = 0
                     stream.drainAtOutputFrame = .max

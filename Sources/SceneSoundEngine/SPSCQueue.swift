@@ -32,6 +32,10 @@ public final class SPSCQueue<Element>: @unchecked Sendable {
         return true
     }
 
+    /// Producer side: whether a push now succeeds (only the producer fills the queue, so the
+    /// room seen here is still there when it pushes).
+    public var hasRoom: Bool { tail.load(ordering: .relaxed) - head.load(ordering: .acquiring) < capacity }
+
     /// Consumer side.
     public func pop() -> Element? {
         let h = head.load(ordering: .relaxed)
