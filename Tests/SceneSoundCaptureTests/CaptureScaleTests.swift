@@ -81,8 +81,8 @@ import Testing
             ((try? String(contentsOf: playerLogs[index], encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         }
         // Four at a time, each four playing before the next start: PulseAudio keeps five
-        // connections waiting to be accepted and refuses the rest ("Connection refused"), and
-        // of 32 players started in the same instant, while the server was busy, 11 were.
+        // connections waiting to be accepted and refuses the rest ("Connection refused"). With
+        // 32 players started in the same instant, 11 were never heard of in one CI run.
         for first in stride(from: 0, to: count, by: 4) {
             for index in first ..< min(first + 4, count) {
                 players.append(try server.startClient("/usr/bin/paplay", ["--client-name=loop-\(index)", file.path],
