@@ -251,15 +251,15 @@ import Testing
             }
             #expect(waitUntil(timeoutSeconds: 20) { players.allSatisfy { !$0.isRunning } })
             #expect(Date().timeIntervalSince(started) < 10)
+            // Every stream taken is let go again.
+            #expect(waitUntil(timeoutSeconds: 10) {
+                let text = desk.logText
+                return text.components(separatedBy: "capturing \(name)-").count == text.components(separatedBy: "stream of \(name)-").count
+            })
         }
         try burst("burst")
-        let log = { desk.logText }
-        // Every stream taken was let go again, and the daemon lives on, with nothing on our sink.
-        #expect(waitUntil(timeoutSeconds: 10) {
-            let text = log()
-            return text.components(separatedBy: "capturing burst-").count == text.components(separatedBy: "stream of burst-").count
-        })
-        let captured = log().components(separatedBy: "capturing burst-").count - 1
+        // The daemon lives on, with nothing on our sink.
+        let captured = desk.logText.components(separatedBy: "capturing burst-").count - 1
         #expect(captured >= 50, "only \(captured) of 100 streams were captured")
         #expect(desk.daemon.isRunning)
         let captureSink = try desk.server.sinkIndex(named: CaptureSinkProperties.sinkName)
@@ -275,21 +275,21 @@ import Testing
         let residentAfter = residentKilobytes(desk.daemon.pid)
         // A leak grows with every burst; what the first one costs (the allocator's pools
         // reaching their size) stays for the next. The daemon's own memory (`RssAnon`: heap and
-        // stacks): 5-7.5 MB for the first burst here on both servers, then 0-12 kB. (The whole
-        // resident size also counts pages of mapped libraries and the sound server's shared
-        // buffers, which swung by tens of MB on PipeWire from run to run.) The second bar
-        // catches a leak of 20 kB a stream.
-        let (firstBurstKilobytes, secondBurstKilobytes) = (20_000, 2_000)
+        // stacks) grows 5 MB in the first burst here on PulseAudio, 7-19 MB on PipeWire, then
+        // mostly 0-130 kB, but on PipeWire once by 4 MB (a step of the allocator, not repeated;
+        // it also gives back 1-3 MB at times): so two more
+        // bursts, and the smaller of their growths must stay under 2 MB, which a leak of 20 kB
+        // a stream would exceed in both. (The whole resident size also counts pages of mapped
+        // libraries and the sound server's shared buffers, which swung by tens of MB on
+        // PipeWire from run to run.)
         try burst("again")
-        #expect(waitUntil(timeoutSeconds: 10) {
-            let text = log()
-            return text.components(separatedBy: "capturing again-").count == text.components(separatedBy: "stream of again-").count
-        })
         let residentAfterAgain = residentKilobytes(desk.daemon.pid)
-        print("\(kind): \(captured) of 100 short streams captured; daemon's own memory \(residentBefore) → \(residentAfter) → \(residentAfterAgain) kB after 100 more (resident in all \(residentKilobytes(desk.daemon.pid, "VmRSS")) kB); scene slots \(described(slotsBefore)) → \(described(slotsAfter))")
-        #expect(residentAfter - residentBefore < firstBurstKilobytes, "the daemon's memory grew \(residentAfter - residentBefore) kB")
-        #expect(residentAfterAgain - residentAfter < secondBurstKilobytes,
-                "the daemon's memory grew \(residentAfterAgain - residentAfter) kB in the second burst")
+        try burst("third")
+        let residentAfterThird = residentKilobytes(desk.daemon.pid)
+        let laterGrowth = min(residentAfterAgain - residentAfter, residentAfterThird - residentAfterAgain)
+        print("\(kind): \(captured) of 100 short streams captured; daemon's own memory \(residentBefore) → \(residentAfter) → \(residentAfterAgain) → \(residentAfterThird) kB after each 100 (resident in all \(residentKilobytes(desk.daemon.pid, "VmRSS")) kB); scene slots \(described(slotsBefore)) → \(described(slotsAfter))")
+        #expect(residentAfter - residentBefore < 40_000, "the daemon's memory grew \(residentAfter - residentBefore) kB")
+        #expect(laterGrowth < 2_000, "the daemon's memory grew \(residentAfterAgain - residentAfter) kB in the second burst and \(residentAfterThird - residentAfterAgain) kB in the third")
     }
 
     /// A field of /proc/PID/status in kB: `RssAnon`, the process's own memory, unless told.

@@ -22,29 +22,43 @@ import Testing
             serverAddress: server.serverAddress)
     }
 
-    /// Records what reached the server's sink and checks it is our tone, at our levels.
-    static func expectToneReachesSink(of server: PrivatePulseServer, label: String) throws {
-        let file = server.directory.appendingPathComponent("recording-\(label).raw")
-        let recorder = try SinkRecorder(serverAddress: server.serverAddress, file: file)
-        let recorded = try #require(
-            recorder.record(frameCount: analysedFrames, timeoutSeconds: timeoutSeconds),
-            "parec recorded nothing from \(label)")
-
-        let left = ChannelAnalysis(interleaved: recorded, channel: 0, rateHz: rateHz)
-        let right = ChannelAnalysis(interleaved: recorded, channel: 1, rateHz: rateHz)
+    /// Records what reached the server's sink and checks it is our tone, at our levels. A
+    /// recording during which our stream underran (the server played silence for it, an event
+    /// the output counts and reports) is taken once more: judged here is what the stream
+    /// carries; underruns have their own bars (SoakTests, EndToEndLatencyTests). In fresh-clone
+    /// CI runs, right after the build, the first server's stream underran once in a few runs
+    /// and the recording held the hole (a tone 8 Hz low).
+    static func expectToneReachesSink(of server: PrivatePulseServer, label: String, output: PulseOutput) throws {
         let expectedLeftRMS = Double(leftAmplitude) / 2.squareRoot()
         let expectedRightRMS = Double(rightAmplitude) / 2.squareRoot()
-        let leftTone = left.toneAmplitude(atFrequencyHz: toneHz)
-        print("""
-            [\(label)] left RMS \(left.rms) (expected \(expectedLeftRMS)), right RMS \(right.rms) \
-            (expected \(expectedRightRMS)), frequency \(left.zeroCrossingFrequencyHz) Hz, \
-            1 kHz amplitude \(leftTone) (expected \(leftAmplitude))
-            """)
-        #expect(abs(left.rms / expectedLeftRMS - 1) < 0.05, "left level off on \(label)")
-        #expect(abs(right.rms / expectedRightRMS - 1) < 0.05, "right level off on \(label)")
-        #expect(abs(left.zeroCrossingFrequencyHz - toneHz) < 2, "frequency off on \(label)")
-        // A dropout or a phase jump inside the window would pull this well below the amplitude.
-        #expect(abs(leftTone / Double(leftAmplitude) - 1) < 0.05, "tone not clean on \(label)")
+        for attempt in 1 ... 2 {
+            let underrunsBefore = output.underrunCount
+            let file = server.directory.appendingPathComponent("recording-\(label)-\(attempt).raw")
+            let recorder = try SinkRecorder(serverAddress: server.serverAddress, file: file)
+            let recorded = try #require(
+                recorder.record(frameCount: analysedFrames, timeoutSeconds: timeoutSeconds),
+                "parec recorded nothing from \(label)")
+            let underranDuringIt = output.underrunCount > underrunsBefore
+
+            let left = ChannelAnalysis(interleaved: recorded, channel: 0, rateHz: rateHz)
+            let right = ChannelAnalysis(interleaved: recorded, channel: 1, rateHz: rateHz)
+            let leftTone = left.toneAmplitude(atFrequencyHz: toneHz)
+            print("""
+                [\(label)] left RMS \(left.rms) (expected \(expectedLeftRMS)), right RMS \(right.rms) \
+                (expected \(expectedRightRMS)), frequency \(left.zeroCrossingFrequencyHz) Hz, \
+                1 kHz amplitude \(leftTone) (expected \(leftAmplitude))\(underranDuringIt ? ", the stream underran meanwhile" : "")
+                """)
+            let checks = [
+                (abs(left.rms / expectedLeftRMS - 1) < 0.05, "left level off on \(label): RMS \(left.rms), expected \(expectedLeftRMS)"),
+                (abs(right.rms / expectedRightRMS - 1) < 0.05, "right level off on \(label): RMS \(right.rms), expected \(expectedRightRMS)"),
+                (abs(left.zeroCrossingFrequencyHz - toneHz) < 2, "frequency off on \(label): \(left.zeroCrossingFrequencyHz) Hz"),
+                // A dropout or a phase jump inside the window would pull this well below the amplitude.
+                (abs(leftTone / Double(leftAmplitude) - 1) < 0.05, "tone not clean on \(label): 1 kHz amplitude \(leftTone), expected \(leftAmplitude)"),
+            ]
+            if attempt == 1, underranDuringIt, checks.contains(where: { !$0.0 }) { continue }
+            for (holds, message) in checks { #expect(holds, Comment(rawValue: message)) }
+            return
+        }
     }
 
     static func expectLatencyReported(by output: PulseOutput, label: String) {
@@ -75,7 +89,7 @@ import Testing
         // its first moment: in one CI run right after the build, the stream's start underran
         // once and the recording that began with it held the gap.
         Self.expectLatencyReported(by: output, label: "first server")
-        try Self.expectToneReachesSink(of: server, label: "first server")
+        try Self.expectToneReachesSink(of: server, label: "first server", output: output)
 
         // The crash: no goodbye from the server, the socket file stays behind.
         try server.killCurrent()
@@ -86,7 +100,7 @@ import Testing
         #expect(events.count { $0.isReconnecting } >= 1)
         #expect(events.count { $0.isDisconnected } == 1, "one outage, reported once: \(events.events)")
 
-        try Self.expectToneReachesSink(of: server, label: "restarted server")
+        try Self.expectToneReachesSink(of: server, label: "restarted server", output: output)
         Self.expectLatencyReported(by: output, label: "restarted server")
 
         output.stop()
