@@ -47,6 +47,18 @@ import Testing
             return try #require(consumer.startedStreams.first)
         }
 
+        /// For "nothing happens" checks: true once the capture has handled every server event
+        /// so far. The real sink's volume is set to `percent`, which the capture mirrors onto
+        /// its own sink only after answering the events before it (one connection: events,
+        /// and the answers to what it asked about them, come in order), so whatever it did
+        /// about those (a stream moved back) has reached the server by then.
+        func captureHasCaughtUp(settingRealSinkVolumeTo percent: Int) throws -> Bool {
+            try server.pactl(["set-sink-volume", PrivateSoundServer.sinkName, "\(percent)%"])
+            return try waitUntil(timeoutSeconds: 5) {
+                try VolumeForwardingTests.volume(of: CaptureSinkProperties.sinkName, on: server).percent == percent
+            }
+        }
+
         func play(_ file: URL, _ arguments: [String] = []) throws -> ChildProcess {
             let client = try server.startClient("/usr/bin/paplay", arguments + [file.path])
             clients.append(client)
@@ -160,7 +172,7 @@ import Testing
         #expect(consumer.wait(timeoutSeconds: 5) { $0.framesWhileLocked(UInt32(input.index)) >= 4800 })
         try server.pactl(["move-sink-input", String(input.index), "headset"])
         #expect(consumer.wait(timeoutSeconds: 5) { _ in consumer.endedStreamsWhileLocked.count == 1 })
-        Thread.sleep(forTimeInterval: 1.0)  // a negative check: the capture must not take it back
+        #expect(try fixture.captureHasCaughtUp(settingRealSinkVolumeTo: 70))  // and did not take it back:
         #expect(try server.sinkOf(application: "moved-by-hand") == headset)
         #expect(consumer.startedStreams.count == 1)
         #expect(consumer.leftStreams.map(\.reason) == ["moved to sink \(headset) by the user or a policy; it plays there until it ends"])
@@ -199,7 +211,7 @@ import Testing
                 "\(consumer.leftStreams.map(\.reason))")
         let real = try server.sinkIndex(named: PrivateSoundServer.sinkName)
         #expect(try waitUntil(timeoutSeconds: 5) { try server.sinkOf(application: "hard-to-record") == real })
-        Thread.sleep(forTimeInterval: 1.0)  // a negative check: the capture must not take it back
+        #expect(try fixture.captureHasCaughtUp(settingRealSinkVolumeTo: 70))  // and did not take it back:
         #expect(try server.sinkOf(application: "hard-to-record") == real)
         #expect(try recording() == nil)
         #expect(consumer.leftStreams.count == 1)

@@ -238,7 +238,7 @@ import Testing
             slots.map { "in use \($0.inUse), created \($0.created), freed \($0.freed), refused \($0.refused)" } ?? "none"
         }
         let slotsBefore = sceneSlots()
-        let residentBefore = residentKilobytes(desk.daemon.pid)
+        let ownMemoryBefore = ProcessMemory.kilobytes(desk.daemon.pid, ProcessMemory.own)
         /// Twenty a second, each playing 0.3 s: several at once, starting and ending all the time.
         func burst(_ name: String) throws {
             let started = Date()
@@ -272,7 +272,7 @@ import Testing
         let freed = (slotsAfter?.freed ?? 0) - (slotsBefore?.freed ?? 0)
         #expect(created >= 50 && freed == created && slotsAfter?.refused == 0,
                 "scene slots \(described(slotsBefore)) → \(described(slotsAfter))")
-        let residentAfter = residentKilobytes(desk.daemon.pid)
+        let ownMemoryAfter = ProcessMemory.kilobytes(desk.daemon.pid, ProcessMemory.own)
         // A leak grows with every burst; what the first one costs (the allocator's pools
         // reaching their size) stays for the next. The daemon's own memory (`RssAnon`: heap and
         // stacks) grows 5 MB in the first burst here on PulseAudio, 7-19 MB on PipeWire, then
@@ -283,21 +283,15 @@ import Testing
         // libraries and the sound server's shared buffers, which swung by tens of MB on
         // PipeWire from run to run.)
         try burst("again")
-        let residentAfterAgain = residentKilobytes(desk.daemon.pid)
+        let ownMemoryAfterAgain = ProcessMemory.kilobytes(desk.daemon.pid, ProcessMemory.own)
         try burst("third")
-        let residentAfterThird = residentKilobytes(desk.daemon.pid)
-        let laterGrowth = min(residentAfterAgain - residentAfter, residentAfterThird - residentAfterAgain)
-        print("\(kind): \(captured) of 100 short streams captured; daemon's own memory \(residentBefore) → \(residentAfter) → \(residentAfterAgain) → \(residentAfterThird) kB after each 100 (resident in all \(residentKilobytes(desk.daemon.pid, "VmRSS")) kB); scene slots \(described(slotsBefore)) → \(described(slotsAfter))")
-        #expect(residentAfter - residentBefore < 40_000, "the daemon's memory grew \(residentAfter - residentBefore) kB")
-        #expect(laterGrowth < 2_000, "the daemon's memory grew \(residentAfterAgain - residentAfter) kB in the second burst and \(residentAfterThird - residentAfterAgain) kB in the third")
+        let ownMemoryAfterThird = ProcessMemory.kilobytes(desk.daemon.pid, ProcessMemory.own)
+        let laterGrowth = min(ownMemoryAfterAgain - ownMemoryAfter, ownMemoryAfterThird - ownMemoryAfterAgain)
+        print("\(kind): \(captured) of 100 short streams captured; daemon's own memory \(ownMemoryBefore) → \(ownMemoryAfter) → \(ownMemoryAfterAgain) → \(ownMemoryAfterThird) kB after each 100 (resident in all \(ProcessMemory.kilobytes(desk.daemon.pid, ProcessMemory.resident)) kB); scene slots \(described(slotsBefore)) → \(described(slotsAfter))")
+        #expect(ownMemoryAfter - ownMemoryBefore < 40_000, "the daemon's memory grew \(ownMemoryAfter - ownMemoryBefore) kB")
+        #expect(laterGrowth < 2_000, "the daemon's memory grew \(ownMemoryAfterAgain - ownMemoryAfter) kB in the second burst and \(ownMemoryAfterThird - ownMemoryAfterAgain) kB in the third")
     }
 
-    /// A field of /proc/PID/status in kB: `RssAnon`, the process's own memory, unless told.
-    func residentKilobytes(_ pid: pid_t, _ field: String = "RssAnon") -> Int {
-        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-        let line = status.split(separator: "\n").first { $0.hasPrefix(field + ":") } ?? ""
-        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
-    }
 
     @Test(arguments: PrivateSoundServer.Kind.allCases)
     func anAppExcludedFromTheCommandLineIsLeftAloneAcrossRestarts(kind: PrivateSoundServer.Kind) throws {

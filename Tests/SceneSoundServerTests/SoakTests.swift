@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import SceneSoundDSP
 import SceneSoundProtocol
+import SceneSoundTestSupport
 
 /// The soak: 64 clients × 4 streams connecting and disconnecting at random, with system and
 /// alert sounds and head poses, for `SCENESOUND_SOAK_SECONDS` (60 s in `make test`, 300 in
@@ -24,12 +25,6 @@ import SceneSoundProtocol
               let line = stat.split(separator: "\n").first(where: { $0.hasPrefix("cpu ") }) else { return 0 }
         let fields = line.split(separator: " ")
         return fields.count > 8 ? Int(fields[8]) ?? 0 : 0
-    }
-
-    static func residentKilobytes(_ pid: Int32) -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return 0 }
-        return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
     }
 
     @Test func sixtyFourClientsFourStreamsEach() throws {
@@ -135,7 +130,7 @@ import SceneSoundProtocol
             usleep(500_000)
             guard daemon.isRunning else { break }
             steal.append((Date().timeIntervalSince(renderStarted), Self.stolenJiffies()))
-            let rss = Self.residentKilobytes(pid)
+            let rss = ProcessMemory.kilobytes(pid, ProcessMemory.resident)
             timeline.append(rss)
             if Date() < warmUp { warmUpSamples.append(rss) }
         }
