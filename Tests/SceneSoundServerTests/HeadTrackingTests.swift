@@ -77,6 +77,18 @@ import SceneSoundTestSupport
         #expect(decode([0, 0, 0, .nan, 0, 0]) == nil)
         #expect(decode([0, 0, 0, 9999, 0, 0]) == nil)
         #expect([UInt8](repeating: 0, count: 47).withUnsafeBytes { OpenTrackPacket.decode($0) } == nil)
+        // Longer datagrams: the six doubles are read and the rest ignored (XRLinuxDriver's
+        // frame counter, or anything a future sender appends).
+        let fortyEight = Self.openTrackPacket([1, 2, 3, 30, -10, 5])
+        for tail in [Self.xrFrameCounter(7), [UInt8](repeating: 0xff, count: 52)] {
+            let longer = try #require((fortyEight + tail).withUnsafeBytes { OpenTrackPacket.decode($0) })
+            #expect(longer == fortyEight.withUnsafeBytes { OpenTrackPacket.decode($0) })
+        }
+    }
+
+    /// XRLinuxDriver's `opentrack_source` appends a little-endian uint32 frame counter.
+    static func xrFrameCounter(_ frame: UInt32) -> [UInt8] {
+        withUnsafeBytes(of: frame.littleEndian) { Array($0) }
     }
 
     // MARK: Through the daemon
@@ -87,7 +99,8 @@ import SceneSoundTestSupport
         let client = try RawClient(socketPath: daemon.socketPath)
         try waitUntil(timeoutSeconds: 5, "the opentrack listener") { daemon.log.contains("opentrack input on 127.0.0.1:\(port)") }
 
-        // Garbage first: counted, and the head does not move.
+        // Garbage first: counted, and the head does not move (the longer ones are read as
+        // doubles far out of range).
         for size in [0, 1, 40, 47, 49, 100] { Self.sendUDP([UInt8](repeating: 0x7f, count: size), port: port) }
         Self.sendUDP(Self.openTrackPacket([0, 0, 0, .infinity, 0, 0]), port: port)
         try waitUntil(timeoutSeconds: 5, "the garbage to be counted") {
@@ -125,6 +138,25 @@ import SceneSoundTestSupport
         let before = max(0, applied - 9600)..<max(0, applied - 256)
         let ahead = CueAnalysis.cues(left: Array(left[before]), right: Array(right[before]), sampleRateHz: 48000)
         #expect(abs(ahead.itdMicroseconds) <= 30)
+    }
+
+    /// XRLinuxDriver's datagrams, as its opentrack source sends them (six doubles and a frame
+    /// counter, 52 bytes), to the daemon's opentrack port: each is a pose, none rejected.
+    @Test func xrLinuxDriversFiftyTwoByteDatagramsTurnTheHead() throws {
+        let port = Self.freeUDPPort()
+        let daemon = try Daemon(extraArguments: ["--opentrack", String(port)])
+        let client = try RawClient(socketPath: daemon.socketPath)
+        try waitUntil(timeoutSeconds: 5, "the opentrack listener") { daemon.log.contains("opentrack input on 127.0.0.1:\(port)") }
+        for (frame, yaw) in [-20.0, 35, 60].enumerated() {
+            let datagram = Self.openTrackPacket([0, 0, 0, yaw, 0, 0]) + Self.xrFrameCounter(UInt32(frame))
+            #expect(datagram.count == 52)
+            Self.sendUDP(datagram, port: port)
+            try waitUntil(timeoutSeconds: 5, "datagram \(frame + 1)") { try Self.head(client).opentrackPackets == frame + 1 }
+            let head = try Self.head(client)
+            print("XRLinuxDriver 52-byte datagram, yaw \(yaw)°: decoded yaw \(head.yawDegrees)°, pitch \(head.pitchDegrees)°, roll \(head.rollDegrees)°")
+            #expect(abs(head.yawDegrees - yaw) < 1e-6)
+        }
+        #expect(try Self.head(client).opentrackRejectedPackets == 0)
     }
 
     @Test func anOpenTrackFloodIsLimitedToTheConfiguredRate() throws {
