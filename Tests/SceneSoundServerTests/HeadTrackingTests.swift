@@ -159,6 +159,30 @@ import SceneSoundTestSupport
         #expect(try Self.head(client).opentrackRejectedPackets == 0)
     }
 
+    /// The head-tracking flags reach the daemon (and the config file's keys: `head_tracking`,
+    /// `head_recenter_seconds`, `head_prediction`): yaw-only drops pitch, and status and
+    /// `head show` say what is in use.
+    @Test func theHeadTrackingChoicesReachTheDaemon() throws {
+        let port = Self.freeUDPPort()
+        let dir = NSTemporaryDirectory() + "scenesound-head-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try "head_recenter_seconds = 30\nhead_prediction = false\n".write(toFile: dir + "/config.toml", atomically: true, encoding: .utf8)
+        let daemon = try Daemon(extraArguments: ["--config", dir + "/config.toml", "--opentrack", String(port), "--head-tracking", "yaw-only"])
+        let client = try RawClient(socketPath: daemon.socketPath)
+        try waitUntil(timeoutSeconds: 5, "the opentrack listener") { daemon.log.contains("opentrack input on 127.0.0.1:\(port)") }
+        Self.sendUDP(Self.openTrackPacket([0, 0, 0, 30, 20, 0]), port: port)
+        try waitUntil(timeoutSeconds: 5, "the pose") { try Self.head(client).opentrackPackets == 1 }
+        let head = try Self.head(client)
+        print("--head-tracking yaw-only, opentrack yaw 30° pitch 20°: yaw \(head.yawDegrees)°, pitch \(head.pitchDegrees)°")
+        #expect(abs(head.yawDegrees - 30) < 1e-6 && abs(head.pitchDegrees) < 1e-6)
+        #expect(head.tracking == "yaw-only" && head.tracker == "opentrack" && head.recenterAfterSeconds == 30)
+        #expect(head.predictionSeconds == nil)
+        let show = try runCLI(["head", "show", "--socket", daemon.socketPath])
+        #expect(show.status == 0 && show.output.contains("tracking yaw-only") && show.output.contains("prediction off")
+                && show.output.contains("tracker opentrack"), "\(show.output)")
+    }
+
     @Test func anOpenTrackFloodIsLimitedToTheConfiguredRate() throws {
         let port = Self.freeUDPPort()
         let daemon = try Daemon(extraArguments: ["--opentrack", String(port), "--max-opentrack-packets-per-second", "10"])
