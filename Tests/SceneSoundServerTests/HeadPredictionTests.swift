@@ -134,4 +134,35 @@ import SceneSoundOutputs
         #expect(with.rmsDegrees <= 0.2)
         #expect(with.maximumDegrees <= without.maximumDegrees)
     }
+
+    /// Bounded: a horizon of at most 100 ms whatever the latency, at most 30° ahead of the
+    /// tracker however fast it turns; and when poses stop, back to the last one within 0.1 s.
+    @Test func theExtrapolationIsBoundedAndFadesWhenPosesStop() throws {
+        var settings = HeadTrackingSettings()
+        settings.prediction = true
+        let rig = Rig(settings: settings, outputLatencySeconds: 0.5)
+        #expect(try #require(rig.head.predictionHorizonSeconds) <= 0.1)
+        // 1000°/s at 100 Hz, then silence.
+        var yaw = 0.0
+        for k in 0..<50 {
+            rig.advance(to: Double(k) * 0.01)
+            yaw = Double(k) * 10
+            rig.head.update(SceneSoundDSP.HeadPose(orientation: SceneSoundDSP.Quaternion(yawDegrees: yaw)), from: .opentrack)
+        }
+        let last = SceneSoundDSP.Quaternion(yawDegrees: yaw)
+        let ahead = angleDegrees(rig.render().orientation, last)
+        var back = 0.0
+        var t = 0.49
+        while t < 0.8 {
+            t += 256.0 / 48000
+            rig.advance(to: t)
+            rig.head.tick()
+            let error = angleDegrees(rig.render().orientation, last)
+            if error > 0.01 { back = t - 0.49 }
+        }
+        print(String(format: "prediction at 1000°/s with 500 ms of latency: horizon %.0f ms, %.1f° ahead of the last pose; back on it %.0f ms after the poses stopped",
+                     (rig.head.predictionHorizonSeconds ?? 0) * 1000, ahead, back * 1000))
+        #expect(ahead > 20 && ahead <= 30.001)
+        #expect(back > 0 && back <= 0.136)  // 2.5 intervals, the 100 ms fade, and a block
+    }
 }
