@@ -152,9 +152,16 @@ import SceneSoundTestSupport
         #expect(abs(try HeadTrackingTests.head(client).yawDegrees + 45) < 1e-3)
         let reports = daemon.log.components(separatedBy: "\n").filter { $0.contains("OSC: malformed") }
         #expect(reports.count == 1, "\(reports)")
+        // A pose just before each look, so the tracker counts as live (it is for a second).
+        HeadTrackingTests.sendUDP(Self.message("/SceneRotator/ypr", [5, 0, 0]), port: port)
+        try waitUntil(timeoutSeconds: 5, "one more pose") { try HeadTrackingTests.head(client).oscPackets == 5 }
         let show = try runCLI(["head", "show", "--socket", daemon.socketPath])
         print(show.output)
-        #expect(show.status == 0 && show.output.contains("tracker osc"))
+        #expect(show.status == 0 && show.output.contains("tracker osc") && show.output.contains("prediction"))
+        HeadTrackingTests.sendUDP(Self.message("/SceneRotator/ypr", [6, 0, 0]), port: port)
+        try waitUntil(timeoutSeconds: 5, "one more pose") { try HeadTrackingTests.head(client).oscPackets == 6 }
+        let status = try runCLI(["status", "--socket", daemon.socketPath])
+        #expect(status.status == 0 && status.output.contains("tracker osc"), "\(status.output)")
     }
 
     @Test func anOSCFloodIsLimitedToTheConfiguredRate() throws {
