@@ -61,6 +61,13 @@ import SceneSoundTestSupport
         }
         // yaw +90 (opentrack: turned left) → a source straight ahead is heard at −90° (right).
         let left = try #require(decode([0, 0, 0, 90, 0, 0]))
+        for values: [Double] in [[0, 0, 0, 90, 0, 0], [0, 0, 0, 0, 30, 0], [0, 0, 0, 0, 0, 20], [10, 5, -20, 0, 0, 0]] {
+            let pose = try #require(decode(values))
+            let (pitch, roll) = pitchAndRollDegrees(pose.orientation)
+            let p = pose.positionMetres
+            print(String(format: "opentrack x %.0f y %.0f z %.0f cm, yaw %.0f° pitch %.0f° roll %.0f°: decoded yaw %.1f°, pitch %.1f°, roll %.1f°, position (%.2f, %.2f, %.2f) m",
+                         values[0], values[1], values[2], values[3], values[4], values[5], pose.orientation.yawDegrees, pitch, roll, p.x, p.y, p.z))
+        }
         #expect(abs(left.relative(Vector3(x: 0, y: 0, z: -1)).azimuthDegrees + 90) < 1e-6)
         let right = try #require(decode([0, 0, 0, -90, 0, 0]))
         #expect(abs(right.relative(Vector3(x: 0, y: 0, z: -1)).azimuthDegrees - 90) < 1e-6)
