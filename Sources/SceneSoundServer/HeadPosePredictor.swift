@@ -29,6 +29,9 @@ struct HeadPosePredictor {
         var restSpeedDegreesPerSecond = 40.0
         var maximumHorizonSeconds = 0.1
         var maximumDegrees = 30.0
+        /// Faster than a head turns (about 800°/s at most): a jump (a pose set by hand, a
+        /// tracker's glitch or recentering), taken as it is rather than extrapolated.
+        var jumpDegreesPerSecond = 1500.0
         /// A gap longer than this between poses starts afresh (a new tracker, a pause).
         var resetAfterSeconds = 0.25
         /// When poses stop, the extrapolation fades to the last pose over this long, once
@@ -81,6 +84,13 @@ struct HeadPosePredictor {
         }
         let dt = gap < 1.5 * intervalSeconds ? intervalSeconds : gap
         let raw = rotationVectorDegrees(q * previous.orientation.conjugate) * (1 / dt)
+        guard raw.length <= parameters.jumpDegreesPerSecond else {
+            last = (q, seconds)
+            filtered = q
+            derivative = .zero
+            velocity = .zero
+            return
+        }
         derivative = derivative + (raw - derivative) * smoothing(cutoffHz: parameters.speedCutoffHz, dt)
         let speed = derivative.length
         let velocityCutoff = parameters.velocityMinimumCutoffHz + parameters.velocityCutoffHzPerDegreePerSecond * speed
