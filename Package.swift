@@ -32,6 +32,8 @@ let package = Package(
         .systemLibrary(name: "CPulse", pkgConfig: "libpulse"),
         .systemLibrary(name: "CPipeWire", pkgConfig: "libpipewire-0.3"),
         .systemLibrary(name: "CXCB", pkgConfig: "xcb"),
+        // OSC head poses: liblo's message parser.
+        .systemLibrary(name: "CLiblo", pkgConfig: "liblo"),
         // cpuid: which render kernels this CPU runs.
         .systemLibrary(name: "CCPUFeatures"),
 
@@ -62,6 +64,7 @@ let package = Package(
         // The daemon's heart: the Unix socket (SwiftNIO), sessions, streams, scenes, status.
         .target(name: "SceneSoundServer", dependencies: [
             "SceneSoundEngine", "SceneSoundProtocol", "SceneSoundStatusJSON", "SceneSoundMedia", "SceneSoundOutputs", "SceneSoundX11", "SceneSoundPlatform",
+            "CLiblo",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),

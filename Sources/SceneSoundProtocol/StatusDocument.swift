@@ -184,6 +184,25 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         public var motionToRenderSeconds: Double?
         /// Plus the limiter's look-ahead and the output's latency.
         public var motionToSoundSeconds: Double?
+        /// What the renderer follows (`full`, `yaw-only`, `off`: scenesoundd --head-tracking).
+        public var tracking: String?
+        /// The source of the newest pose (`opentrack`, `osc`, `protocol`), while poses arrive
+        /// (absent a second after the last), and how many it sent in the last second.
+        public var tracker: String?
+        public var trackerPosesPerSecond: Double?
+        /// The prediction's horizon in use (latency + half a pose interval, bounded); absent
+        /// when prediction is off.
+        public var predictionSeconds: Double?
+        /// The yaw handed to the renderer, prediction included.
+        public var renderedYawDegrees: Double?
+        public var oscPackets: Int?
+        public var oscRejectedPackets: Int?
+        /// Datagrams over the OSC rate, dropped unread.
+        public var oscRateLimitedPackets: Int?
+        /// Automatic recentering (scenesoundd --head-recenter-seconds): the rest it waits for, and
+        /// how many times it has begun; absent when off.
+        public var recenterAfterSeconds: Double?
+        public var automaticRecenters: Int?
 
         public init(yawDegrees: Double, pitchDegrees: Double, rollDegrees: Double, quaternion: [Double],
                     positionMetres: [Double], posesReceived: Int, opentrackPackets: Int, opentrackRejectedPackets: Int,
@@ -212,6 +231,10 @@ public struct StatusDocument: Codable, Equatable, Sendable {
             case opentrackRateLimitedPackets = "opentrack_rate_limited_packets", poseAgeSeconds = "pose_age_seconds"
             case poseReceivedOutputFrame = "pose_received_output_frame", poseAppliedOutputFrame = "pose_applied_output_frame"
             case motionToRenderSeconds = "motion_to_render_seconds", motionToSoundSeconds = "motion_to_sound_seconds"
+            case tracking, tracker, trackerPosesPerSecond = "tracker_poses_per_second", predictionSeconds = "prediction_seconds"
+            case renderedYawDegrees = "rendered_yaw_degrees", oscPackets = "osc_packets", oscRejectedPackets = "osc_rejected_packets"
+            case oscRateLimitedPackets = "osc_rate_limited_packets", recenterAfterSeconds = "recenter_after_seconds"
+            case automaticRecenters = "automatic_recenters"
         }
     }
 

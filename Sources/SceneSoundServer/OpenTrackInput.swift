@@ -25,7 +25,9 @@ final class OpenTrackHandler: ChannelInboundHandler, @unchecked Sendable {
 }
 
 /// opentrack's "UDP over network" output: 48-byte datagrams of six little-endian doubles —
-/// x, y, z in centimetres, yaw, pitch, roll in degrees.
+/// x, y, z in centimetres, yaw, pitch, roll in degrees. Longer datagrams are accepted and what
+/// follows the six doubles is ignored: XRLinuxDriver (XREAL, VITURE, Rokid glasses) sends the
+/// same six doubles plus a 32-bit frame counter, 52 bytes, to the same port.
 ///
 /// Axes, as opentrack's own X-Plane output interprets them: yaw positive = head turned left,
 /// pitch positive = looking up, roll positive = tilted left, x positive = moved left,
@@ -36,10 +38,11 @@ final class OpenTrackHandler: ChannelInboundHandler, @unchecked Sendable {
 ///
 /// A tracker whose axes differ is corrected in opentrack's Output options (Invert).
 enum OpenTrackPacket {
-    static let byteCount = 48
+    /// The six doubles; a datagram may carry more (ignored).
+    static let minimumByteCount = 48
 
     static func decode(_ bytes: UnsafeRawBufferPointer) -> SceneSoundDSP.HeadPose? {
-        guard bytes.count == byteCount else { return nil }
+        guard bytes.count >= minimumByteCount else { return nil }
         var values = [Double](repeating: 0, count: 6)
         for i in 0..<6 {
             values[i] = Double(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)))

@@ -15,6 +15,10 @@ public struct ServerConfiguration: Sendable {
     /// opentrack datagrams decoded per second (bursts of a second's worth); more are dropped
     /// and counted. opentrack sends at its tracker's frame rate, 30 to 250 a second.
     public var maximumOpenTrackPacketsPerSecond = 1000
+    /// OSC datagrams decoded per second, the same way.
+    public var maximumOSCPacketsPerSecond = 1000
+    /// What the renderer follows of the head, prediction, automatic recentering.
+    public var headTracking = HeadTrackingSettings()
     /// Engine commands that may wait for the render thread (its queue full) before new streams
     /// and plays are refused with `limit_exceeded`.
     public var maximumWaitingEngineCommands = 4096

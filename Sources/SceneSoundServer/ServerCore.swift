@@ -61,7 +61,10 @@ final class ServerCore: @unchecked Sendable {
                                           maximumScenes: engine.maximumScenes)
         engineStreams = EngineStreams(engine: engine, commands: commands, scenes: sceneRegistry)
         scenes = SceneDirectory(registry: sceneRegistry)
-        head = HeadTracking(engine: engine, commands: commands)
+        // A pose is heard after the output's latency and the limiter's look-ahead.
+        let lookAheadSeconds = Double(engine.renderer.latencyFrames) / engine.configuration.sampleRateHz
+        head = HeadTracking(engine: engine, commands: commands, settings: configuration.headTracking,
+                            latencySeconds: { (outputStatus().latencySeconds ?? 0) + lookAheadSeconds })
         samples = SamplePlayback(configuration: configuration.samples, maximumSampleBytes: configuration.maximumSampleBytes,
                                  engineRateHz: engine.configuration.sampleRateHz, engineStreams: engineStreams,
                                  scenes: scenes, commands: commands, outputConnected: { outputStatus().connected },
@@ -99,6 +102,7 @@ final class ServerCore: @unchecked Sendable {
     /// session and play answer what the output has now delivered.
     func tick() {
         commands.flush()
+        head.tick()
         scenes.registry.freeExpired()
         let sessions = sessions.all
         while let event = engine.events.pop() {

@@ -23,6 +23,7 @@ public final class SoundServer: @unchecked Sendable {
     private var windowTracker: WindowTracker?
     private var attentionAdapter: X11AlertAttention?
     private var openTrackChannel: Channel?
+    private var oscChannel: Channel?
 
     public init(configuration: ServerConfiguration, engine: Engine, output: OutputBackend,
                 hrtfPath: String, logger: Logger) {
@@ -82,6 +83,7 @@ public final class SoundServer: @unchecked Sendable {
             core.shutDown()
         }.wait()
         try? openTrackChannel?.close().wait()
+        try? oscChannel?.close().wait()
         windowTracker?.stop()
         try? group.syncShutdownGracefully()
     }
@@ -123,6 +125,26 @@ public final class SoundServer: @unchecked Sendable {
             throw ServerError("cannot listen for opentrack on 127.0.0.1:\(port): \(error)")
         }
         logger.info("opentrack input on 127.0.0.1:\(port)")
+    }
+
+    /// Listens for OSC head poses on `host`:`port` (127.0.0.1 unless the user names another
+    /// address): IEM SceneRotator's two addresses, plus `extra` (another sender's).
+    public func startOSC(host: String = "127.0.0.1", port: Int, extra: OSCPoseFormat? = nil) throws {
+        let core = core, rate = configuration.maximumOSCPacketsPerSecond, logger = logger
+        let formats = [extra].compactMap { $0 } + [.sceneRotatorYawPitchRoll, .sceneRotatorQuaternions]
+        let bootstrap = DatagramBootstrap(group: group)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        OSCHandler(head: core.head, formats: formats, packetsPerSecond: rate, logger: logger))
+                }
+            }
+        do {
+            oscChannel = try bootstrap.bind(host: host, port: port).wait()
+        } catch {
+            throw ServerError("cannot listen for OSC on \(host):\(port): \(error)")
+        }
+        logger.info("OSC input on \(host):\(port): \(formats.map(\.description).joined(separator: "; "))")
     }
 }
 

@@ -103,5 +103,19 @@ struct HeadShowCommand: ParsableCommand {
         if let latency = head.motionToSoundSeconds {
             print(String(format: "motion to sound %.1f ms", latency * 1000))
         }
+        if let tracker = head.tracker {
+            print(String(format: "tracker %@, %.0f poses/s", tracker, head.trackerPosesPerSecond ?? 0))
+        } else {
+            print("no tracker live")
+        }
+        if let tracking = head.tracking, tracking != "full" { print("tracking \(tracking)") }
+        if let horizon = head.predictionSeconds {
+            print(String(format: "prediction %.1f ms ahead (rendered yaw %.1f°)", horizon * 1000, head.renderedYawDegrees ?? head.yawDegrees))
+        } else if head.tracking != nil {
+            print("prediction off")
+        }
+        if let after = head.recenterAfterSeconds {
+            print(String(format: "recentering after %.0f s at rest (%d so far)", after, head.automaticRecenters ?? 0))
+        }
     }
 }

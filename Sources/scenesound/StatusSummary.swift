@@ -31,6 +31,9 @@ struct StatusSummary {
             String(format: "roll %.1f°", head.rollDegrees),
             "position (" + head.positionMetres.map { String(format: "%.2f", $0) }.joined(separator: ", ") + ") m",
             head.poseAgeSeconds.map { String(format: "pose %.1f s old", $0) } ?? "no pose received",
+            head.tracker.map { String(format: "tracker %@ %.0f/s", $0, head.trackerPosesPerSecond ?? 0) },
+            head.tracking.flatMap { $0 == "full" ? nil : "tracking \($0)" },
+            head.predictionSeconds.map { String(format: "prediction %.1f ms", $0 * 1000) },
         ])
         section("render", [String(format: "load %.1f %%", document.render.load * 100),
                            String(format: "block deadline %.2f ms", document.render.blockDeadlineSeconds * 1000),

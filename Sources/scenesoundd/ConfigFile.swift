@@ -12,6 +12,8 @@ enum ConfigFile {
     static let keys: [(key: String, kind: Kind)] = [
         ("socket", .string), ("output", .string), ("rate", .integer), ("block", .integer), ("hrtf", .string),
         ("display", .string), ("opentrack", .string), ("max_opentrack_packets_per_second", .integer),
+        ("osc", .string), ("osc_address", .string), ("osc_axes", .string), ("max_osc_packets_per_second", .integer),
+        ("head_tracking", .string), ("head_prediction", .string), ("head_recenter_seconds", .number),
         ("room", .string), ("hrtf_voices", .integer),
         ("max_clients", .integer),
         ("max_streams_per_client", .integer), ("max_frame_bytes", .integer), ("stream_buffer_seconds", .number),
@@ -59,7 +61,8 @@ enum ConfigFile {
             switch kind {
             case .string:
                 if let s = value.string { arguments += [flag, s]; continue }
-                if key == "opentrack", let i = value.int { arguments += [flag, String(i)]; continue }
+                if key == "opentrack" || key == "osc", let i = value.int { arguments += [flag, String(i)]; continue }
+                if key == "head_prediction", let b = value.bool { arguments += [flag, b ? "on" : "off"]; continue }
             case .integer:
                 if let i = value.int { arguments += [flag, String(i)]; continue }
             case .number:

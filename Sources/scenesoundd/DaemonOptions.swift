@@ -3,6 +3,7 @@ import Foundation
 import SceneSoundDSP
 import SceneSoundEngine
 import SceneSoundOutputs
+import SceneSoundServer
 import SceneSoundSOFA
 import Logging
 
@@ -41,6 +42,27 @@ struct DaemonOptions: ParsableCommand {
 
     @Option(name: .customLong("max-opentrack-packets-per-second"), parsing: .unconditional, help: "opentrack datagrams decoded per second; more are dropped and counted (10 to 100000).")
     var maximumOpenTrackPacketsPerSecond: Int = 1000
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("OSC head-pose input (IEM SceneRotator's /SceneRotator/ypr and /quaternions, and --osc-address) on 127.0.0.1:PORT, on ADDRESS:PORT, or off.", valueName: "PORT|ADDRESS:PORT|off"))
+    var osc: String = "off"
+
+    @Option(name: .customLong("osc-address"), help: ArgumentHelp("Another OSC sender's address to read head poses from, its arguments as --osc-axes says.", valueName: "PATH"))
+    var oscAddress: String?
+
+    @Option(name: .customLong("osc-axes"), help: ArgumentHelp("What each argument of --osc-address is, in order: yaw,pitch,roll (degrees) or w,x,y,z (a quaternion) in SceneSound's axes, each optionally negated (e.g. -yaw,pitch,roll).", valueName: "AXES"))
+    var oscAxes: String = OSCPoseFormat.defaultAxes
+
+    @Option(name: .customLong("max-osc-packets-per-second"), parsing: .unconditional, help: "OSC datagrams decoded per second; more are dropped and counted (10 to 100000).")
+    var maximumOSCPacketsPerSecond: Int = 1000
+
+    @Option(name: .customLong("head-tracking"), help: ArgumentHelp("What the sound follows of a tracked head: full, yaw-only, or off (trackers ignored).", valueName: "MODE"))
+    var headTracking: String = HeadTrackingMode.full.rawValue
+
+    @Option(name: .customLong("head-prediction"), help: ArgumentHelp("Extrapolate the head pose over the output's latency: on or off.", valueName: "on|off"))
+    var headPrediction: String = "on"
+
+    @Option(name: .customLong("head-recenter-seconds"), parsing: .unconditional, help: ArgumentHelp("Once the tracked head has rested this long, straight ahead glides to where it rests (yaw drift cured; 1 to 3600; default off).", valueName: "S"))
+    var headRecenterSeconds: Double?
 
     @Option(help: "Late reverb for externalisation: none, small or medium.")
     var room: Room = .small
@@ -141,6 +163,29 @@ struct DaemonOptions: ParsableCommand {
         guard opentrack == "off" || (Int(opentrack).map { (1...65535).contains($0) } ?? false) else {
             throw ValidationError("--opentrack '\(opentrack)' is not valid (accepted: a UDP port 1 to 65535, or off)")
         }
+        guard osc == "off" || oscEndpoint != nil else {
+            throw ValidationError("--osc '\(osc)' is not valid (accepted: a UDP port 1 to 65535, ADDRESS:PORT, or off)")
+        }
+        if let oscAddress {
+            do { _ = try OSCPoseFormat(address: oscAddress, axes: oscAxes) } catch {
+                let flag = error.description.hasPrefix("'\(oscAddress)'") ? "--osc-address" : "--osc-axes"
+                throw ValidationError("\(flag) \(error.description)")
+            }
+        } else if oscAxes != OSCPoseFormat.defaultAxes {
+            do { _ = try OSCPoseFormat(address: "/unused", axes: oscAxes) } catch { throw ValidationError("--osc-axes \(error.description)") }
+        }
+        guard (10...100_000).contains(maximumOSCPacketsPerSecond) else {
+            throw ValidationError("--max-osc-packets-per-second \(maximumOSCPacketsPerSecond) is out of range (accepted: 10 to 100000)")
+        }
+        guard HeadTrackingMode(rawValue: headTracking) != nil else {
+            throw ValidationError("--head-tracking '\(headTracking)' is not valid (accepted: full, yaw-only, off)")
+        }
+        guard ["on", "off"].contains(headPrediction) else {
+            throw ValidationError("--head-prediction '\(headPrediction)' is not valid (accepted: on, off)")
+        }
+        if let headRecenterSeconds, !(headRecenterSeconds.isFinite && (1...3600).contains(headRecenterSeconds)) {
+            throw ValidationError("--head-recenter-seconds \(headRecenterSeconds) is out of range (accepted: 1 to 3600 seconds)")
+        }
         if let empty = captureExclude.firstIndex(where: { $0.trimmingCharacters(in: .whitespaces).isEmpty }) {
             throw ValidationError("--capture-exclude: entry \(empty + 1) is empty (accepted: a binary or application name, e.g. firefox)")
         }
@@ -150,6 +195,31 @@ struct DaemonOptions: ParsableCommand {
     }
 
     var openTrackPort: Int? { Int(opentrack) }
+
+    /// `--osc`: nil when off; a bare port listens on 127.0.0.1.
+    var oscEndpoint: (host: String, port: Int)? {
+        guard osc != "off" else { return nil }
+        var host = "127.0.0.1", portText = Substring(osc)
+        if let colon = osc.lastIndex(of: ":") {
+            host = String(osc[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            portText = osc[osc.index(after: colon)...]
+            guard !host.isEmpty, host.allSatisfy({ $0.isHexDigit || $0 == "." || $0 == ":" }) else { return nil }
+        }
+        guard let port = Int(portText), (1...65535).contains(port) else { return nil }
+        return (host, port)
+    }
+
+    /// The head-tracking choices, checked by `validate()`.
+    var headTrackingSettings: HeadTrackingSettings {
+        var settings = HeadTrackingSettings()
+        settings.mode = HeadTrackingMode(rawValue: headTracking) ?? .full
+        settings.prediction = headPrediction == "on"
+        settings.recenterAfterSeconds = headRecenterSeconds
+        return settings
+    }
+
+    /// `--osc-address` with its `--osc-axes`, checked by `validate()`.
+    var oscFormat: OSCPoseFormat? { oscAddress.flatMap { try? OSCPoseFormat(address: $0, axes: oscAxes) } }
 
     /// `--socket`, else $SCENESOUND_SOCKET, else $XDG_RUNTIME_DIR/scenesound/socket.
     func socketPath(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {

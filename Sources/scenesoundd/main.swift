@@ -105,6 +105,8 @@ configuration.streamBufferSeconds = options.streamBufferSeconds
 configuration.allowRoot = options.allowRoot
 configuration.maximumMessagesPerSecond = options.maximumMessagesPerSecond
 configuration.maximumOpenTrackPacketsPerSecond = options.maximumOpenTrackPacketsPerSecond
+configuration.maximumOSCPacketsPerSecond = options.maximumOSCPacketsPerSecond
+configuration.headTracking = options.headTrackingSettings
 configuration.samples.cacheBytes = options.sampleCacheBytes
 configuration.samples.ducking = DuckingParameters(decibels: options.duckDecibels)
 configuration.samples.coalesceWindowSeconds = options.coalesceSeconds
@@ -131,6 +133,9 @@ do {
     if let port = options.openTrackPort {
         // Head tracking is optional: a port in use costs head tracking, not the server.
         do { try server.startOpenTrack(port: port) } catch { logger.warning("\(error); head tracking by opentrack is off") }
+    }
+    if let osc = options.oscEndpoint {
+        do { try server.startOSC(host: osc.host, port: osc.port, extra: options.oscFormat) } catch { logger.warning("\(error); head tracking by OSC is off") }
     }
 } catch {
     try? output.stop()

@@ -35,6 +35,13 @@ import Testing
         ("capture_exclude = [\"mpv\", 3]", "key 'capture_exclude' must be an array of strings", ""),
         ("capture_exclude = [\" \"]", "key 'capture_exclude'", "a binary or application name"),
         ("capture_apps = \"yes\"", "key 'capture_apps' must be true or false", ""),
+        ("osc = \"udp\"", "key 'osc'", "a UDP port 1 to 65535, ADDRESS:PORT, or off"),
+        ("osc_address = \"head\"", "key 'osc_address'", "a path starting with '/'"),
+        ("osc_axes = \"yaw,pitch\"", "key 'osc_axes'", "yaw, pitch and roll"),
+        ("max_osc_packets_per_second = 5", "key 'max_osc_packets_per_second'", "10 to 100000"),
+        ("head_tracking = \"pitch\"", "key 'head_tracking'", "full, yaw-only, off"),
+        ("head_prediction = \"maybe\"", "key 'head_prediction'", "on, off"),
+        ("head_recenter_seconds = 0", "key 'head_recenter_seconds'", "1 to 3600 seconds"),
     ])
     func badValuesNameTheKeyAndTheAcceptedValues(line: String, names: String, accepted: String) throws {
         let dir = NSTemporaryDirectory() + "scenesound-config-\(UUID().uuidString.prefix(8))"

@@ -61,6 +61,13 @@ import SceneSoundTestSupport
         }
         // yaw +90 (opentrack: turned left) → a source straight ahead is heard at −90° (right).
         let left = try #require(decode([0, 0, 0, 90, 0, 0]))
+        for values: [Double] in [[0, 0, 0, 90, 0, 0], [0, 0, 0, 0, 30, 0], [0, 0, 0, 0, 0, 20], [10, 5, -20, 0, 0, 0]] {
+            let pose = try #require(decode(values))
+            let (pitch, roll) = pitchAndRollDegrees(pose.orientation)
+            let p = pose.positionMetres
+            print(String(format: "opentrack x %.0f y %.0f z %.0f cm, yaw %.0f° pitch %.0f° roll %.0f°: decoded yaw %.1f°, pitch %.1f°, roll %.1f°, position (%.2f, %.2f, %.2f) m",
+                         values[0], values[1], values[2], values[3], values[4], values[5], pose.orientation.yawDegrees, pitch, roll, p.x, p.y, p.z))
+        }
         #expect(abs(left.relative(Vector3(x: 0, y: 0, z: -1)).azimuthDegrees + 90) < 1e-6)
         let right = try #require(decode([0, 0, 0, -90, 0, 0]))
         #expect(abs(right.relative(Vector3(x: 0, y: 0, z: -1)).azimuthDegrees - 90) < 1e-6)
@@ -77,6 +84,18 @@ import SceneSoundTestSupport
         #expect(decode([0, 0, 0, .nan, 0, 0]) == nil)
         #expect(decode([0, 0, 0, 9999, 0, 0]) == nil)
         #expect([UInt8](repeating: 0, count: 47).withUnsafeBytes { OpenTrackPacket.decode($0) } == nil)
+        // Longer datagrams: the six doubles are read and the rest ignored (XRLinuxDriver's
+        // frame counter, or anything a future sender appends).
+        let fortyEight = Self.openTrackPacket([1, 2, 3, 30, -10, 5])
+        for tail in [Self.xrFrameCounter(7), [UInt8](repeating: 0xff, count: 52)] {
+            let longer = try #require((fortyEight + tail).withUnsafeBytes { OpenTrackPacket.decode($0) })
+            #expect(longer == fortyEight.withUnsafeBytes { OpenTrackPacket.decode($0) })
+        }
+    }
+
+    /// XRLinuxDriver's `opentrack_source` appends a little-endian uint32 frame counter.
+    static func xrFrameCounter(_ frame: UInt32) -> [UInt8] {
+        withUnsafeBytes(of: frame.littleEndian) { Array($0) }
     }
 
     // MARK: Through the daemon
@@ -87,7 +106,8 @@ import SceneSoundTestSupport
         let client = try RawClient(socketPath: daemon.socketPath)
         try waitUntil(timeoutSeconds: 5, "the opentrack listener") { daemon.log.contains("opentrack input on 127.0.0.1:\(port)") }
 
-        // Garbage first: counted, and the head does not move.
+        // Garbage first: counted, and the head does not move (the longer ones are read as
+        // doubles far out of range).
         for size in [0, 1, 40, 47, 49, 100] { Self.sendUDP([UInt8](repeating: 0x7f, count: size), port: port) }
         Self.sendUDP(Self.openTrackPacket([0, 0, 0, .infinity, 0, 0]), port: port)
         try waitUntil(timeoutSeconds: 5, "the garbage to be counted") {
@@ -125,6 +145,49 @@ import SceneSoundTestSupport
         let before = max(0, applied - 9600)..<max(0, applied - 256)
         let ahead = CueAnalysis.cues(left: Array(left[before]), right: Array(right[before]), sampleRateHz: 48000)
         #expect(abs(ahead.itdMicroseconds) <= 30)
+    }
+
+    /// XRLinuxDriver's datagrams, as its opentrack source sends them (six doubles and a frame
+    /// counter, 52 bytes), to the daemon's opentrack port: each is a pose, none rejected.
+    @Test func xrLinuxDriversFiftyTwoByteDatagramsTurnTheHead() throws {
+        let port = Self.freeUDPPort()
+        let daemon = try Daemon(extraArguments: ["--opentrack", String(port)])
+        let client = try RawClient(socketPath: daemon.socketPath)
+        try waitUntil(timeoutSeconds: 5, "the opentrack listener") { daemon.log.contains("opentrack input on 127.0.0.1:\(port)") }
+        for (frame, yaw) in [-20.0, 35, 60].enumerated() {
+            let datagram = Self.openTrackPacket([0, 0, 0, yaw, 0, 0]) + Self.xrFrameCounter(UInt32(frame))
+            #expect(datagram.count == 52)
+            Self.sendUDP(datagram, port: port)
+            try waitUntil(timeoutSeconds: 5, "datagram \(frame + 1)") { try Self.head(client).opentrackPackets == frame + 1 }
+            let head = try Self.head(client)
+            print("XRLinuxDriver 52-byte datagram, yaw \(yaw)°: decoded yaw \(head.yawDegrees)°, pitch \(head.pitchDegrees)°, roll \(head.rollDegrees)°")
+            #expect(abs(head.yawDegrees - yaw) < 1e-6)
+        }
+        #expect(try Self.head(client).opentrackRejectedPackets == 0)
+    }
+
+    /// The head-tracking flags reach the daemon (and the config file's keys: `head_tracking`,
+    /// `head_recenter_seconds`, `head_prediction`): yaw-only drops pitch, and status and
+    /// `head show` say what is in use.
+    @Test func theHeadTrackingChoicesReachTheDaemon() throws {
+        let port = Self.freeUDPPort()
+        let dir = NSTemporaryDirectory() + "scenesound-head-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try "head_recenter_seconds = 30\nhead_prediction = false\n".write(toFile: dir + "/config.toml", atomically: true, encoding: .utf8)
+        let daemon = try Daemon(extraArguments: ["--config", dir + "/config.toml", "--opentrack", String(port), "--head-tracking", "yaw-only"])
+        let client = try RawClient(socketPath: daemon.socketPath)
+        try waitUntil(timeoutSeconds: 5, "the opentrack listener") { daemon.log.contains("opentrack input on 127.0.0.1:\(port)") }
+        Self.sendUDP(Self.openTrackPacket([0, 0, 0, 30, 20, 0]), port: port)
+        try waitUntil(timeoutSeconds: 5, "the pose") { try Self.head(client).opentrackPackets == 1 }
+        let head = try Self.head(client)
+        print("--head-tracking yaw-only, opentrack yaw 30° pitch 20°: yaw \(head.yawDegrees)°, pitch \(head.pitchDegrees)°")
+        #expect(abs(head.yawDegrees - 30) < 1e-6 && abs(head.pitchDegrees) < 1e-6)
+        #expect(head.tracking == "yaw-only" && head.tracker == "opentrack" && head.recenterAfterSeconds == 30)
+        #expect(head.predictionSeconds == nil)
+        let show = try runCLI(["head", "show", "--socket", daemon.socketPath])
+        #expect(show.status == 0 && show.output.contains("tracking yaw-only") && show.output.contains("prediction off")
+                && show.output.contains("tracker opentrack"), "\(show.output)")
     }
 
     @Test func anOpenTrackFloodIsLimitedToTheConfiguredRate() throws {

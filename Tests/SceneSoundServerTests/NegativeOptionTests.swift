@@ -75,6 +75,9 @@ import SceneSoundMedia
         ("--duck-db", "-61", "--duck-db -61"),
         ("--hidden-window-db", "-61", "--hidden-window-db -61"),
         ("--opentrack", "-1", "--opentrack '-1'"),
+        ("--osc", "-1", "--osc '-1'"),
+        ("--max-osc-packets-per-second", "-10", "--max-osc-packets-per-second -10"),
+        ("--head-recenter-seconds", "-5", "--head-recenter-seconds -5"),
         ("--hrtf-voices", "-1", "--hrtf-voices -1"),
     ])
     func daemonNegativeValuesReachTheRangeCheck(flag: String, value: String, named: String) throws {
