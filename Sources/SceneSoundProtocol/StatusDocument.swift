@@ -346,7 +346,7 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         /// notes.txt)" for a name bound to a window, else the scene id.
         public var label: String {
             guard let window = windowName else { return id }
-            return SceneID.x11WindowID(id) != nil ? window : "\(id) (\(window))"
+            return SceneID.isWindowScene(id) ? window : "\(id) (\(window))"
         }
 
         /// The window as "XTerm — notes.txt" (application — title), either alone, or nil.

@@ -2,7 +2,7 @@ import Foundation
 import SceneSoundDSP
 import SceneSoundEngine
 import SceneSoundProtocol
-import SceneSoundX11
+import SceneSoundWindows
 
 /// How scenes sound when their window is out of sight (configurable).
 public struct WindowAnchoringSettings: Sendable {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import SceneSoundProtocol
-import SceneSoundX11
+import SceneSoundWindows
 @testable import SceneSoundServer
 
 /// Sessions and windows in process: the tracker's snapshot is handed to the anchoring as the
