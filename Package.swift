@@ -68,7 +68,7 @@ let package = Package(
         ]),
         .executableTarget(name: "scenesoundd", dependencies: [
             "SceneSoundServer", "SceneSoundCapture", "SceneSoundCaptureSettings", "scenesound-capture-guard", "SceneSoundOutputs", "SceneSoundSOFA", "SceneSoundEngine", "SceneSoundDSP",
-            "SceneSoundWindows", "SceneSoundX11",
+            "SceneSoundWindows", "SceneSoundX11", "SceneSoundWayland",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "TOMLKit", package: "TOMLKit"),
@@ -83,6 +83,8 @@ let package = Package(
         .target(name: "SceneSoundWindows", dependencies: ["SceneSoundDSP", "SceneSoundProtocol", "SceneSoundPlatform"]),
         // The X11 window source, through XCB.
         .target(name: "SceneSoundX11", dependencies: ["CXCB", "SceneSoundWindows", "SceneSoundPlatform"]),
+        // Wayland compositors' window sources, each over the compositor's own IPC (sway, Hyprland).
+        .target(name: "SceneSoundWayland", dependencies: ["SceneSoundWindows", "SceneSoundProtocol", "SceneSoundPlatform"]),
         // examples/swift: two XCB windows, a looping tone anchored to each.
         .executableTarget(name: "scenesound-two-windows", dependencies: ["CXCB", "SceneSoundClient", "SceneSoundProtocol"],
                           path: "examples/swift"),
@@ -131,6 +133,7 @@ let package = Package(
         // Real X servers, window managers and windows for tests, started and stopped by PID.
         .target(name: "SceneSoundTestSupport", dependencies: ["SceneSoundProtocol", "SceneSoundStatusJSON"], path: "Tests/SceneSoundTestSupport"),
         .testTarget(name: "SceneSoundWindowsTests", dependencies: ["SceneSoundWindows", "SceneSoundProtocol", "SceneSoundDSP", "SceneSoundTestSupport"]),
+        .testTarget(name: "SceneSoundWaylandTests", dependencies: ["SceneSoundWayland", "SceneSoundWindows", "SceneSoundProtocol", "SceneSoundTestSupport"]),
         .testTarget(name: "SceneSoundX11Tests", dependencies: ["SceneSoundX11", "SceneSoundWindows", "SceneSoundTestSupport"]),
         .testTarget(name: "SceneSoundCaptureSettingsTests", dependencies: ["SceneSoundCaptureSettings"]),
         // A process running the capture that the capture tests kill, stop and hang.

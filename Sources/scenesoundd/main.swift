@@ -8,6 +8,7 @@ import SceneSoundEngine
 import SceneSoundOutputs
 import SceneSoundServer
 import SceneSoundSOFA
+import SceneSoundWayland
 import SceneSoundWindows
 import SceneSoundX11
 
@@ -152,8 +153,16 @@ func startWindowTracking() {
         server.startWindowTracking(settings: anchoring) { onSnapshot in
             WindowTracker(configuration: .init(displayName: display), onSnapshot: onSnapshot)
         }
-    case .sway, .hyprland:
-        logger.warning("--windows \(choice.rawValue): not built in yet; scenes stay at fixed positions")
+    case .sway:
+        guard let socket = environment["SWAYSOCK"], !socket.isEmpty else {
+            logger.warning("--windows sway: SWAYSOCK is not set; scenes stay at fixed positions")
+            return
+        }
+        server.startWindowTracking(settings: anchoring) { onSnapshot in
+            SwayWindowSource.make(socketPath: socket, log: { logger.warning("\($0)") }, onSnapshot: onSnapshot)
+        }
+    case .hyprland:
+        logger.warning("--windows hyprland: not built in yet; scenes stay at fixed positions")
     case .none:
         logger.info("--windows none: scenes stay at fixed positions")
     }
