@@ -162,7 +162,13 @@ func startWindowTracking() {
             SwayWindowSource.make(socketPath: socket, log: { logger.warning("\($0)") }, onSnapshot: onSnapshot)
         }
     case .hyprland:
-        logger.warning("--windows hyprland: not built in yet; scenes stay at fixed positions")
+        guard let directory = HyprlandWindowSource.socketDirectory(environment: environment) else {
+            logger.warning("--windows hyprland: HYPRLAND_INSTANCE_SIGNATURE is not set; scenes stay at fixed positions")
+            return
+        }
+        server.startWindowTracking(settings: anchoring) { onSnapshot in
+            HyprlandWindowSource.make(socketDirectory: directory, log: { logger.warning("\($0)") }, onSnapshot: onSnapshot)
+        }
     case .none:
         logger.info("--windows none: scenes stay at fixed positions")
     }

@@ -116,9 +116,13 @@ import SceneSoundTestSupport
         try waitUntil(timeoutSeconds: 10, "mpv's stream to find its window") {
             try HeadTrackingTests.statusDocument(client).apps?.streams.first { $0.pid == Int(setup.mpv.pid) }?.windowFoundBy == "pid"
         }
-        try waitForRenderedAudio(client, seconds: 1.0)
-        let recording = try AudioFileReader.read(path: daemon.wavPath)
-        let heard = audible((Array(recording.channel(0).suffix(48000)), Array(recording.channel(1).suffix(48000))))
+        // The wav output runs on its own clock: wait for a second of mpv's noise at its window.
+        var heard: (left: [Float], right: [Float]) = ([], [])
+        try waitUntil(timeoutSeconds: 10, "a second of mpv's noise in the output") {
+            let recording = try AudioFileReader.read(path: daemon.wavPath)
+            heard = audible((Array(recording.channel(0).suffix(48000)), Array(recording.channel(1).suffix(48000))))
+            return heard.left.count > 47000
+        }
         let cues = CueAnalysis.cues(left: heard.left, right: heard.right, sampleRateHz: 48000)
         let app = try HeadTrackingTests.statusDocument(client).apps?.streams.first { $0.pid == Int(setup.mpv.pid) }
         print("sway: mpv's captured stream found by \(app?.windowFoundBy ?? "?") at azimuth \(app?.azimuthDegrees ?? 0)°: ITD \(cues.itdMicroseconds) µs, ILD \(cues.interauralLevelDifferenceDecibels) dB")
