@@ -153,3 +153,12 @@ import SceneSoundProtocol
         #expect(SceneID.windowID("wayland:42") == native.id)
     }
 }
+
+@Suite struct WindowBackendChoiceTests {
+    @Test func autoPicksTheSessionsCompositorElseX11() {
+        #expect(WindowBackendChoice.detect(environment: ["SWAYSOCK": "/run/user/1000/sway-ipc.sock", "DISPLAY": ":0"]) == .sway)
+        #expect(WindowBackendChoice.detect(environment: ["HYPRLAND_INSTANCE_SIGNATURE": "abc_1_2"]) == .hyprland)
+        #expect(WindowBackendChoice.detect(environment: ["DISPLAY": ":0", "SWAYSOCK": ""]) == .x11)
+        #expect(WindowBackendChoice.acceptedValues == "auto, x11, sway, hyprland, kwin, gnome, none")
+    }
+}
