@@ -223,16 +223,21 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         public var activeWindow: String?
         /// An EWMH window manager runs.
         public var windowManager: Bool?
+        /// The active window's own scene: `x11:0x…`, or `wayland:…` for a native Wayland window.
+        public var activeWindowScene: String?
 
-        public init(connected: Bool, windows: Int? = nil, activeWindow: String? = nil, windowManager: Bool? = nil) {
+        public init(connected: Bool, windows: Int? = nil, activeWindow: String? = nil, windowManager: Bool? = nil,
+                    activeWindowScene: String? = nil) {
             self.connected = connected
             self.windows = windows
             self.activeWindow = activeWindow
             self.windowManager = windowManager
+            self.activeWindowScene = activeWindowScene
         }
 
         enum CodingKeys: String, CodingKey {
             case connected, windows, activeWindow = "active_window", windowManager = "window_manager"
+            case activeWindowScene = "active_window_scene"
         }
     }
 

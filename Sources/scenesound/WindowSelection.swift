@@ -40,8 +40,16 @@ enum WindowSelection: ExpressibleByArgument, Equatable {
 
     /// The scene that names the window directly: `x11:0x<hex>`, `wayland:<id>`.
     func sceneID(server: ServerOptions) throws -> String {
-        if case .native(let native) = self { return SceneID.forNativeWindow(native) }
-        return SceneID.forX11Window(try resolveWindowID(server: server))
+        switch self {
+        case .native(let native): return SceneID.forNativeWindow(native)
+        case .id(let windowID): return SceneID.forX11Window(windowID)
+        case .active:
+            let connection = try server.connect()
+            defer { connection.close() }
+            let display = try connection.statusDocument().display
+            if let scene = display.activeWindowScene { return scene }
+            return SceneID.forX11Window(try resolveWindowID(server: server))
+        }
     }
 }
 

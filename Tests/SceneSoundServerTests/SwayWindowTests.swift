@@ -64,6 +64,18 @@ import SceneSoundTestSupport
         #expect(right.itdMicroseconds < -100 && right.interauralLevelDifferenceDecibels < -2)
         #expect(worst < 0.1)
         #expect(try Self.scene(client, scene)?.rectPixels == rect)
+
+        // The CLI names native windows too: by their scene, and as the active window.
+        let handle = "0x" + String(SceneID.nativeWindowHandle(String(setup.conID)), radix: 16)
+        try waitUntil(timeoutSeconds: 5, "the active window") {
+            try HeadTrackingTests.statusDocument(client).display.activeWindowScene == scene
+        }
+        let boundActive = try CommandLineTests.runCLI(["scene", "bind", "focus", "--window", "active", "--socket", daemon.socketPath])
+        let boundByID = try CommandLineTests.runCLI(["scene", "bind", "player", "--window", scene, "--socket", daemon.socketPath])
+        #expect(boundActive.status == 0 && boundByID.status == 0, "\(boundActive.error) \(boundByID.error)")
+        #expect(try Self.scene(client, "focus")?.window == handle && Self.scene(client, "player")?.window == handle)
+        let list = try CommandLineTests.runCLI(["scene", "list", "--socket", daemon.socketPath])
+        #expect(list.output.contains("mpv"), "\(list.output)")
     }
 
     @Test func anotherWorkspaceAndTheScratchpadAreMuffled() throws {
