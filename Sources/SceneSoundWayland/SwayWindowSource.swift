@@ -11,8 +11,27 @@ public enum SwayWindowSource {
                             onSnapshot: (@Sendable (WindowSnapshot) -> Void)?) -> CompositorWindowSource {
         CompositorWindowSource(description: "sway at \(socketPath)", configuration: configuration, log: log,
                                onSnapshot: onSnapshot) { () throws(CompositorError) in
-            try SwaySession(socketPath: socketPath)
+            var firstFailure: CompositorError?
+            for candidate in candidates(configured: socketPath) {
+                do throws(CompositorError) { return try SwaySession(socketPath: candidate) } catch { firstFailure = firstFailure ?? error }
+            }
+            throw firstFailure ?? .disconnected("\(socketPath): no sway socket")
         }
+    }
+
+    /// `$SWAYSOCK` first, then the other sway sockets beside it, newest first: sway names its
+    /// socket after its pid, so a restarted sway listens on a path the daemon's environment does
+    /// not name (the runtime directory is the user's own, 0700).
+    static func candidates(configured: String) -> [String] {
+        let directory = (configured as NSString).deletingLastPathComponent
+        let others = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
+            .filter { $0.hasPrefix("sway-ipc.") && $0.hasSuffix(".sock") }
+            .map { directory + "/" + $0 }
+            .filter { $0 != configured }
+            .map { path in (path, (try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date) ?? .distantPast) }
+            .sorted { $0.1 > $1.1 }
+            .map(\.0)
+        return [configured] + others
     }
 }
 

@@ -26,7 +26,7 @@ import SceneSoundTestSupport
             try sway.command(pid: mpv.pid, "move position \(xPixels) 300")
             scene = SceneID.forNativeWindow(String(conID))
             daemon = try Daemon(extraArguments: ["--windows", "sway"] + daemonArguments,
-                                environment: ["SWAYSOCK": sway.swaySocketLink].merging(daemonEnvironment) { $1 })
+                                environment: ["SWAYSOCK": sway.socketPath].merging(daemonEnvironment) { $1 })
             client = try RawClient(socketPath: daemon.socketPath)
         }
     }
@@ -154,6 +154,7 @@ import SceneSoundTestSupport
         #expect(gone.itdMicroseconds > 100, "\(gone)")
         #expect(daemon.isRunning)
 
+        // The new sway's socket has a new name (its pid's): the daemon finds it beside the old one.
         try sway.restartSway()
         try waitUntil(timeoutSeconds: 10, "the new sway to be picked up") { try display().connected }
         let mpv = try sway.openMPV(["--geometry=400x300", "--idle=yes", "--ao=null"])

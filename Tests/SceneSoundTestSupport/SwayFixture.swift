@@ -35,7 +35,6 @@ public final class SwayFixture {
         sway = try Self.startSway(runtimeDirectory: runtimeDirectory, configPath: configPath, logPath: logPath)
         socketPath = ""
         socketPath = try waitForSocket()
-        try relinkSocket()
     }
 
     deinit { stopAll() }
@@ -75,7 +74,6 @@ public final class SwayFixture {
         try? FileManager.default.removeItem(atPath: runtimeDirectory)
         try? FileManager.default.removeItem(atPath: configPath)
         try? FileManager.default.removeItem(atPath: logPath)
-        unlink(swaySocketLink)
     }
 
     /// sway gone (its socket with it), as when it crashes or the user quits it.
@@ -83,21 +81,11 @@ public final class SwayFixture {
         sway.kill()
     }
 
-    /// A new sway on the same runtime directory (a new socket: the daemon must find it by SWAYSOCK
-    /// again, so the environment points at a fixed link, `swaySocketLink`).
+    /// A new sway on the same runtime directory: a new socket, named after the new pid.
     public func restartSway() throws {
-        sway.kill()
+        sway.kill()  // SIGKILL: its socket stays behind, refusing connections, as after a crash
         sway = try Self.startSway(runtimeDirectory: runtimeDirectory, configPath: configPath, logPath: logPath)
         socketPath = try waitForSocket()
-        try relinkSocket()
-    }
-
-    /// A stable path for SWAYSOCK across restarts (sway names its socket after its pid).
-    public var swaySocketLink: String { runtimeDirectory + "-ipc.sock" }
-
-    public func relinkSocket() throws {
-        unlink(swaySocketLink)
-        guard symlink(socketPath, swaySocketLink) == 0 else { throw ToolFailure(command: "symlink", status: errno, output: swaySocketLink) }
     }
 
     /// The environment of a native Wayland client of this sway.
