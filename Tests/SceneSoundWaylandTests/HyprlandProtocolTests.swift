@@ -62,7 +62,10 @@ import SceneSoundWindows
             threads.forEach { $0.start() }
         }
 
+        /// Sent to every event connection, once the source's is accepted (the kernel completes
+        /// a connection before the stand-in's thread accepts it).
         func sendEvent(_ line: String) {
+            _ = try? waitUntil(timeoutSeconds: 2, "the event connection") { lock.withLock { !eventClients.isEmpty } }
             let bytes = Array((line + "\n").utf8)
             lock.withLock { for client in eventClients { _ = bytes.withUnsafeBytes { write(client, $0.baseAddress, $0.count) } } }
         }
