@@ -82,7 +82,8 @@ import SceneSoundWindows
             unlink(directory + "/.socket2.sock")
         }
 
-        deinit {
+        /// Stops it and removes its directory; its threads end with their listening sockets.
+        func tearDown() {
             stop()
             rmdir(directory)
         }
@@ -156,6 +157,7 @@ import SceneSoundWindows
 
     @Test func windowsMonitorsAndTheActiveWindowAreRead() throws {
         let fake = try Self.fake()
+        defer { fake.tearDown() }
         let recorder = Recorder()
         let source = Self.start(fake, recorder)
         defer { source.stop() }
@@ -178,6 +180,7 @@ import SceneSoundWindows
 
     @Test func anEventBringsANewQueryAndTheTimerRunsOnlyWhileSoundsPlay() throws {
         let fake = try Self.fake()
+        defer { fake.tearDown() }
         let recorder = Recorder()
         let source = Self.start(fake, recorder)
         defer { source.stop() }
@@ -210,6 +213,7 @@ import SceneSoundWindows
 
     @Test func otherAndSpecialWorkspacesAreHiddenStates() throws {
         let fake = try Self.fake()
+        defer { fake.tearDown() }
         fake.setReply("j/clients", Self.clients(x: 40, workspace: 2))
         let recorder = Recorder()
         let source = Self.start(fake, recorder)
@@ -222,6 +226,7 @@ import SceneSoundWindows
 
     @Test func aMalformedReplyIsOneLoggedLineAndTheWindowsStay() throws {
         let fake = try Self.fake()
+        defer { fake.tearDown() }
         let recorder = Recorder()
         let source = Self.start(fake, recorder)
         defer { source.stop() }
@@ -241,6 +246,7 @@ import SceneSoundWindows
 
     @Test func hyprlandGoingAwayKeepsTheLastWindowsAndItsReturnIsPickedUp() throws {
         let fake = try Self.fake()
+        defer { fake.tearDown() }
         let recorder = Recorder()
         let source = Self.start(fake, recorder)
         defer { source.stop() }
