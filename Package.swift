@@ -63,7 +63,7 @@ let package = Package(
         .target(name: "SceneSoundOutputs", dependencies: ["SceneSoundEngine", "SceneSoundMedia", "SceneSoundPulse", "SceneSoundPlatform"]),
         // The daemon's heart: the Unix socket (SwiftNIO), sessions, streams, scenes, status.
         .target(name: "SceneSoundServer", dependencies: [
-            "SceneSoundEngine", "SceneSoundProtocol", "SceneSoundStatusJSON", "SceneSoundMedia", "SceneSoundOutputs", "SceneSoundX11", "SceneSoundPlatform",
+            "SceneSoundEngine", "SceneSoundProtocol", "SceneSoundStatusJSON", "SceneSoundMedia", "SceneSoundOutputs", "SceneSoundWindows", "SceneSoundPlatform",
             "CLiblo",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -71,6 +71,7 @@ let package = Package(
         ]),
         .executableTarget(name: "scenesoundd", dependencies: [
             "SceneSoundServer", "SceneSoundCapture", "SceneSoundCaptureSettings", "scenesound-capture-guard", "SceneSoundOutputs", "SceneSoundSOFA", "SceneSoundEngine", "SceneSoundDSP",
+            "SceneSoundWindows", "SceneSoundX11", "SceneSoundWayland",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "TOMLKit", package: "TOMLKit"),
@@ -80,7 +81,13 @@ let package = Package(
         .target(name: "SceneSoundThemes"),
         // libscenesound.so.0, the C API over the client (built by packaging/build-lib.sh, `make lib`).
         .target(name: "SceneSoundC", dependencies: ["SceneSoundClient", "SceneSoundProtocol", "SceneSoundPlatform"]),
-        .target(name: "SceneSoundX11", dependencies: ["CXCB", "SceneSoundDSP", "SceneSoundPlatform"]),
+        // The one window model (snapshots, monitors, pixels to metres) and the `WindowSource`
+        // interface every window backend implements; knows no X11 and no compositor.
+        .target(name: "SceneSoundWindows", dependencies: ["SceneSoundDSP", "SceneSoundProtocol", "SceneSoundPlatform"]),
+        // The X11 window source, through XCB.
+        .target(name: "SceneSoundX11", dependencies: ["CXCB", "SceneSoundWindows", "SceneSoundPlatform"]),
+        // Wayland compositors' window sources, each over the compositor's own IPC (sway, Hyprland).
+        .target(name: "SceneSoundWayland", dependencies: ["SceneSoundWindows", "SceneSoundProtocol", "SceneSoundPlatform"]),
         // examples/swift: two XCB windows, a looping tone anchored to each.
         .executableTarget(name: "scenesound-two-windows", dependencies: ["CXCB", "SceneSoundClient", "SceneSoundProtocol"],
                           path: "examples/swift"),
@@ -117,7 +124,7 @@ let package = Package(
         .testTarget(name: "SceneSoundServerTests", dependencies: [
             "scenesoundd", "scenesound", "scenesound-two-windows", "SceneSoundServer", "SceneSoundTestSupport", "SceneSoundProtocol", "SceneSoundDSP", "SceneSoundMedia",
             // The in-process protocol tests: sessions on EmbeddedChannels over a real engine.
-            "SceneSoundEngine", "SceneSoundSOFA", "SceneSoundOutputs", "SceneSoundX11",
+            "SceneSoundEngine", "SceneSoundSOFA", "SceneSoundOutputs", "SceneSoundWindows", "SceneSoundX11",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
         ]),
@@ -128,7 +135,9 @@ let package = Package(
                     exclude: ["Consumers"]),
         // Real X servers, window managers and windows for tests, started and stopped by PID.
         .target(name: "SceneSoundTestSupport", dependencies: ["SceneSoundProtocol", "SceneSoundStatusJSON"], path: "Tests/SceneSoundTestSupport"),
-        .testTarget(name: "SceneSoundX11Tests", dependencies: ["SceneSoundX11", "SceneSoundTestSupport"]),
+        .testTarget(name: "SceneSoundWindowsTests", dependencies: ["SceneSoundWindows", "SceneSoundProtocol", "SceneSoundDSP", "SceneSoundTestSupport"]),
+        .testTarget(name: "SceneSoundWaylandTests", dependencies: ["SceneSoundWayland", "SceneSoundWindows", "SceneSoundProtocol", "SceneSoundTestSupport"]),
+        .testTarget(name: "SceneSoundX11Tests", dependencies: ["SceneSoundX11", "SceneSoundWindows", "SceneSoundTestSupport"]),
         .testTarget(name: "SceneSoundCaptureSettingsTests", dependencies: ["SceneSoundCaptureSettings"]),
         // A process running the capture that the capture tests kill, stop and hang.
         .executableTarget(name: "scenesound-capture-test-host", dependencies: ["SceneSoundCapture"],

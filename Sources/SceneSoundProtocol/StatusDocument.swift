@@ -246,16 +246,21 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         public var activeWindow: String?
         /// An EWMH window manager runs.
         public var windowManager: Bool?
+        /// The active window's own scene: `x11:0x…`, or `wayland:…` for a native Wayland window.
+        public var activeWindowScene: String?
 
-        public init(connected: Bool, windows: Int? = nil, activeWindow: String? = nil, windowManager: Bool? = nil) {
+        public init(connected: Bool, windows: Int? = nil, activeWindow: String? = nil, windowManager: Bool? = nil,
+                    activeWindowScene: String? = nil) {
             self.connected = connected
             self.windows = windows
             self.activeWindow = activeWindow
             self.windowManager = windowManager
+            self.activeWindowScene = activeWindowScene
         }
 
         enum CodingKeys: String, CodingKey {
             case connected, windows, activeWindow = "active_window", windowManager = "window_manager"
+            case activeWindowScene = "active_window_scene"
         }
     }
 
@@ -369,7 +374,7 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         /// notes.txt)" for a name bound to a window, else the scene id.
         public var label: String {
             guard let window = windowName else { return id }
-            return SceneID.x11WindowID(id) != nil ? window : "\(id) (\(window))"
+            return SceneID.isWindowScene(id) ? window : "\(id) (\(window))"
         }
 
         /// The window as "XTerm — notes.txt" (application — title), either alone, or nil.

@@ -1,5 +1,5 @@
 import Foundation
-import SceneSoundX11
+import SceneSoundWindows
 
 /// Which windows were active, in order, so that a sound whose process owns no window (a
 /// sandboxed or helper process, an audio process beside the window's rather than above it)

@@ -232,7 +232,7 @@ public final class CapturedAppStreams: @unchecked Sendable {
         let windows = core.scenes.windows
         return Self.placement(for: app, ancestry: { ProcessAncestry.chain(from: $0) }, hasWindow: hasWindow) {
             guard let windows, let snapshot = windows.snapshot else { return nil }
-            return windows.history.mostRecentlyActiveWindow(of: identity(of: app), in: snapshot)?.id
+            return windows.history.mostRecentlyActiveWindow(of: identity(of: app), in: snapshot)?.sceneID
         }
     }
 
@@ -241,15 +241,15 @@ public final class CapturedAppStreams: @unchecked Sendable {
     /// its app's most recently active window (a sandboxed or helper process owns none); else
     /// straight ahead.
     static func placement(for app: App, ancestry: (Int32) -> [Int32], hasWindow: (Int32) -> Bool,
-                          recentlyActiveWindow: () -> UInt32?) -> Placement {
+                          recentlyActiveWindow: () -> String?) -> Placement {
         if let window = app.windowID { return Placement(sceneID: SceneID.forX11Window(window), anchorPID: nil, rule: .xid) }
         let pid = app.processID.flatMap { $0 > 0 ? $0 : nil }
         // "" + pid: the server's process scene, which follows that pid's window.
         if let pid, let owner = ancestry(pid).first(where: hasWindow) {
             return Placement(sceneID: "", anchorPID: owner, rule: .pid)
         }
-        if let window = recentlyActiveWindow() {
-            return Placement(sceneID: SceneID.forX11Window(window), anchorPID: nil, rule: .recentlyActive)
+        if let windowScene = recentlyActiveWindow() {
+            return Placement(sceneID: windowScene, anchorPID: nil, rule: .recentlyActive)
         }
         return Placement(sceneID: "", anchorPID: pid, rule: .none)
     }

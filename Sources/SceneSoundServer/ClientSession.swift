@@ -262,20 +262,20 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
             try streams.setScene(change, peerPID: peerPID)
             send(.ok, requestID: requestID)
         case .scenePlace(let place):
-            guard SceneID.x11WindowID(place.sceneID) == nil else {
-                throw ProtocolError(.notPermitted, "x11: scenes follow their window and cannot be placed")
+            guard !SceneID.isWindowScene(place.sceneID) else {
+                throw ProtocolError(.notPermitted, "x11: and wayland: scenes follow their window and cannot be placed")
             }
             try dependencies.scenes.place(place.sceneID, at: place.position)
             send(.ok, requestID: requestID)
         case .sceneBindWindow(let bind):
-            guard SceneID.x11WindowID(bind.sceneID) == nil else {
-                throw ProtocolError(.notPermitted, "x11: scenes name their window already")
+            guard !SceneID.isWindowScene(bind.sceneID) else {
+                throw ProtocolError(.notPermitted, "x11: and wayland: scenes name their window already")
             }
             try dependencies.scenes.bind(bind.sceneID, window: bind.windowID)
             send(.ok, requestID: requestID)
         case .sceneUnbind(let unbind):
-            guard SceneID.x11WindowID(unbind.sceneID) == nil else {
-                throw ProtocolError(.notPermitted, "x11: scenes cannot be unbound")
+            guard !SceneID.isWindowScene(unbind.sceneID) else {
+                throw ProtocolError(.notPermitted, "x11: and wayland: scenes cannot be unbound")
             }
             guard dependencies.scenes.unbind(unbind.sceneID) else {
                 throw ProtocolError(.unknownScene, "scene '\(unbind.sceneID)' has no binding")

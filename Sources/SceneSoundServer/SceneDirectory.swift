@@ -55,9 +55,9 @@ final class SceneDirectory {
 
     func unbind(_ id: String) -> Bool { registry.unbind(id) }
 
-    /// The window a scene sounds at, if any: its own (`x11:`), its binding, or its program's.
+    /// The window a scene sounds at, if any: its own (`x11:`, `wayland:`), its binding, or its program's.
     func windowID(of sceneID: String) -> UInt32? {
-        if let id = SceneID.x11WindowID(sceneID) { return id }
+        if let id = SceneID.windowID(sceneID) { return id }
         if case .window(let id)? = registry.scenes[sceneID]?.anchor { return id }
         return registry.scenes[sceneID]?.window?.windowID
     }

@@ -2,7 +2,7 @@ import SceneSoundDSP
 import SceneSoundEngine
 import SceneSoundPlatform
 import SceneSoundProtocol
-import SceneSoundX11
+import SceneSoundWindows
 
 /// The server-wide scenes: names → engine scene slots and what anchors them. Event-loop
 /// confined. Slot 0 is the default (straight ahead) used by unknown and unbound scenes.
@@ -35,7 +35,7 @@ final class SceneRegistry {
         case placed
         /// Bound to a window by a client: until unbound, or until its window is seen to close.
         case bound
-        /// Its window (an `x11:` scene's, or its program's) is open: until the window closes.
+        /// Its window (an `x11:` or `wayland:` scene's, or its program's) is open: until the window closes.
         case window
         /// Its window closed less than `closedWindowKeepSeconds` ago: a sound that comes late
         /// still plays where the window was.
@@ -72,7 +72,7 @@ final class SceneRegistry {
             switch anchor {
             case .position: return .placed
             // A binding outlives its streams until its window, once seen, is gone.
-            case .window where SceneID.x11WindowID(id) == nil: return .bound
+            case .window where !SceneID.isWindowScene(id): return .bound
             case .window, .process, .none: return window == nil ? nil : .window
             }
         }
@@ -118,7 +118,7 @@ final class SceneRegistry {
             refusedCount += 1
             return nil
         }
-        let anchor: Anchor = SceneID.x11WindowID(id).map { .window($0) } ?? .none
+        let anchor: Anchor = SceneID.windowID(id).map { .window($0) } ?? .none
         // A slot starts (and is reset when freed) straight ahead and unmuffled in the engine.
         scenes[id] = Scene(id: id, index: index, anchor: anchor, position: defaultPosition)
         sceneIDBySlot[index] = id

@@ -4,7 +4,7 @@ import NIOCore
 import SceneSoundEngine
 import SceneSoundOutputs
 import SceneSoundProtocol
-import SceneSoundX11
+import SceneSoundWindows
 
 /// Health counters shown by `status`. Event-loop confined.
 final class ServerCounters {
@@ -48,6 +48,9 @@ final class ServerCore: @unchecked Sendable {
     let startTime = Date()
     /// Other apps' streams, when the daemon captures them (it owns them; status reads them).
     weak var capturedApps: CapturedAppStreams?
+    /// Told on the tick when the first stream starts and when the last one ends.
+    var playingChanged: ((Bool) -> Void)?
+    private var wasPlaying = false
     private var sessionCounter = 0
 
     init(configuration: ServerConfiguration, engine: Engine, outputStatus: @escaping () -> OutputStatus,
@@ -117,6 +120,11 @@ final class ServerCore: @unchecked Sendable {
         let delivered = engine.deliveredFrameCount
         for session in sessions { session.tick(deliveredFrame: delivered) }
         samples.tick(deliveredFrame: delivered)
+        let playing = engineStreams.count > 0
+        if playing != wasPlaying {
+            wasPlaying = playing
+            playingChanged?(playing)
+        }
     }
 
     // MARK: Windows

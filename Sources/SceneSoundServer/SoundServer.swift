@@ -5,7 +5,7 @@ import NIOPosix
 import SceneSoundEngine
 import SceneSoundOutputs
 import SceneSoundProtocol
-import SceneSoundX11
+import SceneSoundWindows
 
 /// The daemon's server: the Unix socket and the opentrack port (SwiftNIO, one event loop), the
 /// tick timer and the window tracker around a `ServerCore`, which holds the protocol and the
@@ -20,8 +20,8 @@ public final class SoundServer: @unchecked Sendable {
     private let group: MultiThreadedEventLoopGroup
     private var serverChannel: Channel?
     private var tickTask: RepeatedTask?
-    private var windowTracker: WindowTracker?
-    private var attentionAdapter: X11AlertAttention?
+    private var windowSource: WindowSource?
+    private var attentionAdapter: WindowSourceAttention?
     private var openTrackChannel: Channel?
     private var oscChannel: Channel?
 
@@ -84,28 +84,32 @@ public final class SoundServer: @unchecked Sendable {
         }.wait()
         try? openTrackChannel?.close().wait()
         try? oscChannel?.close().wait()
-        windowTracker?.stop()
+        windowSource?.stop()
         try? group.syncShutdownGracefully()
     }
 
     // MARK: Windows
 
-    /// Follows the windows of an X display (nil: $DISPLAY) and anchors scenes to them.
-    public func startWindowTracking(displayName: String?, settings: WindowAnchoringSettings = .init()) {
+    /// Follows the windows of the source `makeSource` builds (X11, a compositor), given the
+    /// closure its snapshots go to, and anchors scenes to them.
+    public func startWindowTracking(settings: WindowAnchoringSettings = .init(),
+                                    makeSource: (@escaping @Sendable (WindowSnapshot) -> Void) -> WindowSource) {
         let core = core, loop = eventLoop
-        let tracker = WindowTracker(configuration: .init(displayName: displayName)) { snapshot in
-            // Handed to the event loop; the tracker thread never waits on the server.
+        let source = makeSource { snapshot in
+            // Handed to the event loop; the source's thread never waits on the server.
             loop.execute { core.applyWindows(snapshot) }
         }
         try? eventLoop.submit {
             core.anchorToWindows(settings: settings)
-            self.windowTracker = tracker
-            let attention = X11AlertAttention(tracker: tracker)
+            // Sources that re-read on a timer do so only while something plays.
+            core.playingChanged = { [weak source] playing in source?.setSoundsPlaying(playing) }
+            self.windowSource = source
+            let attention = WindowSourceAttention(source: source)
             self.attentionAdapter = attention  // alertAttention holds it weakly
             self.alertAttention = attention
         }.wait()
-        tracker.start()
-        logger.info("following windows on display \(displayName ?? "$DISPLAY")")
+        source.start()
+        logger.info("following windows: \(source.sourceDescription)")
     }
 
     // MARK: Head
@@ -153,12 +157,12 @@ public struct ServerError: Error, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
-/// Alerts flag their window through the tracker's connection (`_NET_WM_STATE_DEMANDS_ATTENTION`).
-final class X11AlertAttention: AlertAttention {
-    private let tracker: WindowTracker
-    init(tracker: WindowTracker) { self.tracker = tracker }
+/// Alerts flag their window through the window source (X11: `_NET_WM_STATE_DEMANDS_ATTENTION`).
+final class WindowSourceAttention: AlertAttention {
+    private let source: WindowSource
+    init(source: WindowSource) { self.source = source }
 
     func alertNeedsAttention(windowID: UInt32, sceneID: String) {
-        tracker.setDemandsAttention(windowID: windowID)
+        source.setDemandsAttention(windowID: windowID, true)
     }
 }

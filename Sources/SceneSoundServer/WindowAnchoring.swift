@@ -2,7 +2,7 @@ import Foundation
 import SceneSoundDSP
 import SceneSoundEngine
 import SceneSoundProtocol
-import SceneSoundX11
+import SceneSoundWindows
 
 /// How scenes sound when their window is out of sight (configurable).
 public struct WindowAnchoringSettings: Sendable {
@@ -126,7 +126,7 @@ final class WindowAnchoring {
         guard let snapshot else { return .init(connected: false) }
         return .init(connected: snapshot.isDisplayConnected, windows: snapshot.windows.count,
                      activeWindow: snapshot.activeWindowID.map { "0x" + String($0, radix: 16) },
-                     windowManager: snapshot.hasEWMHWindowManager)
+                     windowManager: snapshot.hasEWMHWindowManager, activeWindowScene: snapshot.activeWindow?.sceneID)
     }
 
     var monitorsStatus: [StatusDocument.Monitor] {

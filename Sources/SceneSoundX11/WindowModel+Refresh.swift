@@ -1,3 +1,4 @@
+import SceneSoundWindows
 import CXCB
 
 /// Brings the model up to date with the server for everything events marked, pipelining the

@@ -1,3 +1,4 @@
+import SceneSoundWindows
 import CXCB
 
 /// The tracker's mutable picture of the display, fed by X events. Events only mark what

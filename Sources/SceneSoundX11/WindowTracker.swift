@@ -1,3 +1,4 @@
+import SceneSoundWindows
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -10,7 +11,7 @@ import SceneSoundPlatform
 ///
 /// Survives the X server going away: the last snapshot is re-published with
 /// `isDisplayConnected == false` and kept; the tracker reconnects with backoff and rescans.
-public final class WindowTracker: Sendable {
+public final class WindowTracker: WindowSource {
     public struct Configuration: Sendable {
         /// An X display name such as ":0"; nil means $DISPLAY.
         public var displayName: String?
@@ -70,6 +71,8 @@ public final class WindowTracker: Sendable {
             thread = nil
         }
     }
+
+    public var sourceDescription: String { "X display \(configuration.displayName ?? "$DISPLAY")" }
 
     /// The newest snapshot, nil until the first connection succeeded. Never waits on X.
     public var latestSnapshot: WindowSnapshot? { publisher.snapshot }

@@ -1,3 +1,4 @@
+import SceneSoundWindows
 import CXCB
 
 /// The X events the tracker acts on, decoded from XCB's wire structs. `event` is the window

@@ -1,3 +1,4 @@
+import SceneSoundWindows
 import CXCB
 #if canImport(Glibc)
 import Glibc

@@ -21,7 +21,7 @@ struct PlayCommand: ParsableCommand {
     @Option(name: .customLong("scene"), help: ArgumentHelp("The scene to play in (default: this program's window, else straight ahead).", valueName: "ID"))
     var sceneID: String?
 
-    @Option(name: .customLong("window"), help: ArgumentHelp("Play at this X11 window (the scene x11:0x<hex>).", valueName: "XID|active"))
+    @Option(name: .customLong("window"), help: ArgumentHelp("Play at this window: an X11 window (the scene x11:0x<hex>), a native Wayland one (wayland:ID), or the active one.", valueName: "XID|wayland:ID|active"))
     var window: WindowSelection?
 
     @Option(name: .customLong("volume"), parsing: .unconditional, help: ArgumentHelp("Gain in dB (-200 to 24; 0 = unity).", valueName: "DB"))

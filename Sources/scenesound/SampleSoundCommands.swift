@@ -12,7 +12,7 @@ struct SampleSoundOptions: ParsableArguments {
     @Option(name: .customLong("scene"), help: ArgumentHelp("The scene to play in (default: straight ahead).", valueName: "ID"))
     var sceneID: String?
 
-    @Option(name: .customLong("window"), help: ArgumentHelp("Play at this X11 window (the scene x11:0x<hex>).", valueName: "XID|active"))
+    @Option(name: .customLong("window"), help: ArgumentHelp("Play at this window: an X11 window (the scene x11:0x<hex>), a native Wayland one (wayland:ID), or the active one.", valueName: "XID|wayland:ID|active"))
     var window: WindowSelection?
 
     @Option(name: .customLong("theme"), help: ArgumentHelp("The sound theme NAME is looked up in (default: $SCENESOUND_THEME, else freedesktop).", valueName: "THEME"))

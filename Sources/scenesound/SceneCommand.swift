@@ -57,7 +57,7 @@ struct SceneBindCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("The scene id.", valueName: "ID"))
     var sceneID: String
 
-    @Option(name: .customLong("window"), help: ArgumentHelp("The window's id (0x… or decimal).", valueName: "XID|active"))
+    @Option(name: .customLong("window"), help: ArgumentHelp("The window: an X11 id (0x… or decimal), a native Wayland window (wayland:ID), or the active one.", valueName: "XID|wayland:ID|active"))
     var window: WindowSelection
 
     @OptionGroup var server: ServerOptions

@@ -3,14 +3,17 @@ import Foundation
 import SceneSoundClient
 import SceneSoundProtocol
 
-/// `--window XID|active`: an X11 top-level window, named by its id (hex `0x3a00007` as
-/// xwininfo prints it, or decimal as xdotool does), or the active window.
+/// `--window XID|wayland:ID|active`: an X11 top-level window, named by its id (hex `0x3a00007`
+/// as xwininfo prints it, or decimal as xdotool does), a native Wayland window by its
+/// compositor's id (`wayland:42`, sway's con id), or the active window.
 enum WindowSelection: ExpressibleByArgument, Equatable {
     case id(UInt32)
+    case native(String)
     case active
 
     init?(argument: String) {
         if argument == "active" { self = .active; return }
+        if let native = SceneID.nativeWindowID(argument) { self = .native(native); return }
         guard let windowID = WindowIDText.parse(argument), windowID != 0 else { return nil }
         self = .id(windowID)
     }
@@ -21,6 +24,7 @@ enum WindowSelection: ExpressibleByArgument, Equatable {
     func resolveWindowID(server: ServerOptions) throws -> UInt32 {
         switch self {
         case .id(let windowID): return windowID
+        case .native(let native): return SceneID.nativeWindowHandle(native)
         case .active:
             let connection = try server.connect()
             defer { connection.close() }
@@ -34,9 +38,18 @@ enum WindowSelection: ExpressibleByArgument, Equatable {
         }
     }
 
-    /// The scene that names the window directly: `x11:0x<hex>`.
+    /// The scene that names the window directly: `x11:0x<hex>`, `wayland:<id>`.
     func sceneID(server: ServerOptions) throws -> String {
-        SceneID.forX11Window(try resolveWindowID(server: server))
+        switch self {
+        case .native(let native): return SceneID.forNativeWindow(native)
+        case .id(let windowID): return SceneID.forX11Window(windowID)
+        case .active:
+            let connection = try server.connect()
+            defer { connection.close() }
+            let display = try connection.statusDocument().display
+            if let scene = display.activeWindowScene { return scene }
+            return SceneID.forX11Window(try resolveWindowID(server: server))
+        }
     }
 }
 

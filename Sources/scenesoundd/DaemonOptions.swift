@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import SceneSoundDSP
 import SceneSoundEngine
+import SceneSoundWindows
 import SceneSoundOutputs
 import SceneSoundServer
 import SceneSoundSOFA
@@ -36,6 +37,10 @@ struct DaemonOptions: ParsableCommand {
 
     @Option(help: ArgumentHelp("The X display to follow windows on, or none.", valueName: "DISPLAY"))
     var display: String?
+
+    @Option(help: ArgumentHelp("Where window geometry comes from: auto (the session's compositor: SWAYSOCK, HYPRLAND_INSTANCE_SIGNATURE; else X11), x11, sway, hyprland, kwin, gnome or none.",
+                               valueName: "auto|x11|sway|hyprland|kwin|gnome|none"))
+    var windows: String = "auto"
 
     @Option(parsing: .unconditional, help: ArgumentHelp("opentrack UDP head-pose input on 127.0.0.1, or off.", valueName: "PORT|off"))
     var opentrack: String = "4242"
@@ -117,6 +122,9 @@ struct DaemonOptions: ParsableCommand {
     var logLevel: String = "info"
 
     func validate() throws {
+        guard WindowBackendChoice(rawValue: windows) != nil else {
+            throw ValidationError("--windows '\(windows)' is not valid (accepted: \(WindowBackendChoice.acceptedValues))")
+        }
         guard OutputSpecification(output) != nil else {
             throw ValidationError("--output '\(output)' is not valid (accepted: \(OutputSpecification.accepted))")
         }

@@ -8,6 +8,9 @@ import SceneSoundEngine
 import SceneSoundOutputs
 import SceneSoundServer
 import SceneSoundSOFA
+import SceneSoundWayland
+import SceneSoundWindows
+import SceneSoundX11
 
 // scenesoundd: loads the HRTF set, starts the engine on the chosen output and serves the
 // socket until SIGINT or SIGTERM, then shuts down cleanly (the wav file finalised).
@@ -119,16 +122,7 @@ var capturedApps: CapturedAppStreams?
 do {
     try output.start(engine: engine)
     try server.start()
-    // Windows: --display, else $DISPLAY; "none" (or no display at all) keeps scenes at fixed positions.
-    let display = options.display ?? ProcessInfo.processInfo.environment["DISPLAY"]
-    if let display, display != "none", !display.isEmpty {
-        var anchoring = WindowAnchoringSettings()
-        anchoring.hiddenGainDecibels = options.hiddenWindowDecibels
-        anchoring.hiddenCutoffHz = options.hiddenWindowCutoffHz
-        server.startWindowTracking(displayName: display, settings: anchoring)
-    } else {
-        logger.info("no X display: scenes stay at fixed positions")
-    }
+    startWindowTracking()
     if options.captureApps { (appCapture, capturedApps) = startAppCapture() }
     if let port = options.openTrackPort {
         // Head tracking is optional: a port in use costs head tracking, not the server.
@@ -142,6 +136,49 @@ do {
     die("\(error)", status: 1)
 }
 logger.info("ready: output \(options.output), \(options.rateHz) Hz, block \(options.blockFrames) frames, room \(options.room.rawValue)")
+/// Windows: `--windows` (auto: the session's compositor, else X11); X11 on `--display`, else
+/// $DISPLAY. "none", or X11 with no display at all, keeps scenes at fixed positions.
+func startWindowTracking() {
+    var anchoring = WindowAnchoringSettings()
+    anchoring.hiddenGainDecibels = options.hiddenWindowDecibels
+    anchoring.hiddenCutoffHz = options.hiddenWindowCutoffHz
+    let environment = ProcessInfo.processInfo.environment
+    var choice = WindowBackendChoice(rawValue: options.windows)!
+    if choice == .auto { choice = WindowBackendChoice.detect(environment: environment) }
+    switch choice {
+    case .kwin, .gnome:
+        logger.warning("--windows \(choice.rawValue): following this compositor's own windows is not implemented yet; following its X11 (XWayland) windows")
+        fallthrough
+    case .x11, .auto:
+        let display = options.display ?? environment["DISPLAY"]
+        guard let display, display != "none", !display.isEmpty else {
+            logger.info("no X display: scenes stay at fixed positions")
+            return
+        }
+        server.startWindowTracking(settings: anchoring) { onSnapshot in
+            WindowTracker(configuration: .init(displayName: display), onSnapshot: onSnapshot)
+        }
+    case .sway:
+        guard let socket = environment["SWAYSOCK"], !socket.isEmpty else {
+            logger.warning("--windows sway: SWAYSOCK is not set; scenes stay at fixed positions")
+            return
+        }
+        server.startWindowTracking(settings: anchoring) { onSnapshot in
+            SwayWindowSource.make(socketPath: socket, log: { logger.warning("\($0)") }, onSnapshot: onSnapshot)
+        }
+    case .hyprland:
+        guard let directory = HyprlandWindowSource.socketDirectory(environment: environment) else {
+            logger.warning("--windows hyprland: HYPRLAND_INSTANCE_SIGNATURE is not set; scenes stay at fixed positions")
+            return
+        }
+        server.startWindowTracking(settings: anchoring) { onSnapshot in
+            HyprlandWindowSource.make(socketDirectory: directory, log: { logger.warning("\($0)") }, onSnapshot: onSnapshot)
+        }
+    case .none:
+        logger.info("--windows none: scenes stay at fixed positions")
+    }
+}
+
 
 // --capture-apps: other programs' streams, taken over through the sound server and played from
 // their windows. Its guard (next to this executable) undoes it if this process dies or hangs.
@@ -208,3 +245,4 @@ do {
 }
 logger.info("stopped")
 exit(0)
+

@@ -1,6 +1,6 @@
 import Testing
 import SceneSoundProtocol
-import SceneSoundX11
+import SceneSoundWindows
 @testable import SceneSoundServer
 
 /// The window history that places a captured app's sound when neither its stream nor its
@@ -109,7 +109,7 @@ import SceneSoundX11
     /// Process 300's parent is 250, whose parent is 1.
     static func placement(_ app: CapturedAppStreams.App, withWindows: Set<Int32>, recent: UInt32?) -> CapturedAppStreams.Placement {
         CapturedAppStreams.placement(for: app, ancestry: { $0 == 300 ? [300, 250] : [$0] },
-                                     hasWindow: { withWindows.contains($0) }, recentlyActiveWindow: { recent })
+                                     hasWindow: { withWindows.contains($0) }, recentlyActiveWindow: { recent.map(SceneID.forX11Window) })
     }
 
     @Test func theWindowIsFoundByXidThenPidThenTheAppsRecentWindowThenNotAtAll() {

@@ -3,7 +3,7 @@ import Testing
 import SceneSoundDSP
 import SceneSoundEngine
 import SceneSoundProtocol
-import SceneSoundX11
+import SceneSoundWindows
 @testable import SceneSoundServer
 
 /// Scenes hold one of the engine's slots only while something needs them: a stream or play at

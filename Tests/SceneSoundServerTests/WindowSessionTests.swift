@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import SceneSoundProtocol
-import SceneSoundX11
+import SceneSoundWindows
 @testable import SceneSoundServer
 
 /// Sessions and windows in process: the tracker's snapshot is handed to the anchoring as the
@@ -46,5 +46,42 @@ import SceneSoundX11
             guard case .samplePlaying = try client.request(alert) else { throw TestFailure("the alert did not play") }
         }
         #expect(attention.flagged == [0x400001])
+    }
+
+    /// A native Wayland window (sway's con 42) in the snapshot: its `wayland:` scene follows it,
+    /// a program is found by its pid, a binding takes its handle, and the scene cannot be placed;
+    /// the window source hears when the first stream starts and the last one ends.
+    @Test func nativeWaylandWindowsAreScenesLikeX11Ones() throws {
+        let handle = SceneID.nativeWindowHandle("42")
+        var native = Self.window
+        native.id = handle
+        native.frameID = handle
+        native.nativeID = "42"
+        native.applicationName = "mpv"
+        var snapshot = Self.snapshot
+        snapshot.windows = [native]
+        snapshot.activeWindowID = handle
+        let server = InProcessServer()
+        server.core.anchorToWindows(settings: .init()).apply(snapshot)
+        var playing: [Bool] = []
+        server.core.playingChanged = { playing.append($0) }
+
+        let client = try server.connect(peerPID: 4242)
+        let format = AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1)
+        let stream = try client.openStream(format, scene: "wayland:42")
+        _ = try client.openStream(format)  // names no scene: found by pid
+        #expect(try client.request(.sceneBindWindow(SceneBindWindow(sceneID: "player", windowID: handle))) == .ok)
+        server.render()
+        let scenes = try server.status().scenes
+        let own = try #require(scenes.first { $0.id == "wayland:42" }, "\(scenes)")
+        #expect(own.kind == "window" && own.application == "mpv" && own.azimuthDegrees > 10)
+        #expect(scenes.first { $0.id == "pid:4242" }?.window == "0x" + String(handle, radix: 16))
+        #expect(scenes.first { $0.id == "player" }?.azimuthDegrees == own.azimuthDegrees)
+        #expect(try server.status().display.activeWindowScene == "wayland:42")
+        let place = ScenePosition(azimuthDegrees: 0, elevationDegrees: 0, distanceMetres: 1)
+        #expect(errorCode(try client.request(.scenePlace(ScenePlace(sceneID: "wayland:42", position: place)))) == .notPermitted)
+        #expect(errorCode(try client.request(.streamOpen(StreamOpen(kind: .playback, format: format, sceneID: "wayland:")))) == .invalidArgument)
+        #expect(playing == [true])
+        _ = stream
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import SceneSoundTestSupport
 import Testing
 import SceneSoundDSP
+import SceneSoundWindows
 import SceneSoundX11
 
 extension X11DisplayTests {

@@ -1,6 +1,7 @@
 import Foundation
 import SceneSoundTestSupport
 import Testing
+import SceneSoundWindows
 import SceneSoundX11
 
 extension X11DisplayTests {

@@ -1,5 +1,6 @@
 import Foundation
 import SceneSoundTestSupport
+import SceneSoundWindows
 import SceneSoundX11
 
 /// Every snapshot a tracker published (they arrive on its thread); lets a test wait for a

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import SceneSoundTestSupport
+import SceneSoundWindows
 import SceneSoundX11
 
 /// A tracker on a fixture's display, recording every snapshot.

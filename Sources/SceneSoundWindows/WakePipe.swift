@@ -2,12 +2,12 @@
 import Glibc
 #endif
 
-/// Lets other threads interrupt the tracker thread's poll(): a non-blocking self-pipe.
-final class WakePipe: Sendable {
-    let readDescriptor: Int32
+/// Lets other threads interrupt a window source thread's poll(): a non-blocking self-pipe.
+package final class WakePipe: Sendable {
+    package let readDescriptor: Int32
     private let writeDescriptor: Int32
 
-    init() {
+    package init() {
         var descriptors: [Int32] = [-1, -1]
         precondition(pipe(&descriptors) == 0, "pipe() failed: \(errno)")
         for descriptor in descriptors {
@@ -24,18 +24,18 @@ final class WakePipe: Sendable {
     }
 
     /// Never blocks: a full pipe already means "wake up".
-    func wake() {
+    package func wake() {
         var byte: UInt8 = 1
         _ = write(writeDescriptor, &byte, 1)
     }
 
-    func drain() {
+    package func drain() {
         var buffer = [UInt8](repeating: 0, count: 64)
         while read(readDescriptor, &buffer, buffer.count) > 0 {}
     }
 
     /// Waits until `descriptor` (if any) is readable, a wake arrives, or the timeout passes.
-    func wait(also descriptor: Int32?, timeoutNanoseconds: UInt64?) {
+    package func wait(also descriptor: Int32?, timeoutNanoseconds: UInt64?) {
         var descriptors = [pollfd(fd: readDescriptor, events: Int16(POLLIN), revents: 0)]
         if let descriptor { descriptors.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)) }
         // Rounded up: waking a fraction of a millisecond early would only spin once more.

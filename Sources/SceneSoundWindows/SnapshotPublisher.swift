@@ -1,20 +1,20 @@
 import Synchronization
 
-/// Hands snapshots from the tracker thread to consumers. The lock guards one struct copy (a
+/// Hands snapshots from a window source's thread to consumers. The lock guards one struct copy (a
 /// few reference-count operations) and is never held across X I/O or a callback, so a reader
 /// waits at most that long; readers that must never wait at all (the render thread) get
 /// positions from the server through the engine's command queue instead.
-final class SnapshotPublisher: Sendable {
+package final class SnapshotPublisher: Sendable {
     private let latest = Mutex<WindowSnapshot?>(nil)
     private let onSnapshot: (@Sendable (WindowSnapshot) -> Void)?
 
-    init(onSnapshot: (@Sendable (WindowSnapshot) -> Void)?) {
+    package init(onSnapshot: (@Sendable (WindowSnapshot) -> Void)?) {
         self.onSnapshot = onSnapshot
     }
 
-    var snapshot: WindowSnapshot? { latest.withLock { $0 } }
+    package var snapshot: WindowSnapshot? { latest.withLock { $0 } }
 
-    func publish(_ snapshot: WindowSnapshot) {
+    package func publish(_ snapshot: WindowSnapshot) {
         latest.withLock { $0 = snapshot }
         onSnapshot?(snapshot)
     }

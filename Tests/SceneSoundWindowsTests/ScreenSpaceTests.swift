@@ -1,7 +1,8 @@
 import SceneSoundTestSupport
 import SceneSoundDSP
 import Testing
-@testable import SceneSoundX11
+import SceneSoundProtocol
+@testable import SceneSoundWindows
 
 @Suite struct ScreenSpaceTests {
     /// 1920x1080 at 96 dpi: 25.4/96 mm per pixel, 508 x 285.75 mm.
@@ -140,10 +141,24 @@ import Testing
         #expect(schedule.nanosecondsUntilAllowed(now: 11_000_000) == 0)
     }
 
-    @Test func sceneIDsRoundTrip() {
-        #expect(X11SceneID.string(for: 0x1a0_0003) == "x11:0x1a00003")
-        #expect(X11SceneID.windowID(of: "x11:0x1A00003") == 0x1a0_0003)
-        #expect(X11SceneID.windowID(of: "music") == nil)
-        #expect(X11SceneID.parseWindowID("27262979") == 27_262_979)
+    @Test func sceneIDsNameTheirWindows() {
+        let x11 = TrackedWindow(id: 0x1a0_0003, frameID: 0x1a0_0003, rectPixels: PixelRect(xPixels: 0, yPixels: 0, widthPixels: 1, heightPixels: 1),
+                                isViewable: true, isMinimized: false, isFullscreen: false, demandsAttention: false,
+                                desktop: nil, isOnCurrentDesktop: true, pid: nil, stackingIndex: 0)
+        #expect(x11.sceneID == "x11:0x1a00003")
+        var native = x11
+        native.nativeID = "42"
+        native.id = SceneID.nativeWindowHandle("42")
+        #expect(native.sceneID == "wayland:42")
+        #expect(SceneID.windowID("wayland:42") == native.id)
+    }
+}
+
+@Suite struct WindowBackendChoiceTests {
+    @Test func autoPicksTheSessionsCompositorElseX11() {
+        #expect(WindowBackendChoice.detect(environment: ["SWAYSOCK": "/run/user/1000/sway-ipc.sock", "DISPLAY": ":0"]) == .sway)
+        #expect(WindowBackendChoice.detect(environment: ["HYPRLAND_INSTANCE_SIGNATURE": "abc_1_2"]) == .hyprland)
+        #expect(WindowBackendChoice.detect(environment: ["DISPLAY": ":0", "SWAYSOCK": ""]) == .x11)
+        #expect(WindowBackendChoice.acceptedValues == "auto, x11, sway, hyprland, kwin, gnome, none")
     }
 }

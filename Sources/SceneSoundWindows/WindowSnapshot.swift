@@ -10,14 +10,22 @@ public enum WindowVisibility: String, Equatable, Sendable {
     case unmapped
 }
 
-/// One top-level window as the tracker saw it when the snapshot was taken.
+import SceneSoundProtocol
+
+/// One top-level window as its window source saw it when the snapshot was taken: an X11
+/// window (through XCB, or an XWayland window as the compositor reports it) or a native
+/// Wayland window (`nativeID` set). Geometry is in the desktop's logical pixels.
 public struct TrackedWindow: Equatable, Sendable {
     /// `_NET_WM_DESKTOP`'s value for "on every desktop".
     public static let allDesktops: UInt32 = 0xFFFF_FFFF
 
     /// The client window: what xwininfo, xdotool, xprop and `_NET_ACTIVE_WINDOW` name, and what
-    /// `x11:0x…` scene ids refer to.
+    /// `x11:0x…` scene ids refer to. A native Wayland window has the handle of its
+    /// `wayland:` scene id instead (`SceneID.nativeWindowHandle`, top bit set, never an X id).
     public var id: UInt32
+    /// The compositor's own id of a native Wayland window (sway's con id, Hyprland's address):
+    /// its scene id is `wayland:<nativeID>`. Nil for X11 windows, XWayland's included.
+    public var nativeID: String?
     /// The root's child holding it: the manager's frame, or the client itself without a
     /// reparenting manager.
     public var frameID: UInt32
@@ -38,13 +46,16 @@ public struct TrackedWindow: Equatable, Sendable {
     public var stackingIndex: Int
     /// `_NET_WM_NAME`, else `WM_NAME`; nil when the client sets neither.
     public var title: String?
-    /// `WM_CLASS`'s class ("XTerm", "firefox"), else its instance name.
+    /// `WM_CLASS`'s class ("XTerm", "firefox"), else its instance name; a native Wayland
+    /// window's app id ("mpv", "org.gnome.Nautilus").
     public var applicationName: String?
 
     public init(id: UInt32, frameID: UInt32, rectPixels: PixelRect, isViewable: Bool, isMinimized: Bool,
                 isFullscreen: Bool, demandsAttention: Bool, desktop: UInt32?, isOnCurrentDesktop: Bool,
-                pid: Int32?, stackingIndex: Int, title: String? = nil, applicationName: String? = nil) {
+                pid: Int32?, stackingIndex: Int, title: String? = nil, applicationName: String? = nil,
+                nativeID: String? = nil) {
         self.id = id
+        self.nativeID = nativeID
         self.frameID = frameID
         self.rectPixels = rectPixels
         self.isViewable = isViewable
@@ -70,10 +81,10 @@ public struct TrackedWindow: Equatable, Sendable {
     }
 
     /// The scene id naming this window directly (docs/ARCHITECTURE.md "Conventions").
-    public var sceneID: String { X11SceneID.string(for: id) }
+    public var sceneID: String { nativeID.map(SceneID.forNativeWindow) ?? SceneID.forX11Window(id) }
 }
 
-/// Everything the tracker knows at one moment. Immutable; cheap to copy (arrays are shared).
+/// Everything a window source knows at one moment. Immutable; cheap to copy (arrays are shared).
 public struct WindowSnapshot: Equatable, Sendable {
     /// Strictly increasing across the tracker's life, reconnections included.
     public var sequence: UInt64
@@ -82,18 +93,20 @@ public struct WindowSnapshot: Equatable, Sendable {
     /// CLOCK_MONOTONIC when the newest X event it reflects was read (0 before any event); the
     /// difference to `publishedMonotonicNanoseconds` is the tracker's own latency.
     public var newestEventMonotonicNanoseconds: UInt64
-    /// False after the X connection was lost: the windows are those last seen, kept so that
-    /// sounds stay where they were until the tracker reconnects and rescans.
+    /// False after the connection (to the X server or the compositor) was lost: the windows are
+    /// those last seen, kept so that sounds stay where they were until the source reconnects.
     public var isDisplayConnected: Bool
     /// Bottom to top (`stackingIndex` is the position in this array).
     public var windows: [TrackedWindow]
-    /// Never empty: RandR's monitors, or the core screen as one monitor.
+    /// Never empty: RandR's monitors, or the core screen as one monitor; the compositor's
+    /// outputs in logical pixels.
     public var monitors: [Monitor]
     /// `_NET_ACTIVE_WINDOW` as a client id; without an EWMH manager, the client holding the input focus.
     public var activeWindowID: UInt32?
     /// Root `_NET_CURRENT_DESKTOP`; nil without an EWMH manager.
     public var currentDesktop: UInt32?
-    /// An EWMH window manager (`_NET_SUPPORTING_WM_CHECK`) is running.
+    /// An EWMH window manager (`_NET_SUPPORTING_WM_CHECK`) is running; always true from a
+    /// compositor.
     public var hasEWMHWindowManager: Bool
 
     public init(sequence: UInt64, publishedMonotonicNanoseconds: UInt64, newestEventMonotonicNanoseconds: UInt64,

@@ -1,4 +1,5 @@
-/// One monitor: where it sits in the root window's pixels and how large it physically is.
+/// One monitor: where it sits in the desktop's pixels (X11's root window, a compositor's
+/// logical layout) and how large it physically is.
 public struct Monitor: Equatable, Sendable {
     /// Where the physical size came from, weakest last; `status` shows it so a user can tell
     /// why the map looks off (a monitor that reports no size gets the fallback).

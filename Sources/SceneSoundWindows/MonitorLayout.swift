@@ -53,6 +53,12 @@ public enum MonitorLayout {
         return monitors
     }
 
+    /// A compositor's output that reports no millimetres: 96 dots per inch of its own pixels,
+    /// which are `scale` logical pixels each (a 2× output's 960 logical pixels are 1920 real ones).
+    public static func assumedMillimetres(logicalPixels: Int, scale: Double) -> Double {
+        Double(logicalPixels) * max(scale, 0.1) * millimetresPerInch / assumedDotsPerInch
+    }
+
     private static func scale(millimetres: Int, pixels: Int) -> (Double, Monitor.PhysicalSizeSource) {
         if millimetres > 0 && pixels > 0 { return (Double(millimetres) / Double(pixels), .coreScreen) }
         return (millimetresPerInch / assumedDotsPerInch, .assumed96DPI)

@@ -1,4 +1,5 @@
-/// A rectangle in root-window pixels (x right, y down), as X11 reports geometry.
+/// A rectangle in the desktop's pixels (x right, y down): X11's root-window pixels, a Wayland
+/// compositor's logical pixels.
 public struct PixelRect: Equatable, Hashable, Sendable, CustomStringConvertible {
     public var xPixels: Int
     public var yPixels: Int

@@ -1,0 +1,168 @@
+import Foundation
+import Testing
+import SceneSoundDSP
+import SceneSoundMedia
+import SceneSoundProtocol
+import SceneSoundTestSupport
+
+/// Native Wayland windows under a real sway (headless, as `nobody`), followed through sway's
+/// IPC (`--windows sway`), heard through the daemon's wav output: mpv's `wlshm` window has no
+/// X11 id, so only the compositor knows where it is.
+@Suite(.serialized) struct SwayWindowTests {
+    /// sway with one floating mpv window at (x, 300), and a daemon following sway.
+    struct OneNativeWindow {
+        let sway: SwayFixture
+        let mpv: ChildProcess
+        let conID: Int
+        let scene: String
+        let daemon: Daemon
+        let client: RawClient
+
+        init(xPixels: Int, mpvArguments: [String] = ["--idle=yes", "--ao=null"], mpvEnvironment: [String: String] = [:],
+             daemonArguments: [String] = [], daemonEnvironment: [String: String] = [:]) throws {
+            sway = try SwayFixture()
+            mpv = try sway.openMPV(["--geometry=400x300"] + mpvArguments, environment: mpvEnvironment)
+            conID = try sway.waitForView(pid: mpv.pid)
+            try sway.command(pid: mpv.pid, "move position \(xPixels) 300")
+            scene = SceneID.forNativeWindow(String(conID))
+            daemon = try Daemon(extraArguments: ["--windows", "sway"] + daemonArguments,
+                                environment: ["SWAYSOCK": sway.socketPath].merging(daemonEnvironment) { $1 })
+            client = try RawClient(socketPath: daemon.socketPath)
+        }
+    }
+
+    static func scene(_ client: RawClient, _ id: String) throws -> StatusDocument.Scene? {
+        try WindowSceneTests.scene(client, id)
+    }
+
+    @Test func aNativeWindowIsHeardWhereItIsAndFollowedWithinAHundredMilliseconds() throws {
+        let setup = try OneNativeWindow(xPixels: 40)
+        defer { setup.sway.stopAll() }
+        let (sway, mpv, scene, daemon, client) = (setup.sway, setup.mpv, setup.scene, setup.daemon, setup.client)
+        let left = try WindowSceneTests.cues(playing: scene, daemon: daemon, client: client)
+        let status = try Self.scene(client, scene)
+        #expect(status?.state == "visible")
+        #expect(status?.application == "mpv")
+        #expect(status?.window == "0x" + String(SceneID.nativeWindowHandle(String(setup.conID)), radix: 16))
+
+        // A floating move sends no event: the source re-reads sway while something plays.
+        _ = try client.openStream(format: AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1), scene: scene)
+        var worst = 0.0
+        for (step, xPixels) in [500, 900, 1300, 1480].enumerated() {
+            let before = try Self.scene(client, scene)?.azimuthDegrees ?? 0
+            try sway.command(pid: mpv.pid, "move position \(xPixels) 300")
+            let moved = Date()
+            try waitUntil(timeoutSeconds: 2, "the scene to follow move \(step)") {
+                abs((try Self.scene(client, scene)?.azimuthDegrees ?? before) - before) > 1
+            }
+            worst = max(worst, Date().timeIntervalSince(moved))
+        }
+        let right = try WindowSceneTests.cues(playing: scene, daemon: daemon, client: client)
+        let rect = try #require(try sway.view(pid: mpv.pid)).rect
+        print("sway: native window at the left ITD \(left.itdMicroseconds) µs ILD \(left.interauralLevelDifferenceDecibels) dB; moved right (content \(rect)) ITD \(right.itdMicroseconds) µs ILD \(right.interauralLevelDifferenceDecibels) dB; followed floating moves within \(Int(worst * 1000)) ms")
+        #expect(left.itdMicroseconds > 100 && left.interauralLevelDifferenceDecibels > 2)
+        #expect(right.itdMicroseconds < -100 && right.interauralLevelDifferenceDecibels < -2)
+        #expect(worst < 0.1)
+        #expect(try Self.scene(client, scene)?.rectPixels == rect)
+
+        // The CLI names native windows too: by their scene, and as the active window.
+        let handle = "0x" + String(SceneID.nativeWindowHandle(String(setup.conID)), radix: 16)
+        try waitUntil(timeoutSeconds: 5, "the active window") {
+            try HeadTrackingTests.statusDocument(client).display.activeWindowScene == scene
+        }
+        let boundActive = try CommandLineTests.runCLI(["scene", "bind", "focus", "--window", "active", "--socket", daemon.socketPath])
+        let boundByID = try CommandLineTests.runCLI(["scene", "bind", "player", "--window", scene, "--socket", daemon.socketPath])
+        #expect(boundActive.status == 0 && boundByID.status == 0, "\(boundActive.error) \(boundByID.error)")
+        #expect(try Self.scene(client, "focus")?.window == handle && Self.scene(client, "player")?.window == handle)
+        let list = try CommandLineTests.runCLI(["scene", "list", "--socket", daemon.socketPath])
+        #expect(list.output.contains("mpv"), "\(list.output)")
+    }
+
+    @Test func anotherWorkspaceAndTheScratchpadAreMuffled() throws {
+        let setup = try OneNativeWindow(xPixels: 40)
+        defer { setup.sway.stopAll() }
+        let (sway, mpv, scene, daemon, client) = (setup.sway, setup.mpv, setup.scene, setup.daemon, setup.client)
+        _ = try WindowSceneTests.cues(playing: scene, daemon: daemon, client: client)
+        let visibleLevel = try WindowSceneTests.level(daemon)
+
+        try sway.command(pid: mpv.pid, "move container to workspace 2")
+        try waitUntil(timeoutSeconds: 5, "the other workspace") { try Self.scene(client, scene)?.state == "onOtherDesktop" }
+        _ = try WindowSceneTests.cues(playing: scene, daemon: daemon, client: client)
+        let otherWorkspaceLevel = try WindowSceneTests.level(daemon)
+
+        _ = try sway.swaymsg(["workspace 2"])
+        try waitUntil(timeoutSeconds: 5, "its workspace shown") { try Self.scene(client, scene)?.state == "visible" }
+        try sway.command(pid: mpv.pid, "move scratchpad")
+        try waitUntil(timeoutSeconds: 5, "the scratchpad") { try Self.scene(client, scene)?.state == "minimized" }
+        _ = try WindowSceneTests.cues(playing: scene, daemon: daemon, client: client)
+        let scratchpadLevel = try WindowSceneTests.level(daemon)
+
+        try sway.command(pid: mpv.pid, "scratchpad show")
+        try waitUntil(timeoutSeconds: 5, "shown again") { try Self.scene(client, scene)?.state == "visible" }
+        _ = try WindowSceneTests.cues(playing: scene, daemon: daemon, client: client)
+        let shownLevel = try WindowSceneTests.level(daemon)
+        print("sway: window level visible \(visibleLevel) dB, other workspace \(otherWorkspaceLevel) dB, scratchpad \(scratchpadLevel) dB, shown again \(shownLevel) dB")
+        #expect(otherWorkspaceLevel < visibleLevel - 10)
+        #expect(scratchpadLevel < visibleLevel - 10)
+        #expect(abs(shownLevel - visibleLevel) < 1)
+    }
+
+    /// An unmodified app: mpv plays noise into a private PulseAudio and shows a native window
+    /// at the right; `--capture-apps` takes its stream and finds the window by mpv's pid.
+    @Test func anAppsStreamIsFoundByItsPidAndHeardFromItsNativeWindow() throws {
+        let server = try PrivateSoundServer(.pulseAudio)
+        defer { server.tearDown() }
+        // Mono noise as raw PCM: a stereo file would carry a difference between its channels of its own.
+        let file = server.directory.appendingPathComponent("noise.raw")
+        try Data(WindowSceneTests.noise(seconds: 20)).write(to: file)
+        let setup = try OneNativeWindow(xPixels: 1480, mpvArguments: [
+            "--ao=pulse", "--loop-file=inf", "--demuxer=rawaudio", "--demuxer-rawaudio-format=s16le",
+            "--demuxer-rawaudio-channels=1", "--demuxer-rawaudio-rate=48000", file.path],
+                                        mpvEnvironment: server.clientEnvironment,
+                                        daemonArguments: ["--capture-apps"], daemonEnvironment: server.clientEnvironment)
+        defer { setup.sway.stopAll() }
+        let (daemon, client) = (setup.daemon, setup.client)
+        try waitUntil(timeoutSeconds: 20, "mpv's stream to be captured") {
+            try HeadTrackingTests.statusDocument(client).apps?.streams.contains { $0.pid == Int(setup.mpv.pid) } ?? false
+        }
+        try waitUntil(timeoutSeconds: 10, "mpv's stream to find its window") {
+            try HeadTrackingTests.statusDocument(client).apps?.streams.first { $0.pid == Int(setup.mpv.pid) }?.windowFoundBy == "pid"
+        }
+        // The wav output runs on its own clock: wait for a second of mpv's noise at its window.
+        var heard: (left: [Float], right: [Float]) = ([], [])
+        try waitUntil(timeoutSeconds: 10, "a second of mpv's noise in the output") {
+            let recording = try AudioFileReader.read(path: daemon.wavPath)
+            heard = audible((Array(recording.channel(0).suffix(48000)), Array(recording.channel(1).suffix(48000))))
+            return heard.left.count > 47000
+        }
+        let cues = CueAnalysis.cues(left: heard.left, right: heard.right, sampleRateHz: 48000)
+        let app = try HeadTrackingTests.statusDocument(client).apps?.streams.first { $0.pid == Int(setup.mpv.pid) }
+        print("sway: mpv's captured stream found by \(app?.windowFoundBy ?? "?") at azimuth \(app?.azimuthDegrees ?? 0)°: ITD \(cues.itdMicroseconds) µs, ILD \(cues.interauralLevelDifferenceDecibels) dB")
+        #expect(cues.itdMicroseconds < -100 && cues.interauralLevelDifferenceDecibels < -2, "\(daemon.log.suffix(1500))")
+    }
+
+    @Test func swayGoingAwayKeepsSoundsPlayingAndItsReturnIsPickedUp() throws {
+        let setup = try OneNativeWindow(xPixels: 40)
+        defer { setup.sway.stopAll() }
+        let (sway, scene, daemon, client) = (setup.sway, setup.scene, setup.daemon, setup.client)
+        func display() throws -> StatusDocument.Display { try HeadTrackingTests.statusDocument(client).display }
+        try waitUntil(timeoutSeconds: 5, "sway followed") { try display().connected }
+        sway.killSway()
+        try waitUntil(timeoutSeconds: 5, "the loss to be noticed") { try !display().connected }
+        // Playback goes on without sway, where the window was last seen.
+        let gone = try WindowSceneTests.cues(playing: scene, daemon: daemon, client: client)
+        #expect(gone.itdMicroseconds > 100, "\(gone)")
+        #expect(daemon.isRunning)
+
+        // The new sway's socket has a new name (its pid's): the daemon finds it beside the old one.
+        try sway.restartSway()
+        try waitUntil(timeoutSeconds: 10, "the new sway to be picked up") { try display().connected }
+        let mpv = try sway.openMPV(["--geometry=400x300", "--idle=yes", "--ao=null"])
+        let conID = try sway.waitForView(pid: mpv.pid)
+        try sway.command(pid: mpv.pid, "move position 1480 300")
+        let newScene = SceneID.forNativeWindow(String(conID))
+        let right = try WindowSceneTests.cues(playing: newScene, daemon: daemon, client: client)
+        print("sway restarted: the last place kept (ITD \(gone.itdMicroseconds) µs), a new window at the right ITD \(right.itdMicroseconds) µs")
+        #expect(right.itdMicroseconds < -100)
+    }
+}
