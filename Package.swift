@@ -72,7 +72,10 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
-        .target(name: "SceneSoundClient", dependencies: ["SceneSoundProtocol", "SceneSoundPlatform"]),
+        // Sources/SceneSoundClient/*.swift is the protocol client the C library is built from
+        // (standard library only); Idioms/ adds the Apple-style API, which decodes files and
+        // finds theme sounds.
+        .target(name: "SceneSoundClient", dependencies: ["SceneSoundProtocol", "SceneSoundPlatform", "SceneSoundMedia", "SceneSoundThemes"]),
         // freedesktop Sound Theme and Sound Naming lookup (pure Swift, Foundation for files).
         .target(name: "SceneSoundThemes"),
         // libscenesound.so.0, the C API over the client (built by packaging/build-lib.sh, `make lib`).
@@ -118,7 +121,8 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
         ]),
-        .testTarget(name: "SceneSoundClientTests", dependencies: ["SceneSoundClient", "SceneSoundTestSupport"]),
+        .testTarget(name: "SceneSoundClientTests", dependencies: ["SceneSoundClient", "SceneSoundTestSupport", "SceneSoundStatusJSON",
+                                                                 "SceneSoundMedia", "scenesoundd"]),
         .testTarget(name: "SceneSoundThemesTests", dependencies: ["SceneSoundThemes"]),
         // Builds libscenesound into a temporary prefix and runs C, C++ and Python clients against a live daemon.
         .testTarget(name: "CLibraryTests", dependencies: ["scenesoundd", "scenesound", "SceneSoundC", "SceneSoundTestSupport"],
