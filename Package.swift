@@ -23,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        // `make docs`: the Swift client's API documentation (DocC).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // System libraries (Debian -dev packages, installed by scripts/deps).
@@ -81,7 +83,7 @@ let package = Package(
         // libscenesound.so.0, the C API over the client (built by packaging/build-lib.sh, `make lib`).
         .target(name: "SceneSoundC", dependencies: ["SceneSoundClient", "SceneSoundProtocol", "SceneSoundPlatform"]),
         .target(name: "SceneSoundX11", dependencies: ["CXCB", "SceneSoundDSP", "SceneSoundPlatform"]),
-        // examples/swift: two XCB windows, a looping tone anchored to each.
+        // examples/swift: two XCB windows, a tone anchored to each, with the client's idioms.
         .executableTarget(name: "scenesound-two-windows", dependencies: ["CXCB", "SceneSoundClient", "SceneSoundProtocol"],
                           path: "examples/swift"),
         // Takes over other apps' playback streams (libpulse: PulseAudio and pipewire-pulse), and
@@ -122,7 +124,8 @@ let package = Package(
             .product(name: "NIOEmbedded", package: "swift-nio"),
         ]),
         .testTarget(name: "SceneSoundClientTests", dependencies: ["SceneSoundClient", "SceneSoundTestSupport", "SceneSoundStatusJSON",
-                                                                 "SceneSoundMedia", "scenesoundd"]),
+                                                                 "SceneSoundMedia", "scenesoundd"],
+                    exclude: ["Consumer"]),
         .testTarget(name: "SceneSoundThemesTests", dependencies: ["SceneSoundThemes"]),
         // Builds libscenesound into a temporary prefix and runs C, C++ and Python clients against a live daemon.
         .testTarget(name: "CLibraryTests", dependencies: ["scenesoundd", "scenesound", "SceneSoundC", "SceneSoundTestSupport"],
