@@ -34,8 +34,14 @@ final class RealDaemon: @unchecked Sendable {
         }
     }
 
-    /// Makes this daemon the one `SceneSound.defaultConnection()` reaches.
-    func becomeDefault() { setenv(SocketPath.environmentVariable, socketPath, 1) }
+    /// Makes this daemon the one `SceneSound.defaultConnection()` reaches, until it is released
+    /// (the other suites in this process, and the programs they start, must not inherit it).
+    func becomeDefault() {
+        _ = Self.originalSocketVariable
+        setenv(SocketPath.environmentVariable, socketPath, 1)
+    }
+    /// The variable as the test process started with it: put back when its daemon goes.
+    private static let originalSocketVariable = getenv(SocketPath.environmentVariable).map { String(cString: $0) }
 
     /// The status document, over a connection of its own.
     func status() throws -> StatusDocument {
@@ -69,6 +75,10 @@ final class RealDaemon: @unchecked Sendable {
 
     deinit {
         stop()
+        if let current = getenv(SocketPath.environmentVariable), String(cString: current) == socketPath {
+            if let original = Self.originalSocketVariable { setenv(SocketPath.environmentVariable, original, 1) }
+            else { unsetenv(SocketPath.environmentVariable) }
+        }
         try? FileManager.default.removeItem(atPath: directory)
     }
 }
