@@ -83,7 +83,7 @@ let package = Package(
         // libscenesound.so.0, the C API over the client (built by packaging/build-lib.sh, `make lib`).
         .target(name: "SceneSoundC", dependencies: ["SceneSoundClient", "SceneSoundProtocol", "SceneSoundPlatform"]),
         .target(name: "SceneSoundX11", dependencies: ["CXCB", "SceneSoundDSP", "SceneSoundPlatform"]),
-        // examples/swift: two XCB windows, a tone anchored to each, with the client's idioms.
+        // examples/swift: two XCB windows, a looping tone anchored to each.
         .executableTarget(name: "scenesound-two-windows", dependencies: ["CXCB", "SceneSoundClient", "SceneSoundProtocol"],
                           path: "examples/swift"),
         // Takes over other apps' playback streams (libpulse: PulseAudio and pipewire-pulse), and
