@@ -42,7 +42,7 @@ extension IdiomTests {
         player.pause()
         let pausedAt = player.currentTime
         #expect(!player.isPlaying)
-        #expect((0.4..<0.6).contains(pausedAt))
+        #expect((0.4..<0.8).contains(pausedAt), "paused at \(pausedAt) s")  // late under load, never early
         try daemon.waitForRenderedAudio(seconds: 0.2)
         #expect(player.currentTime == pausedAt)
         try player.play()
@@ -57,17 +57,19 @@ extension IdiomTests {
     }
 
     /// `numberOfLoops = -1` plays until `stop()`, at the volume and scene asked; `stop()` keeps
-    /// the position, as AVAudioPlayer's does, and frees the server's stream.
+    /// the position, as AVAudioPlayer's does, and frees the server's stream. A 2 s file stopped
+    /// in its second pass: the position is then well inside the file (a short file could be
+    /// stopped right at a pass boundary, its position rightly 0).
     @Test func playerLoopsForeverUntilStopped() throws {
         let daemon = try RealDaemon()
         daemon.becomeDefault()
-        let url = try writeTone(directory: daemon.directory, name: "tone.wav", seconds: 0.2, rateHz: 48000, channels: 2)
+        let url = try writeTone(directory: daemon.directory, name: "tone.wav", seconds: 2, rateHz: 48000, channels: 2)
         let player = try SceneSoundPlayer(contentsOf: url)
         player.numberOfLoops = -1
         player.volume = -12
         player.intendedSpatialExperience = .headTracked(.scene(identifier: "player"))
         try player.play()
-        try daemon.waitForRenderedAudio(seconds: 1.5)
+        try daemon.waitForRenderedAudio(seconds: 2.5)
         #expect(player.isPlaying)
         #expect(try !player.waitUntilFinished(timeoutSeconds: 0.1))
         let stream = try #require(try daemon.status().streams.first { $0.scene == "player" })
@@ -78,10 +80,10 @@ extension IdiomTests {
         #expect(!player.isPlaying)
         #expect(try player.waitUntilFinished(timeoutSeconds: 0))
         let stoppedAt = player.currentTime
-        #expect(stoppedAt > 0 && stoppedAt < 0.2)
+        #expect(stoppedAt > 0.3 && stoppedAt < 1.9, "stopped at \(stoppedAt) s")
         #expect(try daemon.status().streams.isEmpty)
 
         let segments = audibleSegments(try daemon.stopAndReadMix())
-        #expect(segments.count == 1 && segments[0].count > 48000 * 3 / 2, "\(segments)")
+        #expect(segments.count == 1 && segments[0].count > 48000 * 5 / 2, "\(segments)")
     }
 }
