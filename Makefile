@@ -4,7 +4,7 @@
 export PATH := /opt/swift/usr/bin:$(PATH)
 SWIFT ?= swift
 
-.PHONY: all deps build test soak fuzz demo bench clean
+.PHONY: all deps build test soak fuzz demo bench clean docs
 
 all: build
 
@@ -55,6 +55,14 @@ bench:
 
 clean:
 	rm -rf .build Benchmarks/.build out
+
+# The Swift client's API documentation (DocC, swift-docc-plugin) as a static site in
+# .build/docs/SceneSoundClient (open index.html through any web server).
+docs:
+	rm -rf .build/docs/SceneSoundClient && mkdir -p .build/docs
+	$(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation --target SceneSoundClient \
+		--output-path .build/docs/SceneSoundClient --transform-for-static-hosting --hosting-base-path SceneSoundClient
+	@echo "API documentation: .build/docs/SceneSoundClient/documentation/scenesoundclient/index.html"
 
 # libscenesound.so.0 (Swift standard library linked in, only scenesound_* exported) into
 # LIB_BUILD, and `make install PREFIX=…`: library, header, scenesound.pc, both programs (built

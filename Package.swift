@@ -23,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        // `make docs`: the Swift client's API documentation (DocC).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // System libraries (Debian -dev packages, installed by scripts/deps).
@@ -76,7 +78,10 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
-        .target(name: "SceneSoundClient", dependencies: ["SceneSoundProtocol", "SceneSoundPlatform"]),
+        // Sources/SceneSoundClient/*.swift is the protocol client the C library is built from
+        // (standard library only); Idioms/ adds the Apple-style API, which decodes files and
+        // finds theme sounds.
+        .target(name: "SceneSoundClient", dependencies: ["SceneSoundProtocol", "SceneSoundPlatform", "SceneSoundMedia", "SceneSoundThemes"]),
         // freedesktop Sound Theme and Sound Naming lookup (pure Swift, Foundation for files).
         .target(name: "SceneSoundThemes"),
         // libscenesound.so.0, the C API over the client (built by packaging/build-lib.sh, `make lib`).
@@ -128,7 +133,9 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
         ]),
-        .testTarget(name: "SceneSoundClientTests", dependencies: ["SceneSoundClient", "SceneSoundTestSupport"]),
+        .testTarget(name: "SceneSoundClientTests", dependencies: ["SceneSoundClient", "SceneSoundTestSupport", "SceneSoundStatusJSON",
+                                                                 "SceneSoundMedia", "scenesoundd"],
+                    exclude: ["Consumer"]),
         .testTarget(name: "SceneSoundThemesTests", dependencies: ["SceneSoundThemes"]),
         // Builds libscenesound into a temporary prefix and runs C, C++ and Python clients against a live daemon.
         .testTarget(name: "CLibraryTests", dependencies: ["scenesoundd", "scenesound", "SceneSoundC", "SceneSoundTestSupport"],

@@ -21,6 +21,8 @@ mkdir -p "$out" "$work"
 # One package name for all four: SceneSoundPlatform shares its helpers with `package` access.
 flags="-O -wmo -parse-as-library -swift-version 6 -package-name scenesound -I $work"
 
+# Each module's top-level sources only: Sources/SceneSoundClient/Idioms (the Apple-style API,
+# which needs Foundation, libsndfile and the sound themes) stays out of the library.
 compile() {  # module name → object and .swiftmodule in $work
     "$swiftc" $flags -module-name "$1" -emit-module -emit-module-path "$work/$1.swiftmodule" \
         -c "$root"/Sources/"$1"/*.swift -o "$work/$1.o"

@@ -1,7 +1,18 @@
 import SceneSoundClient
 import SceneSoundProtocol
 
-// Pull-mode streams: the library's render thread calls the caller's render callback.
+/// `scenesound_render_callback`: (user_data, buffer, frames) -> frames written (size_t as Int).
+public typealias RenderFunction = @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, Int) -> Int
+
+/// The C render callback and its user data, carried to the render thread. The user data is the
+/// caller's pointer; the library never looks at it.
+struct RenderCallback: @unchecked Sendable {
+    let function: RenderFunction
+    let userData: UnsafeMutableRawPointer?
+}
+
+// Pull-mode streams: the library's render thread (the client's PullRenderer) calls the caller's
+// render callback.
 
 @_cdecl("scenesound_stream_open_callback")
 public func scenesound_stream_open_callback(_ client: OpaquePointer?, _ kind: Int32, _ format: Int32, _ rateHz: UInt32,
@@ -19,13 +30,16 @@ public func scenesound_stream_open_callback(_ client: OpaquePointer?, _ kind: In
         let period = periodFrames == 0 ? Int(rateHz / 100) : Int(periodFrames)
         guard period <= Int(rateHz) else { throw .invalid("period_frames \(periodFrames) is longer than one second") }
         let stream = try clientCall { () throws(ClientError) in try connection.openStream(options) }
+        let callback = RenderCallback(function: render, userData: userData)
         let renderer: PullRenderer
-        do throws(CFailure) {
-            renderer = try PullRenderer(stream: stream, callback: RenderCallback(function: render, userData: userData),
-                                        periodFrames: period)
+        do {
+            renderer = try PullRenderer(stream: stream, periodFrames: period) { buffer, frames in
+                // size_t comes back as Int: a "negative" (huge) count ends the stream.
+                callback.function(callback.userData, buffer, frames)
+            }
         } catch {
             try? stream.close()
-            throw error
+            throw CFailure(StatusCode.noResources, "cannot start the render thread (\(error))")
         }
         outStream.pointee = try register(StreamEntry(clientID: clientID, stream: stream, renderer: renderer))
     }

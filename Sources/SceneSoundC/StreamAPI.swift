@@ -73,7 +73,7 @@ public func scenesound_stream_drain(_ stream: OpaquePointer?) -> Int32 {
         guard !renderer.isRenderThread else {
             throw CFailure(StatusCode.wrongThread, "a render callback cannot wait for its own stream to drain")
         }
-        try renderer.finished.wait().get()
+        try renderer.finished.wait().mapError(CFailure.init).get()
     }
 }
 

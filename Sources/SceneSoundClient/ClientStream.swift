@@ -16,6 +16,8 @@ public final class ClientStream: @unchecked Sendable {
     public let options: StreamOpen
     /// The most PCM one `STREAM_DATA` frame carries: the server's frame limit, whole frames.
     public let maxPCMBytesPerFrame: Int
+    /// The credit `STREAM_OPENED` gave: the room of the server's buffer for this stream.
+    private let initialCreditBytes: Int
 
     private let writeLock = Mutex(())
     private let counters = Mutex(Counters())
@@ -31,6 +33,7 @@ public final class ClientStream: @unchecked Sendable {
         self.options = options
         self.maxPCMBytesPerFrame = StreamData.maxPCMBytes(maxFrameBytes: connection.server.maxFrameBytes,
                                                          bytesPerFrame: options.format.bytesPerFrame)
+        self.initialCreditBytes = Int(opened.creditBytes)
     }
 
     /// A stream dropped without `close()` is closed without waiting for the reply.
@@ -45,6 +48,10 @@ public final class ClientStream: @unchecked Sendable {
     public var creditBytes: Int { connection.session.creditBytes(of: id) }
     /// PCM bytes sent so far (after a failed `write`: how far it got).
     public var bytesSent: Int { counters.withLock { $0.bytesSent } }
+    /// PCM bytes the server has taken from its buffer to play, as its credit grants tell: what
+    /// was sent less what it still holds. Grants come as the output renders, so this trails the
+    /// sound by up to a render block. Meaningful while the stream is open (not after `close`).
+    public var bytesConsumedByServer: Int { max(0, bytesSent + creditBytes - initialCreditBytes) }
 
     // MARK: Writing
 

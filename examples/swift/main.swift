@@ -1,10 +1,14 @@
-// scenesound-two-windows: opens two X11 windows with XCB and plays a looping tone anchored to
-// each, so that each tone sounds from its window and follows it when it is dragged.
+// scenesound-two-windows: opens two X11 windows with XCB and plays a tone at each, so that each
+// tone sounds from its window and follows it when it is dragged; the SceneSoundClient idioms
+// as a program would use them.
 //
-//   scenesound-two-windows [--seconds S] [--socket PATH] [--by-pid]
+//   scenesound-two-windows [--seconds S] [--socket PATH] [--by-pid] [--file FILE]
 //
-// --by-pid plays to no scene at all: the server then finds this program's windows through
-// _NET_WM_PID (the socket peer's pid), which every program gets without binding anything.
+// Each tone is a SceneSoundSourceNode (pull mode, like AVAudioSourceNode), head-tracked at its
+// window's scene (x11:0x<hex>). --by-pid anchors them `.automatic` instead: no scene at all, the
+// server finds this program's windows through _NET_WM_PID (the socket peer's pid). --file also
+// plays FILE in a loop with a SceneSoundPlayer at the first window, and a system sound greets
+// the windows when they appear.
 
 import CXCB
 import Foundation
@@ -18,6 +22,7 @@ struct Options {
     var seconds: Double = .infinity
     var socket: String?
     var byPID = false
+    var file: String?
 
     init(_ arguments: [String]) {
         var rest = arguments[...]
@@ -26,7 +31,8 @@ struct Options {
             case "--seconds": seconds = rest.popFirst().flatMap(Double.init) ?? seconds
             case "--socket": socket = rest.popFirst()
             case "--by-pid": byPID = true
-            default: fail("unknown argument '\(argument)' (accepted: --seconds S, --socket PATH, --by-pid)", status: 2)
+            case "--file": file = rest.popFirst()
+            default: fail("unknown argument '\(argument)' (accepted: --seconds S, --socket PATH, --by-pid, --file FILE)", status: 2)
             }
         }
     }
@@ -60,11 +66,16 @@ func openWindow(_ connection: OpaquePointer, _ screen: xcb_screen_t, x: Int16, t
     return window
 }
 
-/// One second of a sine, interleaved f32le mono.
-func tone(frequencyHz: Double) -> [UInt8] {
-    (0..<48000).flatMap { n -> [UInt8] in
-        let sample = Float(sin(2 * .pi * frequencyHz * Double(n) / 48000) * 0.2)
-        return withUnsafeBytes(of: sample.bitPattern.littleEndian) { Array($0) }
+/// A sine that never ends, generated as the server asks for it.
+func tone(frequencyHz: Double, at experience: SpatialExperience) throws(ClientError) -> SceneSoundSourceNode {
+    var phase = 0.0
+    let step = 2 * Double.pi * frequencyHz / 48000
+    return try SceneSoundSourceNode(sampleRateHz: 48000, channels: 1, spatialExperience: experience) { frames, buffer in
+        for frame in 0..<frames {
+            buffer[frame] = Float(sin(phase)) * 0.2
+            phase = (phase + step).truncatingRemainder(dividingBy: 2 * .pi)
+        }
+        return frames
     }
 }
 
@@ -78,32 +89,36 @@ let windows = [openWindow(x, screen, x: 100, title: "SceneSound: 440 Hz"),
                openWindow(x, screen, x: 1200, title: "SceneSound: 660 Hz")]
 xcb_flush(x)
 
-let sound: ClientConnection
-do {
-    let path = try SocketPath.resolve(explicit: options.socket, environment: ProcessInfo.processInfo.environment)
-    sound = try ClientConnection(socketPath: path, clientName: "scenesound-two-windows")
-} catch {
-    fail("\(error)")
-}
+// Every idiom below shares the default connection: $SCENESOUND_SOCKET, else the usual path.
+if let socket = options.socket { setenv("SCENESOUND_SOCKET", socket, 1) }
 
-var streams: [ClientStream] = []
+var tones: [SceneSoundSourceNode] = []
+var player: SceneSoundPlayer?
 do {
     for (window, frequency) in zip(windows, [440.0, 660.0]) {
-        let scene = options.byPID ? "" : SceneID.forX11Window(window)
-        let stream = try sound.openStream(StreamOpen(kind: .playback, format: AudioFormat(sampleFormat: .f32le, rateHz: 48000, channels: 1),
-                                                     spatialMode: .anchored, loop: true, volumeDecibels: 0, sceneID: scene))
-        try stream.write(tone(frequencyHz: frequency))
-        streams.append(stream)
+        let experience: SpatialExperience = options.byPID ? .headTracked(.automatic)
+            : .headTracked(.scene(identifier: SceneID.forX11Window(window)))
+        let node = try tone(frequencyHz: frequency, at: experience)
+        try node.start()
+        tones.append(node)
     }
-    // A loop repeats what was sent before its first drain; both loop from here on.
-    for stream in streams { try stream.drain() }
     print("playing: 440 Hz at window 0x\(String(windows[0], radix: 16)), 660 Hz at window 0x\(String(windows[1], radix: 16))")
+    if let file = options.file {
+        let first = SpatialExperience.headTracked(.scene(identifier: SceneID.forX11Window(windows[0])))
+        try SceneSound.playSystemSound("window-attention", spatialExperience: first)
+        let filePlayer = try SceneSoundPlayer(contentsOf: URL(fileURLWithPath: file))
+        filePlayer.intendedSpatialExperience = first
+        filePlayer.numberOfLoops = -1
+        try filePlayer.play()
+        player = filePlayer
+        print("playing \(file) at window 0x\(String(windows[0], radix: 16))")
+    }
 } catch {
     fail("\(error)")
 }
 
 let end = Date().addingTimeInterval(options.seconds)
 while Date() < end && xcb_connection_has_error(x) == 0 { usleep(100_000) }
-for stream in streams { try? stream.close() }
-sound.close()
+player?.stop()
+for node in tones { node.stop() }
 xcb_disconnect(x)
