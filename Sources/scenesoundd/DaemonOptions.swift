@@ -33,6 +33,9 @@ struct DaemonOptions: ParsableCommand {
     @Option(name: .customLong("hrtf"), help: ArgumentHelp("The HRTF set (any AES69 SOFA file).", valueName: "FILE.sofa"))
     var hrtfPath: String = SOFAFile.defaultPath
 
+    @Option(name: .customLong("headphone-eq"), help: ArgumentHelp("Equalize the headphones with an AutoEQ ParametricEQ.txt (switched live with 'scenesound eq use').", valueName: "FILE"))
+    var headphoneEQPath: String?
+
     @Option(help: ArgumentHelp("The X display to follow windows on, or none.", valueName: "DISPLAY"))
     var display: String?
 

@@ -109,6 +109,14 @@ configuration.samples.cacheBytes = options.sampleCacheBytes
 configuration.samples.ducking = DuckingParameters(decibels: options.duckDecibels)
 configuration.samples.coalesceWindowSeconds = options.coalesceSeconds
 configuration.samples.alertsDemandAttention = options.flashAlertWindows
+if let path = options.headphoneEQPath {
+    do {
+        configuration.headphoneEQ = try HeadphoneEQFile.load(path: path, sampleRateHz: Double(options.rateHz))
+    } catch {
+        die("--headphone-eq \(error.detail)", status: 2)
+    }
+    logger.info("headphone EQ: \(path)")
+}
 
 let server = SoundServer(configuration: configuration, engine: engine, output: output,
                          hrtfPath: options.hrtfPath, logger: logger)
