@@ -18,7 +18,7 @@ struct MapPlot {
     private var metresAcross: Double {
         let extents = status.monitors.flatMap { [abs($0.leftMetres), abs($0.rightMetres)] }
             + status.scenes.map { abs($0.positionMetres.first ?? 0) * 1.1 }
-        return max(1.6, 2.4 * (extents.max() ?? 0.5))
+        return max(1.2, 2.4 * (extents.max() ?? 0.5))
     }
 
     struct Source {
@@ -61,7 +61,8 @@ struct MapPlot {
     }
 
     /// Places each label beside its circle: right, left, above or below, else further down or
-    /// up in steps of a line, clear of every circle and of every label already placed. Below the
+    /// up in steps of a line (to its right, left or centred), clear of every circle, monitor and
+    /// window and of every label already placed. Below the
     /// map there is always room, so the search ends; the picture grows to hold it.
     static func layOutLabels(circles: [(x: Double, y: Double, r: Double)], widths: [Double], sizePixels: Double,
                              reserved: [Box]) -> [Box] {
@@ -78,8 +79,10 @@ struct MapPlot {
             ]
             let shifted = (1...Int(4 * sizePixels / height)).flatMap { step -> [Box] in
                 let dy = Double(step) * height
-                return [Box(x: circle.x + circle.r + gap, y: circle.y - height / 2 + dy, width: width, height: height),
-                        Box(x: circle.x + circle.r + gap, y: circle.y - height / 2 - dy, width: width, height: height)]
+                return [circle.x + circle.r + gap, circle.x - circle.r - gap - width, circle.x - width / 2].flatMap { x in
+                    [Box(x: x, y: circle.y - height / 2 + dy, width: width, height: height),
+                     Box(x: x, y: circle.y - height / 2 - dy, width: width, height: height)]
+                }
             }
             func fits(_ box: Box) -> Bool {
                 box.x >= 0 && box.x + box.width <= sizePixels && box.y >= 28
@@ -105,6 +108,8 @@ struct MapPlot {
             let name = monitor.name + (monitor.primary ? " (primary)" : "")
             body += ##"<text class="monitor-name" x="\##(f(x1))" y="\##(f(y1 - 10))" font-family="sans-serif" font-size="11" fill="#555">\##(escape(name))</text>"## + "\n"
             reserved.append(Box(x: x1, y: y1 - 22, width: Double(name.count) * 7, height: 14))
+            // The monitor itself: a label across it would hide where the screen is.
+            reserved.append(Box(x: x1, y: y1 - 5, width: x2 - x1, height: 10))
         }
         // The listener: a head with its nose along the gaze (yaw + = left).
         let noseX = lx - sin(yaw) * 28, noseY = ly - cos(yaw) * 28
@@ -119,12 +124,14 @@ struct MapPlot {
         let labels = sources.map { source in
             source.label + (source.levelDecibels.map { $0 <= -120 ? " (silent)" : String(format: " %.0f dB", $0) } ?? "")
         }
-        let boxes = Self.layOutLabels(circles: circles, widths: labels.map { Double($0.count) * Self.labelAdvancePixels },
-                                      sizePixels: sizePixels, reserved: reserved)
+        // Windows to scale, as wide as they are on the screen; labels keep off them too.
         for (source, circle) in zip(sources, circles) where source.widthMetres > 0 {
             let half = source.widthMetres / 2 * sizePixels / metresAcross
             body += ##"<line class="window" x1="\##(f(circle.x - half))" y1="\##(f(circle.y))" x2="\##(f(circle.x + half))" y2="\##(f(circle.y))" stroke="#e0a030" stroke-width="10" opacity="0.7"/>"## + "\n"
+            reserved.append(Box(x: circle.x - half, y: circle.y - 5, width: 2 * half, height: 10))
         }
+        let boxes = Self.layOutLabels(circles: circles, widths: labels.map { Double($0.count) * Self.labelAdvancePixels },
+                                      sizePixels: sizePixels, reserved: reserved)
         // Circles and leader lines first, every label over them.
         for (index, source) in sources.enumerated() {
             let circle = circles[index], box = boxes[index]

@@ -8,7 +8,7 @@ import Logging
 
 extension Room: ExpressibleByArgument {}
 
-/// The daemon's flags (README "Running it"). Every flag is checked here, before anything
+/// The daemon's flags (README "The daemon"). Every flag is checked here, before anything
 /// starts, and a bad value is one line naming the flag and what it accepts.
 struct DaemonOptions: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -74,7 +74,8 @@ import SceneSoundTestSupport
         #expect(radio.label == "radio -9 dB" && kitchen.label == "kitchen -21 dB", "\(map.sources)")
     }
 
-    /// Seven scenes where two or more share a place: no label overlaps another label or a source.
+    /// Seven scenes where two or more share a place: no label overlaps another label, a source
+    /// or a monitor.
     @Test func mapLabelsNeverCollide() throws {
         let daemon = try Daemon()
         let client = try RawClient(socketPath: daemon.socketPath)
@@ -91,14 +92,7 @@ import SceneSoundTestSupport
         #expect(plot.status == 0, "\(plot.error)")
         let map = try MapSVG(path: svg)
         #expect(map.sources.count == places.count)
-        for (i, a) in map.sources.enumerated() {
-            for b in map.sources[(i + 1)...] {
-                #expect(!a.labelBox.intersects(b.labelBox), "'\(a.label)' overlaps '\(b.label)'")
-            }
-            for b in map.sources {
-                #expect(!a.labelBox.intersects(b.circleBox), "'\(a.label)' covers the source of '\(b.label)'")
-            }
-        }
+        #expect(map.collisions.isEmpty, "\(map.collisions)")
     }
 }
 
@@ -118,6 +112,20 @@ struct MapSVG {
         var description: String { "\(label) r \(radius) at \(circleBox), label at \(labelBox)" }
     }
     var sources: [Source] = []
+    /// The monitors' and windows' bars, as drawn (stroke width included).
+    var bars: [Box] = []
+
+    /// What a reader could not read: labels over other labels, over sources, or across a
+    /// monitor or a window.
+    var collisions: [String] {
+        var found: [String] = []
+        for (i, a) in sources.enumerated() {
+            for b in sources[(i + 1)...] where a.labelBox.intersects(b.labelBox) { found.append("'\(a.label)' overlaps '\(b.label)'") }
+            for b in sources where a.labelBox.intersects(b.circleBox) { found.append("'\(a.label)' covers the source of '\(b.label)'") }
+            for bar in bars where a.labelBox.intersects(bar) { found.append("'\(a.label)' lies across the monitor or window at \(bar)") }
+        }
+        return found
+    }
 
     init(path: String) throws {
         let text = try String(contentsOfFile: path, encoding: .utf8)
@@ -128,7 +136,11 @@ struct MapSVG {
         // Labels come in the order of the source circles.
         var labelled = 0
         for line in text.split(separator: "\n") {
-            if line.contains("class=\"source\""), let cx = attribute("cx", line), let cy = attribute("cy", line),
+            if line.contains("class=\"monitor\"") || line.contains("class=\"window\""),
+               let x1 = attribute("x1", line), let x2 = attribute("x2", line), let y = attribute("y1", line),
+               let stroke = attribute("stroke-width", line) {
+                bars.append(Box(x: min(x1, x2), y: y - stroke / 2, width: abs(x2 - x1), height: stroke))
+            } else if line.contains("class=\"source\""), let cx = attribute("cx", line), let cy = attribute("cy", line),
                let r = attribute("r", line) {
                 sources.append(Source(radius: r, circleBox: Box(x: cx - r, y: cy - r, width: 2 * r, height: 2 * r)))
             } else if line.contains("class=\"label\""), let x = attribute("x", line), let y = attribute("y", line),

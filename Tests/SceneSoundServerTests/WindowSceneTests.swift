@@ -201,6 +201,10 @@ struct OneWindow {
         #expect(text.hasPrefix("<svg") && text.contains("</svg>"))
         #expect(text.contains("class=\"monitor\"") && text.contains("class=\"window\"") && text.contains("radio"))
         #expect(text.components(separatedBy: "class=\"source\"").count - 1 == 2)
+        // Labels beside sources that sit on the screen keep off the monitor and the window.
+        let map = try MapSVG(path: svg)
+        #expect(map.bars.count == 2, "a monitor and a window: \(map.bars)")
+        #expect(map.collisions.isEmpty, "\(map.collisions)")
         _ = try run("/usr/bin/rsvg-convert", [svg, "-o", png])
         // Not blank: count pixels that differ from the background, with Python's zlib.
         let script = """
