@@ -14,7 +14,7 @@ public final class HeadphoneEQFilter: @unchecked Sendable {
     public let sectionCount: Int
     public let preampGain: Double
     /// What it was made from, for status.
-    public let description: ParametricEQ
+    public let parametricEQ: ParametricEQ
     public let sourcePath: String
     /// b0, b1, b2, a1, a2 per section.
     private let coefficients: UnsafeMutablePointer<Double>
@@ -25,7 +25,7 @@ public final class HeadphoneEQFilter: @unchecked Sendable {
         let sections = try eq.coefficients(sampleRateHz: sampleRateHz)
         sectionCount = sections.count
         preampGain = pow(10, eq.preampDecibels / 20)
-        description = eq
+        parametricEQ = eq
         self.sourcePath = sourcePath
         coefficients = .allocate(capacity: max(1, 5 * sections.count))
         for (i, c) in sections.enumerated() {

@@ -53,7 +53,7 @@ final class HeadphoneEQSetting {
     }
 
     var status: StatusDocument.HeadphoneEQ? {
-        inUse.map { .init(path: $0.sourcePath, preampDecibels: $0.description.preampDecibels,
-                          filters: $0.description.filters.count) }
+        inUse.map { .init(path: $0.sourcePath, preampDecibels: $0.parametricEQ.preampDecibels,
+                          filters: $0.parametricEQ.filters.count) }
     }
 }
