@@ -40,6 +40,12 @@ extension ClientConnection {
         try perform(.recenterHead(), timeoutSeconds: timeoutSeconds)
     }
 
+    /// Equalizes the headphones with the ParametricEQ.txt at `path` (absolute; nil: none). A
+    /// malformed file is refused (`invalid_argument`, naming its line) and the one in use kept.
+    public func useHeadphoneEQ(path: String?, timeoutSeconds: Double? = defaultTimeoutSeconds) throws(ClientError) {
+        try perform(.useHeadphoneEQ(path: path), timeoutSeconds: timeoutSeconds)
+    }
+
     /// Uploads a sample (system or alert sound) into the server's cache, in as many chunks as
     /// the frame size needs; returns when the server has acknowledged all of them.
     public func uploadSample(name: String, format: AudioFormat, pcm: [UInt8],

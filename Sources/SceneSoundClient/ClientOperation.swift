@@ -43,6 +43,11 @@ extension ClientOperation where Value == Void {
     public static func recenterHead() -> ClientOperation<Void> {
         expectingOK(.headRecenter)
     }
+
+    /// Equalizes the headphones with the ParametricEQ.txt at `path` (absolute), or none (nil).
+    public static func useHeadphoneEQ(path: String?) -> ClientOperation<Void> {
+        expectingOK(.headphoneEQUse(HeadphoneEQUse(path: path ?? "")))
+    }
 }
 
 extension ClientOperation where Value == [SceneListEntry] {

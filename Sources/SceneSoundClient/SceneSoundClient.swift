@@ -64,6 +64,11 @@ public final class SceneSoundClient: Sendable {
         try await perform(.recenterHead())
     }
 
+    /// Equalizes the headphones with the ParametricEQ.txt at `path` (absolute; nil: none).
+    public func useHeadphoneEQ(path: String?) async throws(ClientError) {
+        try await perform(.useHeadphoneEQ(path: path))
+    }
+
     public func uploadSample(name: String, format: AudioFormat, pcm: [UInt8]) async throws(ClientError) {
         let connection = self.connection
         try await awaitOperation("SAMPLE_UPLOAD") {

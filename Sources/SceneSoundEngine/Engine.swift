@@ -143,6 +143,10 @@ public final class Engine: @unchecked Sendable {
                 }
                 started += 1
             }
+            if case .setHeadphoneEQ = command, !renderer.headphoneEQ.canSwitch {
+                deferred = command  // until the filters it would retire have been handed back
+                return
+            }
             apply(command)
         }
     }
@@ -192,6 +196,8 @@ public final class Engine: @unchecked Sendable {
             poseAppliedFrame.store(outputFrames.load(ordering: .relaxed), ordering: .releasing)
         case .setDucking(let parameters):
             duck.parameters = parameters
+        case .setHeadphoneEQ(let filter):
+            renderer.headphoneEQ.use(filter)
         }
     }
 
@@ -252,6 +258,9 @@ public final class Engine: @unchecked Sendable {
     /// for a later block (the stream stays silent, the drain pending): none is lost, so the
     /// server learns of every release and drain, and nothing is freed on this thread.
     private func finishBlock(outputFrame: Int) {
+        while events.hasRoom, let filter = renderer.headphoneEQ.takeRetired() {
+            emit(.retiredHeadphoneEQ(filter))
+        }
         var index = 0
         while index < streams.count {
             if streams[index].removing {

@@ -23,6 +23,9 @@ public enum EngineCommand {
     case setHeadPose(HeadPose, glide: Bool)
     /// How far and how fast alerts duck playback streams.
     case setDucking(DuckingParameters)
+    /// The headphone equalization from now on (nil: none), faded in over the old one; the one
+    /// it replaces comes back as `.retiredHeadphoneEQ`.
+    case setHeadphoneEQ(HeadphoneEQFilter?)
 }
 
 /// What the render thread tells the server.
@@ -32,6 +35,8 @@ public enum EngineEvent {
     case drained(StreamID, throughFrame: Int, outputFrame: Int)
     /// A stream removed from the render thread, handed back to be released off it.
     case released(EngineStream)
+    /// A headphone equalization the renderer no longer uses, to be released off it.
+    case retiredHeadphoneEQ(HeadphoneEQFilter)
 }
 
 /// A stream as the engine holds it: the render source plus its scene.

@@ -27,6 +27,8 @@ public final class SpatialRenderer {
     public let voiceMix: SpectralVoiceMix
     private let reverb: LateReverb
     public let limiter: Limiter
+    /// The listener's headphone equalization, between the binaural mix and the limiter.
+    public let headphoneEQ: HeadphoneEqualizer
     /// Sources the governor does not give per-source voices are encoded here.
     public let bus: AmbisonicBus
     private let busDecoder: AmbisonicDecodeFilters
@@ -60,6 +62,7 @@ public final class SpatialRenderer {
                             diffuseField: configuration.room == .none ? nil : DiffuseFieldResponse.filter(of: hrtf))
         limiter = Limiter(sampleRateHz: configuration.sampleRateHz,
                           thresholdDecibels: configuration.limiterThresholdDecibels)
+        headphoneEQ = HeadphoneEqualizer(sampleRateHz: configuration.sampleRateHz, maximumFrames: block)
         ringOutFrames = hrtf.filterTaps + Int(hrtf.maximumDelaySamples.rounded(.up)) + 4
         busDecoder = busFilters ?? AmbisonicDecodeFilters.design(from: hrtf)
         bus = AmbisonicBus(filters: busDecoder, maximumFrames: block, maximumTerms: Self.busTermsPerSum,
@@ -155,6 +158,7 @@ public final class SpatialRenderer {
         bus.decode(frames: block, left: left, right: right)
 
         reverb.process(send: send, left: left, right: right, frames: block)
+        headphoneEQ.process(left: left, right: right, frames: block)
         for n in 0..<block {
             output[2 * n] = left[n]
             output[2 * n + 1] = right[n]

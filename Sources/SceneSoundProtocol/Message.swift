@@ -23,6 +23,7 @@ public enum Message: Equatable, Sendable {
     case headRecenter
     case statusRequest
     case statusReply(StatusReply)
+    case headphoneEQUse(HeadphoneEQUse)
     case creditGranted(CreditGranted)
     case streamEnded(StreamEnded)
     case streamError(StreamError)
@@ -53,6 +54,7 @@ public enum Message: Equatable, Sendable {
         case .headRecenter: .headRecenter
         case .statusRequest: .statusRequest
         case .statusReply: .statusReply
+        case .headphoneEQUse: .headphoneEQUse
         case .creditGranted: .creditGranted
         case .streamEnded: .streamEnded
         case .streamError: .streamError
@@ -82,6 +84,7 @@ public enum Message: Equatable, Sendable {
         case .samplePlaying(let p): p
         case .headPose(let p): p
         case .statusReply(let p): p
+        case .headphoneEQUse(let p): p
         case .creditGranted(let p): p
         case .streamEnded(let p): p
         case .streamError(let p): p
@@ -133,6 +136,7 @@ public enum Message: Equatable, Sendable {
         case .samplePlaying: message = .samplePlaying(try SamplePlaying(reading: &reader))
         case .headPose: message = .headPose(try HeadPose(reading: &reader))
         case .statusReply: message = .statusReply(try StatusReply(reading: &reader))
+        case .headphoneEQUse: message = .headphoneEQUse(try HeadphoneEQUse(reading: &reader))
         case .creditGranted: message = .creditGranted(try CreditGranted(reading: &reader))
         case .streamEnded: message = .streamEnded(try StreamEnded(reading: &reader))
         case .streamError: message = .streamError(try StreamError(reading: &reader))

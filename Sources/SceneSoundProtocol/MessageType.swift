@@ -29,6 +29,8 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
     // Status; 0x05xx.
     case statusRequest = 0x0501
     case statusReply = 0x0502
+    // Listening settings; 0x06xx.
+    case headphoneEQUse = 0x0601
     // Server events; 0x08xx.
     case creditGranted = 0x0801
     case streamEnded = 0x0802
@@ -52,7 +54,7 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
         switch self {
         case .hello, .sceneBindWindow, .scenePlace, .sceneUnbind, .sceneList, .streamOpen, .streamData,
              .streamDrain, .streamClose, .streamSetVolume, .streamSetScene, .sampleUpload, .samplePlay,
-             .headPose, .headRecenter, .statusRequest:
+             .headPose, .headRecenter, .statusRequest, .headphoneEQUse:
             .clientToServer
         case .welcome, .ok, .error, .sceneListReply, .streamOpened, .samplePlaying, .statusReply,
              .creditGranted, .streamEnded, .streamError, .playbackEnded:
@@ -94,6 +96,7 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
         case .headRecenter: "HEAD_RECENTER"
         case .statusRequest: "STATUS_REQUEST"
         case .statusReply: "STATUS_REPLY"
+        case .headphoneEQUse: "HEADPHONE_EQ_USE"
         case .creditGranted: "CREDIT_GRANTED"
         case .streamEnded: "STREAM_ENDED"
         case .streamError: "STREAM_ERROR"

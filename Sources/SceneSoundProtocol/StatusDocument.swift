@@ -24,10 +24,13 @@ public struct StatusDocument: Codable, Equatable, Sendable {
     public var apps: Apps?
     /// The engine's scene slots: in use, freed, refused (absent from servers before it).
     public var sceneSlots: SceneSlots?
+    /// The headphone equalization in use; absent when none.
+    public var headphoneEQ: HeadphoneEQ?
 
     public init(version: Int = StatusDocument.currentVersion, server: Server, output: Output, hrtf: HRTF, head: Head,
                 display: Display, monitors: [Monitor], clients: [Client], scenes: [Scene], streams: [Stream],
-                render: Render, health: Health, apps: Apps? = nil, sceneSlots: SceneSlots? = nil) {
+                render: Render, health: Health, apps: Apps? = nil, sceneSlots: SceneSlots? = nil,
+                headphoneEQ: HeadphoneEQ? = nil) {
         self.version = version
         self.server = server
         self.output = output
@@ -42,11 +45,31 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         self.health = health
         self.apps = apps
         self.sceneSlots = sceneSlots
+        self.headphoneEQ = headphoneEQ
     }
 
     enum CodingKeys: String, CodingKey {
         case version, server, output, hrtf, head, display, monitors, clients, scenes, streams, render, health, apps
         case sceneSlots = "scene_slots"
+        case headphoneEQ = "headphone_eq"
+    }
+
+    /// An AutoEQ ParametricEQ.txt applied to the whole mix, after the binaural stage.
+    public struct HeadphoneEQ: Codable, Equatable, Sendable {
+        public var path: String
+        public var preampDecibels: Double
+        /// Filters switched on in the file.
+        public var filters: Int
+
+        public init(path: String, preampDecibels: Double, filters: Int) {
+            self.path = path
+            self.preampDecibels = preampDecibels
+            self.filters = filters
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case path, preampDecibels = "preamp_db", filters
+        }
     }
 
     /// A scene holds one of the engine's slots while anything plays at it or keeps it (a hand

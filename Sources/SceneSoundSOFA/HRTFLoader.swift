@@ -19,6 +19,12 @@ public struct HRTFLoader: Sendable {
 
     public enum Origin: Equatable, Sendable { case prepared, cache }
 
+    /// Where a set's preparation at a rate is cached: by the file's content, the rate and the
+    /// preparation's version.
+    public static func cacheFileName(content: Data, sampleRateHz: Double) -> String {
+        "hrtf-" + String(format: "%016llx", HRTFCacheFormat.fingerprint(content)) + "-\(Int(sampleRateHz))Hz-v\(HRTFPreparation.version).bin"
+    }
+
     public func load(path: String, sampleRateHz: Double) throws -> (set: HRTFSet, origin: Origin) {
         let content: Data
         do {
@@ -26,8 +32,7 @@ public struct HRTFLoader: Sendable {
         } catch {
             throw HRTFLoadError("\(path): cannot read the HRTF file (\((error as NSError).localizedDescription))")
         }
-        let key = String(format: "%016llx", HRTFCacheFormat.fingerprint(content))
-        let cachePath = cacheDirectory.map { "\($0)/hrtf-\(key)-\(Int(sampleRateHz))Hz-v\(HRTFPreparation.version).bin" }
+        let cachePath = cacheDirectory.map { "\($0)/" + Self.cacheFileName(content: content, sampleRateHz: sampleRateHz) }
         if let cachePath, let cached = try? HRTFCacheFormat.read(path: cachePath), cached.sampleRateHz == sampleRateHz {
             return (cached, .cache)
         }

@@ -12,6 +12,7 @@ struct SessionDependencies {
     let scenes: SceneDirectory
     let head: HeadTracking
     let samples: SamplePlayback
+    let headphoneEQ: HeadphoneEQSetting
     let counters: ServerCounters
     let registry: SessionRegistry
     /// The status document, serialized (STATUS_REQUEST).
@@ -290,6 +291,10 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
             send(.ok, requestID: requestID)
         case .statusRequest:
             send(.statusReply(StatusReply(json: dependencies.statusJSON())), requestID: requestID)
+        case .headphoneEQUse(let request):
+            try dependencies.headphoneEQ.use(path: request.path)
+            logger.info("headphone EQ: \(request.path.isEmpty ? "none" : request.path)")
+            send(.ok, requestID: requestID)
         case .sampleUpload(let chunk):
             send([dependencies.samples.upload(chunk, from: self, requestID: requestID)])
         case .samplePlay(let play):

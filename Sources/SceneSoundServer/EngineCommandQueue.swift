@@ -68,7 +68,7 @@ final class EngineCommandQueue {
 
     /// What a state-setting command sets: a later one for the same key supersedes it.
     private enum Key: Hashable {
-        case headPose, ducking
+        case headPose, ducking, headphoneEQ
         case gain(StreamID), mode(StreamID), scene(StreamID), drain(StreamID)
         case placeScene(Int), sceneLowpass(Int)
 
@@ -83,6 +83,7 @@ final class EngineCommandQueue {
             case .setSceneLowpass(let index, _, _): self = .sceneLowpass(index)
             case .setHeadPose: self = .headPose
             case .setDucking: self = .ducking
+            case .setHeadphoneEQ: self = .headphoneEQ
             }
         }
     }

@@ -1,4 +1,6 @@
 /// Limits and settings of the socket server. Every limit is configurable (flags, config file).
+import SceneSoundDSP
+
 public struct ServerConfiguration: Sendable {
     public var socketPath: String
     public var serverName = "scenesoundd 0.1"
@@ -28,6 +30,8 @@ public struct ServerConfiguration: Sendable {
     public var tickSeconds = 0.004
     /// The sample cache, system and alert sounds (SampleConfiguration.swift).
     public var samples = SampleConfiguration()
+    /// The headphone equalization to start with (`--headphone-eq`), built at the engine's rate.
+    public var headphoneEQ: HeadphoneEQFilter?
 
     public init(socketPath: String) { self.socketPath = socketPath }
 }

@@ -40,6 +40,7 @@ final class ServerCore: @unchecked Sendable {
     let scenes: SceneDirectory
     let head: HeadTracking
     let samples: SamplePlayback
+    let headphoneEQ: HeadphoneEQSetting
     let counters = ServerCounters()
     let sessions = SessionRegistry()
     let outputStatus: () -> OutputStatus
@@ -73,6 +74,8 @@ final class ServerCore: @unchecked Sendable {
                                  scenes: scenes, commands: commands, outputConnected: { outputStatus().connected },
                                  renderedFrames: { engine.renderedFrames },
                                  logger: logger)
+        headphoneEQ = HeadphoneEQSetting(commands: commands, sampleRateHz: engine.configuration.sampleRateHz)
+        if let filter = configuration.headphoneEQ { headphoneEQ.use(filter) }
         hrtfStatus = StatusDocument.HRTF(path: hrtfPath, measurements: engine.hrtf.measurementCount,
                                          filterTaps: engine.hrtf.filterTaps, rateHz: engine.hrtf.sampleRateHz)
     }
@@ -86,7 +89,8 @@ final class ServerCore: @unchecked Sendable {
         counters.connections += 1
         let session = ClientSession(sessionNumber: sessionCounter, dependencies: SessionDependencies(
             configuration: configuration, engineConfiguration: engine.configuration, commands: commands,
-            engineStreams: engineStreams, scenes: scenes, head: head, samples: samples, counters: counters,
+            engineStreams: engineStreams, scenes: scenes, head: head, samples: samples, headphoneEQ: headphoneEQ,
+            counters: counters,
             registry: sessions, statusJSON: { [weak self] in self?.statusDocument().serialized ?? "{}" }, logger: logger))
         try pipeline.addHandler(ByteToMessageHandler(ProtocolFrameDecoder(maximumFrameBytes: configuration.maximumFrameBytes)))
         try pipeline.addHandler(MessageToByteHandler(ProtocolFrameEncoder()))
@@ -115,6 +119,8 @@ final class ServerCore: @unchecked Sendable {
                 samples.engineDrained(id, outputFrame: outputFrame)
             case .released(let stream):
                 engineStreams.released(stream)
+            case .retiredHeadphoneEQ:
+                break  // released here, off the render thread
             }
         }
         let delivered = engine.deliveredFrameCount

@@ -50,7 +50,7 @@ struct StatusReport {
                           engineCommandsDeferred: commands.deferredCount, engineCommandsWaiting: commands.waitingCount,
                           requestsRefusedEngineBehind: commands.refusedRequests),
             apps: core.capturedApps?.status,
-            sceneSlots: sceneSlots)
+            sceneSlots: sceneSlots, headphoneEQ: core.headphoneEQ.status)
     }
 
     /// Motion to sound: pose arrival → render thread, plus the limiter's look-ahead and the

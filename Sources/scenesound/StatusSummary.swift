@@ -26,6 +26,9 @@ struct StatusSummary {
             output.lastError.map { "last error: \($0)" },
         ])
         section("hrtf", [hrtf.path, "\(hrtf.measurements) measurements", "\(hrtf.filterTaps) taps"])
+        section("eq", document.headphoneEQ.map { eq in
+            [eq.path, String(format: "preamp %.1f dB", eq.preampDecibels), "\(eq.filters) filter\(eq.filters == 1 ? "" : "s")"]
+        } ?? ["none"])
         section("head", [
             String(format: "yaw %.1f°", head.yawDegrees), String(format: "pitch %.1f°", head.pitchDegrees),
             String(format: "roll %.1f°", head.rollDegrees),

@@ -35,6 +35,12 @@ struct DaemonOptions: ParsableCommand {
     @Option(name: .customLong("hrtf"), help: ArgumentHelp("The HRTF set (any AES69 SOFA file).", valueName: "FILE.sofa"))
     var hrtfPath: String = SOFAFile.defaultPath
 
+    @Option(name: .customLong("head-width-cm"), parsing: .unconditional, help: ArgumentHelp("The listener's head width, ear to ear (10 to 25 cm): the HRTF set's ITD is scaled to it (default: the set's own, KEMAR's 15.2 cm).", valueName: "CM"))
+    var headWidthCentimetres: Double?
+
+    @Option(name: .customLong("headphone-eq"), help: ArgumentHelp("Equalize the headphones with an AutoEQ ParametricEQ.txt (switched live with 'scenesound eq use').", valueName: "FILE"))
+    var headphoneEQPath: String?
+
     @Option(help: ArgumentHelp("The X display to follow windows on, or none.", valueName: "DISPLAY"))
     var display: String?
 
@@ -164,6 +170,9 @@ struct DaemonOptions: ParsableCommand {
         ]
         for (flag, value, range, accepted) in ranges where !(value.isFinite && range.contains(value)) {
             throw ValidationError("\(flag) \(value) is out of range (accepted: \(accepted))")
+        }
+        if let width = headWidthCentimetres, !(width.isFinite && HRTFSet.headWidthRangeCentimetres.contains(width)) {
+            throw ValidationError("--head-width-cm \(width) is out of range (accepted: 10 to 25 cm)")
         }
         guard (0.05...10).contains(streamBufferSeconds) else {
             throw ValidationError("--stream-buffer-seconds \(streamBufferSeconds) is out of range (accepted: 0.05 to 10)")

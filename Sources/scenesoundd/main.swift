@@ -62,11 +62,15 @@ let logger = Logger(label: "scenesoundd")
 let socketPath: String
 do { socketPath = try options.socketPath() } catch let error as ValidationError { die(error.message, status: 2) }
 
-let hrtf: HRTFSet
+var hrtf: HRTFSet
 do {
     let started = Date()
     let loaded = try HRTFLoader().load(path: options.hrtfPath, sampleRateHz: Double(options.rateHz))
     hrtf = loaded.set
+    if let width = options.headWidthCentimetres {
+        hrtf = hrtf.scalingInterauralDelays(by: HRTFSet.interauralDelayScale(headWidthCentimetres: width))
+        logger.info("head width \(width) cm: the set's ITD scaled by \(HRTFSet.interauralDelayScale(headWidthCentimetres: width))")
+    }
     logger.info("HRTF \(options.hrtfPath): \(hrtf.measurementCount) measurements, \(hrtf.filterTaps) taps, \(loaded.origin == .cache ? "from cache" : "prepared") in \(Int(Date().timeIntervalSince(started) * 1000)) ms")
 } catch {
     die("\(error); pass --hrtf with an AES69 SOFA file", status: 1)
@@ -114,6 +118,14 @@ configuration.samples.cacheBytes = options.sampleCacheBytes
 configuration.samples.ducking = DuckingParameters(decibels: options.duckDecibels)
 configuration.samples.coalesceWindowSeconds = options.coalesceSeconds
 configuration.samples.alertsDemandAttention = options.flashAlertWindows
+if let path = options.headphoneEQPath {
+    do {
+        configuration.headphoneEQ = try HeadphoneEQFile.load(path: path, sampleRateHz: Double(options.rateHz))
+    } catch {
+        die("--headphone-eq \(error.detail)", status: 2)
+    }
+    logger.info("headphone EQ: \(path)")
+}
 
 let server = SoundServer(configuration: configuration, engine: engine, output: output,
                          hrtfPath: options.hrtfPath, logger: logger)

@@ -64,6 +64,8 @@ func manifestFields(_ message: Message) -> [(String, JSONText)] {
         return fields
     case .statusReply(let m):
         return [("json", .string(m.json))]
+    case .headphoneEQUse(let m):
+        return [("path", .string(m.path))]
     case .creditGranted(let m):
         return [("stream_id", .uint(m.streamID)), ("bytes", .uint(m.bytes))]
     case .streamEnded(let m):

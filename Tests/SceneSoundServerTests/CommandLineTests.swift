@@ -7,10 +7,13 @@ import SceneSoundTestSupport
 
 /// The CLI verbs of the sound server issue, run as a user runs them against the real daemon.
 @Suite(.serialized) struct CommandLineTests {
-    static func runCLI(_ arguments: [String], input: Data? = nil) throws -> (status: Int32, output: String, error: String) {
+    static func runCLI(_ arguments: [String], input: Data? = nil, directory: String? = nil) throws
+        -> (status: Int32, output: String, error: String)
+    {
         let process = Process()
         process.executableURL = Daemon.binaries.appendingPathComponent("scenesound")
         process.arguments = arguments
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let out = Pipe(), err = Pipe(), stdin = Pipe()
         process.standardOutput = out
         process.standardError = err
