@@ -23,15 +23,17 @@ enum CArguments {
 
     /// Format, rate and channels checked as the server would (SPEC.md section 5), so a bad
     /// format is `SCENESOUND_E_BAD_FORMAT` without a round trip.
-    static func audioFormat(_ format: Int32, _ rateHz: UInt32, _ channels: Int32) throws(CFailure) -> AudioFormat {
+    /// `maximumChannels`: 8 for streams (up to 7.1, WAVE order), 2 for samples.
+    static func audioFormat(_ format: Int32, _ rateHz: UInt32, _ channels: Int32,
+                            maximumChannels: Int32 = 2) throws(CFailure) -> AudioFormat {
         guard let wireFormat = UInt8(exactly: format), let sampleFormat = SampleFormat(rawValue: wireFormat) else {
             throw CFailure(StatusCode.badFormat, "sample format \(format) is not SCENESOUND_FORMAT_S16LE, _S32LE or _F32LE")
         }
         guard (8000...192_000).contains(rateHz) else {
             throw CFailure(StatusCode.badFormat, "rate \(rateHz) Hz is outside 8000 … 192000 Hz")
         }
-        guard channels == 1 || channels == 2 else {
-            throw CFailure(StatusCode.badFormat, "\(channels) channels: only 1 or 2 are supported")
+        guard (1...maximumChannels).contains(channels) else {
+            throw CFailure(StatusCode.badFormat, "\(channels) channels: only 1 to \(maximumChannels) are supported")
         }
         return AudioFormat(sampleFormat: sampleFormat, rateHz: rateHz, channels: UInt8(channels))
     }

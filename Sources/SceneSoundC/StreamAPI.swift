@@ -26,7 +26,7 @@ let streamLoopFlag: UInt32 = 1
 func streamOptions(_ kind: Int32, _ format: Int32, _ rateHz: UInt32, _ channels: Int32,
                    _ sceneID: UnsafePointer<CChar>?, _ spatialMode: Int32, _ volumeDecibels: Float,
                    loop: Bool) throws(CFailure) -> StreamOpen {
-    let options = StreamOpen(kind: try CArguments.kind(kind), format: try CArguments.audioFormat(format, rateHz, channels),
+    let options = StreamOpen(kind: try CArguments.kind(kind), format: try CArguments.audioFormat(format, rateHz, channels, maximumChannels: 8),
                              spatialMode: try CArguments.spatialMode(spatialMode), loop: loop,
                              volumeDecibels: try CArguments.volume(volumeDecibels), sceneID: try CArguments.sceneID(sceneID))
     guard !loop || options.kind == .playback else { throw .invalid("only playback streams may loop") }

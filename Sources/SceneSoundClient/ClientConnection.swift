@@ -83,6 +83,13 @@ public final class ClientConnection: @unchecked Sendable {
     /// `ClientError.server`. Values are validated first (`invalidArgument` without sending).
     @discardableResult
     public func send(_ request: Message, completion: @escaping ReplyCompletion) -> OperationCanceller {
+        var request = request
+        if case .streamOpen(let open) = request {
+            do throws(ClientError) { request = .streamOpen(try adapted(open)) } catch {
+                completion(.failure(error))
+                return { _ in }
+            }
+        }
         let type = request.type
         guard type.direction == .clientToServer, type.requestIDRule == .nonZero, type != .hello else {
             completion(.failure(.invalidArgument("\(type.name) is not a request a client can send")))
@@ -106,6 +113,22 @@ public final class ClientConnection: @unchecked Sendable {
         }
         do { try write(frame: frame) } catch { cancel(error) }
         return cancel
+    }
+
+    /// STREAM_OPEN in the agreed version's layout: from version 2 on it always carries its
+    /// channel map (empty: the standard layout); version 1 has none and one or two channels.
+    private func adapted(_ open: StreamOpen) throws(ClientError) -> StreamOpen {
+        var open = open
+        if server.protocolVersion >= 2 {
+            if open.channelMap == nil { open.channelMap = [] }
+            return open
+        }
+        let standard: [[ChannelPosition]] = [[], [.frontCenter], [.frontLeft, .frontRight]]
+        guard open.format.channels <= 2, standard.contains(open.channelMap ?? []) else {
+            throw .invalidArgument("the server speaks protocol version 1: streams of 1 or 2 channels without a channel map")
+        }
+        open.channelMap = nil
+        return open
     }
 
     /// Performs `operation` and calls `completion` with its value.

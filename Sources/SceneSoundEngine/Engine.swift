@@ -215,7 +215,9 @@ public final class Engine: @unchecked Sendable {
         if !stream.removing { source.gain = stream.gain * sceneGain * (stream.ducksUnderAlerts ? duck.gain : 1) }
         source.lowpassCutoffHz = stream.isAlert ? .infinity : scene.lowpassCutoffHz
         let p = scene.position
-        if source.channelCount == 1 {
+        if source.layout.placement == .speakers {
+            source.placeSpeakers(around: p)
+        } else if source.channelCount == 1 {
             source.channelPositions[0] = p
         } else if scene.widthMetres > 0 {
             // A window's stereo spans it: the channels at its left and right thirds.

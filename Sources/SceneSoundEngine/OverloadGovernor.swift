@@ -103,15 +103,15 @@ public final class OverloadGovernor {
                                                 sampleRateHz: sampleRateHz)
             if !source.path.assigned {
                 // A new source starts on its path at once, without a crossfade.
-                let voice = source.isAlert || voicesOnHRTF + source.channelCount <= budgetVoices
+                let voice = source.isAlert || voicesOnHRTF + source.voiceCount <= budgetVoices
                 source.path = VoicePathState(onBus: !voice, assigned: true, busMix: voice ? 0 : 1,
                                              voiceSilentFrames: voice ? 0 : .max / 2,
                                              inputLevel: source.path.inputLevel, importance: source.path.importance,
                                              ageFrames: source.path.ageFrames)
             }
             if source.isAlert && source.path.onBus { move(source, toBus: false) }  // alerts: always voices
-            if source.path.onBus { bus += source.channelCount } else { hrtf += source.channelCount }
-            if !source.isAlert && !source.path.onBus { voicesOnHRTF += source.channelCount }
+            if source.path.onBus { bus += source.voiceCount } else { hrtf += source.voiceCount }
+            if !source.isAlert && !source.path.onBus { voicesOnHRTF += source.voiceCount }
             found.consider(source)
         }
         var (weakest, strongest) = (found.weakestVoice, found.strongestOnBus)
@@ -132,14 +132,14 @@ public final class OverloadGovernor {
         var moves = 0
         while voicesOnHRTF > budgetVoices && moves < settings.maximumMovesPerBlock, let voice = weakest {
             move(voice, toBus: true)
-            voicesOnHRTF -= voice.channelCount
+            voicesOnHRTF -= voice.voiceCount
             moves += 1
             (weakest, strongest) = extremes(sources)
         }
         while moves < settings.maximumMovesPerBlock, let bussed = strongest,
-              voicesOnHRTF + bussed.channelCount <= budgetVoices {
+              voicesOnHRTF + bussed.voiceCount <= budgetVoices {
             move(bussed, toBus: false)
-            voicesOnHRTF += bussed.channelCount
+            voicesOnHRTF += bussed.voiceCount
             moves += 1
             (weakest, strongest) = extremes(sources)
         }
@@ -147,7 +147,7 @@ public final class OverloadGovernor {
         // voices' own importance already carries a 1.5× bonus against flapping).
         if moves + 2 <= settings.maximumMovesPerBlock, let bussed = strongest, let voice = weakest,
            bussed.path.importance > voice.path.importance,
-           voicesOnHRTF - voice.channelCount + bussed.channelCount <= budgetVoices {
+           voicesOnHRTF - voice.voiceCount + bussed.voiceCount <= budgetVoices {
             move(voice, toBus: true)
             move(bussed, toBus: false)
         }
@@ -162,7 +162,7 @@ public final class OverloadGovernor {
     @exclusivity(unchecked) private var movedVoices = 0
 
     private func move(_ source: RenderSource, toBus: Bool) {
-        movedVoices += toBus ? source.channelCount : -source.channelCount
+        movedVoices += toBus ? source.voiceCount : -source.voiceCount
         source.path.onBus = toBus
         if toBus { movesToBus.add(1, ordering: .relaxed) } else { movesToHRTF.add(1, ordering: .relaxed) }
     }

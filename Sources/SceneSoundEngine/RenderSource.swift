@@ -27,6 +27,12 @@ extension SourceInput {
 /// One playing stream as the render thread sees it: its input, placement and voices.
 public final class RenderSource {
     public let channelCount: Int
+    /// Which speaker each channel feeds (Engine.place puts surround channels around the scene).
+    public let layout: ChannelLayout
+    /// Channels rendered as voices (or on the bus): all but the LFE.
+    public let voiceCount: Int
+    /// The LFE's channel index, −1 when there is none.
+    let lowFrequencyChannel: Int
     public let input: SourceInput
     @exclusivity(unchecked) public var mode: SpatialMode
     /// Per-channel positions in metres: world coordinates for `.anchored`, head coordinates
@@ -58,12 +64,31 @@ public final class RenderSource {
     /// Frames of silence rendered since the input finished (to let filters and delays ring out).
     @exclusivity(unchecked) var framesSinceEnd = 0
 
-    /// `maximumFrames`: the engine's block (its voices render in spans of it).
-    public init(input: SourceInput, channelCount: Int, mode: SpatialMode, channelPositions: [Vector3],
-                gain: Float, hrtf: HRTFSet, maximumFrames: Int) {
-        precondition((1...2).contains(channelCount) && channelPositions.count == channelCount)
+    /// Per channel, its speaker's rotation about the vertical axis from the stage's front.
+    let speakerRotations: ContiguousArray<Quaternion>
+    /// Per channel, its weights in the stereo fold-down of `.off` (surround layouts).
+    let foldDownWeights: ContiguousArray<(left: Float, right: Float)>
+    /// The LFE's low-pass and gain, when the layout has one.
+    @exclusivity(unchecked) var lowFrequencyFilter: LowFrequencyEffectsFilter
+
+    /// `maximumFrames`: the engine's block (its voices render in spans of it). `layout`: the
+    /// standard one for the channel count when nil.
+    public init(input: SourceInput, channelCount: Int, layout: ChannelLayout? = nil, mode: SpatialMode,
+                channelPositions: [Vector3], gain: Float, hrtf: HRTFSet, maximumFrames: Int) {
+        precondition(ChannelLayout.channelCountRange.contains(channelCount) && channelPositions.count == channelCount)
+        let layout = layout ?? ChannelLayout.standard(channelCount: channelCount)!
+        precondition(layout.channelCount == channelCount)
         self.input = input
         self.channelCount = channelCount
+        self.layout = layout
+        lowFrequencyChannel = layout.lowFrequencyChannel ?? -1
+        voiceCount = channelCount - (layout.lowFrequencyChannel == nil ? 0 : 1)
+        let up = Vector3(x: 0, y: 1, z: 0)
+        speakerRotations = ContiguousArray(layout.speakers.map {
+            Quaternion(axis: up, angleRadians: layout.azimuthDegrees(of: $0) * .pi / 180)
+        })
+        foldDownWeights = ContiguousArray(layout.foldDownWeights)
+        lowFrequencyFilter = LowFrequencyEffectsFilter(sampleRateHz: hrtf.sampleRateHz)
         self.mode = mode
         self.channelPositions = channelPositions
         self.gain = gain
@@ -106,6 +131,27 @@ public final class RenderSource {
         guard channelCount == 2 else { return [position] }
         let pair = stereoPositions(around: position, spreadDegrees: spreadDegrees)
         return [pair.left, pair.right]
+    }
+
+    /// Positions for a stream of `layout` placed at `position`: mono and stereo as above,
+    /// surround as virtual speakers around it (`placeSpeakers`).
+    public static func channelPositions(around position: Vector3, layout: ChannelLayout, spreadDegrees: Double) -> [Vector3] {
+        switch layout.placement {
+        case .point: return [position]
+        case .stereoPair: return channelPositions(around: position, channelCount: 2, spreadDegrees: spreadDegrees)
+        case .speakers:
+            let up = Vector3(x: 0, y: 1, z: 0)
+            return layout.speakers.map {
+                Quaternion(axis: up, angleRadians: layout.azimuthDegrees(of: $0) * .pi / 180).rotate(position)
+            }
+        }
+    }
+
+    /// Surround: each channel at its speaker's azimuth from the direction of `position`, at its
+    /// distance (the layout turned about the listener's vertical axis so that its front points
+    /// at the scene); the LFE at the point itself. Allocation-free (render thread).
+    public func placeSpeakers(around position: Vector3) {
+        for c in 0..<channelCount { channelPositions[c] = speakerRotations[c].rotate(position) }
     }
 
     /// A stereo pair `spreadDegrees` apart around `position`, left first; allocation-free, so the

@@ -184,7 +184,7 @@ public final class SpatialRenderer {
         source.path.inputLevel = level
     }
     /// Each channel's sum of squares over the block `pull` read (the source's level).
-    private let sumsOfSquares = UnsafeMutablePointer<Float>.allocate(capacity: 2)
+    private let sumsOfSquares = UnsafeMutablePointer<Float>.allocate(capacity: ChannelLayout.maximumChannelCount)
 
     /// Renders `frames` of the source at `offset` in the block, for the head at `pose`;
     /// `whollyOnBus`: the source renders on the bus alone (and reuses its placement).
@@ -228,6 +228,13 @@ public final class SpatialRenderer {
             }
             if c == 0 { advancePathCrossfade(source, frames: frames) }
             let distanceGain = Float(model.gain(distanceMetres: distance))
+            if c == source.lowFrequencyChannel {
+                // Not a voice: low-passed into both ears alike, at the scene's distance gain.
+                source.lowFrequencyFilter.process(source.planar[c] + offset,
+                                                  gain: source.gain * distanceGain * source.cullFade * Self.lowFrequencyGain,
+                                                  addingTo: left + offset, right + offset, frames: frames)
+                continue
+            }
             let cutoff = min(model.airAbsorptionCutoffHz(distanceMetres: distance), source.lowpassCutoffHz)
             let target = BinauralTarget(azimuthDegrees: relative.azimuthDegrees,
                                         elevationDegrees: relative.elevationDegrees,
@@ -347,10 +354,30 @@ public final class SpatialRenderer {
 
     @inline(__always) static func smoothstep(_ x: Float) -> Float { x * x * (3 - 2 * x) }
 
-    /// `.off`: straight to the bus; exactly the input when the gain is 1.
+    /// The LFE's gain in its band: +10 dB, as cinema plays it (it is recorded 10 dB low so
+    /// that its headroom is 10 dB more); docs/BEHAVIOUR.md "Surround".
+    public static let lowFrequencyGainDecibels = 10.0
+    static let lowFrequencyGain = Decibels.linearGain(lowFrequencyGainDecibels)
+
+    /// `.off`: straight to the bus; exactly the input when the gain is 1. Surround folds down
+    /// to stereo (ChannelLayout.foldDownWeights).
     private func renderPlain(_ source: RenderSource, offset: Int, frames: Int) {
         let start = source.appliedGain, end = source.gain
         source.appliedGain = end
+        if source.layout.placement == .speakers {
+            let step = (end - start) / Float(frames)
+            for c in 0..<source.channelCount {
+                let (wl, wr) = source.foldDownWeights[c]
+                guard wl != 0 || wr != 0 else { continue }
+                let x = source.planar[c] + offset
+                for n in 0..<frames {
+                    let v = x[n] * (start + step * Float(n + 1))
+                    left[offset + n] += v * wl
+                    right[offset + n] += v * wr
+                }
+            }
+            return
+        }
         let l = source.planar[0] + offset
         let r = source.planar[source.channelCount - 1] + offset
         if start == 1 && end == 1 {

@@ -11,11 +11,15 @@ public struct DecodedAudio: Sendable {
     public var sampleRateHz: Double
     public var channelCount: Int
     public var interleaved: [Float]
+    /// The file's channel map, in PulseAudio's names (`front-left`, `lfe`, `rear-left`, …;
+    /// ChannelMapNames), when it declares one (libsndfile's SFC_GET_CHANNEL_MAP_INFO).
+    public var channelMap: [String]?
 
-    public init(sampleRateHz: Double, channelCount: Int, interleaved: [Float]) {
+    public init(sampleRateHz: Double, channelCount: Int, interleaved: [Float], channelMap: [String]? = nil) {
         self.sampleRateHz = sampleRateHz
         self.channelCount = channelCount
         self.interleaved = interleaved
+        self.channelMap = channelMap
     }
 
     public var frameCount: Int { channelCount > 0 ? interleaved.count / channelCount : 0 }
@@ -57,7 +61,47 @@ public enum AudioFileReader {
         if sf_error(file) != 0 {
             throw AudioFileError("\(path): decoding failed (\(String(cString: sf_strerror(file))))")
         }
-        return DecodedAudio(sampleRateHz: Double(info.samplerate), channelCount: channels, interleaved: samples)
+        return DecodedAudio(sampleRateHz: Double(info.samplerate), channelCount: channels, interleaved: samples,
+                            channelMap: ChannelMapNames.read(file, channelCount: channels))
+    }
+}
+
+/// libsndfile's channel positions by PulseAudio's names, which `paplay --channel-map` and
+/// the CLI use too.
+public enum ChannelMapNames {
+    static let byPosition: [Int32: String] = [
+        Int32(SF_CHANNEL_MAP_MONO): "mono",
+        Int32(SF_CHANNEL_MAP_LEFT): "front-left", Int32(SF_CHANNEL_MAP_RIGHT): "front-right",
+        Int32(SF_CHANNEL_MAP_CENTER): "front-center",
+        Int32(SF_CHANNEL_MAP_FRONT_LEFT): "front-left", Int32(SF_CHANNEL_MAP_FRONT_RIGHT): "front-right",
+        Int32(SF_CHANNEL_MAP_FRONT_CENTER): "front-center", Int32(SF_CHANNEL_MAP_REAR_CENTER): "rear-center",
+        Int32(SF_CHANNEL_MAP_REAR_LEFT): "rear-left", Int32(SF_CHANNEL_MAP_REAR_RIGHT): "rear-right",
+        Int32(SF_CHANNEL_MAP_LFE): "lfe",
+        Int32(SF_CHANNEL_MAP_FRONT_LEFT_OF_CENTER): "front-left-of-center",
+        Int32(SF_CHANNEL_MAP_FRONT_RIGHT_OF_CENTER): "front-right-of-center",
+        Int32(SF_CHANNEL_MAP_SIDE_LEFT): "side-left", Int32(SF_CHANNEL_MAP_SIDE_RIGHT): "side-right",
+        Int32(SF_CHANNEL_MAP_TOP_CENTER): "top-center",
+        Int32(SF_CHANNEL_MAP_TOP_FRONT_LEFT): "top-front-left", Int32(SF_CHANNEL_MAP_TOP_FRONT_RIGHT): "top-front-right",
+        Int32(SF_CHANNEL_MAP_TOP_FRONT_CENTER): "top-front-center",
+        Int32(SF_CHANNEL_MAP_TOP_REAR_LEFT): "top-rear-left", Int32(SF_CHANNEL_MAP_TOP_REAR_RIGHT): "top-rear-right",
+        Int32(SF_CHANNEL_MAP_TOP_REAR_CENTER): "top-rear-center",
+    ]
+    /// For writing: each name's libsndfile position (LEFT, RIGHT and CENTER for the front
+    /// speakers: the ones its WAVE_FORMAT_EXTENSIBLE writer knows).
+    static let byName: [String: Int32] = {
+        var names: [String: Int32] = [:]
+        for (position, name) in byPosition { names[name] = min(names[name] ?? .max, position) }
+        return names
+    }()
+
+    /// The open file's map, nil when it declares none (or a position of no name here).
+    static func read(_ file: OpaquePointer, channelCount: Int) -> [String]? {
+        var positions = [Int32](repeating: 0, count: channelCount)
+        let ok = positions.withUnsafeMutableBytes {
+            sf_command(file, Int32(SFC_GET_CHANNEL_MAP_INFO), $0.baseAddress, Int32($0.count))
+        }
+        guard ok == Int32(SF_TRUE) else { return nil }
+        return positions.map { byPosition[$0] ?? "sndfile-position-\($0)" }
     }
 }
 
@@ -72,7 +116,10 @@ public final class AudioFileWriter {
     public let channelCount: Int
     public private(set) var framesWritten = 0
 
-    public init(path: String, sampleRateHz: Int, channelCount: Int, inPlace: Bool = false) throws {
+    /// `channelMap`: PulseAudio's names of the channels (ChannelMapNames), written into the
+    /// file's header (WAVE_FORMAT_EXTENSIBLE's channel mask).
+    public init(path: String, sampleRateHz: Int, channelCount: Int, inPlace: Bool = false,
+                channelMap: [String]? = nil) throws {
         self.path = path
         self.channelCount = channelCount
         let url = URL(fileURLWithPath: path)
@@ -81,11 +128,27 @@ public final class AudioFileWriter {
         var info = SF_INFO()
         info.samplerate = Int32(sampleRateHz)
         info.channels = Int32(channelCount)
-        info.format = Int32(SF_FORMAT_WAV | SF_FORMAT_FLOAT)
+        // A channel map needs WAVE_FORMAT_EXTENSIBLE (its channel mask).
+        info.format = Int32((channelMap == nil ? SF_FORMAT_WAV : SF_FORMAT_WAVEX) | SF_FORMAT_FLOAT)
         guard let file = sf_open(temporaryPath, Int32(SFM_WRITE), &info) else {
             throw AudioFileError("\(path): cannot create (\(String(cString: sf_strerror(nil))))")
         }
         self.file = file
+        if let channelMap {
+            var positions = try channelMap.map { name in
+                guard let position = ChannelMapNames.byName[name] else {
+                    throw AudioFileError("\(path): channel '\(name)' has no libsndfile position")
+                }
+                return position
+            }
+            let ok = positions.withUnsafeMutableBytes {
+                sf_command(file, Int32(SFC_SET_CHANNEL_MAP_INFO), $0.baseAddress, Int32($0.count))
+            }
+            guard positions.count == channelCount, ok == Int32(SF_TRUE) else {
+                discard()
+                throw AudioFileError("\(path): the channel map \(channelMap.joined(separator: ",")) cannot be written")
+            }
+        }
     }
 
     deinit { discard() }

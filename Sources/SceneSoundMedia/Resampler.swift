@@ -74,6 +74,7 @@ extension DecodedAudio {
         guard rateHz != sampleRateHz else { return self }
         return DecodedAudio(sampleRateHz: rateHz, channelCount: channelCount,
                             interleaved: try Resampler.resample(interleaved, channelCount: channelCount,
-                                                                from: sampleRateHz, to: rateHz))
+                                                                from: sampleRateHz, to: rateHz),
+                            channelMap: channelMap)
     }
 }

@@ -34,12 +34,13 @@ public struct AudioFormat: Equatable, Sendable {
     /// Bytes in one frame (one sample for every channel); data always comes in whole frames.
     public var bytesPerFrame: Int { sampleFormat.bytesPerSample * Int(channels) }
 
-    public func validate() throws(ProtocolError) {
+    /// `channels`: the counts the message carrying the format accepts.
+    public func validate(channels accepted: ClosedRange<UInt8> = ProtocolLimits.stereoChannelsRange) throws(ProtocolError) {
         guard ProtocolLimits.rateHzRange.contains(rateHz) else {
             throw ProtocolError(.badFormat, "rate_hz \(rateHz) outside 8000...192000")
         }
-        guard ProtocolLimits.channelsRange.contains(channels) else {
-            throw ProtocolError(.badFormat, "channels \(channels) outside 1...2")
+        guard accepted.contains(channels) else {
+            throw ProtocolError(.badFormat, "channels \(channels) outside \(accepted.lowerBound)...\(accepted.upperBound)")
         }
     }
 
@@ -86,5 +87,17 @@ public enum SpatialMode: UInt8, Sendable, CaseIterable {
             throw ProtocolError(.invalidArgument, "spatial_mode \(value) unknown")
         }
         self = mode
+    }
+}
+
+/// A speaker of STREAM_OPEN's `channel_map` (version 2), in the WAVE / SMPTE order.
+public enum ChannelPosition: UInt8, Sendable, CaseIterable {
+    case frontLeft = 0, frontRight, frontCenter, lowFrequency, backLeft, backRight, sideLeft, sideRight
+
+    init(wire value: UInt8) throws(ProtocolError) {
+        guard let position = ChannelPosition(rawValue: value) else {
+            throw ProtocolError(.badFormat, "channel_map position \(value) unknown (accepted: 0 to 7, FL FR FC LFE BL BR SL SR)")
+        }
+        self = position
     }
 }

@@ -106,11 +106,13 @@ public enum Message: Equatable, Sendable {
     /// Decodes and validates a payload. Throws `unknown_message_type` for type numbers version 1
     /// does not define, `malformed_payload` for truncation, trailing bytes, bad UTF-8 or NUL,
     /// and `invalid_argument` / `bad_format` for values out of range.
-    public static func decode(type typeCode: UInt16, payload: ArraySlice<UInt8>) throws(ProtocolError) -> Message {
+    /// `version`: the connection's agreed protocol version (1 before `WELCOME`).
+    public static func decode(type typeCode: UInt16, payload: ArraySlice<UInt8>,
+                              version: UInt16 = 1) throws(ProtocolError) -> Message {
         guard let type = MessageType(rawValue: typeCode) else {
             throw ProtocolError(.unknownMessageType, "message type 0x\(String(typeCode, radix: 16)) unknown")
         }
-        var reader = PayloadReader(payload, messageName: type.name)
+        var reader = PayloadReader(payload, messageName: type.name, version: version)
         let message: Message
         switch type {
         case .ok: message = .ok
@@ -148,10 +150,10 @@ public enum Message: Equatable, Sendable {
     }
 
     /// Decodes a whole frame: checks the request id rule (`malformed_frame`), then the payload.
-    public static func decode(frame: Frame) throws(ProtocolError) -> Message {
+    public static func decode(frame: Frame, version: UInt16 = 1) throws(ProtocolError) -> Message {
         if let type = MessageType(rawValue: frame.typeCode) {
             try type.checkRequestID(frame.requestID)
         }
-        return try decode(type: frame.typeCode, payload: frame.payload)
+        return try decode(type: frame.typeCode, payload: frame.payload, version: version)
     }
 }

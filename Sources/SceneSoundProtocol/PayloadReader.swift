@@ -4,11 +4,14 @@ struct PayloadReader {
     private let bytes: ArraySlice<UInt8>
     private var index: Int
     private let messageName: String
+    /// The protocol version agreed on the connection (the layout of some payloads depends on it).
+    let version: UInt16
 
-    init(_ bytes: ArraySlice<UInt8>, messageName: String) {
+    init(_ bytes: ArraySlice<UInt8>, messageName: String, version: UInt16 = 1) {
         self.bytes = bytes
         self.index = bytes.startIndex
         self.messageName = messageName
+        self.version = version
     }
 
     private var remaining: Int { bytes.endIndex - index }

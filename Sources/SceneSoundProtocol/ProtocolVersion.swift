@@ -1,9 +1,10 @@
 /// Protocol versions and the limits every implementation shares.
 public enum ProtocolVersion {
     /// The version this module speaks.
-    public static let current: UInt16 = 1
+    public static let current: UInt16 = 2
     /// Every version this module can speak; a server picks the highest one it shares with the client.
-    public static let supported: ClosedRange<UInt16> = 1...1
+    /// Version 2 adds STREAM_OPEN's channel map and 3 to 8 channels (SPEC.md section 11).
+    public static let supported: ClosedRange<UInt16> = 1...2
 
     /// The highest version in both ranges, or nil when they do not overlap (the server then
     /// answers `HELLO` with `ERROR unsupported_version` and closes the connection).
@@ -28,8 +29,10 @@ public enum ProtocolLimits {
     public static let maxShortStringBytes = 255
     /// Accepted sample rates.
     public static let rateHzRange: ClosedRange<UInt32> = 8_000...192_000
-    /// Accepted channel counts.
-    public static let channelsRange: ClosedRange<UInt8> = 1...2
+    /// Accepted channel counts: up to 7.1 for streams from version 2 on; samples and version 1
+    /// streams carry one or two.
+    public static let channelsRange: ClosedRange<UInt8> = 1...8
+    public static let stereoChannelsRange: ClosedRange<UInt8> = 1...2
     /// Accepted gains; the server renders anything at or below −120 dB as silence.
     public static let volumeDecibelsRange: ClosedRange<Float> = -200...24
     /// Accepted scene placements.

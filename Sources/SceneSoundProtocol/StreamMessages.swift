@@ -11,15 +11,20 @@ public struct StreamOpen: WirePayload {
     public var volumeDecibels: Float
     /// Empty: no scene (the client's window by `_NET_WM_PID`, else straight ahead).
     public var sceneID: String
+    /// Version 2's `channel_map`: per channel its speaker (`ChannelPosition`), or empty for the
+    /// standard layout of the channel count. Nil: the version 1 layout, which has no map (and
+    /// one or two channels).
+    public var channelMap: [ChannelPosition]?
 
     public init(kind: StreamKind, format: AudioFormat, spatialMode: SpatialMode = .anchored,
-                loop: Bool = false, volumeDecibels: Float = 0, sceneID: String) {
+                loop: Bool = false, volumeDecibels: Float = 0, sceneID: String, channelMap: [ChannelPosition]? = nil) {
         self.kind = kind
         self.format = format
         self.spatialMode = spatialMode
         self.loop = loop
         self.volumeDecibels = volumeDecibels
         self.sceneID = sceneID
+        self.channelMap = channelMap
     }
 
     init(reading reader: inout PayloadReader) throws(ProtocolError) {
@@ -29,6 +34,12 @@ public struct StreamOpen: WirePayload {
         loop = try reader.readBool()
         volumeDecibels = try reader.readF32()
         sceneID = try reader.readShortString()
+        if reader.version >= 2 {
+            let count = Int(try reader.readU8())
+            var map: [ChannelPosition] = []
+            for _ in 0..<count { map.append(try ChannelPosition(wire: try reader.readU8())) }
+            channelMap = map
+        }
     }
 
     func write(into bytes: inout [UInt8]) {
@@ -38,10 +49,22 @@ public struct StreamOpen: WirePayload {
         bytes.writeBool(loop)
         bytes.writeF32(volumeDecibels)
         bytes.writeShortString(sceneID)
+        if let channelMap {
+            bytes.writeU8(UInt8(channelMap.count))
+            for position in channelMap { bytes.writeU8(position.rawValue) }
+        }
     }
 
     public func validate() throws(ProtocolError) {
-        try format.validate()
+        try format.validate(channels: channelMap == nil ? ProtocolLimits.stereoChannelsRange : ProtocolLimits.channelsRange)
+        if let channelMap, !channelMap.isEmpty {
+            guard channelMap.count == Int(format.channels) else {
+                throw ProtocolError(.badFormat, "channel_map names \(channelMap.count) channels, the stream has \(format.channels)")
+            }
+            guard Set(channelMap).count == channelMap.count else {
+                throw ProtocolError(.badFormat, "channel_map names a speaker twice")
+            }
+        }
         if loop && kind != .playback {
             throw ProtocolError(.invalidArgument, "only playback streams may loop")
         }

@@ -38,6 +38,8 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
     private(set) var peerPID: Int32 = 0
     let streams: ClientStreams
     private var welcomed = false
+    /// The protocol version agreed in the handshake (payload layouts depend on it).
+    private var version: UInt16 = 1
     private var context: ChannelHandlerContext?
     private var logger: Logger
     private var closing = false
@@ -194,7 +196,7 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
         }
         let message: Message
         do {
-            message = try Message.decode(frame: frame)
+            message = try Message.decode(frame: frame, version: version)
         } catch {
             guard !error.code.closesConnection, frame.requestID != 0, welcomed else { throw error }
             // A bad request gets its error with its own id; the connection lives on.
@@ -225,6 +227,7 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
         clientPID = hello.clientPID
         logger[metadataKey: "client"] = "\(sessionNumber) \(clientName)"
         welcomed = true
+        self.version = version
         let engine = dependencies.engineConfiguration
         send(.welcome(Welcome(version: version, sampleRateHz: UInt32(engine.sampleRateHz),
                               blockFrames: UInt32(engine.blockFrames),

@@ -51,9 +51,13 @@ final class ClientStreams {
         let sceneIndex = try scenes.acquireForRequest(open.sceneID, peerPID: peerPID)
         let capacity = max(Int(limits.bufferSeconds * limits.engineRateHz), limits.blockFrames * 4)
         let input = RingInput(ring: AudioRing(capacityFrames: capacity, channelCount: Int(format.channels)))
+        // Validated: the map names each channel once, or is empty (the standard layout).
+        let layout = open.channelMap.flatMap { map in
+            map.isEmpty ? nil : ChannelLayout(speakers: map.map { ChannelLayout.Speaker(rawValue: Int($0.rawValue))! })
+        }
         let engineStream = engineStreams.make(
-            .client, input: input, channelCount: Int(format.channels), kind: open.kind, spatialMode: open.spatialMode,
-            volumeDecibels: open.volumeDecibels, sceneIndex: sceneIndex)
+            .client, input: input, channelCount: Int(format.channels), layout: layout, kind: open.kind,
+            spatialMode: open.spatialMode, volumeDecibels: open.volumeDecibels, sceneIndex: sceneIndex)
         let stream = ServerStream(id: engineStream.id, open: open, converter: converter, engineStream: engineStream,
                                   loopLimitFrames: limits.loopLimitFrames)
         streams[stream.id] = stream

@@ -41,7 +41,8 @@ final class EngineStreams {
     /// A new engine stream reading `input`, at the default place until its scene is applied.
     /// Alerts duck playback streams; playback streams are the ones ducked. `sceneIndex` was
     /// acquired for it (`SceneDirectory.acquire`): the stream now holds it, and must be added.
-    func make(_ owner: Owner, input: RingInput, channelCount: Int, kind: StreamKind,
+    /// `layout`: the standard one for the channel count when nil.
+    func make(_ owner: Owner, input: RingInput, channelCount: Int, layout: ChannelLayout? = nil, kind: StreamKind,
               spatialMode: SceneSoundProtocol.SpatialMode, volumeDecibels: Float, sceneIndex: Int) -> EngineStream {
         let id: StreamID
         switch owner {
@@ -53,7 +54,7 @@ final class EngineStreams {
             nextPlayID = nextPlayID == .max ? Self.playIDBase : nextPlayID + 1
         }
         let source = RenderSource(
-            input: input, channelCount: channelCount, mode: Self.engineMode(spatialMode),
+            input: input, channelCount: channelCount, layout: layout, mode: Self.engineMode(spatialMode),
             channelPositions: Array(repeating: defaultPosition, count: channelCount),
             gain: Decibels.linearGain(Double(volumeDecibels)), hrtf: hrtf, maximumFrames: blockFrames)
         let stream = EngineStream(id: id, source: source, input: input, sceneIndex: sceneIndex)

@@ -1,10 +1,13 @@
 import Foundation
+import SceneSoundEngine
 import SceneSoundMedia
 import SceneSoundProtocol
 
 /// Where `scenesound play` gets its audio: whole audio frames in `format`, chunk by chunk.
 protocol PCMSource {
     var format: AudioFormat { get }
+    /// Which speaker each channel feeds, when not the standard layout for the count.
+    var channelMap: [ChannelPosition]? { get }
     /// Nil when unknown (stdin).
     var durationSeconds: Double? { get }
     /// The next chunk of whole frames, or nil at the end.
@@ -29,6 +32,7 @@ struct DecodedFileSource: PCMSource {
     }
 
     var format: AudioFormat { file.format }
+    var channelMap: [ChannelPosition]? { file.channelMap }
     var durationSeconds: Double? { Double(file.frameCount) / Double(file.format.rateHz) }
 
     mutating func nextChunk() throws -> [UInt8]? {
@@ -41,11 +45,12 @@ struct DecodedFileSource: PCMSource {
     func checkComplete() throws {}
 }
 
-/// An audio file decoded by libsndfile for sending, as 32-bit float at the file's own rate:
-/// mono and stereo as they are, more channels mixed down to mono (their layout is unknown).
-/// A rate the protocol does not carry, or no audio at all, is an error naming the file.
+/// An audio file decoded by libsndfile for sending, as 32-bit float at the file's own rate,
+/// with its channel map (FileChannelLayout): up to 7.1. A rate the protocol does not carry, more
+/// than eight channels, or no audio at all, is an error naming the file.
 struct DecodedFile {
     let format: AudioFormat
+    let channelMap: [ChannelPosition]?
     /// Interleaved.
     let samples: [Float]
     var frameCount: Int { samples.count / Int(format.channels) }
@@ -60,11 +65,11 @@ struct DecodedFile {
             throw RuntimeError("\(path): sample rate \(rate) Hz is not supported (accepted: 8000 to 192000 Hz)")
         }
         guard audio.frameCount > 0 else { throw RuntimeError("\(path): the file holds no audio") }
-        let channels = audio.channelCount
-        samples = channels <= 2 ? audio.interleaved : (0..<audio.frameCount).map { frame in
-            audio.interleaved[frame * channels..<(frame + 1) * channels].reduce(0, +) / Float(channels)
-        }
-        format = AudioFormat(sampleFormat: .f32le, rateHz: UInt32(rate), channels: channels == 2 ? 2 : 1)
+        let layout = try FileChannelLayout.of(audio, path: path)
+        samples = audio.interleaved
+        format = AudioFormat(sampleFormat: .f32le, rateHz: UInt32(rate), channels: UInt8(audio.channelCount))
+        channelMap = layout == ChannelLayout.standard(channelCount: audio.channelCount)
+            ? nil : layout.speakers.map { ChannelPosition(rawValue: UInt8($0.rawValue))! }
     }
 
     /// The samples as f32le bytes: the host's Float layout (Swift on Linux is little-endian only).
@@ -77,6 +82,7 @@ struct DecodedFile {
 /// Raw interleaved PCM from standard input, in the format the options name.
 struct StandardInputSource: PCMSource {
     let format: AudioFormat
+    var channelMap: [ChannelPosition]? { nil }
     var durationSeconds: Double? { nil }
     private var leftover: [UInt8] = []
     private let chunkBytes: Int

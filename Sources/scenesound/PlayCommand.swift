@@ -9,7 +9,8 @@ struct PlayCommand: ParsableCommand {
         abstract: "Play a sound file, or raw PCM from standard input, on the SceneSound server.",
         discussion: """
             FILE is anything libsndfile decodes (WAV, FLAC, Ogg Vorbis, AIFF, …), sent at its own \
-            rate; files with more than two channels are mixed down to mono. With '-', raw \
+            rate, with up to 8 channels (surround as virtual speakers around the scene: the file's \
+            channel map, else WAVE order FL FR FC LFE BL BR SL SR). With '-', raw \
             interleaved PCM is read from standard input: --format, --rate and --channels are then \
             required. Exits 0 once the whole sound has been played (the server drained it). \
             With --loop the sound repeats until interrupted.
@@ -39,7 +40,7 @@ struct PlayCommand: ParsableCommand {
     @Option(name: .customLong("rate"), parsing: .unconditional, help: ArgumentHelp("With -: the sample rate (8000 to 192000).", valueName: "HZ"))
     var rawRateHz: Int?
 
-    @Option(name: .customLong("channels"), parsing: .unconditional, help: ArgumentHelp("With -: 1 or 2.", valueName: "N"))
+    @Option(name: .customLong("channels"), parsing: .unconditional, help: ArgumentHelp("With -: 1 to 8 (3 to 8 in WAVE order: FL FR FC LFE BL BR SL SR).", valueName: "N"))
     var rawChannels: Int?
 
     @OptionGroup var server: ServerOptions
@@ -60,7 +61,7 @@ struct PlayCommand: ParsableCommand {
     /// The format of raw PCM on standard input, from the three options.
     private func rawAudioFormat() throws -> AudioFormat {
         guard let rawFormat, let rawRateHz, let rawChannels else {
-            throw ValidationError("reading raw PCM from '-' needs --format s16le|s32le|f32le, --rate HZ and --channels 1|2")
+            throw ValidationError("reading raw PCM from '-' needs --format s16le|s32le|f32le, --rate HZ and --channels 1-8")
         }
         guard let sampleFormat = SampleFormat(argumentName: rawFormat) else {
             throw ValidationError("--format \(rawFormat) is not supported (accepted: s16le, s32le, f32le)")
@@ -69,7 +70,7 @@ struct PlayCommand: ParsableCommand {
             throw ValidationError("--rate \(rawRateHz) is out of range (accepted: 8000 to 192000 Hz)")
         }
         guard let channels = UInt8(exactly: rawChannels), ProtocolLimits.channelsRange.contains(channels) else {
-            throw ValidationError("--channels \(rawChannels) is not supported (accepted: 1 or 2)")
+            throw ValidationError("--channels \(rawChannels) is not supported (accepted: 1 to 8)")
         }
         return AudioFormat(sampleFormat: sampleFormat, rateHz: rate, channels: channels)
     }
@@ -83,7 +84,7 @@ struct PlayCommand: ParsableCommand {
         let connection = try server.connect()
         defer { connection.close() }
         let options = StreamOpen(kind: .playback, format: source.format, spatialMode: spatialMode, loop: loop,
-                                 volumeDecibels: volumeDecibels, sceneID: scene)
+                                 volumeDecibels: volumeDecibels, sceneID: scene, channelMap: source.channelMap)
         let stream = try withClientErrors { () throws(ClientError) in try connection.openStream(options) }
 
         let progress = PlaybackProgress(totalSeconds: source.durationSeconds)

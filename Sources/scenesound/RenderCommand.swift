@@ -58,11 +58,13 @@ struct RenderCommand: ParsableCommand {
         abstract: "Render a file binaurally, offline, through the same engine as the server.",
         discussion: """
             Directions follow SOFA: azimuth counter-clockwise from straight ahead (+90 = left), \
-            elevation up. A stereo input renders as two sources a little apart. The output is \
+            elevation up. A stereo input renders as two sources a little apart; 3 to 8 channels \
+            (up to 7.1) as virtual speakers at the ITU-R positions, their front towards --azimuth \
+            (the file's channel map, else WAVE order: FL FR FC LFE BL BR SL SR). The output is \
             32-bit float stereo WAV at --rate; it appears only when the render succeeded.
             """)
 
-    @Argument(help: ArgumentHelp("Input audio file (any format libsndfile reads, mono or stereo).", valueName: "IN"))
+    @Argument(help: ArgumentHelp("Input audio file (any format libsndfile reads, 1 to 8 channels).", valueName: "IN"))
     var inputPath: String
 
     @Option(name: [.customShort("o"), .customLong("output")], help: ArgumentHelp("Output WAV file.", valueName: "OUT.wav"))
@@ -102,8 +104,8 @@ struct RenderCommand: ParsableCommand {
         let audio: DecodedAudio
         do {
             let decoded = try AudioFileReader.read(path: inputPath)
-            guard (1...2).contains(decoded.channelCount) else {
-                throw RuntimeError("\(inputPath): \(decoded.channelCount) channels are not supported (accepted: 1 or 2)")
+            guard ChannelLayout.channelCountRange.contains(decoded.channelCount) else {
+                throw RuntimeError("\(inputPath): \(decoded.channelCount) channels are not supported (accepted: 1 to 8)")
             }
             guard EngineConfiguration.sampleRateRange.contains(decoded.sampleRateHz) else {
                 throw RuntimeError("\(inputPath): sample rate \(Int(decoded.sampleRateHz)) Hz is not supported (accepted: 8000 to 192000)")
@@ -122,10 +124,11 @@ struct RenderCommand: ParsableCommand {
         renderer.governor.simulatedLoadFraction = 0
         let position = SphericalPosition(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees,
                                          distanceMetres: distanceMetres).cartesian
+        let layout = try FileChannelLayout.of(audio, path: inputPath)
         let input = BufferInput(interleaved: audio.interleaved, channelCount: audio.channelCount)
         let source = RenderSource(
-            input: input, channelCount: audio.channelCount, mode: .anchored,
-            channelPositions: RenderSource.channelPositions(around: position, channelCount: audio.channelCount,
+            input: input, channelCount: audio.channelCount, layout: layout, mode: .anchored,
+            channelPositions: RenderSource.channelPositions(around: position, layout: layout,
                                                             spreadDegrees: configuration.stereoSpreadDegrees),
             gain: 1, hrtf: hrtf, maximumFrames: configuration.blockFrames)
         renderer.add(source)

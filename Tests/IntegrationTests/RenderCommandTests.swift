@@ -125,9 +125,9 @@ import SceneSoundMedia
     @Test func badInputFilesFailWithOneLineAndNoOutput() throws {
         let text = dir + "/notes.wav"
         try Data("not audio at all".utf8).write(to: URL(fileURLWithPath: text))
-        let sixChannels = try writeNoise("six.wav", channels: 6, seconds: 0.1)
+        let nineChannels = try writeNoise("nine.wav", channels: 9, seconds: 0.1)
         let lowRate = try writeNoise("low.wav", rateHz: 4000, seconds: 0.1)
-        for (input, phrase) in [(text, "not a readable audio file"), (sixChannels, "6 channels"),
+        for (input, phrase) in [(text, "not a readable audio file"), (nineChannels, "9 channels"),
                                 (lowRate, "4000 Hz"), (dir + "/absent.wav", "no such file")] {
             let result = try render([input, "-o", dir + "/out.wav"])
             #expect(result.status == 1)

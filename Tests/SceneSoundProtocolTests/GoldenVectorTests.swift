@@ -25,7 +25,7 @@ import Testing
         let frame = try #require(try decoder.nextFrame())
         #expect(decoder.bufferedByteCount == 0)
         #expect(frame.requestID == vector.requestID)
-        let message = try Message.decode(frame: frame)
+        let message = try Message.decode(frame: frame, version: vector.version)
         #expect(message == vector.message)
         #expect(FrameEncoder.frame(message, requestID: frame.requestID) == bytes)
     }
@@ -33,17 +33,18 @@ import Testing
     @Test(arguments: invalidVectors)
     func invalidVectorFailsWithItsCode(_ vector: InvalidVector) throws {
         let bytes = try VectorFiles.read(vector.file)
-        #expect(firstError(decoding: bytes)?.code == vector.expected)
+        #expect(firstError(decoding: bytes, version: vector.version)?.code == vector.expected)
     }
 }
 
 /// Runs bytes through the whole receive path — frame decoder, end of stream, message decoder —
 /// and returns the first error, or nil if everything decoded.
-func firstError(decoding bytes: [UInt8], maxFrameBytes: Int = ProtocolLimits.defaultMaxFrameBytes) -> ProtocolError? {
+func firstError(decoding bytes: [UInt8], maxFrameBytes: Int = ProtocolLimits.defaultMaxFrameBytes,
+                version: UInt16 = 1) -> ProtocolError? {
     var decoder = FrameDecoder(maxFrameBytes: maxFrameBytes)
     decoder.append(contentsOf: bytes)
     do {
-        while let frame = try decoder.nextFrame() { _ = try Message.decode(frame: frame) }
+        while let frame = try decoder.nextFrame() { _ = try Message.decode(frame: frame, version: version) }
         try decoder.finish()
         return nil
     } catch {

@@ -12,6 +12,8 @@ struct InvalidVector: Sendable, CustomTestStringConvertible {
     let bytes: [UInt8]
     let stage: Stage
     let expected: ErrorCode
+    /// The protocol version the bytes are decoded in.
+    var version: UInt16 = 1
 
     var testDescription: String { file }
 }
@@ -102,6 +104,22 @@ let invalidVectors: [InvalidVector] = [
                   description: "STREAM_OPEN with 3 channels",
                   bytes: rawFrame(.streamOpen, payload: streamOpenPayload(setting: 2, to: 3)),
                   stage: .message, expected: .badFormat),
+    InvalidVector(file: "invalid-channel-map.bin",
+                  description: "STREAM_OPEN (version 2) of 6 channels whose channel_map names 2",
+                  bytes: rawFrame(.streamOpen, payload: payload(of: .streamOpen(StreamOpen(
+                      kind: .playback, format: AudioFormat(sampleFormat: .s16le, rateHz: 48_000, channels: 6),
+                      sceneID: "", channelMap: [.frontLeft, .frontRight])))),
+                  stage: .message, expected: .badFormat, version: 2),
+    InvalidVector(file: "invalid-channel-position.bin",
+                  description: "STREAM_OPEN (version 2) whose channel_map names position 8",
+                  bytes: rawFrame(.streamOpen, payload: {
+                      var bytes = payload(of: .streamOpen(StreamOpen(
+                          kind: .playback, format: AudioFormat(sampleFormat: .s16le, rateHz: 48_000, channels: 1),
+                          sceneID: "", channelMap: [.frontCenter])))
+                      bytes[bytes.count - 1] = 8
+                      return bytes
+                  }()),
+                  stage: .message, expected: .badFormat, version: 2),
     InvalidVector(file: "invalid-sample-format.bin",
                   description: "STREAM_OPEN with sample_format 9",
                   bytes: rawFrame(.streamOpen, payload: streamOpenPayload(setting: 1, to: 9)),

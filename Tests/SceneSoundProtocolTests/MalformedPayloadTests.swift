@@ -11,7 +11,8 @@ import Testing
     func everyTruncationIsMalformed(_ vector: ValidVector) {
         let payload = payloadBytes(vector.message)
         for length in 0..<payload.count {
-            #expect(decodeError(vector.message.type, Array(payload.prefix(length)))?.code == .malformedPayload,
+            #expect(decodeError(vector.message.type, Array(payload.prefix(length)), version: vector.version)?.code
+                        == .malformedPayload,
                     "\(vector.file) cut to \(length) bytes")
         }
     }
@@ -19,7 +20,7 @@ import Testing
     @Test(arguments: validVectors.filter { !openEndedTypes.contains($0.message.type) })
     func aTrailingByteIsMalformed(_ vector: ValidVector) {
         let payload = payloadBytes(vector.message) + [0]
-        #expect(decodeError(vector.message.type, payload)?.code == .malformedPayload)
+        #expect(decodeError(vector.message.type, payload, version: vector.version)?.code == .malformedPayload)
     }
 
     @Test(arguments: [
@@ -99,13 +100,13 @@ func payloadBytes(_ message: Message) -> [UInt8] {
     return bytes
 }
 
-func decodeError(_ type: MessageType, _ payload: [UInt8]) -> ProtocolError? {
-    decodeError(rawCode: type.rawValue, payload)
+func decodeError(_ type: MessageType, _ payload: [UInt8], version: UInt16 = 1) -> ProtocolError? {
+    decodeError(rawCode: type.rawValue, payload, version: version)
 }
 
-func decodeError(rawCode: UInt16, _ payload: [UInt8]) -> ProtocolError? {
+func decodeError(rawCode: UInt16, _ payload: [UInt8], version: UInt16 = 1) -> ProtocolError? {
     do {
-        _ = try Message.decode(type: rawCode, payload: payload[...])
+        _ = try Message.decode(type: rawCode, payload: payload[...], version: version)
         return nil
     } catch {
         return error

@@ -32,6 +32,7 @@ func manifestFields(_ message: Message) -> [(String, JSONText)] {
         return [("kind", .string(kindName(m.kind)))] + formatFields(m.format) + [
             ("spatial_mode", .string(spatialName(m.spatialMode))), ("loop", .bool(m.loop)),
             ("volume_db", .float(m.volumeDecibels)), ("scene_id", .string(m.sceneID))]
+            + (m.channelMap.map { [("channel_map", .array($0.map { .string(channelPositionName($0)) }))] } ?? [])
     case .streamOpened(let m):
         return [("stream_id", .uint(m.streamID)), ("credit_bytes", .uint(m.creditBytes))]
     case .streamData(let m):
@@ -109,4 +110,9 @@ func streamEndName(_ r: StreamEndReason) -> String {
 
 func playbackEndName(_ r: PlaybackEndReason) -> String {
     switch r { case .completed: "completed"; case .coalesced: "coalesced"; case .interrupted: "interrupted" }
+}
+
+/// SPEC.md's short names of STREAM_OPEN's channel_map positions.
+func channelPositionName(_ p: ChannelPosition) -> String {
+    ["FL", "FR", "FC", "LFE", "BL", "BR", "SL", "SR"][Int(p.rawValue)]
 }

@@ -7,7 +7,7 @@ import Testing
     func payloadRoundTrips(_ vector: ValidVector) throws {
         var payload: [UInt8] = []
         vector.message.encode(into: &payload)
-        let decoded = try Message.decode(type: vector.message.type.rawValue, payload: payload[...])
+        let decoded = try Message.decode(type: vector.message.type.rawValue, payload: payload[...], version: vector.version)
         #expect(decoded == vector.message)
     }
 
@@ -69,3 +69,35 @@ let extraMessages: [Message] = {
     messages += [StreamKind.system, .alert].map { .samplePlay(SamplePlay(name: "bell", kind: $0, sceneID: "")) }
     return messages
 }()
+
+/// STREAM_OPEN's layout follows the connection's version: version 1 has no channel map and one
+/// or two channels, version 2 always carries the map and takes up to 7.1.
+@Suite struct StreamOpenVersionTests {
+    static let surround = AudioFormat(sampleFormat: .s16le, rateHz: 48_000, channels: 6)
+
+    @Test func version1BytesStayVersion1AndRefuseSurround() throws {
+        let v1 = Message.streamOpen(StreamOpen(kind: .playback, format: stereoS16At48k, sceneID: "chat"))
+        var bytes: [UInt8] = []
+        v1.encode(into: &bytes)
+        #expect(try Message.decode(type: MessageType.streamOpen.rawValue, payload: bytes[...], version: 1) == v1)
+        // The same bytes in a version 2 connection lack the map.
+        #expect(decodeError(.streamOpen, bytes, version: 2)?.code == .malformedPayload)
+        let six = Message.streamOpen(StreamOpen(kind: .playback, format: Self.surround, sceneID: ""))
+        #expect(throws: ProtocolError.self) { try six.validate() }
+    }
+
+    @Test func version2CarriesTheMapAndUpTo8Channels() throws {
+        for channels: UInt8 in 1...8 {
+            let open = Message.streamOpen(StreamOpen(kind: .playback, format: AudioFormat(
+                sampleFormat: .f32le, rateHz: 48_000, channels: channels), sceneID: "", channelMap: []))
+            var bytes: [UInt8] = []
+            open.encode(into: &bytes)
+            #expect(try Message.decode(type: MessageType.streamOpen.rawValue, payload: bytes[...], version: 2) == open)
+        }
+        let nine = StreamOpen(kind: .playback, format: AudioFormat(sampleFormat: .f32le, rateHz: 48_000, channels: 9),
+                              sceneID: "", channelMap: [])
+        #expect(throws: ProtocolError.self) { try nine.validate() }
+        let twice = StreamOpen(kind: .playback, format: stereoS16At48k, sceneID: "", channelMap: [.frontLeft, .frontLeft])
+        #expect(throws: ProtocolError.self) { try twice.validate() }
+    }
+}

@@ -34,8 +34,9 @@ import Testing
     }
 
     @Test func versionNegotiationPicksTheHighestSharedVersion() {
-        #expect(ProtocolVersion.negotiate(clientMinimum: 1, clientMaximum: 5) == 1)
+        #expect(ProtocolVersion.negotiate(clientMinimum: 1, clientMaximum: 5) == 2)
+        #expect(ProtocolVersion.negotiate(clientMinimum: 1, clientMaximum: 1) == 1)  // a version 1 client
         #expect(ProtocolVersion.negotiate(clientMinimum: 1, clientMaximum: 5, serverSupported: 1...3) == 3)
-        #expect(ProtocolVersion.negotiate(clientMinimum: 2, clientMaximum: 5) == nil)
+        #expect(ProtocolVersion.negotiate(clientMinimum: 3, clientMaximum: 5) == nil)
     }
 }

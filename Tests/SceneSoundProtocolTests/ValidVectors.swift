@@ -6,6 +6,8 @@ struct ValidVector: Sendable, CustomTestStringConvertible {
     let file: String
     let requestID: UInt32
     let message: Message
+    /// The protocol version the vector is decoded in.
+    var version: UInt16 = 1
 
     var frameBytes: [UInt8] { FrameEncoder.frame(message, requestID: requestID) }
     var testDescription: String { file }
@@ -51,6 +53,13 @@ let validVectors: [ValidVector] = [
     ValidVector(file: "stream-open-alert.bin", requestID: 12, message: .streamOpen(StreamOpen(
         kind: .alert, format: AudioFormat(sampleFormat: .s32le, rateHz: 192_000, channels: 2),
         spatialMode: .off, loop: false, volumeDecibels: 3.5, sceneID: "mail"))),
+    // Version 2: the channel map (empty: the standard layout for the count).
+    ValidVector(file: "stream-open-v2-stereo.bin", requestID: 30, message: .streamOpen(StreamOpen(
+        kind: .playback, format: stereoS16At48k, sceneID: "", channelMap: [])), version: 2),
+    ValidVector(file: "stream-open-v2-surround.bin", requestID: 31, message: .streamOpen(StreamOpen(
+        kind: .playback, format: AudioFormat(sampleFormat: .f32le, rateHz: 48_000, channels: 6),
+        spatialMode: .anchored, loop: false, volumeDecibels: 0, sceneID: "x11:0x3a00007",
+        channelMap: [.frontLeft, .frontRight, .frontCenter, .lowFrequency, .sideLeft, .sideRight])), version: 2),
     ValidVector(file: "stream-opened.bin", requestID: 10, message: .streamOpened(StreamOpened(
         streamID: 1, creditBytes: 19_200))),
     ValidVector(file: "stream-data.bin", requestID: 0, message: .streamData(StreamData(

@@ -55,7 +55,7 @@ enum VectorFiles {
                     ("type_code", .uint(vector.message.type.rawValue)),
                     ("request_id", .uint(vector.requestID)),
                     ("fields", .object(manifestFields(vector.message))),
-                ])
+                ] + (vector.version == 1 ? [] : [("protocol_version", .uint(vector.version))]))
             })),
             ("invalid", .array(invalidVectors.map { vector in
                 .object([
@@ -65,7 +65,7 @@ enum VectorFiles {
                     ("error", .string(vector.expected.name)),
                     ("error_code", .uint(vector.expected.rawValue)),
                     ("closes_connection", .bool(vector.expected.closesConnection)),
-                ])
+                ] + (vector.version == 1 ? [] : [("protocol_version", .uint(vector.version))]))
             })),
         ])
     }

@@ -52,6 +52,36 @@ import SceneSoundTestSupport
         #expect(LosslessStreamTests.locate(expected, in: second, after: (start ?? 0) + samples.count / 2) != nil)
     }
 
+    /// `scenesound play` of surround files through the daemon: a 5.1 file's BL channel sounds
+    /// from behind on the left (KEMAR at 110°: ITD 675 µs), a 7.1 file's SR from the right
+    /// (at −90°: −706 µs).
+    @Test func surroundFilesPlayAsVirtualSpeakers() throws {
+        let daemon = try Daemon()
+        var noise = WhiteNoise(seed: 5)
+        let signal = noise.samples(24000, amplitude: 0.3)
+        var previousFrames = 0
+        for (channels, index, name) in [(6, 4, "5.1 BL"), (8, 7, "7.1 SR")] {
+            let file = daemon.directory + "/surround\(channels).wav"
+            let writer = try AudioFileWriter(path: file, sampleRateHz: 48000, channelCount: channels)
+            var interleaved = [Float](repeating: 0, count: signal.count * channels)
+            for n in 0..<signal.count { interleaved[n * channels + index] = signal[n] }
+            try writer.write(interleaved)
+            try writer.finish()
+            let played = try Self.runCLI(["play", file, "--socket", daemon.socketPath])
+            #expect(played.status == 0, "\(played.error)")
+            let out = try AudioFileReader.read(path: daemon.wavPath)
+            let left = Array(out.channel(0)[previousFrames...]), right = Array(out.channel(1)[previousFrames...])
+            previousFrames = out.frameCount
+            let cues = CueAnalysis.cues(left: left, right: right, sampleRateHz: out.sampleRateHz)
+            print("play \(name): ITD \(cues.itdMicroseconds) µs, ILD \(cues.interauralLevelDifferenceDecibels) dB")
+            if channels == 6 {
+                #expect(cues.itdMicroseconds > 640 && cues.itdMicroseconds < 710 && cues.interauralLevelDifferenceDecibels > 10)
+            } else {
+                #expect(cues.itdMicroseconds < -670 && cues.interauralLevelDifferenceDecibels < -8)
+            }
+        }
+    }
+
     @Test func scenesAndStatus() throws {
         let daemon = try Daemon()
         let socket = ["--socket", daemon.socketPath]

@@ -95,7 +95,7 @@ final class EmbeddedClient {
     }
 
     func send(_ message: Message, requestID: UInt32 = 0) throws {
-        try sendRaw(FrameEncoder.frame(message, requestID: requestID))
+        try sendRaw(FrameEncoder.frame(message.inVersion(welcome?.version ?? 1), requestID: requestID))
     }
 
     func takeRequestID() -> UInt32 {
@@ -172,4 +172,14 @@ func errorCode(_ message: Message?) -> ErrorCode? {
 func yawQuaternion(_ degrees: Double) -> SceneSoundProtocol.Quaternion {
     let q = SceneSoundDSP.Quaternion(yawDegrees: degrees)
     return SceneSoundProtocol.Quaternion(w: Float(q.w), x: Float(q.x), y: Float(q.y), z: Float(q.z))
+}
+
+extension Message {
+    /// As a client of `version` sends it: STREAM_OPEN carries its channel map from version 2 on
+    /// (empty: the standard layout), as SceneSoundClient does.
+    func inVersion(_ version: UInt16) -> Message {
+        guard version >= 2, case .streamOpen(var open) = self, open.channelMap == nil else { return self }
+        open.channelMap = []
+        return .streamOpen(open)
+    }
 }

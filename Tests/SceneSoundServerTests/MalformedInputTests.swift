@@ -84,7 +84,7 @@ import SceneSoundProtocol
         try expectError(c, .malformedPayload, closes: false, "a truncated payload")
         let badRate = try c.request(.streamOpen(StreamOpen(kind: .playback, format: AudioFormat(sampleFormat: .s16le, rateHz: 4000, channels: 1), sceneID: "")))
         #expect({ if case .error(let e) = badRate { return e.code == .badFormat } else { return false } }())
-        let badChannels = try c.request(.streamOpen(StreamOpen(kind: .playback, format: AudioFormat(sampleFormat: .f32le, rateHz: 48000, channels: 6), sceneID: "")))
+        let badChannels = try c.request(.streamOpen(StreamOpen(kind: .playback, format: AudioFormat(sampleFormat: .f32le, rateHz: 48000, channels: 9), sceneID: "")))
         #expect({ if case .error(let e) = badChannels { return e.code == .badFormat } else { return false } }())
 
         // Data for a stream that is not open: an error, connection kept.

@@ -39,7 +39,7 @@ final class RawClient: @unchecked Sendable {
     }
 
     func send(_ message: Message, requestID: UInt32 = 0) throws {
-        try sendRaw(FrameEncoder.frame(message, requestID: requestID))
+        try sendRaw(FrameEncoder.frame(message.inVersion(welcome?.version ?? 1), requestID: requestID))
     }
 
     /// Sends a request and waits for its reply; events seen meanwhile go to the backlog.

@@ -55,9 +55,10 @@ import SceneSoundTestSupport
         for byte in bytes { try client.sendRaw([byte]) }
         let replies = try client.takeAll()
         #expect(replies.map(\.requestID) == [1, 2])
-        guard case .welcome = replies.first?.message, case .sceneListReply = replies.last?.message else {
+        guard case .welcome(let welcome) = replies.first?.message, case .sceneListReply = replies.last?.message else {
             throw TestFailure("expected WELCOME and SCENE_LIST_REPLY, got \(replies.map(\.message.type))")
         }
+        client.welcome = welcome
         // The client closes its side in the middle of a frame: nothing is answered, the
         // connection ends and its streams with it.
         _ = try client.openStream(Self.mono)
@@ -67,6 +68,37 @@ import SceneSoundTestSupport
         #expect(!client.isOpen)
         server.render(blocks: 2)
         #expect(server.core.engineStreams.count == 0)
+    }
+
+    /// Version 2: a 4-channel stream whose channel map says 3.1 (not the standard quad) plays as
+    /// three virtual speakers (the LFE is no voice), counted in status; a version 1 client still
+    /// gets one or two channels only.
+    @Test func surroundStreamsAreVirtualSpeakersFromVersion2() throws {
+        let server = InProcessServer()
+        let client = try server.connect()
+        #expect(client.welcome?.version == 2)
+        let surround = AudioFormat(sampleFormat: .f32le, rateHz: 48000, channels: 4)
+        let open = StreamOpen(kind: .playback, format: surround, sceneID: "",
+                              channelMap: [.frontLeft, .frontRight, .frontCenter, .lowFrequency])
+        guard case .streamOpened(let opened) = try client.request(.streamOpen(open)) else {
+            throw TestFailure("no STREAM_OPENED")
+        }
+        try client.write(stream: opened.streamID, bytes: 4 * 4 * 1024)
+        server.render(blocks: 2)
+        let status = try server.status()
+        #expect(status.render.hrtfVoices == 3)
+        #expect(status.streams.map(\.format) == ["f32le 4ch 48000Hz"])
+        let twice = StreamOpen(kind: .playback, format: surround, sceneID: "",
+                               channelMap: [.frontLeft, .frontLeft, .frontCenter, .lowFrequency])
+        #expect(errorCode(try client.request(.streamOpen(twice))) == .badFormat)
+
+        let old = try server.connect(handshake: false)
+        try old.send(.hello(Hello(minimumVersion: 1, maximumVersion: 1, clientPID: 1, clientName: "v1")), requestID: 1)
+        guard case .welcome(let welcome) = try old.takeAll().first?.message, welcome.version == 1 else {
+            throw TestFailure("no version 1 WELCOME")
+        }
+        #expect(errorCode(try old.request(.streamOpen(StreamOpen(kind: .playback, format: surround, sceneID: "")))) == .badFormat)
+        #expect(try old.request(.streamOpen(StreamOpen(kind: .playback, format: Self.mono, sceneID: ""))).type == .streamOpened)
     }
 
     // MARK: Each request's reply
@@ -145,8 +177,8 @@ import SceneSoundTestSupport
         #expect(client.takeError().map { [$0.code.name, "\($0.requestID)"] } == ["malformed_payload", "3"])
         let badRate = AudioFormat(sampleFormat: .s16le, rateHz: 4000, channels: 1)
         #expect(errorCode(try client.request(.streamOpen(StreamOpen(kind: .playback, format: badRate, sceneID: ""))) ) == .badFormat)
-        let sixChannels = AudioFormat(sampleFormat: .f32le, rateHz: 48000, channels: 6)
-        #expect(errorCode(try client.request(.streamOpen(StreamOpen(kind: .playback, format: sixChannels, sceneID: "")))) == .badFormat)
+        let nineChannels = AudioFormat(sampleFormat: .f32le, rateHz: 48000, channels: 9)
+        #expect(errorCode(try client.request(.streamOpen(StreamOpen(kind: .playback, format: nineChannels, sceneID: "")))) == .badFormat)
         try client.send(.streamData(StreamData(streamID: 999, pcm: [0, 0])))
         #expect(client.takeError().map { [$0.code.name, "\($0.requestID)"] } == ["unknown_stream", "0"])
         // Half a frame of PCM: that stream fails, the connection lives.

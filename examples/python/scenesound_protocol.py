@@ -32,6 +32,8 @@ ENUMS = {
 }
 ENUM_ERRORS = {"sample_format": "bad_format"}  # every other enum: invalid_argument
 BYTES_PER_SAMPLE = {"s16le": 2, "s32le": 4, "f32le": 4}
+# STREAM_OPEN's channel_map (version 2): speakers in the WAVE / SMPTE order, by their wire number.
+CHANNEL_POSITIONS = ["FL", "FR", "FC", "LFE", "BL", "BR", "SL", "SR"]
 
 
 class ProtocolError(Exception):
@@ -152,6 +154,9 @@ def encode_payload(message_type, fields):
         if name == "HEAD_POSE" and field.endswith("_metres") and not fields["has_position"]:
             value = 0.0  # all-zero bytes without a position
         _write(out, kind, value)
+    if name == "STREAM_OPEN" and fields.get("channel_map") is not None:  # version 2
+        out.append(len(fields["channel_map"]))
+        out += bytes(CHANNEL_POSITIONS.index(position) for position in fields["channel_map"])
     return bytes(out)
 
 
@@ -176,8 +181,9 @@ def _write(out, kind, value):
                 _write(out, entry_kind, entry[field])
 
 
-def decode_message(message_type, request_id, payload):
-    """(name, fields) of one frame, after every receiver check; raises ProtocolError."""
+def decode_message(message_type, request_id, payload, version=1):
+    """(name, fields) of one frame, after every receiver check; raises ProtocolError.
+    `version`: the protocol version agreed on the connection (STREAM_OPEN grew in version 2)."""
     if message_type not in MESSAGES:
         raise ProtocolError("unknown_message_type", f"type 0x{message_type:04x}")
     name, _, kind, layout = MESSAGES[message_type]
@@ -191,6 +197,11 @@ def decode_message(message_type, request_id, payload):
             fields[field] = [{f: reader.read(k) for f, k in ENTRY} for _ in range(fields["count"])]
         else:
             fields[field] = reader.read(field_kind)
+    if name == "STREAM_OPEN" and version >= 2:
+        numbers = [reader.read("u8") for _ in range(reader.read("u8"))]
+        if any(number >= len(CHANNEL_POSITIONS) for number in numbers):
+            raise ProtocolError("bad_format", f"channel_map {numbers}")
+        fields["channel_map"] = [CHANNEL_POSITIONS[number] for number in numbers]
     if reader.offset != len(payload):
         raise ProtocolError("malformed_payload", f"{len(payload) - reader.offset} trailing bytes")
     _validate(name, fields)
@@ -255,8 +266,12 @@ def _validate(name, fields):
             raise ProtocolError("invalid_argument", f"{field} is 0")
     if "rate_hz" in fields and not 8000 <= fields["rate_hz"] <= 192000:
         raise ProtocolError("bad_format", f"rate {fields['rate_hz']} Hz")
-    if "channels" in fields and fields["channels"] not in (1, 2):
+    surround = "channel_map" in fields  # STREAM_OPEN from version 2 on: up to 7.1
+    if "channels" in fields and not 1 <= fields["channels"] <= (8 if surround else 2):
         raise ProtocolError("bad_format", f"{fields['channels']} channels")
+    if surround and (fields["channel_map"] and len(fields["channel_map"]) != fields["channels"]
+                     or len(set(fields["channel_map"])) != len(fields["channel_map"])):
+        raise ProtocolError("bad_format", f"channel_map {fields['channel_map']}")
     if "scene_id" in fields:
         allow_empty = name in ("STREAM_OPEN", "STREAM_SET_SCENE", "SAMPLE_PLAY")
         check_scene_id(fields["scene_id"], allow_empty)

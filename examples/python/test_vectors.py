@@ -44,7 +44,7 @@ def check_valid(directory, vector):
     message_type, request_id, payload = frame
     assert message_type == vector["type_code"], f"type {message_type}"
     assert request_id == vector["request_id"], f"request id {request_id}"
-    name, fields = proto.decode_message(message_type, request_id, payload)
+    name, fields = proto.decode_message(message_type, request_id, payload, vector.get("protocol_version", 1))
     expected = manifest_fields(name, vector["fields"])
     assert name == vector["type"], name
     assert same(expected, fields), f"decoded {fields}, manifest {expected}"
@@ -66,7 +66,7 @@ def check_invalid(directory, vector):
             if frame is None:
                 break
             stage = "message"
-            proto.decode_message(*frame)
+            proto.decode_message(*frame, vector.get("protocol_version", 1))
         stage = "end_of_stream"
         splitter.end_of_stream()
     except proto.ProtocolError as error:

@@ -229,7 +229,9 @@ int scenesound_playback_wait(scenesound_client *client, uint32_t play_id, int ti
 /* ---- Streams (push mode) ----------------------------------------------------------------- */
 
 /* Opens a stream: kind (SCENESOUND_KIND_*), format (SCENESOUND_FORMAT_*), rate 8000…192000 Hz,
- * 1 or 2 channels, scene (NULL/"" = none), spatial mode (SCENESOUND_SPATIAL_*), volume_db
+ * 1 to 8 channels (3 to 8: surround, the standard layout for the count in WAVE order — 3.0,
+ * quad, 5.0, 5.1 FL FR FC LFE BL BR, 7.0, 7.1 FL FR FC LFE BL BR SL SR — from a protocol
+ * version 2 server on), scene (NULL/"" = none), spatial mode (SCENESOUND_SPATIAL_*), volume_db
  * -200…24, flags (0 or SCENESOUND_STREAM_LOOP). A bad format gives SCENESOUND_E_BAD_FORMAT
  * without contacting the server; too many streams SCENESOUND_E_LIMIT_EXCEEDED. */
 int scenesound_stream_open(scenesound_client *client, int kind, int format, uint32_t rate_hz, int channels,

@@ -80,9 +80,13 @@ static void bad_values(scenesound_client *client)
                                               SCENESOUND_SPATIAL_ANCHORED, 0, 0, &stream), SCENESOUND_E_BAD_FORMAT);
     expect("rate 7999", scenesound_stream_open(client, SCENESOUND_KIND_PLAYBACK, SCENESOUND_FORMAT_S16LE, 7999, 2,
                                                NULL, SCENESOUND_SPATIAL_ANCHORED, 0, 0, &stream), SCENESOUND_E_BAD_FORMAT);
-    expect("3 channels", scenesound_stream_open(client, SCENESOUND_KIND_PLAYBACK, SCENESOUND_FORMAT_S16LE, 48000, 3,
+    expect("9 channels", scenesound_stream_open(client, SCENESOUND_KIND_PLAYBACK, SCENESOUND_FORMAT_S16LE, 48000, 9,
                                                 NULL, SCENESOUND_SPATIAL_ANCHORED, 0, 0, &stream), SCENESOUND_E_BAD_FORMAT);
     expect("bad format message", strlen(scenesound_last_error_message()) > 0, 1);
+    /* 5.1 (the standard layout for six channels) from a version 2 server on. */
+    expect("6 channels", scenesound_stream_open(client, SCENESOUND_KIND_PLAYBACK, SCENESOUND_FORMAT_S16LE, 48000, 6,
+                                                NULL, SCENESOUND_SPATIAL_ANCHORED, 0, 0, &stream), 0);
+    expect("close 6 channels", scenesound_stream_close(stream), 0);
     expect("kind 0", scenesound_stream_open(client, 0, SCENESOUND_FORMAT_S16LE, 48000, 2, NULL,
                                             SCENESOUND_SPATIAL_ANCHORED, 0, 0, &stream), SCENESOUND_E_INVALID_ARGUMENT);
     expect("system loop", scenesound_stream_open(client, SCENESOUND_KIND_SYSTEM, SCENESOUND_FORMAT_S16LE, 48000, 2, NULL,
