@@ -12,7 +12,8 @@ struct DecodedSound: Sendable {
     var frameCount: Int { samples.count / Int(format.channels) }
     var durationSeconds: Double { Double(frameCount) / Double(format.rateHz) }
 
-    init(path: String) throws(ClientError) {
+    /// `channels`: the counts accepted — streams take up to 7.1, the sample cache stereo at most.
+    init(path: String, channels accepted: ClosedRange<UInt8> = ProtocolLimits.channelsRange) throws(ClientError) {
         let audio: DecodedAudio
         do { audio = try AudioFileReader.read(path: path) } catch {
             throw .invalidArgument("\(error)")
@@ -21,8 +22,8 @@ struct DecodedSound: Sendable {
         guard rate.rounded() == rate, ProtocolLimits.rateHzRange.contains(UInt32(clamping: Int(rate))) else {
             throw .invalidArgument("\(path): sample rate \(rate) Hz is not supported (accepted: \(ProtocolLimits.rateHzRange.lowerBound) to \(ProtocolLimits.rateHzRange.upperBound) Hz)")
         }
-        guard let channels = UInt8(exactly: audio.channelCount), ProtocolLimits.channelsRange.contains(channels) else {
-            throw .invalidArgument("\(path): \(audio.channelCount) channels are not supported (accepted: \(ProtocolLimits.channelsRange.lowerBound) to \(ProtocolLimits.channelsRange.upperBound))")
+        guard let channels = UInt8(exactly: audio.channelCount), accepted.contains(channels) else {
+            throw .invalidArgument("\(path): \(audio.channelCount) channels are not supported (accepted: \(accepted.lowerBound) to \(accepted.upperBound))")
         }
         guard audio.frameCount > 0 else { throw .invalidArgument("\(path): the file holds no audio") }
         format = AudioFormat(sampleFormat: .f32le, rateHz: UInt32(rate), channels: channels)

@@ -30,7 +30,7 @@ public final class SceneSoundSourceNode: Sendable {
     public typealias RenderBlock = (_ frames: Int, _ buffer: UnsafeMutableBufferPointer<Float>) -> Int
 
     public let sampleRateHz: Int
-    /// 1 or 2 now; the protocol's channel range (`ProtocolLimits.channelsRange`) decides.
+    /// 1 to 8 (up to 7.1, WAVE order: virtual speakers around the scene).
     public let channels: Int
     public let spatialExperience: SpatialExperience
     /// Frames the block fills per call.

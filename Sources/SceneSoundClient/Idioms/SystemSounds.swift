@@ -49,7 +49,7 @@ extension SceneSound {
     }
 
     private static func upload(_ path: String, as sampleName: String, over shared: SharedConnection) throws(ClientError) {
-        let sound = try DecodedSound(path: path)
+        let sound = try DecodedSound(path: path, channels: ProtocolLimits.stereoChannelsRange)
         try shared.connection.uploadSample(name: sampleName, format: sound.format, pcm: sound.bytes(frames: 0..<sound.frameCount))
         shared.uploadedSamples.withLock { _ = $0.insert(sampleName) }
     }
