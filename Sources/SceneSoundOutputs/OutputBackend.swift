@@ -8,6 +8,16 @@ public protocol OutputBackend: AnyObject, Sendable {
     /// Stops pulling and releases the device; idempotent. Finalises files.
     func stop() throws
     var status: OutputStatus { get }
+    /// Resting: the backend stops asking the engine for audio (the stream corked, the node
+    /// inactive, the clock thread parked), so that the sound card may sleep; not resting, it
+    /// asks again at once. Called on the server's event loop when nothing has sounded for a
+    /// while, and when new work arrives.
+    func setResting(_ resting: Bool)
+}
+
+extension OutputBackend {
+    /// A file keeps its timeline: the wav output renders on, silence included.
+    public func setResting(_ resting: Bool) {}
 }
 
 public struct OutputStatus: Sendable {

@@ -53,6 +53,8 @@ public final class PipeWireAudioOutput: OutputBackend, @unchecked Sendable {
 
     public func stop() throws { pipewire?.stop() }
 
+    public func setResting(_ resting: Bool) { pipewire?.setActive(!resting) }
+
     /// Plays on `sinkName` whatever the default sink becomes; nil: back to `target` as
     /// configured (or to the default). See `PipeWireOutput.pin(toSink:)`.
     public func pin(toSink sinkName: String?) { pipewire?.pin(toSink: sinkName) }

@@ -63,13 +63,15 @@ final class PlaybackStream {
 
     /// Starts playback on `sinkName` (nil = default sink). false = refused at once.
     func connect(
-        sinkName: String?, staysOnSink: Bool = false, rateHz: Int, blockFrames: Int, targetLatencySeconds: Double
+        sinkName: String?, staysOnSink: Bool = false, corked: Bool = false, rateHz: Int, blockFrames: Int,
+        targetLatencySeconds: Double
     ) -> Bool {
         var buffer = PlaybackBufferAttributes.bufferAttributes(
             rateHz: rateHz, blockFrames: blockFrames, targetLatencySeconds: targetLatencySeconds)
-        let flags = staysOnSink
+        var flags = staysOnSink
             ? pa_stream_flags_t(PlaybackBufferAttributes.streamFlags.rawValue | PA_STREAM_DONT_MOVE.rawValue)
             : PlaybackBufferAttributes.streamFlags
+        if corked { flags = pa_stream_flags_t(flags.rawValue | PA_STREAM_START_CORKED.rawValue) }
         let result: Int32
         if let sinkName {
             result = sinkName.withCString { pa_stream_connect_playback(stream, $0, &buffer, flags, nil, nil) }
@@ -77,6 +79,16 @@ final class PlaybackStream {
             result = pa_stream_connect_playback(stream, nil, &buffer, flags, nil, nil)
         }
         return result == 0
+    }
+
+    /// Corked, the stream does not run: the server asks for no audio and the sink may suspend
+    /// (module-suspend-on-idle counts corked streams as idle). Uncorking first drops what the
+    /// server still holds (silence rendered before the cork), so the next sound is rendered
+    /// fresh and starts at once instead of behind that buffer.
+    func setCorked(_ corked: Bool) {
+        guard !isClosed else { return }
+        if !corked, let flushing = pa_stream_flush(stream, nil, nil) { pa_operation_unref(flushing) }
+        if let operation = pa_stream_cork(stream, corked ? 1 : 0, nil, nil) { pa_operation_unref(operation) }
     }
 
     /// Silences every callback and disconnects. After this the stream never calls back.

@@ -23,6 +23,15 @@ final class EngineCommandQueue {
     /// Requests answered with an error because the backlog was over the threshold.
     var refusedRequests = 0
 
+    /// New work for the engine (a stream added, audio written): wakes a resting output.
+    var onWork: () -> Void = {}
+
+    /// A stream's ring got audio (no command carries it).
+    func audioArrived() { onWork() }
+
+    /// Nothing waits here or in the engine's queue.
+    var isEmpty: Bool { waitingCount == 0 && queue.count == 0 }
+
     init(queue: SPSCQueue<EngineCommand>, refusalThreshold: Int) {
         self.queue = queue
         self.refusalThreshold = refusalThreshold
@@ -35,6 +44,7 @@ final class EngineCommandQueue {
     /// Hands the command to the render thread, or keeps it until there is room. Order is kept:
     /// while anything waits, new commands queue behind it.
     func push(_ command: EngineCommand) {
+        if case .addStream = command { onWork() }
         if waitingCount == 0, queue.push(command) { return }
         deferredCount += 1
         if case .resetScene(let index) = command {
