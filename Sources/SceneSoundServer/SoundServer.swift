@@ -39,6 +39,11 @@ public final class SoundServer: @unchecked Sendable {
             tickTask?.cancel()
             tickTask = nil
             self.logger.debug("nothing sounding: the output and the tick rest")
+            // A closed window's scene still has its minute to run out: one tick then.
+            if let seconds = core.scenes.registry.secondsUntilNextExpiry {
+                let core = core
+                eventLoop.scheduleTask(in: .nanoseconds(Int64((seconds + 0.01) * 1e9))) { core.tick() }
+            }
         }
         rest.startTicking = { [unowned self] in startTicking() }
         core.commands.onWork = { [rest] in rest.wake() }
@@ -56,7 +61,7 @@ public final class SoundServer: @unchecked Sendable {
         tickTask = eventLoop.scheduleRepeatedTask(initialDelay: .zero,
                                                   delay: .nanoseconds(Int64(configuration.tickSeconds * 1e9))) { _ in
             core.tick()
-            rest.considerResting(settled: core.commands.isEmpty)
+            rest.considerResting(settled: core.commands.isEmpty && core.engine.events.count == 0)
         }
     }
 

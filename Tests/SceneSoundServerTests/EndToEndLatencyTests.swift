@@ -157,6 +157,35 @@ import SceneSoundTestSupport
                 "pose → sink \(Self.ms(median(posePlayed))) ms vs motion_to_sound \(Self.ms(median(reported))) ms")
     }
 
+    /// Silent when silent, and a sound after rest starts at once: its first sample reaches the
+    /// sink (played, as above) ≤ 30 ms after the request, nothing of its start lost (each click
+    /// after a rest peaks as one sent while awake does). The monitor's recording keeps the sink
+    /// itself running; the daemon's own output rests and wakes.
+    @Test(arguments: [(PrivateSoundServer.Kind.pulseAudio, "pulse"), (.pipeWire, "pipewire")])
+    func aSoundAfterRestStartsAtOnce(kind: PrivateSoundServer.Kind, output: String) throws {
+        let rig = try LatencyRig(kind, output: output)
+        let (afterRest, awake) = try rig.clicksAfterRest(count: 3)
+        let recording = rig.capture.finish()
+        let clock = SinkClock(reads: recording.reads)
+        let onsets = Self.onsets(recording.left, recording.right, before: recording.left.count, threshold: 0.01)
+        try #require(onsets.count == afterRest.count + 1, "found \(onsets.count) clicks at the sink, sent \(afterRest.count + 1)")
+        let played = zip(onsets, afterRest + [awake]).map { clock.played(Double($0)) - $1.seconds }
+        let peaks = onsets.map { onset in
+            (max(0, onset - 48)..<min(recording.left.count, onset + 480)).reduce(Float(0)) { max($0, abs(recording.left[$1]), abs(recording.right[$1])) }
+        }
+        print("""
+            a click after rest on \(kind), --output \(output): request → played \(played.dropLast().map { Self.ms($0) }.joined(separator: " ")) ms \
+            (awake: \(Self.ms(played.last!)) ms); peaks \(peaks.dropLast().map { String(format: "%.3f", $0) }.joined(separator: " ")) \
+            (awake: \(String(format: "%.3f", peaks.last!)))
+            """)
+        let median = played.dropLast().sorted()[afterRest.count / 2]
+        #expect(median <= 0.030, "after rest, request → played median \(Self.ms(median)) ms")
+        #expect(played.dropLast().max()! <= 0.050, "after rest, worst \(Self.ms(played.dropLast().max()!)) ms")
+        for peak in peaks.dropLast() {
+            #expect(abs(peak / peaks.last! - 1) < 0.1, "a click after rest peaks at \(peak), awake \(peaks.last!)")
+        }
+    }
+
     struct Bounds {
         /// Played on the sink's clock after the send: medians of a run (write, pose), and its worst.
         let writeMedianSeconds: Double, poseMedianSeconds: Double, worstSeconds: Double
@@ -337,6 +366,30 @@ final class LatencyRig {
         }
         try waitForTheSink(after: events.last!.seconds)
         return events
+    }
+
+    /// Clicks on one stream, each sent once the daemon has rested again (nothing sounding for
+    /// 3 s: its output corked or inactive, its tick stopped), then one more 60 ms after the last
+    /// (awake), for reference.
+    func clicksAfterRest(count: Int) throws -> (afterRest: [Click], awake: Click) {
+        let stream = try client.openStream(format: AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1))
+        let click = LosslessStreamTests.bytes((0..<256).map { $0 < 4 ? Int16(20000) : 0 })
+        func rests() -> Int { daemon.log.components(separatedBy: "nothing sounding: the output and the tick rest").count - 1 }
+        func send() throws -> Click {
+            try client.send(.streamData(StreamData(streamID: stream, pcm: click[...])))
+            return Click(seconds: Double(monotonicNow()) * 1e-9, outputLatency: nil)
+        }
+        var afterRest: [Click] = []
+        for _ in 0..<count {
+            let restsBefore = rests()
+            try waitUntil(timeoutSeconds: 10, "the daemon to rest") { rests() > restsBefore }
+            usleep(100_000)
+            afterRest.append(try send())
+        }
+        sleep(until: Int(afterRest.last!.seconds * 1e9) + 60_000_000)
+        let awake = try send()
+        try waitForTheSink(after: awake.seconds)
+        return (afterRest, awake)
     }
 
     /// Noise straight ahead while the head turns between yaw +60° (the noise heard at −60°,
