@@ -1,3 +1,4 @@
+import Logging
 import NIOCore
 import SceneSoundEngine
 import SceneSoundOutputs
@@ -20,7 +21,10 @@ final class OutputRest: @unchecked Sendable {
     var stopTicking: () -> Void = {}
     var startTicking: () -> Void = {}
 
-    init(engine: Engine, output: OutputBackend, eventLoop: EventLoop) {
+    private let logger: Logger
+
+    init(engine: Engine, output: OutputBackend, eventLoop: EventLoop, logger: Logger) {
+        self.logger = logger
         self.engine = engine
         self.output = output
         self.eventLoop = eventLoop
@@ -41,8 +45,9 @@ final class OutputRest: @unchecked Sendable {
 
     /// On the event loop: new work. The engine counts quiet time from zero again, the output
     /// asks for audio at once, and the tick runs.
-    func wake() {
+    func wake(for reason: @autoclosure () -> String) {
         guard isResting else { return }
+        logger.debug("the output wakes: \(reason())")
         engine.requestActivity()
         resting.store(false, ordering: .releasing)
         output.setResting(false)
@@ -50,8 +55,8 @@ final class OutputRest: @unchecked Sendable {
     }
 
     /// From any thread (a captured app's audio): free while awake.
-    func wakeFromAnyThread() {
+    func wakeFromAnyThread(for reason: @escaping @autoclosure () -> String) {
         guard isResting else { return }
-        eventLoop.execute { [self] in wake() }
+        eventLoop.execute { [self] in wake(for: reason()) }
     }
 }

@@ -34,7 +34,7 @@ public final class SoundServer: @unchecked Sendable {
         eventLoop = group.next()
         core = ServerCore(configuration: configuration, engine: engine, outputStatus: { output.status },
                           hrtfPath: hrtfPath, logger: logger)
-        rest = OutputRest(engine: engine, output: output, eventLoop: eventLoop)
+        rest = OutputRest(engine: engine, output: output, eventLoop: eventLoop, logger: logger)
         rest.stopTicking = { [unowned self] in
             tickTask?.cancel()
             tickTask = nil
@@ -46,7 +46,7 @@ public final class SoundServer: @unchecked Sendable {
             }
         }
         rest.startTicking = { [unowned self] in startTicking() }
-        core.commands.onWork = { [rest] in rest.wake() }
+        core.commands.onWork = { [rest] in rest.wake(for: "new work for the engine") }
     }
 
     /// The output's and the tick's rest while nothing sounds.
