@@ -23,11 +23,12 @@ final class EngineCommandQueue {
     /// Requests answered with an error because the backlog was over the threshold.
     var refusedRequests = 0
 
-    /// New work for the engine (a stream added, audio written): wakes a resting output.
+    /// New work (a stream added, audio written, a client to watch): wakes a resting output
+    /// and the server's tick.
     var onWork: () -> Void = {}
 
-    /// A stream's ring got audio (no command carries it).
-    func audioArrived() { onWork() }
+    /// Work no command carries: a stream's ring got audio, a client stopped reading.
+    func workArrived() { onWork() }
 
     /// Nothing waits here or in the engine's queue.
     var isEmpty: Bool { waitingCount == 0 && queue.count == 0 }

@@ -97,6 +97,12 @@ final class ServerCore: @unchecked Sendable {
 
     /// Hands on commands that waited for room, relays the engine's events, and lets every
     /// session and play answer what the output has now delivered.
+    /// Nothing waits for the tick: no command for the engine, no event from it, no client
+    /// whose unread grace period runs. (With the engine quiet, the tick may stop.)
+    var isSettled: Bool {
+        commands.isEmpty && engine.events.count == 0 && !sessions.all.contains { $0.needsTicking }
+    }
+
     func tick() {
         commands.flush()
         scenes.registry.freeExpired()

@@ -61,7 +61,7 @@ public final class SoundServer: @unchecked Sendable {
         tickTask = eventLoop.scheduleRepeatedTask(initialDelay: .zero,
                                                   delay: .nanoseconds(Int64(configuration.tickSeconds * 1e9))) { _ in
             core.tick()
-            rest.considerResting(settled: core.commands.isEmpty && core.engine.events.count == 0)
+            rest.considerResting(settled: core.isSettled)
         }
     }
 
