@@ -61,8 +61,12 @@ let package = Package(
         // The status document as JSON text, one encoder and decoder for the server, the CLI and
         // the tests: apart from SceneSoundProtocol, which stays free of Foundation.
         .target(name: "SceneSoundStatusJSON", dependencies: ["SceneSoundProtocol"]),
-        // Output backends: pulse, wav, null. They own the thread that drives the engine.
-        .target(name: "SceneSoundOutputs", dependencies: ["SceneSoundEngine", "SceneSoundMedia", "SceneSoundPulse", "SceneSoundPlatform"]),
+        // PipeWire's own playback stream (the calls, in C: its loop and stream API are macros).
+        .target(name: "CPipeWireOutput", dependencies: ["CPipeWire"], linkerSettings: [.linkedLibrary("m")]),
+        .target(name: "SceneSoundPipeWire", dependencies: ["CPipeWireOutput", "SceneSoundPlatform"]),
+        // Output backends: pipewire, pulse, wav, null. They own the thread that drives the engine.
+        .target(name: "SceneSoundOutputs", dependencies: ["SceneSoundEngine", "SceneSoundMedia", "SceneSoundPulse", "SceneSoundPipeWire",
+                                                          "SceneSoundPlatform"]),
         // The daemon's heart: the Unix socket (SwiftNIO), sessions, streams, scenes, status.
         .target(name: "SceneSoundServer", dependencies: [
             "SceneSoundEngine", "SceneSoundProtocol", "SceneSoundStatusJSON", "SceneSoundMedia", "SceneSoundOutputs", "SceneSoundWindows", "SceneSoundPlatform",
@@ -74,6 +78,7 @@ let package = Package(
         .executableTarget(name: "scenesoundd", dependencies: [
             "SceneSoundServer", "SceneSoundCapture", "SceneSoundCaptureSettings", "scenesound-capture-guard", "SceneSoundOutputs", "SceneSoundSOFA", "SceneSoundEngine", "SceneSoundDSP",
             "SceneSoundWindows", "SceneSoundX11", "SceneSoundWayland",
+            "SceneSoundPipeWire",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "TOMLKit", package: "TOMLKit"),
@@ -125,6 +130,7 @@ let package = Package(
         // Runs the real binaries (built as dependencies) as a user would.
         .testTarget(name: "IntegrationTests", dependencies: ["scenesound", "SceneSoundDSP", "SceneSoundMedia", "SceneSoundSOFA"]),
         .testTarget(name: "SceneSoundPulseTests", dependencies: ["SceneSoundPulse", "SceneSoundDSP"]),
+        .testTarget(name: "SceneSoundPipeWireTests", dependencies: ["SceneSoundPipeWire", "SceneSoundTestSupport", "SceneSoundDSP"]),
         .testTarget(name: "SceneSoundProtocolTests", dependencies: ["SceneSoundProtocol"]),
         .testTarget(name: "SceneSoundServerTests", dependencies: [
             "scenesoundd", "scenesound", "scenesound-two-windows", "SceneSoundServer", "SceneSoundTestSupport", "SceneSoundProtocol", "SceneSoundDSP", "SceneSoundMedia",

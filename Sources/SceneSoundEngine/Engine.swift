@@ -38,6 +38,15 @@ public final class Engine: @unchecked Sendable {
     /// the monotonic time it was picked up (for motion-to-sound latency).
     private let poseAppliedFrame = Atomic<Int>(-1)
     private let poseAppliedNanoseconds = Atomic<Int>(0)
+    /// Output frames rendered since anything last sounded (see `isQuiet`), and the server's
+    /// request to count again from zero (it woke the output for new work).
+    private let quietFrames = Atomic<Int>(0)
+    private let activityRequested = Atomic<Bool>(false)
+
+    /// Nothing has sounded for this long: the output may stop asking for audio.
+    public static let quietSecondsBeforeIdle = 3.0
+    /// A mix below −90 dBFS is silence (the reverb's and limiter's tails end there).
+    static let quietPeak: Float = 3.1623e-5
 
     struct SceneState {
         var position: Vector3
@@ -102,6 +111,18 @@ public final class Engine: @unchecked Sendable {
         (poseAppliedFrame.load(ordering: .acquiring), poseAppliedNanoseconds.load(ordering: .relaxed))
     }
 
+    /// Nothing has sounded for `quietSecondsBeforeIdle`: every stream's ring empty, no drain
+    /// pending, the mix (reverb and limiter tails included) below −90 dBFS, and no activity
+    /// requested since. The server then lets the output rest.
+    public var isQuiet: Bool {
+        guard !activityRequested.load(ordering: .acquiring) else { return false }
+        return Double(quietFrames.load(ordering: .acquiring)) >= Self.quietSecondsBeforeIdle * configuration.sampleRateHz
+    }
+
+    /// Server: new work is on its way (the output is being woken); `isQuiet` stays false until
+    /// the render thread has rendered again and counts from zero.
+    public func requestActivity() { activityRequested.store(true, ordering: .releasing) }
+
     /// Backend: the block ending at output frame `frame` has been handed to the device.
     public func markDelivered(throughFrame frame: Int) { deliveredFrames.store(frame, ordering: .releasing) }
 
@@ -120,6 +141,7 @@ public final class Engine: @unchecked Sendable {
         let end = outputFrames.load(ordering: .relaxed) + configuration.blockFrames
         outputFrames.store(end, ordering: .releasing)
         finishBlock(outputFrame: end)
+        countQuietFrames(output)
 
         let elapsed = Double(MonotonicClock.nowNanoseconds() - start) * 1e-9
         let load = Int(elapsed * configuration.sampleRateHz / Double(configuration.blockFrames) * 1000)
@@ -259,6 +281,20 @@ public final class Engine: @unchecked Sendable {
     /// Hands back removed streams and reports drains. An event that finds the queue full waits
     /// for a later block (the stream stays silent, the drain pending): none is lost, so the
     /// server learns of every release and drain, and nothing is freed on this thread.
+    private func countQuietFrames(_ output: UnsafeMutablePointer<Float>) {
+        if activityRequested.load(ordering: .acquiring) {
+            // Zero first, then the flag: whoever sees the flag cleared sees the count reset.
+            quietFrames.store(0, ordering: .releasing)
+            activityRequested.store(false, ordering: .releasing)
+        }
+        var peak: Float = 0
+        for index in 0..<(2 * configuration.blockFrames) { peak = max(peak, abs(output[index])) }
+        let sounding = peak >= Self.quietPeak || deferred != nil
+            || streams.containsUnretained { $0.input.ring.availableFrames > 0 || $0.drainThroughFrame > 0 }
+        let frames = sounding ? 0 : quietFrames.load(ordering: .relaxed) + configuration.blockFrames
+        quietFrames.store(frames, ordering: .releasing)
+    }
+
     private func finishBlock(outputFrame: Int) {
         while events.hasRoom, let filter = renderer.headphoneEQ.takeRetired() {
             emit(.retiredHeadphoneEQ(filter))

@@ -14,9 +14,26 @@ final class ClockedRenderThread: @unchecked Sendable {
     private let engine: Engine
     private let deliver: (UnsafeMutablePointer<Float>, Int) -> Void
 
+    /// Parked, the thread sleeps on `wakeUp` between blocks instead of rendering.
+    private let parked = Atomic<Bool>(false)
+    private let wakeUp: UnsafeMutablePointer<sem_t>
+
     init(engine: Engine, deliver: @escaping (UnsafeMutablePointer<Float>, Int) -> Void) {
         self.engine = engine
         self.deliver = deliver
+        wakeUp = .allocate(capacity: 1)
+        sem_init(wakeUp, 0, 0)
+    }
+
+    deinit {
+        sem_destroy(wakeUp)
+        wakeUp.deallocate()
+    }
+
+    /// Parked: no more blocks until unparked (then at once, on a fresh clock).
+    func setParked(_ park: Bool) {
+        guard parked.exchange(park, ordering: .acquiringAndReleasing) != park else { return }
+        if !park { sem_post(wakeUp) }
     }
 
     func start() throws {
@@ -31,6 +48,7 @@ final class ClockedRenderThread: @unchecked Sendable {
 
     func stop() {
         guard running.exchange(false, ordering: .acquiringAndReleasing), let thread else { return }
+        sem_post(wakeUp)
         thread.join()
         self.thread = nil
     }
@@ -61,6 +79,12 @@ final class ClockedRenderThread: @unchecked Sendable {
         let started = MonotonicClock.nowNanoseconds()
         var deadline = started
         while running.load(ordering: .acquiring) {
+            if parked.load(ordering: .acquiring) {
+                // Between blocks: nothing is being rendered, so this wait breaks no deadline.
+                while parked.load(ordering: .acquiring), running.load(ordering: .acquiring) { sem_wait(wakeUp) }
+                deadline = MonotonicClock.nowNanoseconds()
+                continue
+            }
             let cpuBefore = MonotonicClock.threadCPUNanoseconds()
             engine.render(into: buffer)
             deliver(buffer, block)

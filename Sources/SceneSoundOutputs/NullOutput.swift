@@ -16,6 +16,8 @@ public final class NullOutput: OutputBackend, @unchecked Sendable {
 
     public func stop() throws { thread?.stop() }
 
+    public func setResting(_ resting: Bool) { thread?.setParked(resting) }
+
     public var status: OutputStatus {
         OutputStatus(kind: "null", underruns: thread?.lateBlockCount ?? 0, overloadedBlocks: thread?.overloadedBlockCount ?? 0,
                      slowestBlock: thread?.slowestBlock,

@@ -8,6 +8,16 @@ public protocol OutputBackend: AnyObject, Sendable {
     /// Stops pulling and releases the device; idempotent. Finalises files.
     func stop() throws
     var status: OutputStatus { get }
+    /// Resting: the backend stops asking the engine for audio (the stream corked, the node
+    /// inactive, the clock thread parked), so that the sound card may sleep; not resting, it
+    /// asks again at once. Called on the server's event loop when nothing has sounded for a
+    /// while, and when new work arrives.
+    func setResting(_ resting: Bool)
+}
+
+extension OutputBackend {
+    /// A file keeps its timeline: the wav output renders on, silence included.
+    public func setResting(_ resting: Bool) {}
 }
 
 public struct OutputStatus: Sendable {
@@ -55,16 +65,19 @@ public struct OutputError: Error, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
-/// The `--output` value: `pulse[:SINK] | wav:PATH | null`.
+/// The `--output` value: `pipewire[:TARGET] | pulse[:SINK] | wav:PATH | null`.
 public enum OutputSpecification: Equatable, Sendable, CustomStringConvertible {
+    case pipewire(target: String?)
     case pulse(sink: String?)
     case wav(path: String)
     case null
 
-    public static let accepted = "pulse, pulse:SINK, wav:PATH or null"
+    public static let accepted = "pipewire, pipewire:SINK, pulse, pulse:SINK, wav:PATH or null"
 
     public init?(_ text: String) {
         if text == "null" { self = .null }
+        else if text == "pipewire" { self = .pipewire(target: nil) }
+        else if text.hasPrefix("pipewire:"), text.count > 9 { self = .pipewire(target: String(text.dropFirst(9))) }
         else if text == "pulse" { self = .pulse(sink: nil) }
         else if text.hasPrefix("pulse:"), text.count > 6 { self = .pulse(sink: String(text.dropFirst(6))) }
         else if text.hasPrefix("wav:"), text.count > 4 { self = .wav(path: String(text.dropFirst(4))) }
@@ -73,9 +86,16 @@ public enum OutputSpecification: Equatable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
+        case .pipewire(let target): return target.map { "pipewire:\($0)" } ?? "pipewire"
         case .pulse(let sink): return sink.map { "pulse:\($0)" } ?? "pulse"
         case .wav(let path): return "wav:\(path)"
         case .null: return "null"
         }
+    }
+
+    /// With no `--output`: PipeWire's own output when the session's server is PipeWire (its
+    /// core socket answers, see `PipeWireSession.socketPath`), else the pulse output.
+    public static func sessionDefault(pipeWireSocket: String?) -> OutputSpecification {
+        pipeWireSocket != nil ? .pipewire(target: nil) : .pulse(sink: nil)
     }
 }

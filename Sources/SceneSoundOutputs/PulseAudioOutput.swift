@@ -55,6 +55,8 @@ public final class PulseAudioOutput: OutputBackend, @unchecked Sendable {
 
     public func stop() throws { pulse?.stop() }
 
+    public func setResting(_ resting: Bool) { pulse?.setCorked(resting) }
+
     /// Plays on `sinkName` whatever the default sink becomes; nil: back to `sinkName` as
     /// configured (or to the default). See `PulseOutput.pin(toSink:)`.
     public func pin(toSink sinkName: String?) { pulse?.pin(toSink: sinkName) }

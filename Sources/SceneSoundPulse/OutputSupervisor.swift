@@ -49,6 +49,14 @@ final class OutputSupervisor: @unchecked Sendable {
         startSession()
     }
 
+    /// Corked: the stream stops running (see `PulseOutput.setCorked`); kept for later sessions.
+    private var isCorked = false
+    func setCorked(_ corked: Bool) {
+        guard corked != isCorked else { return }
+        isCorked = corked
+        session?.setCorked(corked)
+    }
+
     /// Starts over on the sink (see `PulseOutput.pin(toSink:)`), at once if it changed.
     func pin(toSink sinkName: String?) {
         var pinned = configured
@@ -97,6 +105,7 @@ final class OutputSupervisor: @unchecked Sendable {
             return scheduleRetry()
         }
         self.session = session
+        session.setCorked(isCorked)
         session.connect()  // a failure may come back right here, through the delegate
     }
 

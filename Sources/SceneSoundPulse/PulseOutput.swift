@@ -89,6 +89,14 @@ public final class PulseOutput: @unchecked Sendable {
         mainloop.withLock { supervisor.pin(toSink: sinkName) }
     }
 
+    /// Corked, the stream stops running: the server asks for no audio (`render` is not called)
+    /// and the sink may suspend; uncorked, it starts at once with freshly rendered audio.
+    /// Kept across reconnections. Does nothing before `start`.
+    public func setCorked(_ corked: Bool) {
+        guard let (mainloop, supervisor) = lifecycle.withLock({ $0.map { ($0.mainloop, $0.supervisor) } }) else { return }
+        mainloop.withLock { supervisor.setCorked(corked) }
+    }
+
     /// Output latency (buffered in the server plus the sink's own), from pa_stream_get_latency,
     /// refreshed with every timing update; nil while no stream is playing.
     public var measuredLatencySeconds: Double? { statistics.latencySeconds }

@@ -59,6 +59,13 @@ final class PulseSession {
         Unmanaged<PulseSession>.fromOpaque(userdata!).takeUnretainedValue()
     }
 
+    /// Corked (see `PlaybackStream.setCorked`); a stream opened later starts so.
+    private(set) var isCorked = false
+    func setCorked(_ corked: Bool) {
+        isCorked = corked
+        stream?.setCorked(corked)
+    }
+
     /// Starts connecting. A failure, now or later, arrives through the delegate.
     func connect() {
         if pulseConnect(context, serverAddress: configuration.serverAddress) < 0 { fail(.connectionLost(reason: pulseErrorText(context: context))) }
@@ -104,7 +111,7 @@ final class PulseSession {
         }
         self.stream = stream
         let connected = stream.connect(
-            sinkName: configuration.sinkName, staysOnSink: configuration.staysOnSink, rateHz: configuration.rateHz,
+            sinkName: configuration.sinkName, staysOnSink: configuration.staysOnSink, corked: isCorked, rateHz: configuration.rateHz,
             blockFrames: configuration.blockFrames, targetLatencySeconds: configuration.targetLatencySeconds)
         if !connected { playbackStreamDidFail(errorCode: pa_context_errno(context)) }
     }

@@ -74,7 +74,12 @@ public final class CapturedAppStreams: @unchecked Sendable {
         private let dropped = Atomic<Int>(0)
         public var droppedFrameCount: Int { dropped.load(ordering: .relaxed) }
 
-        init(capacityFrames: Int, marginFrames: Int, maximumMarginFrames: Int, windowFrames: Int, maximumQueuedFrames: Int) {
+        /// Wakes a resting output (free while it is awake).
+        private let wake: @Sendable () -> Void
+
+        init(capacityFrames: Int, marginFrames: Int, maximumMarginFrames: Int, windowFrames: Int, maximumQueuedFrames: Int,
+             wake: @escaping @Sendable () -> Void = {}) {
+            self.wake = wake
             ring = AudioRing(capacityFrames: capacityFrames, channelCount: 2)
             input = RingInput(ring: ring)
             self.marginFrames = marginFrames
@@ -114,7 +119,10 @@ public final class CapturedAppStreams: @unchecked Sendable {
             let written = frames > 0 ? ring.write(base, frames: min(frames, room)) : 0
             let lost = skipped + frames - written
             if lost > 0 { dropped.add(lost, ordering: .relaxed) }
-            if written > 0 { input.setIdle(false) }
+            if written > 0 {
+                input.setIdle(false)
+                wake()
+            }
         }
     }
 
@@ -155,9 +163,12 @@ public final class CapturedAppStreams: @unchecked Sendable {
     private(set) var excluded: [String] = []
     private(set) var captureState = "starting"
 
+    private let rest: OutputRest
+
     public init(server: SoundServer) {
         eventLoop = server.eventLoop
         core = server.core
+        rest = server.rest
         // Windows appear, close and take turns being active after an app's first sound: the
         // core calls `windowsChanged` whenever they do.
         try? eventLoop.submit { [unowned self] in core.capturedApps = self }.wait()
@@ -169,7 +180,7 @@ public final class CapturedAppStreams: @unchecked Sendable {
         let rate = core.engine.configuration.sampleRateHz
         let feed = Feed(capacityFrames: Int(0.5 * rate), marginFrames: Int(0.004 * rate), maximumMarginFrames: Int(0.020 * rate),
                         windowFrames: Int(0.5 * rate),
-                        maximumQueuedFrames: Int(0.5 * rate))
+                        maximumQueuedFrames: Int(0.5 * rate), wake: { [rest] in rest.wakeFromAnyThread(for: "audio of \(app.applicationName ?? app.binary ?? "an app")") })
         eventLoop.execute { [self] in add(app, feed: feed) }
         return feed
     }

@@ -109,6 +109,9 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
         }
     }
 
+    /// The tick must run: the client stopped reading and its grace period is running.
+    var needsTicking: Bool { unreadSince != nil }
+
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable { unreadSince = nil }
         context.fireChannelWritabilityChanged()
@@ -136,7 +139,10 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
 
     func send(_ frames: [OutboundFrame]) {
         guard !frames.isEmpty, let context, context.channel.isActive, !closing else { return }
-        if !context.channel.isWritable, unreadSince == nil { unreadSince = context.eventLoop.now }
+        if !context.channel.isWritable, unreadSince == nil {
+            unreadSince = context.eventLoop.now
+            dependencies.commands.workArrived()  // its grace period runs out on the tick
+        }
         for frame in frames { context.write(wrapOutboundOut(frame), promise: nil) }
         context.flush()
     }

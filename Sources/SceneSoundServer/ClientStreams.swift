@@ -98,6 +98,7 @@ final class ClientStreams {
                 "\(data.pcm.count) bytes is not a whole number of \(stream.format.bytesPerFrame)-byte frames"))
         }
         stream.append(stream.converter.convert(data.pcm))
+        commands.workArrived()
         if stream.loops && stream.loopContent.count / Int(stream.format.channels) > stream.loopLimitFrames {
             return fail(stream, ProtocolError(.limitExceeded, "looped content is longer than the server keeps"))
         }
@@ -109,6 +110,7 @@ final class ClientStreams {
         guard let stream = streams[id] else { throw ProtocolError(.unknownStream, "stream \(id) is not open") }
         if let code = stream.defunctCode { throw ProtocolError(code, "stream \(id) failed") }
         stream.append(stream.converter.flush())
+        commands.workArrived()
         let through = stream.ring.framesWritten
         stream.pendingDrains.append((requestID, through))
         if stream.loops && !stream.loopClosed {

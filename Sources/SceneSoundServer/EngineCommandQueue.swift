@@ -23,6 +23,16 @@ final class EngineCommandQueue {
     /// Requests answered with an error because the backlog was over the threshold.
     var refusedRequests = 0
 
+    /// New work (a stream added, audio written, a client to watch): wakes a resting output
+    /// and the server's tick.
+    var onWork: () -> Void = {}
+
+    /// Work no command carries: a stream's ring got audio, a client stopped reading.
+    func workArrived() { onWork() }
+
+    /// Nothing waits here or in the engine's queue.
+    var isEmpty: Bool { waitingCount == 0 && queue.count == 0 }
+
     init(queue: SPSCQueue<EngineCommand>, refusalThreshold: Int) {
         self.queue = queue
         self.refusalThreshold = refusalThreshold
@@ -35,6 +45,7 @@ final class EngineCommandQueue {
     /// Hands the command to the render thread, or keeps it until there is room. Order is kept:
     /// while anything waits, new commands queue behind it.
     func push(_ command: EngineCommand) {
+        if case .addStream = command { onWork() }
         if waitingCount == 0, queue.push(command) { return }
         deferredCount += 1
         if case .resetScene(let index) = command {

@@ -230,6 +230,11 @@ final class SceneRegistry {
     }
 
     /// Called every tick: frees the scenes whose closed window's keep has run out (cheap until one has).
+    /// Seconds until `freeExpired` has a closed window's scene to free; nil: none is waiting.
+    var secondsUntilNextExpiry: Double? {
+        nextClosedWindowExpirySeconds.isFinite ? max(0, nextClosedWindowExpirySeconds - nowSeconds()) : nil
+    }
+
     func freeExpired() {
         guard nowSeconds() >= nextClosedWindowExpirySeconds else { return }
         freeUnused()

@@ -49,7 +49,8 @@ final class ServerCore: @unchecked Sendable {
     let startTime = Date()
     /// Other apps' streams, when the daemon captures them (it owns them; status reads them).
     weak var capturedApps: CapturedAppStreams?
-    /// Told on the tick when the first stream starts and when the last one ends.
+    /// Told on the tick when the first stream starts and when the last one ends, and when the
+    /// output rests (not playing) with streams still open.
     var playingChanged: ((Bool) -> Void)?
     private var wasPlaying = false
     private var sessionCounter = 0
@@ -107,6 +108,12 @@ final class ServerCore: @unchecked Sendable {
 
     /// Hands on commands that waited for room, relays the engine's events, and lets every
     /// session and play answer what the output has now delivered.
+    /// Nothing waits for the tick: no command for the engine, no event from it, no client
+    /// whose unread grace period runs. (With the engine quiet, the tick may stop.)
+    var isSettled: Bool {
+        commands.isEmpty && engine.events.count == 0 && !sessions.all.contains { $0.needsTicking }
+    }
+
     func tick() {
         commands.flush()
         head.tick()
@@ -126,7 +133,15 @@ final class ServerCore: @unchecked Sendable {
         let delivered = engine.deliveredFrameCount
         for session in sessions { session.tick(deliveredFrame: delivered) }
         samples.tick(deliveredFrame: delivered)
-        let playing = engineStreams.count > 0
+        reportPlaying(engineStreams.count > 0)
+    }
+
+    /// The output rests: whatever streams stay open are silent, so nothing needs following
+    /// closely (a compositor's re-query timer stops with the tick). The first tick after the
+    /// wake reports them again.
+    func resting() { reportPlaying(false) }
+
+    private func reportPlaying(_ playing: Bool) {
         if playing != wasPlaying {
             wasPlaying = playing
             playingChanged?(playing)

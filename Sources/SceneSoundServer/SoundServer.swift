@@ -35,6 +35,36 @@ public final class SoundServer: @unchecked Sendable {
         eventLoop = group.next()
         core = ServerCore(configuration: configuration, engine: engine, outputStatus: { output.status },
                           hrtfPath: hrtfPath, logger: logger)
+        rest = OutputRest(engine: engine, output: output, eventLoop: eventLoop, logger: logger)
+        rest.stopTicking = { [unowned self] in
+            tickTask?.cancel()
+            tickTask = nil
+            core.resting()
+            self.logger.debug("nothing sounding: the output and the tick rest")
+            // A closed window's scene still has its minute to run out: one tick then.
+            if let seconds = core.scenes.registry.secondsUntilNextExpiry {
+                let core = core
+                eventLoop.scheduleTask(in: .nanoseconds(Int64((seconds + 0.01) * 1e9))) { core.tick() }
+            }
+        }
+        rest.startTicking = { [unowned self] in startTicking() }
+        core.commands.onWork = { [rest] in rest.wake(for: "new work for the engine") }
+    }
+
+    /// The output's and the tick's rest while nothing sounds.
+    let rest: OutputRest
+
+    /// Set on the event loop by `stop`: no tick starts again.
+    private var stopping = false
+
+    private func startTicking() {
+        guard !stopping else { return }
+        let core = core, rest = rest
+        tickTask = eventLoop.scheduleRepeatedTask(initialDelay: .zero,
+                                                  delay: .nanoseconds(Int64(configuration.tickSeconds * 1e9))) { _ in
+            core.tick()
+            rest.considerResting(settled: core.isSettled)
+        }
     }
 
     /// Binds the socket (directory 0700, socket 0600) and starts serving.
@@ -65,10 +95,7 @@ public final class SoundServer: @unchecked Sendable {
             throw ServerError("cannot restrict \(configuration.socketPath) to its owner: \(String(cString: strerror(errno)))")
         }
         serverChannel = channel
-        tickTask = eventLoop.scheduleRepeatedTask(initialDelay: .zero,
-                                                  delay: .nanoseconds(Int64(configuration.tickSeconds * 1e9))) { _ in
-            core.tick()
-        }
+        try eventLoop.submit { self.startTicking() }.wait()
         logger.info("listening on \(configuration.socketPath)")
     }
 
@@ -78,8 +105,10 @@ public final class SoundServer: @unchecked Sendable {
         try? serverChannel?.close().wait()
         unlink(configuration.socketPath)
         let core = core
-        try? eventLoop.submit { [tickTask] in
+        try? eventLoop.submit { [self] in
+            stopping = true
             tickTask?.cancel()
+            tickTask = nil
             core.shutDown()
         }.wait()
         try? openTrackChannel?.close().wait()

@@ -23,8 +23,8 @@ struct DaemonOptions: ParsableCommand {
     @Option(help: ArgumentHelp("The Unix socket (default: $SCENESOUND_SOCKET, else $XDG_RUNTIME_DIR/scenesound/socket).", valueName: "PATH"))
     var socket: String?
 
-    @Option(help: ArgumentHelp("Where the mix goes: pulse, pulse:SINK, wav:PATH or null.", valueName: "OUTPUT"))
-    var output: String = "pulse"
+    @Option(help: ArgumentHelp("Where the mix goes: pipewire, pipewire:SINK, pulse, pulse:SINK, wav:PATH or null (default: pipewire when the session's sound server is PipeWire, else pulse).", valueName: "OUTPUT"))
+    var output: String?
 
     @Option(name: .customLong("rate"), parsing: .unconditional, help: ArgumentHelp("Output sample rate.", valueName: "HZ"))
     var rateHz: Int = 48000
@@ -131,7 +131,7 @@ struct DaemonOptions: ParsableCommand {
         guard WindowBackendChoice(rawValue: windows) != nil else {
             throw ValidationError("--windows '\(windows)' is not valid (accepted: \(WindowBackendChoice.acceptedValues))")
         }
-        guard OutputSpecification(output) != nil else {
+        if let output, OutputSpecification(output) == nil {
             throw ValidationError("--output '\(output)' is not valid (accepted: \(OutputSpecification.accepted))")
         }
         guard EngineConfiguration.sampleRateRange.contains(Double(rateHz)) else {

@@ -6,6 +6,7 @@ import SceneSoundCaptureSettings
 import SceneSoundDSP
 import SceneSoundEngine
 import SceneSoundOutputs
+import SceneSoundPipeWire
 import SceneSoundServer
 import SceneSoundSOFA
 import SceneSoundWayland
@@ -88,10 +89,23 @@ let engine = Engine(hrtf: hrtf, configuration: EngineConfiguration(
     sampleRateHz: Double(options.rateHz), blockFrames: options.blockFrames, room: options.room,
     maximumHRTFVoices: options.maximumHRTFVoices), busFilters: busFilters)
 
+// PipeWire's core socket when the session's server is PipeWire: the default output, and where
+// --output pipewire connects.
+let pipeWireSocket = PipeWireSession.socketPath(environment: ProcessInfo.processInfo.environment)
+let outputSpecification = options.output.flatMap(OutputSpecification.init) ?? .sessionDefault(pipeWireSocket: pipeWireSocket)
 let output: OutputBackend
-switch OutputSpecification(options.output)! {
+switch outputSpecification {
 case .null: output = NullOutput()
 case .wav(let path): output = WavOutput(path: path)
+case .pipewire(let target):
+    output = PipeWireAudioOutput(target: target, remote: pipeWireSocket) { event in
+        switch event {
+        case .connected(let sink): logger.info("PipeWire: playing\(sink.isEmpty ? "" : " to \(sink)")")
+        case .disconnected(let reason): logger.warning("PipeWire: disconnected (\(reason)); reconnecting")
+        case .reconnecting(let attempt): logger.debug("PipeWire: reconnect attempt \(attempt)")
+        case .failed(let reason): logger.error("PipeWire: \(reason)")
+        }
+    }
 case .pulse(let sink):
     output = PulseAudioOutput(sinkName: sink) { event in
         switch event {
@@ -147,7 +161,7 @@ do {
     try? output.stop()
     die("\(error)", status: 1)
 }
-logger.info("ready: output \(options.output), \(options.rateHz) Hz, block \(options.blockFrames) frames, room \(options.room.rawValue)")
+logger.info("ready: output \(outputSpecification), \(options.rateHz) Hz, block \(options.blockFrames) frames, room \(options.room.rawValue)")
 /// Windows: `--windows` (auto: the session's compositor, else X11); X11 on `--display`, else
 /// $DISPLAY. "none", or X11 with no display at all, keeps scenes at fixed positions.
 func startWindowTracking() {
@@ -205,14 +219,20 @@ func startAppCapture() -> (AppCapture?, CapturedAppStreams?) {
     var captureConfiguration = AppCapture.Configuration(
         excludedBinaries: exclusions.current, guardExecutable: guardExecutable)
     captureConfiguration.rateHz = options.rateHz
-    if case .pulse = OutputSpecification(options.output)! {} else {
-        logger.notice("--capture-apps with --output \(options.output): captured apps are heard only there")
+    let configuredSink: String?
+    switch outputSpecification {
+    case .pulse(let sink): configuredSink = sink
+    case .pipewire(let target): configuredSink = target
+    case .wav, .null:
+        configuredSink = nil
+        logger.notice("--capture-apps with --output \(outputSpecification): captured apps are heard only there")
     }
     // With the capture sink the default, the mix must not follow the default: it plays on the
     // real sink (or the one --output names), and stays there.
-    let configuredSink: String? = if case .pulse(let sink) = OutputSpecification(options.output)! { sink } else { nil }
     let bridge = AppCaptureBridge(streams: streams, logger: logger) { realSink in
-        (output as? PulseAudioOutput)?.pin(toSink: realSink.map { configuredSink ?? $0 })
+        let sink = realSink.map { configuredSink ?? $0 }
+        (output as? PulseAudioOutput)?.pin(toSink: sink)
+        (output as? PipeWireAudioOutput)?.pin(toSink: sink)
     }
     let capture = AppCapture(configuration: captureConfiguration, consumer: bridge)
     streams.setExcluded(exclusions.current.sorted())

@@ -49,7 +49,9 @@ import Testing
                                 extraArguments: [String]) throws -> ChildProcess {
             try ChildProcess(
                 BuiltProducts.directory.appendingPathComponent("scenesoundd").path,
-                ["--socket", socket, "--output", "pulse", "--display", display, "--opentrack", "off",
+                // Each server's default output: PipeWire's own there (pinned to the real sink by
+                // target.object and node.dont-reconnect), pulse on PulseAudio.
+                ["--socket", socket, "--output", server.kind == .pipeWire ? "pipewire" : "pulse", "--display", display, "--opentrack", "off",
                  "--room", "none", "--capture-apps", "--log-level", "debug"] + extraArguments,
                 display: display, outputPath: log.path + ".out", errorPath: log.path,
                 environment: server.clientEnvironment.merging([

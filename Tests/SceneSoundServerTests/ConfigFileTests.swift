@@ -19,7 +19,7 @@ import Testing
     }
 
     @Test(arguments: [
-        ("output = \"speaker\"", "key 'output'", "pulse, pulse:SINK, wav:PATH or null"),
+        ("output = \"speaker\"", "key 'output'", "pipewire, pipewire:SINK, pulse, pulse:SINK, wav:PATH or null"),
         ("max_clients = \"ten\"", "key 'max_clients' must be an integer", ""),
         ("rate = 1000", "key 'rate'", "8000 to 192000"),
         ("room = \"cathedral\"", "key 'room'", "none"),

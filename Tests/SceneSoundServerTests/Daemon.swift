@@ -15,6 +15,7 @@ final class Daemon: @unchecked Sendable {
     static var binaries: URL { URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent() }
 
     /// `launcher`: a command that runs the daemon (e.g. prlimit with its arguments).
+    /// `output`: nil = a wav file; "" = no `--output` (the daemon's own choice).
     init(output: String? = nil, extraArguments: [String] = [], environment: [String: String] = [:],
          launcher: [String] = []) throws {
         directory = NSTemporaryDirectory() + "scenesoundd-\(UUID().uuidString.prefix(8))"
@@ -23,7 +24,7 @@ final class Daemon: @unchecked Sendable {
         wavPath = directory + "/out.wav"
         let daemon = Self.binaries.appendingPathComponent("scenesoundd")
         process.executableURL = launcher.isEmpty ? daemon : URL(fileURLWithPath: launcher[0])
-        process.arguments = Array(launcher.dropFirst()) + (launcher.isEmpty ? [] : [daemon.path]) + ["--socket", socketPath, "--output", output ?? "wav:\(wavPath)", "--room", "none",
+        process.arguments = Array(launcher.dropFirst()) + (launcher.isEmpty ? [] : [daemon.path]) + ["--socket", socketPath] + (output == "" ? [] : ["--output", output ?? "wav:\(wavPath)"]) + ["--room", "none",
                              "--display", "none", "--log-level", "debug"]
             + (extraArguments.contains("--opentrack") ? [] : ["--opentrack", "off"]) + extraArguments
         var env = ProcessInfo.processInfo.environment

@@ -58,6 +58,16 @@ public final class PrivateSoundServer: @unchecked Sendable {
         pids = []
     }
 
+    /// Kills every process of the server at once (SIGKILL), as a crash would; `start()` brings
+    /// it back in the same directory.
+    public func kill9() {
+        for pid in pids { kill(pid, SIGKILL) }
+        pids = []
+    }
+
+    /// PipeWire's core socket (PipeWire only).
+    public var pipeWireSocketPath: String { directory.appendingPathComponent("pipewire-0").path }
+
     /// Stops and removes its directory.
     public func tearDown() {
         stop()

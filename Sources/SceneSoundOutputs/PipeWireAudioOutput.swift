@@ -1,0 +1,71 @@
+import SceneSoundEngine
+import SceneSoundPipeWire
+import SceneSoundPlatform
+import Synchronization
+
+/// `--output pipewire[:TARGET]`: PipeWire itself, one stream node asking for a quantum of one
+/// block; the engine renders in the node's process callback on PipeWire's data thread.
+/// Reconnects by itself when PipeWire goes away; the engine, and so every client's stream, goes on.
+public final class PipeWireAudioOutput: OutputBackend, @unchecked Sendable {
+    public let target: String?
+    public let remote: String?
+    private var pipewire: PipeWireOutput?
+    private let lastEvent = Mutex<String?>(nil)
+    private let onEvent: @Sendable (PipeWireOutput.Event) -> Void
+    /// libpipewire's data thread renders: it asks for real-time scheduling on its first block.
+    private let scheduling = RealtimeSchedulingRequest()
+
+    /// `remote`: PipeWire's core socket (`PipeWireSession.socketPath`), nil = libpipewire's lookup.
+    public init(target: String?, remote: String?, onEvent: @escaping @Sendable (PipeWireOutput.Event) -> Void = { _ in }) {
+        self.target = target
+        self.remote = remote
+        self.onEvent = onEvent
+    }
+
+    public func start(engine: Engine) throws {
+        let configuration = PipeWireOutput.Configuration(
+            remote: remote, target: target, rateHz: Int(engine.configuration.sampleRateHz),
+            blockFrames: engine.configuration.blockFrames)
+        let pipewire = PipeWireOutput(configuration: configuration) { [weak self] event in
+            self?.record(event)
+        }
+        do {
+            try pipewire.start { [scheduling] buffer, _ in
+                scheduling.ensureRequestedOnCurrentThread()
+                engine.render(into: buffer)
+                engine.markDelivered(throughFrame: engine.renderedFrames)
+            }
+        } catch {
+            throw OutputError("\(error)")
+        }
+        self.pipewire = pipewire
+    }
+
+    private func record(_ event: PipeWireOutput.Event) {
+        switch event {
+        case .connected: lastEvent.withLock { $0 = nil }
+        case .disconnected(let reason): lastEvent.withLock { $0 = reason }
+        case .failed(let reason): lastEvent.withLock { $0 = reason }
+        case .reconnecting: break
+        }
+        onEvent(event)
+    }
+
+    public func stop() throws { pipewire?.stop() }
+
+    public func setResting(_ resting: Bool) { pipewire?.setActive(!resting) }
+
+    /// Plays on `sinkName` whatever the default sink becomes; nil: back to `target` as
+    /// configured (or to the default). See `PipeWireOutput.pin(toSink:)`.
+    public func pin(toSink sinkName: String?) { pipewire?.pin(toSink: sinkName) }
+
+    public var status: OutputStatus {
+        let connected = pipewire?.isConnected ?? false
+        return OutputStatus(kind: "pipewire", target: (connected ? pipewire?.sinkName : nil) ?? target, connected: connected,
+                            latencySeconds: pipewire?.measuredLatencySeconds,
+                            queueTargetSeconds: pipewire?.quantumFrames.map { Double($0) / Double(pipewire!.configuration.rateHz) },
+                            underruns: pipewire?.underrunCount ?? 0, reconnects: pipewire?.reconnectCount ?? 0,
+                            renderThreadScheduling: scheduling.obtained?.description,
+                            lastError: lastEvent.withLock { $0 })
+    }
+}
