@@ -129,7 +129,7 @@ let package = Package(
         .testTarget(name: "SceneSoundEngineTests", dependencies: ["SceneSoundEngine", "SceneSoundSOFA", "SceneSoundMedia", "CCPUFeatures"]),
         // Runs the real binaries (built as dependencies) as a user would.
         .testTarget(name: "IntegrationTests", dependencies: ["scenesound", "SceneSoundDSP", "SceneSoundMedia", "SceneSoundSOFA"]),
-        .testTarget(name: "SceneSoundPulseTests", dependencies: ["SceneSoundPulse", "SceneSoundDSP"]),
+        .testTarget(name: "SceneSoundPulseTests", dependencies: ["SceneSoundPulse", "SceneSoundDSP", "SceneSoundTestSupport"]),
         .testTarget(name: "SceneSoundPipeWireTests", dependencies: ["SceneSoundPipeWire", "SceneSoundTestSupport", "SceneSoundDSP"]),
         .testTarget(name: "SceneSoundProtocolTests", dependencies: ["SceneSoundProtocol"]),
         .testTarget(name: "SceneSoundServerTests", dependencies: [

@@ -44,7 +44,7 @@ struct SampleSoundOptions: ParsableArguments {
         // Resolve first: an unknown name is reported without needing a server.
         let file = try ThemeSoundFile(nameOrFile: sound, theme: themeName)
         guard let path = file.path else { return }
-        let name = ThemeSoundFile.cacheName(for: path)
+        let name = ThemeSound.cacheName(for: path)
         let scene = try window?.sceneID(server: server) ?? sceneID ?? ""
         let connection = try server.connect()
         defer { connection.close() }

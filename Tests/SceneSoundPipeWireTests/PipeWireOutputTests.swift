@@ -243,36 +243,8 @@ enum MonitorRecorder {
     }
 }
 
-/// Collects a PipeWireOutput's events (they arrive on its loop thread); waits woken by each one.
-final class EventLog: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var recorded: [PipeWireOutput.Event] = []
-
-    func append(_ event: PipeWireOutput.Event) {
-        condition.lock()
-        recorded.append(event)
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    var events: [PipeWireOutput.Event] {
-        condition.lock()
-        defer { condition.unlock() }
-        return recorded
-    }
-
-    func wait(timeoutSeconds: Double, until predicate: ([PipeWireOutput.Event]) -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeoutSeconds)
-        condition.lock()
-        defer { condition.unlock() }
-        while !predicate(recorded) {
-            if !condition.wait(until: deadline) { return predicate(recorded) }
-        }
-        return true
-    }
-
-    func count(where matches: (PipeWireOutput.Event) -> Bool) -> Int { events.filter(matches).count }
-}
+/// The PipeWireOutput's event log (the shared one of SceneSoundTestSupport).
+typealias EventLog = SceneSoundTestSupport.EventLog<PipeWireOutput.Event>
 
 extension PipeWireOutput.Event {
     var isConnected: Bool { if case .connected = self { true } else { false } }

@@ -69,13 +69,16 @@ public struct SoundPlayback: Sendable {
     }
 }
 
-/// Where a system or alert sound's audio comes from, and the name it is cached under.
-enum ThemeSound {
+/// Where a system or alert sound's audio comes from, and the name it is cached under; the
+/// `scenesound system` and `alert` verbs use the same.
+public enum ThemeSound {
     /// A path (it contains `/`, or names an existing file) is a file; anything else an event id
-    /// looked up in `$SCENESOUND_THEME`, else `freedesktop`. Nil when the theme disables it.
-    static func path(for nameOrFile: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(ClientError) -> String? {
+    /// looked up in `theme`, by default `$SCENESOUND_THEME`, else `freedesktop`. Nil when the
+    /// theme disables it.
+    public static func path(for nameOrFile: String, theme requestedTheme: String? = nil,
+                            environment: [String: String] = ProcessInfo.processInfo.environment) throws(ClientError) -> String? {
         if nameOrFile.contains("/") || FileManager.default.fileExists(atPath: nameOrFile) { return nameOrFile }
-        let requested = environment["SCENESOUND_THEME"] ?? ""
+        let requested = requestedTheme ?? environment["SCENESOUND_THEME"] ?? ""
         let theme = requested.isEmpty ? SoundTheme.fallbackThemeName : requested
         switch SoundTheme.lookup(name: nameOrFile, theme: theme, environment: environment) {
         case .found(let path): return path
@@ -87,7 +90,7 @@ enum ThemeSound {
 
     /// The cache key, as `scenesound system` makes it: it changes when the file does (path,
     /// modification time, size), so an edited file is uploaded again. At most 255 bytes.
-    static func cacheName(for path: String) -> String {
+    public static func cacheName(for path: String) -> String {
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
         let modified = (attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
         let size = (attributes?[.size] as? NSNumber)?.intValue ?? 0
