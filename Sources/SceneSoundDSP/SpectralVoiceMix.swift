@@ -54,6 +54,13 @@ public final class SpectralVoiceMix {
     /// so that a voice's new filters are a weighted sum of four, as the set's own filters are.
     @exclusivity(unchecked) private var nodeSpectra: UnsafeMutablePointer<Float>?
     @exclusivity(unchecked) private var nodeSpectraSet: ObjectIdentifier?
+    /// Near-field corrections for the set (made with the node spectra), each bin's place
+    /// between NearField's bands (lower band, share of the upper), and room for one ear's band
+    /// gains.
+    public private(set) var nearField: NearField?
+    private var binBands: UnsafeMutablePointer<Int32>?
+    private var binUpperShares: UnsafeMutablePointer<Float>?
+    private var bandGains: UnsafeMutablePointer<Float>?
     @exclusivity(unchecked) private var voicesThisSpan = 0
     @exclusivity(unchecked) private var crossfadesThisSpan = 0
 
@@ -110,11 +117,31 @@ public final class SpectralVoiceMix {
         }
         nodeSpectra = table
         nodeSpectraSet = ObjectIdentifier(hrtf)
+        let nearField = NearField(measurementDistanceMetres: hrtf.measurementDistanceMetres, sampleRateHz: hrtf.sampleRateHz)
+        let bands = NearField.bandCentresHz
+        let binBands = UnsafeMutablePointer<Int32>.allocate(capacity: size / 2 + 1)
+        let shares = UnsafeMutablePointer<Float>.allocate(capacity: size / 2 + 1)
+        for k in 0...(size / 2) {
+            // Linear in log frequency between band centres, held beyond the outer ones.
+            let f = max(Double(k) * hrtf.sampleRateHz / Double(size), bands[0])
+            var b = 0
+            while b + 2 < bands.count && f > bands[b + 1] { b += 1 }
+            binBands[k] = Int32(b)
+            shares[k] = Float(min(1, max(0, log(f / bands[b]) / log(bands[b + 1] / bands[b]))))
+        }
+        self.nearField = nearField
+        self.binBands = binBands
+        binUpperShares = shares
+        bandGains = .allocate(capacity: bands.count)
+        bandGains!.initialize(repeating: 1, count: bands.count)
     }
 
     deinit {
         for p in [accumulators, spectrum, time, scratch, silence, delayRows] { p.deallocate() }
         nodeSpectra?.deallocate()
+        binBands?.deallocate()
+        binUpperShares?.deallocate()
+        bandGains?.deallocate()
     }
 
     /// Floats a voice's filter spectra take (four rows).
@@ -154,18 +181,53 @@ public final class SpectralVoiceMix {
 
     /// The filters for a direction into `filters` (four rows): the minimum-phase pair
     /// interpolated from the grid's spectra, each ear's interpolated onset delay folded in.
-    /// Real-time safe.
+    /// Nearer than the set's measurement distance each ear takes its response from its own
+    /// direction, with its delay's growth and its band gains (NearField). Real-time safe.
     func prepareFilters(_ hrtf: HRTFSet, azimuthDegrees: Double, elevationDegrees: Double,
-                        into filters: UnsafeMutablePointer<Float>) {
+                        distanceMetres: Double = .infinity, into filters: UnsafeMutablePointer<Float>) {
         precondition(nodeSpectraSet == ObjectIdentifier(hrtf), "the mix was prepared for another HRTF set")
-        let hood = hrtf.neighbourhood(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees)
-        let delays = hrtf.delays(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees)
         let floats = filterFloats, table = nodeSpectra!
-        kernels.blendSpectra(table + hood.nodes.0 * floats, hood.weights.0, table + hood.nodes.1 * floats, hood.weights.1,
-                             table + hood.nodes.2 * floats, hood.weights.2, table + hood.nodes.3 * floats, hood.weights.3,
-                             filters, floats)
-        foldDelay(delays.left, into: filters)
-        foldDelay(delays.right, into: filters + 2 * binStride)
+        guard let nearField, distanceMetres < nearField.measurementDistanceMetres else {
+            let hood = hrtf.neighbourhood(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees)
+            let delays = hrtf.delays(hood)
+            kernels.blendSpectra(table + hood.nodes.0 * floats, hood.weights.0, table + hood.nodes.1 * floats, hood.weights.1,
+                                 table + hood.nodes.2 * floats, hood.weights.2, table + hood.nodes.3 * floats, hood.weights.3,
+                                 filters, floats)
+            foldDelay(delays.left, into: filters)
+            foldDelay(delays.right, into: filters + 2 * binStride)
+            return
+        }
+        let position = SphericalPosition(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees,
+                                         distanceMetres: max(distanceMetres, NearField.minimumDistanceMetres)).cartesian
+        let ears = nearField.ears(of: position)
+        let earFloats = 2 * binStride
+        for ear in 0..<2 {
+            let direction = ear == 0 ? ears.left : ears.right
+            let hood = hrtf.neighbourhood(azimuthDegrees: direction.azimuthDegrees, elevationDegrees: direction.elevationDegrees)
+            let out = filters + ear * earFloats, rows = table + ear * earFloats
+            kernels.blendSpectra(rows + hood.nodes.0 * floats, hood.weights.0, rows + hood.nodes.1 * floats, hood.weights.1,
+                                 rows + hood.nodes.2 * floats, hood.weights.2, rows + hood.nodes.3 * floats, hood.weights.3,
+                                 out, earFloats)
+            let delays = hrtf.delays(hood)
+            foldDelay((ear == 0 ? delays.left : delays.right)
+                          + (ear == 0 ? ears.delayCorrectionSamples.left : ears.delayCorrectionSamples.right), into: out)
+            applyBandGains(nearField, incidenceDegrees: ear == 0 ? ears.incidenceDegrees.left : ears.incidenceDegrees.right,
+                           distanceMetres: distanceMetres, to: out)
+        }
+    }
+
+    /// Scales one ear's spectrum (two rows) by its near-field gains, interpolated per bin.
+    private func applyBandGains(_ nearField: NearField, incidenceDegrees: Double, distanceMetres: Double,
+                                to ear: UnsafeMutablePointer<Float>) {
+        let gains = bandGains!, bands = binBands!, shares = binUpperShares!
+        nearField.bandGains(incidenceDegrees: incidenceDegrees, distanceMetres: distanceMetres, into: gains)
+        let b = binStride
+        for k in 0...(size / 2) {
+            let band = Int(bands[k]), share = shares[k]
+            let g = gains[band] + share * (gains[band + 1] - gains[band])
+            ear[k] *= g
+            ear[b + k] *= g
+        }
     }
 
     /// Multiplies one ear's spectrum (two rows) by a delay of `delaySamples` (at least 1): the

@@ -19,7 +19,10 @@ public struct HRTFLoader: Sendable {
 
     public enum Origin: Equatable, Sendable { case prepared, cache }
 
-    public func load(path: String, sampleRateHz: Double) throws -> (set: HRTFSet, origin: Origin) {
+    /// `equalization`: how the set's responses are equalized (`.diffuse`: DiffuseFieldEqualization);
+    /// each choice is prepared and cached on its own.
+    public func load(path: String, sampleRateHz: Double,
+                     equalization: HRTFEqualization = .diffuse) throws -> (set: HRTFSet, origin: Origin) {
         let content: Data
         do {
             content = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -27,14 +30,15 @@ public struct HRTFLoader: Sendable {
             throw HRTFLoadError("\(path): cannot read the HRTF file (\((error as NSError).localizedDescription))")
         }
         let key = String(format: "%016llx", HRTFCacheFormat.fingerprint(content))
-        let cachePath = cacheDirectory.map { "\($0)/hrtf-\(key)-\(Int(sampleRateHz))Hz-v\(HRTFPreparation.version).bin" }
+        let cachePath = cacheDirectory.map { "\($0)/hrtf-\(key)-\(Int(sampleRateHz))Hz-\(equalization.rawValue)-v\(HRTFPreparation.version).bin" }
         if let cachePath, let cached = try? HRTFCacheFormat.read(path: cachePath), cached.sampleRateHz == sampleRateHz {
             return (cached, .cache)
         }
         let file = try SOFAFile.load(path: path)
         let set: HRTFSet
         do {
-            set = try HRTFPreparation.prepare(try file.resampled(to: sampleRateHz), sampleRateHz: sampleRateHz)
+            set = try HRTFPreparation.prepare(try file.resampled(to: sampleRateHz), sampleRateHz: sampleRateHz,
+                                              equalization: equalization)
         } catch let error as HRTFPreparationError {
             throw HRTFLoadError("\(path): \(error.description)")
         }

@@ -11,6 +11,7 @@ enum ConfigFile {
     /// Keys and the type each takes, in the order `--help` lists the flags.
     static let keys: [(key: String, kind: Kind)] = [
         ("socket", .string), ("output", .string), ("rate", .integer), ("block", .integer), ("hrtf", .string),
+        ("hrtf_eq", .string),
         ("display", .string), ("opentrack", .string), ("max_opentrack_packets_per_second", .integer),
         ("room", .string), ("hrtf_voices", .integer),
         ("max_clients", .integer),

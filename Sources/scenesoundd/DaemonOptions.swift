@@ -7,6 +7,7 @@ import SceneSoundSOFA
 import Logging
 
 extension Room: ExpressibleByArgument {}
+extension HRTFEqualization: ExpressibleByArgument {}
 
 /// The daemon's flags (README "Running it"). Every flag is checked here, before anything
 /// starts, and a bad value is one line naming the flag and what it accepts.
@@ -32,6 +33,9 @@ struct DaemonOptions: ParsableCommand {
 
     @Option(name: .customLong("hrtf"), help: ArgumentHelp("The HRTF set (any AES69 SOFA file).", valueName: "FILE.sofa"))
     var hrtfPath: String = SOFAFile.defaultPath
+
+    @Option(name: .customLong("hrtf-eq"), help: ArgumentHelp("How the set is equalized: diffuse (diffuse-field, a neutral timbre) or none (as measured).", valueName: "diffuse|none"))
+    var hrtfEqualization: HRTFEqualization = .diffuse
 
     @Option(help: ArgumentHelp("The X display to follow windows on, or none.", valueName: "DISPLAY"))
     var display: String?

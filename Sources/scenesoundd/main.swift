@@ -62,7 +62,8 @@ do { socketPath = try options.socketPath() } catch let error as ValidationError 
 let hrtf: HRTFSet
 do {
     let started = Date()
-    let loaded = try HRTFLoader().load(path: options.hrtfPath, sampleRateHz: Double(options.rateHz))
+    let loaded = try HRTFLoader().load(path: options.hrtfPath, sampleRateHz: Double(options.rateHz),
+                                        equalization: options.hrtfEqualization)
     hrtf = loaded.set
     logger.info("HRTF \(options.hrtfPath): \(hrtf.measurementCount) measurements, \(hrtf.filterTaps) taps, \(loaded.origin == .cache ? "from cache" : "prepared") in \(Int(Date().timeIntervalSince(started) * 1000)) ms")
 } catch {

@@ -23,6 +23,7 @@ import Testing
         ("max_clients = \"ten\"", "key 'max_clients' must be an integer", ""),
         ("rate = 1000", "key 'rate'", "8000 to 192000"),
         ("room = \"cathedral\"", "key 'room'", "none"),
+        ("hrtf_eq = \"flat\"", "key 'hrtf_eq'", "'diffuse'"),
         ("colour = 3", "unknown key 'colour'", "max_clients"),
         ("block = [", "not valid TOML", ""),
         ("duck_db = 6", "key 'duck_db'", "-60 to 0 dB"),
