@@ -39,6 +39,17 @@ public enum DiffuseFieldEqualization {
     /// band above the original Nyquist frequency are not filled by boosts).
     public static let maximumBoostDecibels = 12.0
     public static let maximumCutDecibels = 24.0
+    /// Above this the boost allowed falls to none at `boostEndHz`: a set's top octave holds
+    /// little energy and much direction-dependent detail (MIT KEMAR: −12 dB at 16 kHz), which
+    /// a full boost would turn into the loudest, least stable part of the response.
+    public static let boostFadeStartHz = 14000.0
+    public static let boostEndHz = 20000.0
+
+    static func boostLimitDecibels(frequencyHz f: Double) -> Double {
+        guard f > boostFadeStartHz else { return maximumBoostDecibels }
+        return maximumBoostDecibels * max(0, 1 - log(f / boostFadeStartHz) / log(boostEndHz / boostFadeStartHz))
+    }
+
     /// Time kept before and after each response for the gains' zero-phase spread.
     static let marginSeconds = 0.004
 
@@ -90,8 +101,8 @@ public enum DiffuseFieldEqualization {
         let repaired = DiffuseFieldResponse.averagePower(spectra, weights: earWeights)
         spectra = []
         let smoothed = thirdOctaveSmoothed(repaired)
-        let equalizer = smoothed.map { p -> Double in
-            let decibels = min(maximumBoostDecibels, max(-maximumCutDecibels, -power(decibels: p)))
+        let equalizer = smoothed.enumerated().map { k, p -> Double in
+            let decibels = min(boostLimitDecibels(frequencyHz: Double(k) * binHz), max(-maximumCutDecibels, -power(decibels: p)))
             return pow(10, decibels / 10)
         }
         for i in gains.indices { for k in 0..<bins { gains[i][k] *= equalizer[k] } }

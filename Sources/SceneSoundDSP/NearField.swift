@@ -40,7 +40,8 @@ public final class NearField: @unchecked Sendable {  // immutable after init
     static let angleStepDegrees = 5.0
     static let angleCount = 37
     static let distanceCount = 48
-    /// Per incidence angle, per distance (evenly spaced in 1 / distance), per band: dB.
+    /// Per incidence angle, per distance (evenly spaced in 1 / distance, the first the
+    /// measurement distance), per band: the sphere's level, dB, the inverse distance law taken out.
     private let table: [Float]
 
     public init(measurementDistanceMetres: Double, sampleRateHz: Double,
@@ -53,15 +54,11 @@ public final class NearField: @unchecked Sendable {  // immutable after init
         let far = self.measurementDistanceMetres
         for a in 0..<Self.angleCount {
             let incidence = Double(a) * Self.angleStepDegrees * .pi / 180
-            let reference = Self.bandCentresHz.map {
-                Self.sphereMagnitude(radiusMetres: headRadiusMetres, distanceMetres: far, incidenceRadians: incidence, frequencyHz: $0)
-            }
             for d in 0..<Self.distanceCount {
                 let r = Self.distance(index: Double(d), near: Self.minimumDistanceMetres, far: far)
-                for (b, f) in Self.bandCentresHz.enumerated() {
-                    let near = Self.sphereMagnitude(radiusMetres: headRadiusMetres, distanceMetres: r,
-                                                    incidenceRadians: incidence, frequencyHz: f)
-                    table.append(Float(20 * log10(near / reference[b])))
+                for f in Self.bandCentresHz {
+                    table.append(Float(20 * log10(Self.sphereMagnitude(radiusMetres: headRadiusMetres, distanceMetres: r,
+                                                                       incidenceRadians: incidence, frequencyHz: f))))
                 }
             }
         }
@@ -122,22 +119,28 @@ public final class NearField: @unchecked Sendable {  // immutable after init
         return rho * abs(sum) / mu
     }
 
-    /// Each band's amplitude gain for an ear at `incidenceDegrees` from the source (0 = on its
-    /// axis) at `distanceMetres`, into `gains` (`bandCount` values); 1 at and beyond the
+    /// Each band's amplitude gain for an ear `incidenceDegrees` from a source at
+    /// `distanceMetres` (0 = on its axis) whose response is taken from the set's measurement
+    /// `measuredIncidenceDegrees` from it (parallax moves it): the sphere's response there over
+    /// its response for that measurement, into `gains` (`bandCount` values). 1 at the
     /// measurement distance. Real-time safe.
-    public func bandGains(incidenceDegrees: Double, distanceMetres: Double, into gains: UnsafeMutablePointer<Float>) {
+    public func bandGains(incidenceDegrees: Double, distanceMetres: Double, measuredIncidenceDegrees: Double? = nil,
+                          into gains: UnsafeMutablePointer<Float>) {
         let far = measurementDistanceMetres
         let r = min(far, max(Self.minimumDistanceMetres, distanceMetres))
         let x = (1 / r - 1 / far) / (1 / Self.minimumDistanceMetres - 1 / far) * Double(Self.distanceCount - 1)
-        let a = min(180, max(0, incidenceDegrees)) / Self.angleStepDegrees
-        let d0 = min(Int(x), Self.distanceCount - 2), a0 = min(Int(a), Self.angleCount - 2)
-        let fd = Float(x - Double(d0)), fa = Float(a - Double(a0))
         let bands = Self.bandCentresHz.count
         table.withUnsafeBufferPointer { t in
-            let p00 = (a0 * Self.distanceCount + d0) * bands, p01 = p00 + bands
-            let p10 = p00 + Self.distanceCount * bands, p11 = p10 + bands
+            @inline(__always) func level(_ incidence: Double, _ distanceIndex: Double, _ b: Int) -> Float {
+                let a = min(180, max(0, incidence)) / Self.angleStepDegrees
+                let d0 = min(Int(distanceIndex), Self.distanceCount - 2), a0 = min(Int(a), Self.angleCount - 2)
+                let fd = Float(distanceIndex - Double(d0)), fa = Float(a - Double(a0))
+                let p00 = (a0 * Self.distanceCount + d0) * bands + b, p01 = p00 + bands
+                let p10 = p00 + Self.distanceCount * bands, p11 = p10 + bands
+                return (1 - fa) * ((1 - fd) * t[p00] + fd * t[p01]) + fa * ((1 - fd) * t[p10] + fd * t[p11])
+            }
             for b in 0..<bands {
-                let decibels = (1 - fa) * ((1 - fd) * t[p00 + b] + fd * t[p01 + b]) + fa * ((1 - fd) * t[p10 + b] + fd * t[p11 + b])
+                let decibels = level(incidenceDegrees, x, b) - level(measuredIncidenceDegrees ?? incidenceDegrees, 0, b)
                 gains[b] = expf(decibels * (Float(M_LN10) / 20))
             }
         }
@@ -151,6 +154,8 @@ public final class NearField: @unchecked Sendable {  // immutable after init
         public var right: (azimuthDegrees: Double, elevationDegrees: Double)
         public var delayCorrectionSamples: (left: Float, right: Float)
         public var incidenceDegrees: (left: Double, right: Double)
+        /// The same for the measurement each ear's response is taken from.
+        public var measuredIncidenceDegrees: (left: Double, right: Double)
     }
 
     /// Real-time safe. `position` at least `minimumDistanceMetres` from the head's centre.
@@ -159,7 +164,7 @@ public final class NearField: @unchecked Sendable {  // immutable after init
         let r = max(position.length, Self.minimumDistanceMetres)
         let p = position * (r / max(position.length, 1e-9))
         let unit = p * (1 / r)
-        func ear(_ side: Double) -> (direction: (Double, Double), extraMetres: Double, incidence: Double) {
+        func ear(_ side: Double) -> (direction: (Double, Double), extraMetres: Double, incidence: Double, measured: Double) {
             let axis = Vector3(x: side, y: 0, z: 0)  // left ear on −x (azimuth +90°), right on +x
             let e = axis * a
             let toSource = p - e
@@ -172,7 +177,7 @@ public final class NearField: @unchecked Sendable {  // immutable after init
             let measuredIncidence = acos(max(-1, min(1, onSphere.dot(axis) / far)))
             let extra = (Self.pathMetres(radius: a, distance: r, incidenceRadians: incidence) - r)
                 - (Self.pathMetres(radius: a, distance: far, incidenceRadians: measuredIncidence) - far)
-            return ((seen.azimuthDegrees, seen.elevationDegrees), extra, incidence * 180 / .pi)
+            return ((seen.azimuthDegrees, seen.elevationDegrees), extra, incidence * 180 / .pi, measuredIncidence * 180 / .pi)
         }
         let left = ear(-1), right = ear(1)
         // Only the difference matters (the renderer adds no propagation delay): the lagging
@@ -183,7 +188,8 @@ public final class NearField: @unchecked Sendable {  // immutable after init
         return Ears(left: left.direction, right: right.direction,
                     delayCorrectionSamples: (min(limit, Float((left.extraMetres - common) * perMetre)),
                                              min(limit, Float((right.extraMetres - common) * perMetre))),
-                    incidenceDegrees: (left.incidence, right.incidence))
+                    incidenceDegrees: (left.incidence, right.incidence),
+                    measuredIncidenceDegrees: (left.measured, right.measured))
     }
 
     /// The path from a source at `distance` to a point on a sphere of `radius`, `incidence`

@@ -84,7 +84,9 @@ struct OfflineRender {
         return (Array(left[latency..<(latency + input.count)]), Array(right[latency..<(latency + input.count)]))
     }
 
-    func renderStatic(_ input: [Float], azimuthDegrees: Double, elevationDegrees: Double = 0, distanceMetres: Double = 1,
+    /// At the set's measurement distance by default: there the set's own cues are the reference.
+    func renderStatic(_ input: [Float], azimuthDegrees: Double, elevationDegrees: Double = 0,
+                      distanceMetres: Double = KEMAR.set.measurementDistanceMetres,
                       headYawDegrees: Double = 0) -> (left: [Float], right: [Float]) {
         render(input) { _ in
             (SphericalPosition(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees,
