@@ -54,13 +54,8 @@ public final class SpectralVoiceMix {
     /// so that a voice's new filters are a weighted sum of four, as the set's own filters are.
     @exclusivity(unchecked) private var nodeSpectra: UnsafeMutablePointer<Float>?
     @exclusivity(unchecked) private var nodeSpectraSet: ObjectIdentifier?
-    /// Near-field corrections for the set (made with the node spectra), each bin's place
-    /// between NearField's bands (lower band, share of the upper), and room for one ear's band
-    /// gains.
+    /// Near-field corrections for the set (made with the node spectra).
     public private(set) var nearField: NearField?
-    private var binBands: UnsafeMutablePointer<Int32>?
-    private var binUpperShares: UnsafeMutablePointer<Float>?
-    private var bandGains: UnsafeMutablePointer<Float>?
     @exclusivity(unchecked) private var voicesThisSpan = 0
     @exclusivity(unchecked) private var crossfadesThisSpan = 0
 
@@ -117,31 +112,12 @@ public final class SpectralVoiceMix {
         }
         nodeSpectra = table
         nodeSpectraSet = ObjectIdentifier(hrtf)
-        let nearField = NearField(measurementDistanceMetres: hrtf.measurementDistanceMetres, sampleRateHz: hrtf.sampleRateHz)
-        let bands = NearField.bandCentresHz
-        let binBands = UnsafeMutablePointer<Int32>.allocate(capacity: size / 2 + 1)
-        let shares = UnsafeMutablePointer<Float>.allocate(capacity: size / 2 + 1)
-        for k in 0...(size / 2) {
-            // Linear in log frequency between band centres, held beyond the outer ones.
-            let f = max(Double(k) * hrtf.sampleRateHz / Double(size), bands[0])
-            var b = 0
-            while b + 2 < bands.count && f > bands[b + 1] { b += 1 }
-            binBands[k] = Int32(b)
-            shares[k] = Float(min(1, max(0, log(f / bands[b]) / log(bands[b + 1] / bands[b]))))
-        }
-        self.nearField = nearField
-        self.binBands = binBands
-        binUpperShares = shares
-        bandGains = .allocate(capacity: bands.count)
-        bandGains!.initialize(repeating: 1, count: bands.count)
+        nearField = NearField(measurementDistanceMetres: hrtf.measurementDistanceMetres, sampleRateHz: hrtf.sampleRateHz)
     }
 
     deinit {
         for p in [accumulators, spectrum, time, scratch, silence, delayRows] { p.deallocate() }
         nodeSpectra?.deallocate()
-        binBands?.deallocate()
-        binUpperShares?.deallocate()
-        bandGains?.deallocate()
     }
 
     /// Floats a voice's filter spectra take (four rows).
@@ -211,27 +187,19 @@ public final class SpectralVoiceMix {
             let delays = hrtf.delays(hood)
             foldDelay((ear == 0 ? delays.left : delays.right)
                           + (ear == 0 ? ears.delayCorrectionSamples.left : ears.delayCorrectionSamples.right), into: out)
-            // The gains for the head-centred incidence over the same at the measurement distance
-            // (Kan et al.'s DVF). Dividing instead by the sphere at the incidence parallax takes
-            // the response from (NearField.bandGains' measuredIncidenceDegrees) keeps a near
-            // source ahead 1.3 dB louder, but made a source circling at 1 m click (MotionTests).
-            applyBandGains(nearField, incidenceDegrees: ear == 0 ? ears.incidenceDegrees.left : ears.incidenceDegrees.right,
-                           distanceMetres: distanceMetres, to: out)
+            // The sphere's gain for the head-centred incidence over the same at the measurement
+            // distance (Kan et al.'s DVF). Dividing instead by the sphere at the incidence
+            // parallax takes the response from (NearField.bandGains' measuredIncidenceDegrees)
+            // would keep a near source ahead louder; not tried with the broadband gain.
+            applyGain(nearField.broadbandGain(incidenceDegrees: ear == 0 ? ears.incidenceDegrees.left
+                                                                          : ears.incidenceDegrees.right,
+                                              distanceMetres: distanceMetres), to: out)
         }
     }
 
-    /// Scales one ear's spectrum (two rows) by its near-field gains, interpolated per bin.
-    private func applyBandGains(_ nearField: NearField, incidenceDegrees: Double, distanceMetres: Double,
-                                to ear: UnsafeMutablePointer<Float>) {
-        let gains = bandGains!, bands = binBands!, shares = binUpperShares!
-        nearField.bandGains(incidenceDegrees: incidenceDegrees, distanceMetres: distanceMetres, into: gains)
-        let b = binStride
-        for k in 0...(size / 2) {
-            let band = Int(bands[k]), share = shares[k]
-            let g = gains[band] + share * (gains[band + 1] - gains[band])
-            ear[k] *= g
-            ear[b + k] *= g
-        }
+    /// Scales one ear's spectrum (two rows).
+    private func applyGain(_ gain: Float, to ear: UnsafeMutablePointer<Float>) {
+        for k in 0..<(2 * binStride) { ear[k] *= gain }
     }
 
     /// Multiplies one ear's spectrum (two rows) by a delay of `delaySamples` (at least 1): the

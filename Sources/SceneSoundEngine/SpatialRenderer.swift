@@ -74,7 +74,6 @@ public final class SpatialRenderer {
 
     deinit {
         left.deallocate(); right.deallocate(); send.deallocate(); spanSources.deallocate(); sumsOfSquares.deallocate()
-        busBandGains.deallocate()
     }
 
     /// Frames of delay between a sample entering and leaving (the limiter's look-ahead).
@@ -307,7 +306,7 @@ public final class SpatialRenderer {
     /// Each ear's onset delay (less the decoder's share of the ITD) and level correction on the
     /// bus for a head-relative direction.
     /// Nearer than the set's measurement distance, each ear's delay grows and its level
-    /// follows the near field's (NearField) at its middle band: the bus has one field for all
+    /// follows the near field's (NearField.broadbandGain), as a voice's: the bus has one field for all
     /// its sources, so no per-source parallax or spectral shape, but no jump in level or ITD
     /// when a source moves between the paths.
     private func busCues(azimuthDegrees: Double, elevationDegrees: Double, distanceMetres: Double) -> BusCues {
@@ -321,16 +320,12 @@ public final class SpatialRenderer {
                                                         distanceMetres: max(distanceMetres, NearField.minimumDistanceMetres)).cartesian)
             cues.delays.left += ears.delayCorrectionSamples.left
             cues.delays.right += ears.delayCorrectionSamples.right
-            field.bandGains(incidenceDegrees: ears.incidenceDegrees.left, distanceMetres: distanceMetres, into: busBandGains)
-            cues.earLevels.left *= busBandGains[Self.busNearFieldBand]
-            field.bandGains(incidenceDegrees: ears.incidenceDegrees.right, distanceMetres: distanceMetres, into: busBandGains)
-            cues.earLevels.right *= busBandGains[Self.busNearFieldBand]
+            cues.earLevels.left *= field.broadbandGain(incidenceDegrees: ears.incidenceDegrees.left, distanceMetres: distanceMetres)
+            cues.earLevels.right *= field.broadbandGain(incidenceDegrees: ears.incidenceDegrees.right, distanceMetres: distanceMetres)
         }
         return cues
     }
-    /// NearField's band the bus takes its near-field levels from (1.6 kHz).
-    private static let busNearFieldBand = NearField.bandCentresHz.firstIndex(of: 1600)!
-    private let busBandGains = UnsafeMutablePointer<Float>.allocate(capacity: NearField.bandCentresHz.count)
+
 
     /// How far the head may turn before a source wholly on the bus looks its direction and
     /// cues up again: as far as a voice's filters may lag (BinauralVoice's threshold, at most
