@@ -18,12 +18,17 @@ public struct BinauralTarget: Equatable, Sendable {
     public var gain: Float
     /// Low-pass coefficient from OnePoleLowpass.coefficient (1 = none).
     public var lowpassCoefficient: Float
+    /// From the head's centre: nearer than the set's measurement distance, the filters get the
+    /// near-field corrections (NearField).
+    public var distanceMetres: Double
 
-    public init(azimuthDegrees: Double, elevationDegrees: Double, gain: Float, lowpassCoefficient: Float = 1) {
+    public init(azimuthDegrees: Double, elevationDegrees: Double, gain: Float, lowpassCoefficient: Float = 1,
+                distanceMetres: Double = .infinity) {
         self.azimuthDegrees = azimuthDegrees
         self.elevationDegrees = elevationDegrees
         self.gain = gain
         self.lowpassCoefficient = lowpassCoefficient
+        self.distanceMetres = distanceMetres
     }
 }
 
@@ -45,6 +50,8 @@ public final class BinauralVoice {
     @exclusivity(unchecked) private var state: BinauralTarget?
     /// The direction the current filters were interpolated for.
     @exclusivity(unchecked) private var filterDirection: (azimuthDegrees: Double, elevationDegrees: Double) = (0, 0)
+    /// The distance they were made for (the near-field corrections depend on it).
+    @exclusivity(unchecked) private var filterDistanceMetres = Double.infinity
     /// How far a source may move before its filters and delays are re-interpolated (and
     /// crossfaded).
     @exclusivity(unchecked) public var filterUpdateThresholdDegrees = 1.0
@@ -89,8 +96,9 @@ public final class BinauralVoice {
 
     private func start(at target: BinauralTarget, mix: SpectralVoiceMix) {
         mix.prepareFilters(hrtf, azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees,
-                           into: filters.current)
+                           distanceMetres: target.distanceMetres, into: filters.current)
         filterDirection = (target.azimuthDegrees, target.elevationDegrees)
+        filterDistanceMetres = target.distanceMetres
         state = target
     }
 
@@ -107,6 +115,8 @@ public final class BinauralVoice {
         // source (at 90°/s a 256-frame span moves 0.48°).
         let refilter = Self.hasMoved(from: filterDirection, to: (target.azimuthDegrees, target.elevationDegrees),
                                      degrees: filterUpdateThresholdDegrees)
+            || Self.nearFieldChanged(from: filterDistanceMetres, to: target.distanceMetres,
+                                     measurementDistanceMetres: hrtf.measurementDistanceMetres)
 
         // Gain ramp and low-pass into the newest span of the window.
         let history = size - frames
@@ -125,8 +135,9 @@ public final class BinauralVoice {
 
         if refilter {
             mix.prepareFilters(hrtf, azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees,
-                               into: filters.next)
+                               distanceMetres: target.distanceMetres, into: filters.next)
             filterDirection = (target.azimuthDegrees, target.elevationDegrees)
+            filterDistanceMetres = target.distanceMetres
         }
         mix.accumulate(window: window, current: filters.current, next: refilter ? filters.next : nil)
 
@@ -150,6 +161,14 @@ public final class BinauralVoice {
             n &+= 8
         }
         while n < frames { out[n] = input[n] * (from + step * Float(n + 1)); n += 1 }
+    }
+
+    /// Whether a source moved far enough in distance, near the head, for its near-field
+    /// corrections to change: 2 % (0.2 dB of the inverse distance law; the corrections change
+    /// less).
+    static func nearFieldChanged(from a: Double, to b: Double, measurementDistanceMetres far: Double) -> Bool {
+        if a >= far && b >= far { return false }
+        return abs(min(a, far) - min(b, far)) > 0.02 * min(a, b, far)
     }
 
     /// Whether two directions are at least `threshold` degrees apart. Most calls are for a

@@ -15,6 +15,11 @@ public struct BinauralCues: Equatable, Sendable {
     public var interauralLevelDifferenceDecibels: Double
 
     public var itdMicroseconds: Double { interauralTimeDifferenceSeconds * 1e6 }
+
+    public init(interauralTimeDifferenceSeconds: Double, interauralLevelDifferenceDecibels: Double) {
+        self.interauralTimeDifferenceSeconds = interauralTimeDifferenceSeconds
+        self.interauralLevelDifferenceDecibels = interauralLevelDifferenceDecibels
+    }
 }
 
 public enum CueAnalysis {
@@ -137,5 +142,38 @@ public enum ToneAnalysis {
         }
         let power = max(0, s1 * s1 + s2 * s2 - coefficient * s1 * s2)
         return 2 * power.squareRoot() / Double(samples.count)
+    }
+}
+
+/// Power per third octave of a signal, for measuring spectra of rendered audio.
+public enum BandAnalysis {
+    /// Third-octave centres (nominal) from 200 Hz to 12.5 kHz, the span the timbre bars cover.
+    public static let thirdOctavesHz: [Double] = [200, 250, 315, 400, 500, 630, 800, 1000, 1250, 1600, 2000, 2500,
+                                                  3150, 4000, 5000, 6300, 8000, 10000, 12500]
+
+    /// The mean power per band (Welch: Hann-windowed, half-overlapping segments of
+    /// `segmentFrames`), band edges a sixth of an octave each side of the centre. Compare two
+    /// signals' results band by band: the scale is the same for both.
+    public static func thirdOctavePowers(of signal: [Float], centresHz: [Double] = thirdOctavesHz,
+                                         sampleRateHz: Double, segmentFrames: Int = 8192) -> [Double] {
+        let n = segmentFrames
+        let fft = FFT(size: n)
+        let window = (0..<n).map { 0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(n)) }
+        var power = [Double](repeating: 0, count: n / 2 + 1)
+        var start = 0
+        while start + n <= signal.count {
+            var re = (0..<n).map { Double(signal[start + $0]) * window[$0] }, im = [Double](repeating: 0, count: n)
+            fft.transform(real: &re, imag: &im)
+            for k in power.indices { power[k] += re[k] * re[k] + im[k] * im[k] }
+            start += n / 2
+        }
+        let binHz = sampleRateHz / Double(n)
+        return centresHz.map { centre in
+            let low = max(1, Int((centre * pow(2, -1.0 / 6) / binHz).rounded(.up)))
+            let high = min(n / 2, Int((centre * pow(2, 1.0 / 6) / binHz).rounded(.down)))
+            var sum = 0.0
+            for k in low...max(low, high) { sum += power[k] }
+            return sum / Double(max(1, high - low + 1))
+        }
     }
 }

@@ -27,7 +27,7 @@ public enum HRTFPreparation {
     /// sample of look-ahead.
     public static let minimumDelaySamples: Float = 1
     /// Bumped whenever the preparation changes, so that on-disk caches are rebuilt.
-    public static let version: UInt32 = 2
+    public static let version: UInt32 = 3
 
     /// The filter length at a rate: 128 taps at 48 kHz, scaled with the rate, rounded up to 8.
     public static func filterTaps(sampleRateHz: Double) -> Int {
@@ -45,8 +45,11 @@ public enum HRTFPreparation {
         public var rightRetainedEnergyFraction: Double
     }
 
-    /// Minimum-phase filters and onset delays for one measured pair.
-    public static func preparePair(_ m: HRIRMeasurement, taps: Int, sampleRateHz: Double) -> PreparedPair {
+    /// Minimum-phase filters and onset delays for one measured pair; `timing`: the pair whose
+    /// interaural delay to keep, when `m` is an equalized version of it (whose rebuilt low
+    /// frequencies would move the cross-correlation's peak).
+    public static func preparePair(_ m: HRIRMeasurement, taps: Int, sampleRateHz: Double,
+                                   timing: HRIRMeasurement? = nil) -> PreparedPair {
         let length = max(m.left.count, m.right.count, taps)
         let fullLeft = MinimumPhase.filter(from: m.left, outputLength: length)
         let fullRight = MinimumPhase.filter(from: m.right, outputLength: length)
@@ -55,7 +58,7 @@ public enum HRTFPreparation {
         // The minimum-phase pair has lost the measured interaural delay (and keeps a little
         // low-frequency group delay of its own): measure both with the same cross-correlation
         // and put the difference back as a delay on the lagging ear.
-        let measured = CueAnalysis.itdSeconds(left: m.left, right: m.right, sampleRateHz: sampleRateHz)
+        let measured = CueAnalysis.itdSeconds(left: (timing ?? m).left, right: (timing ?? m).right, sampleRateHz: sampleRateHz)
         let residual = CueAnalysis.itdSeconds(left: left, right: right, sampleRateHz: sampleRateHz)
         let lagSamples = Float((measured - residual) * sampleRateHz)
         return PreparedPair(left: left, right: right,
@@ -65,13 +68,32 @@ public enum HRTFPreparation {
                             rightRetainedEnergyFraction: energyRatio(right, m.right))
     }
 
-    public static func prepare(_ measurements: [HRIRMeasurement], sampleRateHz: Double) throws -> HRTFSet {
+    /// `equalization`: `.diffuse` equalizes the measurements first (DiffuseFieldEqualization);
+    /// the interaural delays stay the measured ones.
+    public static func prepare(_ measured: [HRIRMeasurement], sampleRateHz: Double,
+                               equalization: HRTFEqualization = .none) throws -> HRTFSet {
+        try validate(measured)
+        let measurements = equalization == .diffuse
+            ? DiffuseFieldEqualization.equalize(measured, sampleRateHz: sampleRateHz) : measured
+        return try prepare(measurements, sampleRateHz: sampleRateHz, timing: measured)
+    }
+
+    static func validate(_ measurements: [HRIRMeasurement]) throws {
         guard !measurements.isEmpty else { throw HRTFPreparationError.noMeasurements }
         for (i, m) in measurements.enumerated() where m.left.isEmpty || m.right.isEmpty {
             throw HRTFPreparationError.emptyResponse(index: i)
         }
+    }
+
+    /// The set from `measurements` (already equalized as wanted), each pair's interaural
+    /// delay taken from the same index of `timing` (the measurements they were made from).
+    public static func prepare(_ measurements: [HRIRMeasurement], sampleRateHz: Double,
+                               timing measured: [HRIRMeasurement]) throws -> HRTFSet {
+        try validate(measurements)
+        precondition(measured.count == measurements.count)
+        let distances = measurements.compactMap(\.distanceMetres).filter { $0 > 0 }.sorted()
         let taps = filterTaps(sampleRateHz: sampleRateHz)
-        let pairs = measurements.map { preparePair($0, taps: taps, sampleRateHz: sampleRateHz) }
+        let pairs = zip(measurements, measured).map { preparePair($0, taps: taps, sampleRateHz: sampleRateHz, timing: $1) }
         let directions = measurements.map {
             SphericalPosition(azimuthDegrees: $0.azimuthDegrees, elevationDegrees: $0.elevationDegrees).cartesian
         }
@@ -101,7 +123,9 @@ public enum HRTFPreparation {
                        elevationStepDegrees: step, reversedFilters: filters, delaysSamples: delays,
                        measurementCount: measurements.count,
                        minimumRetainedEnergyFraction: retained[0],
-                       medianRetainedEnergyFraction: retained[retained.count / 2])
+                       medianRetainedEnergyFraction: retained[retained.count / 2],
+                       measurementDistanceMetres: distances.isEmpty ? HRTFSet.assumedMeasurementDistanceMetres
+                                                                    : distances[distances.count / 2])
     }
 
     /// The nearest measured directions (at most four) with inverse-square angular-distance

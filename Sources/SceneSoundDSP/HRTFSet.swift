@@ -8,12 +8,16 @@ public struct HRIRMeasurement: Sendable {
     public var elevationDegrees: Double
     public var left: [Float]
     public var right: [Float]
+    /// The source's distance from the head's centre (the SOFA SourcePosition radius), when known.
+    public var distanceMetres: Double?
 
-    public init(azimuthDegrees: Double, elevationDegrees: Double, left: [Float], right: [Float]) {
+    public init(azimuthDegrees: Double, elevationDegrees: Double, left: [Float], right: [Float],
+                distanceMetres: Double? = nil) {
         self.azimuthDegrees = azimuthDegrees
         self.elevationDegrees = elevationDegrees
         self.left = left
         self.right = right
+        self.distanceMetres = distanceMetres
     }
 }
 
@@ -36,14 +40,22 @@ public final class HRTFSet: @unchecked Sendable {  // immutable after init
     /// the median share over all responses.
     public let minimumRetainedEnergyFraction: Double
     public let medianRetainedEnergyFraction: Double
+    /// How far from the head's centre the set was measured: nearer sources get the near-field
+    /// corrections (NearField).
+    public let measurementDistanceMetres: Double
+    /// Assumed for a set whose measurements carry no distance (MIT KEMAR's).
+    public static let assumedMeasurementDistanceMetres = 1.4
 
     public var nodeCount: Int { azimuthCount * elevationCount }
-    /// Kept, not searched for: every source's voices ask for it when they are made.
+    /// The largest onset delay a voice may be given: the set's, plus the growth of the lagging
+    /// ear's delay for near sources (NearField). Kept, not searched for: every source's voices
+    /// ask for it when they are made.
     public let maximumDelaySamples: Float
 
     public init(sampleRateHz: Double, filterTaps: Int, azimuthStepDegrees: Double, elevationStepDegrees: Double,
                 reversedFilters: [Float], delaysSamples: [Float], measurementCount: Int,
-                minimumRetainedEnergyFraction: Double, medianRetainedEnergyFraction: Double) {
+                minimumRetainedEnergyFraction: Double, medianRetainedEnergyFraction: Double,
+                measurementDistanceMetres: Double = HRTFSet.assumedMeasurementDistanceMetres) {
         precondition(filterTaps > 0 && filterTaps % 8 == 0)
         let azimuthCount = Int((360 / azimuthStepDegrees).rounded())
         let elevationCount = Int((180 / elevationStepDegrees).rounded()) + 1
@@ -57,10 +69,11 @@ public final class HRTFSet: @unchecked Sendable {  // immutable after init
         self.elevationCount = elevationCount
         self.reversedFilters = reversedFilters
         self.delaysSamples = delaysSamples
-        maximumDelaySamples = delaysSamples.max() ?? 0
+        maximumDelaySamples = (delaysSamples.max() ?? 0) + NearField.delayMarginSamples(sampleRateHz: sampleRateHz)
         self.measurementCount = measurementCount
         self.minimumRetainedEnergyFraction = minimumRetainedEnergyFraction
         self.medianRetainedEnergyFraction = medianRetainedEnergyFraction
+        self.measurementDistanceMetres = measurementDistanceMetres
     }
 
     /// The four grid nodes around a direction and their bilinear weights.

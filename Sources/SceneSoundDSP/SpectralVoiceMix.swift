@@ -54,6 +54,8 @@ public final class SpectralVoiceMix {
     /// so that a voice's new filters are a weighted sum of four, as the set's own filters are.
     @exclusivity(unchecked) private var nodeSpectra: UnsafeMutablePointer<Float>?
     @exclusivity(unchecked) private var nodeSpectraSet: ObjectIdentifier?
+    /// Near-field corrections for the set (made with the node spectra).
+    public private(set) var nearField: NearField?
     @exclusivity(unchecked) private var voicesThisSpan = 0
     @exclusivity(unchecked) private var crossfadesThisSpan = 0
 
@@ -110,6 +112,7 @@ public final class SpectralVoiceMix {
         }
         nodeSpectra = table
         nodeSpectraSet = ObjectIdentifier(hrtf)
+        nearField = NearField(measurementDistanceMetres: hrtf.measurementDistanceMetres, sampleRateHz: hrtf.sampleRateHz)
     }
 
     deinit {
@@ -154,18 +157,49 @@ public final class SpectralVoiceMix {
 
     /// The filters for a direction into `filters` (four rows): the minimum-phase pair
     /// interpolated from the grid's spectra, each ear's interpolated onset delay folded in.
-    /// Real-time safe.
+    /// Nearer than the set's measurement distance each ear takes its response from its own
+    /// direction, with its delay's growth and its band gains (NearField). Real-time safe.
     func prepareFilters(_ hrtf: HRTFSet, azimuthDegrees: Double, elevationDegrees: Double,
-                        into filters: UnsafeMutablePointer<Float>) {
+                        distanceMetres: Double = .infinity, into filters: UnsafeMutablePointer<Float>) {
         precondition(nodeSpectraSet == ObjectIdentifier(hrtf), "the mix was prepared for another HRTF set")
-        let hood = hrtf.neighbourhood(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees)
-        let delays = hrtf.delays(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees)
         let floats = filterFloats, table = nodeSpectra!
-        kernels.blendSpectra(table + hood.nodes.0 * floats, hood.weights.0, table + hood.nodes.1 * floats, hood.weights.1,
-                             table + hood.nodes.2 * floats, hood.weights.2, table + hood.nodes.3 * floats, hood.weights.3,
-                             filters, floats)
-        foldDelay(delays.left, into: filters)
-        foldDelay(delays.right, into: filters + 2 * binStride)
+        guard let nearField, distanceMetres < nearField.measurementDistanceMetres else {
+            let hood = hrtf.neighbourhood(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees)
+            let delays = hrtf.delays(hood)
+            kernels.blendSpectra(table + hood.nodes.0 * floats, hood.weights.0, table + hood.nodes.1 * floats, hood.weights.1,
+                                 table + hood.nodes.2 * floats, hood.weights.2, table + hood.nodes.3 * floats, hood.weights.3,
+                                 filters, floats)
+            foldDelay(delays.left, into: filters)
+            foldDelay(delays.right, into: filters + 2 * binStride)
+            return
+        }
+        let position = SphericalPosition(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees,
+                                         distanceMetres: max(distanceMetres, NearField.minimumDistanceMetres)).cartesian
+        let ears = nearField.ears(of: position)
+        let earFloats = 2 * binStride
+        for ear in 0..<2 {
+            let direction = ear == 0 ? ears.left : ears.right
+            let hood = hrtf.neighbourhood(azimuthDegrees: direction.azimuthDegrees, elevationDegrees: direction.elevationDegrees)
+            let out = filters + ear * earFloats, rows = table + ear * earFloats
+            kernels.blendSpectra(rows + hood.nodes.0 * floats, hood.weights.0, rows + hood.nodes.1 * floats, hood.weights.1,
+                                 rows + hood.nodes.2 * floats, hood.weights.2, rows + hood.nodes.3 * floats, hood.weights.3,
+                                 out, earFloats)
+            let delays = hrtf.delays(hood)
+            foldDelay((ear == 0 ? delays.left : delays.right)
+                          + (ear == 0 ? ears.delayCorrectionSamples.left : ears.delayCorrectionSamples.right), into: out)
+            // The sphere's gain for the head-centred incidence over the same at the measurement
+            // distance (Kan et al.'s DVF). Dividing instead by the sphere at the incidence
+            // parallax takes the response from (NearField.bandGains' measuredIncidenceDegrees)
+            // would keep a near source ahead louder; not tried with the broadband gain.
+            applyGain(nearField.broadbandGain(incidenceDegrees: ear == 0 ? ears.incidenceDegrees.left
+                                                                          : ears.incidenceDegrees.right,
+                                              distanceMetres: distanceMetres), to: out)
+        }
+    }
+
+    /// Scales one ear's spectrum (two rows).
+    private func applyGain(_ gain: Float, to ear: UnsafeMutablePointer<Float>) {
+        for k in 0..<(2 * binStride) { ear[k] *= gain }
     }
 
     /// Multiplies one ear's spectrum (two rows) by a delay of `delaySamples` (at least 1): the

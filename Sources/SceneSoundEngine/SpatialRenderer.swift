@@ -239,7 +239,8 @@ public final class SpatialRenderer {
             let target = BinauralTarget(azimuthDegrees: relative.azimuthDegrees,
                                         elevationDegrees: relative.elevationDegrees,
                                         gain: source.gain * distanceGain * source.cullFade,
-                                        lowpassCoefficient: OnePoleLowpass.coefficient(cutoffHz: cutoff, sampleRateHz: rate))
+                                        lowpassCoefficient: OnePoleLowpass.coefficient(cutoffHz: cutoff, sampleRateHz: rate),
+                                        distanceMetres: distance)
             renderPaths(source, channel: c, target: target, offset: offset, frames: frames,
                         worldDirection: anchored ? position - pose.positionMetres : pose.orientation.rotate(position),
                         busCues: placement?.cues)
@@ -305,7 +306,8 @@ public final class SpatialRenderer {
         if mix == 0 && busMixStart == 0 && !busVoice.isSounding {
             busVoice.follow()
         } else {
-            let cues = cues ?? busCues(azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees)
+            let cues = cues ?? busCues(azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees,
+                                       distanceMetres: target.distanceMetres)
             bus.encode(busVoice, input: input, frames: frames, offset: offset, direction: worldDirection,
                        delays: cues.delays, earLevels: cues.earLevels, gain: target.gain * mix,
                        lowpassCoefficient: target.lowpassCoefficient)
@@ -314,13 +316,27 @@ public final class SpatialRenderer {
 
     /// Each ear's onset delay (less the decoder's share of the ITD) and level correction on the
     /// bus for a head-relative direction.
-    private func busCues(azimuthDegrees: Double, elevationDegrees: Double) -> BusCues {
+    /// Nearer than the set's measurement distance, each ear's delay grows and its level
+    /// follows the near field's (NearField.broadbandGain), as a voice's: the bus has one field for all
+    /// its sources, so no per-source parallax or spectral shape, but no jump in level or ITD
+    /// when a source moves between the paths.
+    private func busCues(azimuthDegrees: Double, elevationDegrees: Double, distanceMetres: Double) -> BusCues {
         let hood = hrtf.neighbourhood(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees)
         let onsets = hrtf.delays(hood)
         let corrections = busDecoder.earDelays(hood)
-        return BusCues(delays: (onsets.left - corrections.left, onsets.right - corrections.right),
-                       earLevels: busDecoder.earLevels(hood))
+        var cues = BusCues(delays: (onsets.left - corrections.left, onsets.right - corrections.right),
+                           earLevels: busDecoder.earLevels(hood))
+        if let field = voiceMix.nearField, distanceMetres < field.measurementDistanceMetres {
+            let ears = field.ears(of: SphericalPosition(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees,
+                                                        distanceMetres: max(distanceMetres, NearField.minimumDistanceMetres)).cartesian)
+            cues.delays.left += ears.delayCorrectionSamples.left
+            cues.delays.right += ears.delayCorrectionSamples.right
+            cues.earLevels.left *= field.broadbandGain(incidenceDegrees: ears.incidenceDegrees.left, distanceMetres: distanceMetres)
+            cues.earLevels.right *= field.broadbandGain(incidenceDegrees: ears.incidenceDegrees.right, distanceMetres: distanceMetres)
+        }
+        return cues
     }
+
 
     /// How far the head may turn before a source wholly on the bus looks its direction and
     /// cues up again: as far as a voice's filters may lag (BinauralVoice's threshold, at most
@@ -347,7 +363,8 @@ public final class SpatialRenderer {
         stored.pointee = BusPlacement(position: position, anchored: anchored, headPosition: pose.positionMetres,
                                       orientation: pose.orientation, relative: relative,
                                       cues: busCues(azimuthDegrees: relative.azimuthDegrees,
-                                                    elevationDegrees: relative.elevationDegrees),
+                                                    elevationDegrees: relative.elevationDegrees,
+                                                    distanceMetres: relative.distanceMetres),
                                       isValid: true)
         return stored.pointee
     }

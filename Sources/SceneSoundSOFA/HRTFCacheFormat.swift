@@ -5,7 +5,7 @@ import SceneSoundDSP
 /// the filters as raw Float32. Written to a temporary file and renamed, so a reader never
 /// sees half a file.
 enum HRTFCacheFormat {
-    static let magic: [UInt8] = Array("SSHRTF\u{0}\u{2}".utf8)
+    static let magic: [UInt8] = Array("SSHRTF\u{0}\u{3}".utf8)
 
     /// FNV-1a, 64 bits: identifies the file's content, not its name or time.
     static func fingerprint(_ data: Data) -> UInt64 {
@@ -26,6 +26,7 @@ enum HRTFCacheFormat {
         put(UInt32(set.measurementCount).littleEndian)
         put(set.minimumRetainedEnergyFraction.bitPattern.littleEndian)
         put(set.medianRetainedEnergyFraction.bitPattern.littleEndian)
+        put(set.measurementDistanceMetres.bitPattern.littleEndian)
         put(UInt32(set.delaysSamples.count).littleEndian)
         put(UInt32(set.reversedFilters.count).littleEndian)
         set.delaysSamples.withUnsafeBytes { data.append(contentsOf: $0) }
@@ -71,17 +72,19 @@ enum HRTFCacheFormat {
             let measurements = Int(try take(UInt32.self))
             let retained = Double(bitPattern: try take(UInt64.self))
             let medianRetained = Double(bitPattern: try take(UInt64.self))
+            let distance = Double(bitPattern: try take(UInt64.self))
             let delayCount = Int(try take(UInt32.self))
             let filterCount = Int(try take(UInt32.self))
             let delays = try floats(delayCount)
             let filters = try floats(filterCount)
-            guard offset == raw.count, taps > 0, taps % 8 == 0, azStep > 0, elStep > 0,
+            guard offset == raw.count, taps > 0, distance > 0, taps % 8 == 0, azStep > 0, elStep > 0,
                   delayCount == Int((360 / azStep).rounded()) * (Int((180 / elStep).rounded()) + 1) * 2,
                   filterCount == delayCount * taps
             else { throw HRTFLoadError("inconsistent HRTF cache") }
             return HRTFSet(sampleRateHz: rate, filterTaps: taps, azimuthStepDegrees: azStep, elevationStepDegrees: elStep,
                            reversedFilters: filters, delaysSamples: delays, measurementCount: measurements,
-                           minimumRetainedEnergyFraction: retained, medianRetainedEnergyFraction: medianRetained)
+                           minimumRetainedEnergyFraction: retained, medianRetainedEnergyFraction: medianRetained,
+                           measurementDistanceMetres: distance)
         }
     }
 }

@@ -19,27 +19,31 @@ public struct HRTFLoader: Sendable {
 
     public enum Origin: Equatable, Sendable { case prepared, cache }
 
-    /// Where a set's preparation at a rate is cached: by the file's content, the rate and the
-    /// preparation's version.
-    public static func cacheFileName(content: Data, sampleRateHz: Double) -> String {
-        "hrtf-" + String(format: "%016llx", HRTFCacheFormat.fingerprint(content)) + "-\(Int(sampleRateHz))Hz-v\(HRTFPreparation.version).bin"
+    /// Where a set's preparation at a rate is cached: by the file's content, the rate, the
+    /// equalization (each choice is prepared and cached on its own) and the preparation's version.
+    public static func cacheFileName(content: Data, sampleRateHz: Double, equalization: HRTFEqualization = .diffuse) -> String {
+        "hrtf-" + String(format: "%016llx", HRTFCacheFormat.fingerprint(content))
+            + "-\(Int(sampleRateHz))Hz-\(equalization.rawValue)-v\(HRTFPreparation.version).bin"
     }
 
-    public func load(path: String, sampleRateHz: Double) throws -> (set: HRTFSet, origin: Origin) {
+    /// `equalization`: how the set's responses are equalized (`.diffuse`: DiffuseFieldEqualization).
+    public func load(path: String, sampleRateHz: Double,
+                     equalization: HRTFEqualization = .diffuse) throws -> (set: HRTFSet, origin: Origin) {
         let content: Data
         do {
             content = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
             throw HRTFLoadError("\(path): cannot read the HRTF file (\((error as NSError).localizedDescription))")
         }
-        let cachePath = cacheDirectory.map { "\($0)/" + Self.cacheFileName(content: content, sampleRateHz: sampleRateHz) }
+        let cachePath = cacheDirectory.map { "\($0)/" + Self.cacheFileName(content: content, sampleRateHz: sampleRateHz, equalization: equalization) }
         if let cachePath, let cached = try? HRTFCacheFormat.read(path: cachePath), cached.sampleRateHz == sampleRateHz {
             return (cached, .cache)
         }
         let file = try SOFAFile.load(path: path)
         let set: HRTFSet
         do {
-            set = try HRTFPreparation.prepare(try file.resampled(to: sampleRateHz), sampleRateHz: sampleRateHz)
+            set = try HRTFPreparation.prepare(try file.resampled(to: sampleRateHz), sampleRateHz: sampleRateHz,
+                                              equalization: equalization)
         } catch let error as HRTFPreparationError {
             throw HRTFLoadError("\(path): \(error.description)")
         }

@@ -56,7 +56,7 @@ public struct SOFAFile: Sendable {
                 ears.append([Float](repeating: 0, count: pad) + Array(UnsafeBufferPointer(start: start, count: n)))
             }
             measurements.append(HRIRMeasurement(azimuthDegrees: Double(position[0]), elevationDegrees: Double(position[1]),
-                                                left: ears[0], right: ears[1]))
+                                                left: ears[0], right: ears[1], distanceMetres: Double(position[2])))
         }
         return SOFAFile(path: path, sampleRateHz: rate, measurements: measurements)
     }

@@ -6,11 +6,15 @@ import SceneSoundMedia
 import SceneSoundSOFA
 
 extension Room: ExpressibleByArgument {}
+extension HRTFEqualization: ExpressibleByArgument {}
 
 /// Options shared by every verb that renders through the engine.
 struct RenderingOptions: ParsableArguments {
     @Option(name: .customLong("hrtf"), help: ArgumentHelp("The HRTF set (any AES69 SOFA file).", valueName: "FILE.sofa"))
     var hrtfPath: String = SOFAFile.defaultPath
+
+    @Option(name: .customLong("hrtf-eq"), help: ArgumentHelp("How the set is equalized: diffuse (diffuse-field, a neutral timbre) or none (as measured).", valueName: "diffuse|none"))
+    var hrtfEqualization: HRTFEqualization = .diffuse
 
     @Option(name: .customLong("rate"), parsing: .unconditional, help: ArgumentHelp("Output sample rate.", valueName: "HZ"))
     var rateHz: Int = 48000
@@ -40,7 +44,7 @@ struct RenderingOptions: ParsableArguments {
 
     func loadHRTF() throws -> HRTFSet {
         do {
-            return try HRTFLoader().load(path: hrtfPath, sampleRateHz: Double(rateHz)).set
+            return try HRTFLoader().load(path: hrtfPath, sampleRateHz: Double(rateHz), equalization: hrtfEqualization).set
         } catch let error as HRTFLoadError {
             throw RuntimeError("\(error.description); pass --hrtf with an AES69 SOFA file")
         }

@@ -11,6 +11,7 @@ enum ConfigFile {
     /// Keys and the type each takes, in the order `--help` lists the flags.
     static let keys: [(key: String, kind: Kind)] = [
         ("socket", .string), ("output", .string), ("rate", .integer), ("block", .integer), ("hrtf", .string),
+        ("hrtf_eq", .string),
         ("head_width_cm", .number), ("headphone_eq", .string),
         ("display", .string), ("windows", .string), ("opentrack", .string), ("max_opentrack_packets_per_second", .integer),
         ("osc", .string), ("osc_address", .string), ("osc_axes", .string), ("max_osc_packets_per_second", .integer),

@@ -9,6 +9,7 @@ import SceneSoundSOFA
 import Logging
 
 extension Room: ExpressibleByArgument {}
+extension HRTFEqualization: ExpressibleByArgument {}
 
 /// The daemon's flags (README "The daemon"). Every flag is checked here, before anything
 /// starts, and a bad value is one line naming the flag and what it accepts.
@@ -34,6 +35,9 @@ struct DaemonOptions: ParsableCommand {
 
     @Option(name: .customLong("hrtf"), help: ArgumentHelp("The HRTF set (any AES69 SOFA file).", valueName: "FILE.sofa"))
     var hrtfPath: String = SOFAFile.defaultPath
+
+    @Option(name: .customLong("hrtf-eq"), help: ArgumentHelp("How the set is equalized: diffuse (diffuse-field, a neutral timbre) or none (as measured).", valueName: "diffuse|none"))
+    var hrtfEqualization: HRTFEqualization = .diffuse
 
     @Option(name: .customLong("head-width-cm"), parsing: .unconditional, help: ArgumentHelp("The listener's head width, ear to ear (10 to 25 cm): the HRTF set's ITD is scaled to it (default: the set's own, KEMAR's 15.2 cm).", valueName: "CM"))
     var headWidthCentimetres: Double?

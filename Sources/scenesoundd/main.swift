@@ -66,7 +66,8 @@ do { socketPath = try options.socketPath() } catch let error as ValidationError 
 var hrtf: HRTFSet
 do {
     let started = Date()
-    let loaded = try HRTFLoader().load(path: options.hrtfPath, sampleRateHz: Double(options.rateHz))
+    let loaded = try HRTFLoader().load(path: options.hrtfPath, sampleRateHz: Double(options.rateHz),
+                                        equalization: options.hrtfEqualization)
     hrtf = loaded.set
     if let width = options.headWidthCentimetres {
         hrtf = hrtf.scalingInterauralDelays(by: HRTFSet.interauralDelayScale(headWidthCentimetres: width))

@@ -52,7 +52,20 @@ import Foundation
             let drop = 20 * log10(model.gain(distanceMetres: 2 * d) / model.gain(distanceMetres: d))
             #expect(abs(drop + 6.0206) < 1e-3)
         }
-        #expect(model.gain(distanceMetres: 0.3) == 1)  // clamped inside the reference distance
+    }
+
+    /// The reference is the listener's distance to the screen: a window there at unity, a
+    /// window at 0.5 m at least 3 dB louder than one at 0.8 m (no clamp at the reference),
+    /// and a floor at 0.1 m.
+    @Test func windowsAtADeskDifferInLevel() {
+        let model = DistanceModel()
+        #expect(model.referenceDistanceMetres == 0.6)
+        #expect(abs(model.gain(distanceMetres: 0.6) - 1) < 1e-12)
+        let nearOverFar = 20 * log10(model.gain(distanceMetres: 0.5) / model.gain(distanceMetres: 0.8))
+        print("0.5 m over 0.8 m: \(String(format: "%+.2f", nearOverFar)) dB")
+        #expect(nearOverFar >= 3)
+        #expect(model.gain(distanceMetres: 0.01) == model.gain(distanceMetres: 0.1))
+        #expect(model.gain(distanceMetres: 0.1) > model.gain(distanceMetres: 0.2))
     }
 
     @Test func maximumDistanceClamps() {
@@ -104,5 +117,39 @@ import Foundation
         // One second later the gain is exactly 1 again.
         let exact = Array(out[(2 * 47000)...]) == Array(quiet[(2 * 47000 - delay)..<(quiet.count - delay)])
         #expect(exact)
+    }
+}
+
+/// The rigid sphere of NearField against the published figures (Duda & Martens 1998's series;
+/// radius 8.75 cm, source on an ear's axis, 0.5 m over 1.4 m).
+@Suite struct NearFieldModelTests {
+    static func level(_ incidence: Double, _ r: Double, _ f: Double) -> Double {
+        20 * log10(NearField.sphereMagnitude(radiusMetres: 0.0875, distanceMetres: r, incidenceRadians: incidence, frequencyHz: f))
+    }
+
+    @Test(arguments: [(100.0, 3.0), (200, 2.9), (500, 2.6), (1000, 2.5), (2000, 2.5), (4000, 2.7), (8000, 2.9)])
+    func theILDGrowsAsTheSpheres(frequencyHz: Double, ildChangeDecibels: Double) {
+        let change = (Self.level(0, 0.5, frequencyHz) - Self.level(.pi, 0.5, frequencyHz))
+            - (Self.level(0, 1.4, frequencyHz) - Self.level(.pi, 1.4, frequencyHz))
+        #expect(abs(change - ildChangeDecibels) <= 0.06)
+        // With the inverse distance law (8.94 dB): near ear +10.0 … +10.6, far ear +7.1 … +7.6.
+        let inverse = 20 * log10(1.4 / 0.5)
+        let nearEar = Self.level(0, 0.5, frequencyHz) - Self.level(0, 1.4, frequencyHz) + inverse
+        let farEar = Self.level(.pi, 0.5, frequencyHz) - Self.level(.pi, 1.4, frequencyHz) + inverse
+        #expect(nearEar >= 9.95 && nearEar <= 10.65)
+        #expect(farEar >= 7.05 && farEar <= 7.65)
+    }
+
+    /// Far away the sphere is transparent at low frequencies; at the measurement distance the
+    /// gains are exactly 1; ahead at 0.5 m the ears see the source 6.4° to their sides.
+    @Test func tableAndParallax() {
+        #expect(abs(Self.level(.pi / 2, 10, 20)) < 0.05)
+        let field = NearField(measurementDistanceMetres: 1.4, sampleRateHz: 48000)
+        var gains = [Float](repeating: 0, count: field.bandCount)
+        field.bandGains(incidenceDegrees: 0, distanceMetres: 1.4, into: &gains)
+        #expect(gains.allSatisfy { abs($0 - 1) < 1e-6 })
+        let ears = field.ears(of: SphericalPosition(azimuthDegrees: 0, distanceMetres: 0.5).cartesian)
+        #expect(abs(ears.left.azimuthDegrees + 6.4) < 0.15 && abs(ears.right.azimuthDegrees - 6.4) < 0.15)
+        #expect(abs(ears.delayCorrectionSamples.left) < 1e-3 && abs(ears.delayCorrectionSamples.right) < 1e-3)
     }
 }

@@ -20,7 +20,8 @@ import SceneSoundEngine
     @Test(arguments: [(30.0, 276.0, 8.5), (60, 529, 13.9), (90, 706, 11.8)])
     func datasetCuesMatchTheDesignFigures(azimuthDegrees: Double, itdMicroseconds: Double, ildDecibels: Double) {
         for side in [1.0, -1.0] {
-            let cues = KEMAR.referenceCues(azimuthDegrees: side * azimuthDegrees, noise: Self.noise)
+            let cues = KEMAR.referenceCues(azimuthDegrees: side * azimuthDegrees, noise: Self.noise,
+                                           among: KEMAR.rawMeasurements)
             #expect(abs(cues.itdMicroseconds - side * itdMicroseconds) <= 30)
             #expect(abs(cues.interauralLevelDifferenceDecibels - side * ildDecibels) <= 1.5)
         }

@@ -36,7 +36,7 @@ import SceneSoundEngine
             (SphericalPosition(azimuthDegrees: 45).cartesian, HeadPose(orientation: Quaternion(yawDegrees: 200 * t)))
         }
         let locked = OfflineRender().render(input, mode: .headLocked, place: place)
-        let still = OfflineRender().renderStatic(input, azimuthDegrees: 45)
+        let still = OfflineRender().renderStatic(input, azimuthDegrees: 45, distanceMetres: 1)
         let identical = locked.left == still.left && locked.right == still.right
         #expect(identical)
     }

@@ -8,19 +8,33 @@ import SceneSoundSOFA
 enum KEMAR {
     static let rateHz = 48000.0
     static let file: SOFAFile = try! SOFAFile.load(path: SOFAFile.defaultPath)
-    static let measurements: [HRIRMeasurement] = try! file.resampled(to: rateHz)
-    static let set: HRTFSet = try! HRTFPreparation.prepare(measurements, sampleRateHz: rateHz)
+    static let rawMeasurements: [HRIRMeasurement] = try! file.resampled(to: rateHz)
+    /// Diffuse-field equalized, as the daemon prepares the set: the reference cues come from
+    /// these, the same responses the renderer's filters are made from.
+    static let measurements: [HRIRMeasurement] = DiffuseFieldEqualization.equalize(rawMeasurements, sampleRateHz: rateHz)
+    static let set: HRTFSet = try! HRTFPreparation.prepare(measurements, sampleRateHz: rateHz, timing: rawMeasurements)
 
-    static func measurement(azimuthDegrees: Double, elevationDegrees: Double = 0) -> HRIRMeasurement {
+    static func measurement(azimuthDegrees: Double, elevationDegrees: Double = 0,
+                            among measurements: [HRIRMeasurement] = KEMAR.measurements) -> HRIRMeasurement {
         var az = azimuthDegrees.truncatingRemainder(dividingBy: 360)
         if az < 0 { az += 360 }
         return measurements.first { abs($0.azimuthDegrees - az) < 0.01 && abs($0.elevationDegrees - elevationDegrees) < 0.01 }!
     }
 
-    /// The set's own cues for a direction: noise convolved with the measured responses.
-    static func referenceCues(azimuthDegrees: Double, elevationDegrees: Double = 0, noise: [Float]) -> BinauralCues {
-        let m = measurement(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees)
-        return CueAnalysis.cues(left: convolve(noise, m.left), right: convolve(noise, m.right), sampleRateHz: rateHz)
+    /// The set's own cues for a direction: noise convolved with the measured responses, the
+    /// level difference through the equalized ones (as the set is prepared), the time
+    /// difference through the raw ones (the preparation keeps it; `among` other measurements
+    /// take both from those).
+    static func referenceCues(azimuthDegrees: Double, elevationDegrees: Double = 0, noise: [Float],
+                              among measurements: [HRIRMeasurement]? = nil) -> BinauralCues {
+        let m = measurement(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees,
+                            among: measurements ?? KEMAR.measurements)
+        let t = measurement(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees,
+                            among: measurements ?? rawMeasurements)
+        return BinauralCues(
+            interauralTimeDifferenceSeconds: CueAnalysis.itdSeconds(left: convolve(noise, t.left), right: convolve(noise, t.right),
+                                                                    sampleRateHz: rateHz),
+            interauralLevelDifferenceDecibels: CueAnalysis.ildDecibels(left: convolve(noise, m.left), right: convolve(noise, m.right)))
     }
 
     static func convolve(_ x: [Float], _ h: [Float]) -> [Float] {
@@ -70,7 +84,9 @@ struct OfflineRender {
         return (Array(left[latency..<(latency + input.count)]), Array(right[latency..<(latency + input.count)]))
     }
 
-    func renderStatic(_ input: [Float], azimuthDegrees: Double, elevationDegrees: Double = 0, distanceMetres: Double = 1,
+    /// At the set's measurement distance by default: there the set's own cues are the reference.
+    func renderStatic(_ input: [Float], azimuthDegrees: Double, elevationDegrees: Double = 0,
+                      distanceMetres: Double = KEMAR.set.measurementDistanceMetres,
                       headYawDegrees: Double = 0) -> (left: [Float], right: [Float]) {
         render(input) { _ in
             (SphericalPosition(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees,

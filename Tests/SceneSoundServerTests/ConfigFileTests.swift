@@ -24,6 +24,7 @@ import Testing
         ("rate = 1000", "key 'rate'", "8000 to 192000"),
         ("room = \"cathedral\"", "key 'room'", "none"),
         ("windows = \"mir\"", "key 'windows'", "auto, x11, sway, hyprland, kwin, gnome, none"),
+        ("hrtf_eq = \"flat\"", "key 'hrtf_eq'", "'diffuse'"),
         ("colour = 3", "unknown key 'colour'", "max_clients"),
         ("block = [", "not valid TOML", ""),
         ("duck_db = 6", "key 'duck_db'", "-60 to 0 dB"),
