@@ -63,7 +63,10 @@ import SceneSoundSOFA
     /// at the set's ±30°, FC centred, the surrounds at its ±110°.
     @Test(arguments: [(0, 30.0), (1, -30), (2, 0), (4, 110), (5, -110)])
     func each51ChannelSoundsFromItsSpeaker(channel: Int, azimuthDegrees: Double) throws {
-        let out = try render(try write("c\(channel).wav", channelCount: 6, index: channel))
+        // At the set's own distance (no near field) and as measured (no equalization, whose
+        // spectral weighting moves the broadband ILD): the speaker's direction alone is compared.
+        let out = try render(try write("c\(channel).wav", channelCount: 6, index: channel),
+                             ["--distance", "1.4", "--hrtf-eq", "none"])
         let rendered = cues(out), reference = Self.datasetCues(azimuthDegrees: azimuthDegrees)
         print("render 5.1 channel \(channel): ITD \(rendered.itdMicroseconds) µs (KEMAR at \(azimuthDegrees)°: "
               + "\(reference.itdMicroseconds)), ILD \(rendered.interauralLevelDifferenceDecibels) dB "

@@ -28,8 +28,11 @@ extension IdiomTests {
         try FileManager.default.copyItem(atPath: program.path, toPath: package + "/Sources/idiom-consumer/main.swift")
 
         let scratch = repository.appendingPathComponent(".build/client-consumer").path
+        // `make test` passes SWIFT as the Makefile has it, a bare name by default: looked up in PATH.
         let swift = ProcessInfo.processInfo.environment["SWIFT"].flatMap { $0.isEmpty ? nil : $0 } ?? "/opt/swift/usr/bin/swift"
-        let build = try runProgram(swift, ["build", "--package-path", package, "--scratch-path", scratch])
+        let buildArguments = ["build", "--package-path", package, "--scratch-path", scratch]
+        let build = swift.contains("/") ? try runProgram(swift, buildArguments)
+                                        : try runProgram("/usr/bin/env", [swift] + buildArguments)
         try #require(build.status == 0, "the consumer package did not build:\n\(build.output)")
 
         let daemon = try RealDaemon()
