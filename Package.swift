@@ -126,7 +126,7 @@ let package = Package(
         .target(name: "SceneSoundKernelConformance", dependencies: ["SceneSoundDSP"], path: "Tests/SceneSoundKernelConformance"),
         .testTarget(name: "SceneSoundMediaTests", dependencies: ["SceneSoundMedia"]),
         .testTarget(name: "SceneSoundSOFATests", dependencies: ["SceneSoundSOFA"]),
-        .testTarget(name: "SceneSoundEngineTests", dependencies: ["SceneSoundEngine", "SceneSoundSOFA", "SceneSoundMedia", "CCPUFeatures"]),
+        .testTarget(name: "SceneSoundEngineTests", dependencies: ["SceneSoundEngine", "SceneSoundSOFA", "SceneSoundMedia", "CCPUFeatures", "SceneSoundTestSupport"]),
         // Runs the real binaries (built as dependencies) as a user would.
         .testTarget(name: "IntegrationTests", dependencies: ["scenesound", "SceneSoundDSP", "SceneSoundMedia", "SceneSoundSOFA"]),
         .testTarget(name: "SceneSoundPulseTests", dependencies: ["SceneSoundPulse", "SceneSoundDSP", "SceneSoundTestSupport"]),

@@ -46,6 +46,14 @@ extension ClientConnection {
         try perform(.useHeadphoneEQ(path: path), timeoutSeconds: timeoutSeconds)
     }
 
+    /// Switches the server to the HRTF set in the SOFA file at `path` (absolute), live and
+    /// crossfaded; returns once it is loaded (a set not cached yet is prepared first: seconds,
+    /// hence the longer default timeout). A missing or bad file is refused
+    /// (`invalid_argument`, naming it) and the set in use kept.
+    public func useHRTF(path: String, timeoutSeconds: Double? = 120) throws(ClientError) {
+        try perform(.useHRTF(path: path), timeoutSeconds: timeoutSeconds)
+    }
+
     /// Uploads a sample (system or alert sound) into the server's cache, in as many chunks as
     /// the frame size needs; returns when the server has acknowledged all of them.
     public func uploadSample(name: String, format: AudioFormat, pcm: [UInt8],

@@ -48,6 +48,11 @@ extension ClientOperation where Value == Void {
     public static func useHeadphoneEQ(path: String?) -> ClientOperation<Void> {
         expectingOK(.headphoneEQUse(HeadphoneEQUse(path: path ?? "")))
     }
+
+    /// Renders with the SOFA file at `path` (absolute) from now on, crossfaded in.
+    public static func useHRTF(path: String) -> ClientOperation<Void> {
+        expectingOK(.hrtfUse(HRTFUse(path: path)))
+    }
 }
 
 extension ClientOperation where Value == [SceneListEntry] {

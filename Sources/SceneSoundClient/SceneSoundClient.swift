@@ -69,6 +69,11 @@ public final class SceneSoundClient: Sendable {
         try await perform(.useHeadphoneEQ(path: path))
     }
 
+    /// Switches the server to the HRTF set in the SOFA file at `path` (absolute), live.
+    public func useHRTF(path: String) async throws(ClientError) {
+        try await perform(.useHRTF(path: path))
+    }
+
     public func uploadSample(name: String, format: AudioFormat, pcm: [UInt8]) async throws(ClientError) {
         let connection = self.connection
         try await awaitOperation("SAMPLE_UPLOAD") {

@@ -156,6 +156,14 @@ public final class Engine: @unchecked Sendable {
         var started = 0
         for _ in 0..<512 {
             guard let command = deferred.take() ?? commands.pop() else { return }
+            if case .addStream = command, renderer.isSwitching {
+                deferred = command  // made for the incoming set: it starts once that set renders alone
+                return
+            }
+            if case .switchHRTF = command, !renderer.canSwitch {
+                deferred = command  // one switch at a time, the last one handed back first
+                return
+            }
             if case .addStream = command {
                 // A stream refused for the limit goes back through the event queue: with no
                 // room there it waits here, so that it is never released on this thread.
@@ -220,6 +228,8 @@ public final class Engine: @unchecked Sendable {
             duck.parameters = parameters
         case .setHeadphoneEQ(let filter):
             renderer.headphoneEQ.use(filter)
+        case .switchHRTF(let change):
+            renderer.beginSwitch(change)
         }
     }
 
@@ -299,6 +309,7 @@ public final class Engine: @unchecked Sendable {
         while events.hasRoom, let filter = renderer.headphoneEQ.takeRetired() {
             emit(.retiredHeadphoneEQ(filter))
         }
+        if events.hasRoom, let change = renderer.takeFinishedSwitch() { emit(.retiredHRTF(change)) }
         var index = 0
         while index < streams.count {
             if streams[index].removing {

@@ -26,6 +26,10 @@ public enum EngineCommand {
     /// The headphone equalization from now on (nil: none), faded in over the old one; the one
     /// it replaces comes back as `.retiredHeadphoneEQ`.
     case setHeadphoneEQ(HeadphoneEQFilter?)
+    /// Another HRTF set from now on, crossfaded in (SpatialRenderer.beginSwitch); the switch
+    /// comes back as `.retiredHRTF` with the old set's state. Streams added after it wait
+    /// until the crossfade is over (they carry voices for the new set).
+    case switchHRTF(HRTFSwitch)
 }
 
 /// What the render thread tells the server.
@@ -37,6 +41,8 @@ public enum EngineEvent {
     case released(EngineStream)
     /// A headphone equalization the renderer no longer uses, to be released off it.
     case retiredHeadphoneEQ(HeadphoneEQFilter)
+    /// A finished HRTF switch, holding the old set's stage and voices, to be released off it.
+    case retiredHRTF(HRTFSwitch)
 }
 
 /// A stream as the engine holds it: the render source plus its scene.

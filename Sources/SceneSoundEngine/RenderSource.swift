@@ -46,17 +46,16 @@ public final class RenderSource {
     /// True when the governor put the source on the ambisonic bus (a move crossfades).
     public var isOnBus: Bool { path.onBus }
 
-    let voices: ContiguousArray<BinauralVoice>
-    /// Per channel, its voice on the ambisonic bus.
-    let busVoices: ContiguousArray<AmbisonicBusVoice>
+    /// Its voices on the renderer's stage (HRTF voices, bus voices, bus placements), and while
+    /// an HRTF switch crossfades, its voices on the incoming stage too (HRTFSwitch).
+    @exclusivity(unchecked) var voices: SourceVoices
+    @exclusivity(unchecked) var incomingVoices: SourceVoices?
     @exclusivity(unchecked) var path = VoicePathState()
     /// Per channel, the block's input, with `historyFrames` of the previous blocks before it
     /// (the bus voices' delays read it in place).
     let planar: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     let historyFrames: Int
     private let maximumFrames: Int
-    /// Per channel, where the bus last placed it (SpatialRenderer.busPlacement).
-    let busPlacements: UnsafeMutablePointer<BusPlacement>
     @exclusivity(unchecked) var appliedGain: Float
     @exclusivity(unchecked) var cullFade: Float = 1
     /// Frames rendered since the cull fade reached silence.
@@ -72,7 +71,8 @@ public final class RenderSource {
     @exclusivity(unchecked) var lowFrequencyFilter: LowFrequencyEffectsFilter
 
     /// `maximumFrames`: the engine's block (its voices render in spans of it). `layout`: the
-    /// standard one for the channel count when nil.
+    /// standard one for the channel count when nil. `hrtf`: the set the renderer renders when
+    /// the source is added (its stage's).
     public init(input: SourceInput, channelCount: Int, layout: ChannelLayout? = nil, mode: SpatialMode,
                 channelPositions: [Vector3], gain: Float, hrtf: HRTFSet, maximumFrames: Int) {
         precondition(ChannelLayout.channelCountRange.contains(channelCount) && channelPositions.count == channelCount)
@@ -93,12 +93,12 @@ public final class RenderSource {
         self.channelPositions = channelPositions
         self.gain = gain
         appliedGain = gain
-        let span = EngineConfiguration.voiceSpanFrames(blockFrames: maximumFrames)
-        voices = ContiguousArray((0..<channelCount).map { _ in BinauralVoice(hrtf: hrtf, partitionFrames: span) })
-        busVoices = ContiguousArray((0..<channelCount).map { _ in
-            AmbisonicBusVoice(maximumDelaySamples: hrtf.maximumDelaySamples, maximumFrames: maximumFrames)
-        })
-        historyFrames = AmbisonicBusVoice.historyLength(maximumDelaySamples: hrtf.maximumDelaySamples)
+        // History for the longer of the set's delays and a reserve, so that the bus voices of a
+        // set switched to later (HRTFSwitch) find theirs too.
+        let reserve = Float(Self.reservedDelaySeconds * hrtf.sampleRateHz)
+        historyFrames = AmbisonicBusVoice.historyLength(maximumDelaySamples: max(hrtf.maximumDelaySamples, reserve))
+        voices = SourceVoices(hrtf: hrtf, channelCount: channelCount,
+                              maximumDelaySamples: hrtf.maximumDelaySamples, maximumFrames: maximumFrames)
         self.maximumFrames = maximumFrames
         planar = .allocate(capacity: channelCount)
         for c in 0..<channelCount {
@@ -106,14 +106,14 @@ public final class RenderSource {
             buffer.initialize(repeating: 0, count: historyFrames + maximumFrames)
             planar[c] = buffer + historyFrames
         }
-        busPlacements = .allocate(capacity: channelCount)
-        busPlacements.initialize(repeating: BusPlacement(), count: channelCount)
     }
+
+    /// Bus delays every source's history holds, whatever the set (an onset and the largest ITD).
+    static let reservedDelaySeconds = 0.002
 
     deinit {
         for c in 0..<channelCount { (planar[c] - historyFrames).deallocate() }
         planar.deallocate()
-        busPlacements.deallocate()
     }
 
     /// Before the next block's input is read: the last `historyFrames` of the one before

@@ -11,7 +11,11 @@ import Glibc
 /// (the render thread, or the caller of an offline render); nothing here is thread-safe.
 public final class SpatialRenderer {
     public let configuration: EngineConfiguration
-    public let hrtf: HRTFSet
+    /// The HRTF set, its voices' mix and its bus: replaced by a live switch (`beginSwitch`).
+    @exclusivity(unchecked) public private(set) var stage: BinauralStage
+    public var hrtf: HRTFSet { stage.hrtf }
+    public var voiceMix: SpectralVoiceMix { stage.voiceMix }
+    public var bus: AmbisonicBus { stage.bus }
     @exclusivity(unchecked) public private(set) var sources: ContiguousArray<RenderSource>
     public let maximumSources: Int
 
@@ -23,26 +27,30 @@ public final class SpatialRenderer {
     private let send: UnsafeMutablePointer<Float>
     /// This block's sources that render span by span (indices into `sources`).
     private let spanSources: UnsafeMutablePointer<Int>
-    /// Every HRTF voice's convolution, summed in the frequency domain and transformed back once.
-    public let voiceMix: SpectralVoiceMix
+    /// While an HRTF switch crossfades: the outgoing stage's render and the incoming one's.
+    private let outgoing: (left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>)
+    private let incoming: (left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>)
+    @exclusivity(unchecked) private var switching: HRTFSwitch?
+    @exclusivity(unchecked) private var finishedSwitch: HRTFSwitch?
+    /// Frames rendered since the switch began; the silent first pass's length.
+    @exclusivity(unchecked) private var switchFrames = 0
+    @exclusivity(unchecked) private var switchPrerollFrames = 0
+    private let switchFadeFrames: Int
     private let reverb: LateReverb
     public let limiter: Limiter
     /// The listener's headphone equalization, between the binaural mix and the limiter.
     public let headphoneEQ: HeadphoneEqualizer
-    /// Sources the governor does not give per-source voices are encoded here.
-    public let bus: AmbisonicBus
-    private let busDecoder: AmbisonicDecodeFilters
     public let governor: OverloadGovernor
-    /// Frames a source keeps rendering after its input ends, so filters and delays ring out.
-    public let ringOutFrames: Int
+    /// Frames a source keeps rendering after its input ends, so filters and delays ring out
+    /// (the longer of the two stages' while a switch crossfades).
+    @exclusivity(unchecked) public private(set) var ringOutFrames: Int
 
     /// `busFilters`: the bus decoder designed from `hrtf` (designed here when nil; pass one to
     /// share the design between renderers of the same set).
     public init(hrtf: HRTFSet, configuration: EngineConfiguration, maximumSources: Int = 256,
                 busFilters: AmbisonicDecodeFilters? = nil) {
         precondition(EngineConfiguration.blockFramesRange.contains(configuration.blockFrames))
-        precondition(hrtf.sampleRateHz == configuration.sampleRateHz, "the HRTF set must be prepared at the output rate")
-        self.hrtf = hrtf
+        stage = BinauralStage(hrtf: hrtf, configuration: configuration, busFilters: busFilters)
         self.configuration = configuration
         self.maximumSources = maximumSources
         sources = []
@@ -55,18 +63,22 @@ public final class SpatialRenderer {
         right = .allocate(capacity: block); right.initialize(repeating: 0, count: block)
         send = .allocate(capacity: block); send.initialize(repeating: 0, count: block)
         spanSources = .allocate(capacity: maximumSources)
+        func buffer() -> UnsafeMutablePointer<Float> {
+            let p = UnsafeMutablePointer<Float>.allocate(capacity: block)
+            p.initialize(repeating: 0, count: block)
+            return p
+        }
+        outgoing = (buffer(), buffer())
+        incoming = (buffer(), buffer())
+        switchFadeFrames = max(1, Int((Self.hrtfCrossfadeSeconds * configuration.sampleRateHz).rounded()))
         let span = configuration.voiceSpanFrames
         precondition(block % span == 0 && configuration.subBlockCount % (block / span) == 0)
-        voiceMix = SpectralVoiceMix(hrtf: hrtf, partitionFrames: span, kernels: .fastest)
         reverb = LateReverb(room: configuration.room, sampleRateHz: configuration.sampleRateHz, maximumFrames: block,
                             diffuseField: configuration.room == .none ? nil : DiffuseFieldResponse.filter(of: hrtf))
         limiter = Limiter(sampleRateHz: configuration.sampleRateHz,
                           thresholdDecibels: configuration.limiterThresholdDecibels)
         headphoneEQ = HeadphoneEqualizer(sampleRateHz: configuration.sampleRateHz, maximumFrames: block)
-        ringOutFrames = hrtf.filterTaps + Int(hrtf.maximumDelaySamples.rounded(.up)) + 4
-        busDecoder = busFilters ?? AmbisonicDecodeFilters.design(from: hrtf)
-        bus = AmbisonicBus(filters: busDecoder, maximumFrames: block, maximumTerms: Self.busTermsPerSum,
-                           kernels: .fastest)
+        ringOutFrames = stage.ringOutFrames
         governor = OverloadGovernor(settings: .init(maximumHRTFVoices: configuration.maximumHRTFVoices))
     }
 
@@ -77,6 +89,58 @@ public final class SpatialRenderer {
 
     deinit {
         left.deallocate(); right.deallocate(); send.deallocate(); spanSources.deallocate(); sumsOfSquares.deallocate()
+        for p in [outgoing.left, outgoing.right, incoming.left, incoming.right] { p.deallocate() }
+    }
+
+    // MARK: A live HRTF switch
+
+    /// How long the two stages' renders are crossfaded: tens of milliseconds, as a change of
+    /// set is heard as one sound turning into another, not as a step.
+    public static let hrtfCrossfadeSeconds = 0.03
+
+    /// Whether a switch is under way (or finished and not yet handed back): another waits.
+    public var canSwitch: Bool { switching == nil && finishedSwitch == nil }
+    public var isSwitching: Bool { switching != nil }
+
+    /// From the next block: renders `change`'s stage beside the current one (each source on
+    /// the voices the switch brings for it), silently for one pass that fills its voices'
+    /// histories, then crossfaded over `hrtfCrossfadeSeconds`; then renders it alone. Render
+    /// thread; requires `canSwitch`.
+    public func beginSwitch(_ change: HRTFSwitch) {
+        precondition(canSwitch && change.stage.voiceMix.partitionFrames == stage.voiceMix.partitionFrames)
+        change.attach()
+        switching = change
+        switchFrames = 0
+        let block = configuration.blockFrames
+        switchPrerollFrames = (change.stage.ringOutFrames + block - 1) / block * block
+        ringOutFrames = max(stage.ringOutFrames, change.stage.ringOutFrames)
+    }
+
+    /// The switch that ended, holding the old stage and voices, to be released off the render
+    /// thread (once taken, another switch may begin).
+    public func takeFinishedSwitch() -> HRTFSwitch? {
+        defer { finishedSwitch = nil }
+        return finishedSwitch
+    }
+
+    /// Adds the two stages' renders into the mix, shares summing to one (the renders are
+    /// correlated), the incoming one's rising once its silent pass is over; ends the switch
+    /// when it reaches 1. The share follows a smoothstep, as the path crossfade does: a
+    /// line's corners are kinks in a steady tone (third difference 0.00067 against 0.00028).
+    private func crossfadeStages(frames: Int) {
+        let start = switchFrames - switchPrerollFrames, fade = Float(switchFadeFrames)
+        for n in 0..<frames {
+            let g = Self.smoothstep(min(max(Float(start + n + 1) / fade, 0), 1))
+            left[n] += outgoing.left[n] + g * (incoming.left[n] - outgoing.left[n])
+            right[n] += outgoing.right[n] + g * (incoming.right[n] - outgoing.right[n])
+        }
+        switchFrames += frames
+        guard switchFrames >= switchPrerollFrames + switchFadeFrames, let change = switching else { return }
+        change.detach(retiring: stage)
+        stage = change.stage
+        ringOutFrames = stage.ringOutFrames
+        switching = nil
+        finishedSwitch = change
     }
 
     /// Frames of delay between a sample entering and leaving (the limiter's look-ahead).
@@ -121,7 +185,17 @@ public final class SpatialRenderer {
         sources.forEachUnretained { pull($0, frames: block) }
         governor.plan(sources, listener: targetPose.positionMetres, distanceModel: configuration.distanceModel,
                       blockFrames: block, sampleRateHz: configuration.sampleRateHz)
-        bus.beginBlock(frames: block)
+        // While a switch crossfades, each stage renders into its own pair; else into the mix.
+        let next = switching?.stage
+        let out = next == nil ? (left: left, right: right) : outgoing
+        if next != nil {  // (no array of the four: that would allocate)
+            outgoing.left.update(repeating: 0, count: block)
+            outgoing.right.update(repeating: 0, count: block)
+            incoming.left.update(repeating: 0, count: block)
+            incoming.right.update(repeating: 0, count: block)
+        }
+        stage.bus.beginBlock(frames: block)
+        next?.bus.beginBlock(frames: block)
 
         // A source wholly on the bus takes the block in one piece, at the block's final pose:
         // the bus turns the field with the head sub-block by sub-block, so per span it would
@@ -139,23 +213,30 @@ public final class SpatialRenderer {
         }
         // The others span by span (the voices' convolution partition), each span at its
         // final pose; the bus turns with the head sub-block by sub-block.
-        let span = voiceMix.partitionFrames, spans = block / span
+        let span = stage.voiceMix.partitionFrames, spans = block / span
         let count = configuration.subBlockCount, subBlocksPerSpan = count / spans
         for s in 0..<spans {
             let offset = s * span
             let pose = HeadPose.interpolate(previousPose, targetPose, Double(s + 1) / Double(spans))
-            voiceMix.beginSpan()
+            stage.voiceMix.beginSpan()
+            next?.voiceMix.beginSpan()
             for i in 0..<bySpan {
                 sources.withUnretained(at: spanSources[i]) { renderSpan($0, pose: pose, offset: offset, frames: span) }
             }
-            voiceMix.finishSpan(left: left + offset, right: right + offset)
+            stage.voiceMix.finishSpan(left: out.left + offset, right: out.right + offset)
+            next?.voiceMix.finishSpan(left: incoming.left + offset, right: incoming.right + offset)
             for sub in s * subBlocksPerSpan..<(s + 1) * subBlocksPerSpan {
                 let subPose = HeadPose.interpolate(previousPose, targetPose, Double(sub + 1) / Double(count))
-                bus.rotate(offset: sub * subBlockFrames, frames: subBlockFrames, orientation: subPose.orientation)
+                stage.bus.rotate(offset: sub * subBlockFrames, frames: subBlockFrames, orientation: subPose.orientation)
+                next?.bus.rotate(offset: sub * subBlockFrames, frames: subBlockFrames, orientation: subPose.orientation)
             }
         }
         previousPose = targetPose
-        bus.decode(frames: block, left: left, right: right)
+        stage.bus.decode(frames: block, left: out.left, right: out.right)
+        if let next {
+            next.bus.decode(frames: block, left: incoming.left, right: incoming.right)
+            crossfadeStages(frames: block)
+        }
 
         reverb.process(send: send, left: left, right: right, frames: block)
         headphoneEQ.process(left: left, right: right, frames: block)
@@ -164,8 +245,9 @@ public final class SpatialRenderer {
             output[2 * n + 1] = right[n]
         }
         limiter.process(interleaved: output, frames: block)
-        governor.observe(renderSeconds: Double(MonotonicClock.nowNanoseconds() - started) * 1e-9,
-                         blockSeconds: Double(block) / configuration.sampleRateHz)
+        // A switch renders twice for a few blocks: not a load to move voices to the bus for.
+        if next == nil { governor.observe(renderSeconds: Double(MonotonicClock.nowNanoseconds() - started) * 1e-9,
+                         blockSeconds: Double(block) / configuration.sampleRateHz) }
     }
 
     private func pull(_ source: RenderSource, frames: Int) {
@@ -198,8 +280,9 @@ public final class SpatialRenderer {
         for c in 0..<source.channelCount {
             let position = source.channelPositions[c]
             let anchored = source.mode == .anchored
-            let placement: BusPlacement? = whollyOnBus ? busPlacement(source, channel: c, position: position,
-                                                                      anchored: anchored, pose: pose) : nil
+            let placement: BusPlacement? = whollyOnBus ? busPlacement(source.voices, on: stage, channel: c,
+                                                                      position: position, anchored: anchored,
+                                                                      pose: pose) : nil
             let relative = placement?.relative
                 ?? (anchored ? pose.relative(position) : SphericalPosition(cartesian: position))
             let distance = relative.distanceMetres
@@ -216,7 +299,8 @@ public final class SpatialRenderer {
                 if source.cullFade == 0 && wasSilent {
                     if source.culledFrames >= ringOutFrames {
                         if source.culledFrames == ringOutFrames {
-                            source.voices.forEachUnretained { $0.reset() }
+                            source.voices.voices.forEachUnretained { $0.reset() }
+                            source.incomingVoices?.voices.forEachUnretained { $0.reset() }
                             source.culledFrames += 1
                         }
                         return
@@ -241,9 +325,15 @@ public final class SpatialRenderer {
                                         gain: source.gain * distanceGain * source.cullFade,
                                         lowpassCoefficient: OnePoleLowpass.coefficient(cutoffHz: cutoff, sampleRateHz: rate),
                                         distanceMetres: distance)
-            renderPaths(source, channel: c, target: target, offset: offset, frames: frames,
-                        worldDirection: anchored ? position - pose.positionMetres : pose.orientation.rotate(position),
-                        busCues: placement?.cues)
+            let worldDirection = anchored ? position - pose.positionMetres : pose.orientation.rotate(position)
+            renderPaths(source, voices: source.voices, on: stage, channel: c, target: target, offset: offset,
+                        frames: frames, worldDirection: worldDirection, busCues: placement?.cues)
+            if let next = switching?.stage, let voices = source.incomingVoices {
+                let cues = whollyOnBus ? busPlacement(voices, on: next, channel: c, position: position, anchored: anchored,
+                                                      pose: pose).cues : nil
+                renderPaths(source, voices: voices, on: next, channel: c, target: target, offset: offset,
+                            frames: frames, worldDirection: worldDirection, busCues: cues)
+            }
             if configuration.room != .none {
                 // The diffuse field falls off more slowly than the direct sound: that
                 // difference is what tells near from far.
@@ -272,7 +362,10 @@ public final class SpatialRenderer {
 
     /// One channel's sub-block on the HRTF voice, the bus, or both while a move crossfades
     /// (linearly: the two renderings of one source are coherent, so amplitudes add).
-    private func renderPaths(_ source: RenderSource, channel c: Int, target: BinauralTarget, offset: Int, frames: Int,
+    /// `voices` render on `stage` (the source's own on the renderer's, or while a switch
+    /// crossfades its incoming ones on the incoming stage).
+    private func renderPaths(_ source: RenderSource, voices: SourceVoices, on stage: BinauralStage, channel c: Int,
+                             target: BinauralTarget, offset: Int, frames: Int,
                              worldDirection: Vector3, busCues: BusCues?) {
         // The share follows a smoothstep, not a line: the two paths differ in timbre, and a
         // linear fade's corners at its ends are kinks in the waveform that the discontinuity
@@ -280,19 +373,19 @@ public final class SpatialRenderer {
         let mix = Self.smoothstep(source.path.busMix)
         let input = source.planar[c] + offset
         if mix < 1 || busMixStart < 1 || !voicesWereIdle {
-            source.voices.withUnretained(at: c) { voice in
+            voices.voices.withUnretained(at: c) { voice in
                 var voiceTarget = target
                 voiceTarget.gain = target.gain * (1 - mix)
                 if voicesWereIdle {
                     // Back from the bus: start from silence at the current direction, so the
                     // voice fades in from its first sample instead of gliding from a stale state.
-                    voice.reset(startingAt: voiceTarget, mix: voiceMix)
+                    voice.reset(startingAt: voiceTarget, mix: stage.voiceMix)
                 }
-                voice.render(input: input, target: voiceTarget, into: voiceMix)
+                voice.render(input: input, target: voiceTarget, into: stage.voiceMix)
             }
         }
-        source.busVoices.withUnretained(at: c) { busVoice in
-            encode(busVoice, input: input, target: target, mix: mix, offset: offset, frames: frames,
+        voices.busVoices.withUnretained(at: c) { busVoice in
+            encode(busVoice, on: stage, input: input, target: target, mix: mix, offset: offset, frames: frames,
                    worldDirection: worldDirection, cues: busCues)
         }
     }
@@ -300,15 +393,15 @@ public final class SpatialRenderer {
     /// The bus's share of one channel's span (or, while the source is wholly on its voice,
     /// only keeping the bus voice's history current); `cues`: the placement's, when it has them.
     @inline(__always)
-    private func encode(_ busVoice: AmbisonicBusVoice, input: UnsafePointer<Float>,
+    private func encode(_ busVoice: AmbisonicBusVoice, on stage: BinauralStage, input: UnsafePointer<Float>,
                         target: BinauralTarget, mix: Float, offset: Int, frames: Int, worldDirection: Vector3,
                         cues: BusCues?) {
         if mix == 0 && busMixStart == 0 && !busVoice.isSounding {
             busVoice.follow()
         } else {
-            let cues = cues ?? busCues(azimuthDegrees: target.azimuthDegrees, elevationDegrees: target.elevationDegrees,
-                                       distanceMetres: target.distanceMetres)
-            bus.encode(busVoice, input: input, frames: frames, offset: offset, direction: worldDirection,
+            let cues = cues ?? busCues(on: stage, azimuthDegrees: target.azimuthDegrees,
+                                       elevationDegrees: target.elevationDegrees, distanceMetres: target.distanceMetres)
+            stage.bus.encode(busVoice, input: input, frames: frames, offset: offset, direction: worldDirection,
                        delays: cues.delays, earLevels: cues.earLevels, gain: target.gain * mix,
                        lowpassCoefficient: target.lowpassCoefficient)
         }
@@ -320,13 +413,15 @@ public final class SpatialRenderer {
     /// follows the near field's (NearField.broadbandGain), as a voice's: the bus has one field for all
     /// its sources, so no per-source parallax or spectral shape, but no jump in level or ITD
     /// when a source moves between the paths.
-    private func busCues(azimuthDegrees: Double, elevationDegrees: Double, distanceMetres: Double) -> BusCues {
+    private func busCues(on stage: BinauralStage, azimuthDegrees: Double, elevationDegrees: Double,
+                         distanceMetres: Double) -> BusCues {
+        let hrtf = stage.hrtf, busDecoder = stage.busDecoder
         let hood = hrtf.neighbourhood(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees)
         let onsets = hrtf.delays(hood)
         let corrections = busDecoder.earDelays(hood)
         var cues = BusCues(delays: (onsets.left - corrections.left, onsets.right - corrections.right),
                            earLevels: busDecoder.earLevels(hood))
-        if let field = voiceMix.nearField, distanceMetres < field.measurementDistanceMetres {
+        if let field = stage.voiceMix.nearField, distanceMetres < field.measurementDistanceMetres {
             let ears = field.ears(of: SphericalPosition(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees,
                                                         distanceMetres: max(distanceMetres, NearField.minimumDistanceMetres)).cartesian)
             cues.delays.left += ears.delayCorrectionSamples.left
@@ -348,21 +443,21 @@ public final class SpatialRenderer {
     /// A channel's placement for a source wholly on the bus: the stored one while the channel
     /// and the head stay where they were and the head has turned less than the threshold
     /// since (|q₀·q₁| = cos(angle / 2)), else looked up again and stored.
-    private func busPlacement(_ source: RenderSource, channel c: Int, position: Vector3, anchored: Bool,
-                              pose: HeadPose) -> BusPlacement {
-        let stored = source.busPlacements + c
+    private func busPlacement(_ voices: SourceVoices, on stage: BinauralStage, channel c: Int, position: Vector3,
+                              anchored: Bool, pose: HeadPose) -> BusPlacement {
+        let stored = voices.busPlacements + c
         if stored.pointee.isValid && stored.pointee.position == position && stored.pointee.anchored == anchored {
             if !anchored { return stored.pointee }
             let (q0, q1) = (stored.pointee.orientation, pose.orientation)
-            if stored.pointee.headPosition == pose.positionMetres
-                && abs(q0.w * q1.w + q0.x * q1.x + q0.y * q1.y + q0.z * q1.z) >= Self.busPlacementThresholdCosine {
+            let cosine: Double = abs(q0.w * q1.w + q0.x * q1.x + q0.y * q1.y + q0.z * q1.z)
+            if stored.pointee.headPosition == pose.positionMetres && cosine >= Self.busPlacementThresholdCosine {
                 return stored.pointee
             }
         }
         let relative = anchored ? pose.relative(position) : SphericalPosition(cartesian: position)
         stored.pointee = BusPlacement(position: position, anchored: anchored, headPosition: pose.positionMetres,
                                       orientation: pose.orientation, relative: relative,
-                                      cues: busCues(azimuthDegrees: relative.azimuthDegrees,
+                                      cues: busCues(on: stage, azimuthDegrees: relative.azimuthDegrees,
                                                     elevationDegrees: relative.elevationDegrees,
                                                     distanceMetres: relative.distanceMetres),
                                       isValid: true)

@@ -24,6 +24,7 @@ public enum Message: Equatable, Sendable {
     case statusRequest
     case statusReply(StatusReply)
     case headphoneEQUse(HeadphoneEQUse)
+    case hrtfUse(HRTFUse)
     case creditGranted(CreditGranted)
     case streamEnded(StreamEnded)
     case streamError(StreamError)
@@ -55,6 +56,7 @@ public enum Message: Equatable, Sendable {
         case .statusRequest: .statusRequest
         case .statusReply: .statusReply
         case .headphoneEQUse: .headphoneEQUse
+        case .hrtfUse: .hrtfUse
         case .creditGranted: .creditGranted
         case .streamEnded: .streamEnded
         case .streamError: .streamError
@@ -85,6 +87,7 @@ public enum Message: Equatable, Sendable {
         case .headPose(let p): p
         case .statusReply(let p): p
         case .headphoneEQUse(let p): p
+        case .hrtfUse(let p): p
         case .creditGranted(let p): p
         case .streamEnded(let p): p
         case .streamError(let p): p
@@ -139,6 +142,7 @@ public enum Message: Equatable, Sendable {
         case .headPose: message = .headPose(try HeadPose(reading: &reader))
         case .statusReply: message = .statusReply(try StatusReply(reading: &reader))
         case .headphoneEQUse: message = .headphoneEQUse(try HeadphoneEQUse(reading: &reader))
+        case .hrtfUse: message = .hrtfUse(try HRTFUse(reading: &reader))
         case .creditGranted: message = .creditGranted(try CreditGranted(reading: &reader))
         case .streamEnded: message = .streamEnded(try StreamEnded(reading: &reader))
         case .streamError: message = .streamError(try StreamError(reading: &reader))

@@ -31,6 +31,7 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
     case statusReply = 0x0502
     // Listening settings; 0x06xx.
     case headphoneEQUse = 0x0601
+    case hrtfUse = 0x0602
     // Server events; 0x08xx.
     case creditGranted = 0x0801
     case streamEnded = 0x0802
@@ -54,7 +55,7 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
         switch self {
         case .hello, .sceneBindWindow, .scenePlace, .sceneUnbind, .sceneList, .streamOpen, .streamData,
              .streamDrain, .streamClose, .streamSetVolume, .streamSetScene, .sampleUpload, .samplePlay,
-             .headPose, .headRecenter, .statusRequest, .headphoneEQUse:
+             .headPose, .headRecenter, .statusRequest, .headphoneEQUse, .hrtfUse:
             .clientToServer
         case .welcome, .ok, .error, .sceneListReply, .streamOpened, .samplePlaying, .statusReply,
              .creditGranted, .streamEnded, .streamError, .playbackEnded:
@@ -97,6 +98,7 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
         case .statusRequest: "STATUS_REQUEST"
         case .statusReply: "STATUS_REPLY"
         case .headphoneEQUse: "HEADPHONE_EQ_USE"
+        case .hrtfUse: "HRTF_USE"
         case .creditGranted: "CREDIT_GRANTED"
         case .streamEnded: "STREAM_ENDED"
         case .streamError: "STREAM_ERROR"

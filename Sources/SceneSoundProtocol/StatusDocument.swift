@@ -172,16 +172,21 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         public var measurements: Int
         public var filterTaps: Int
         public var rateHz: Double
+        /// The set's measurement distance (SOFA SourcePosition's radius), when it has one.
+        public var measurementDistanceMetres: Double?
 
-        public init(path: String, measurements: Int, filterTaps: Int, rateHz: Double) {
+        public init(path: String, measurements: Int, filterTaps: Int, rateHz: Double,
+                    measurementDistanceMetres: Double? = nil) {
             self.path = path
             self.measurements = measurements
             self.filterTaps = filterTaps
             self.rateHz = rateHz
+            self.measurementDistanceMetres = measurementDistanceMetres
         }
 
         enum CodingKeys: String, CodingKey {
             case path, measurements, filterTaps = "filter_taps", rateHz = "rate_hz"
+            case measurementDistanceMetres = "measurement_distance_metres"
         }
     }
 

@@ -13,6 +13,7 @@ struct SessionDependencies {
     let head: HeadTracking
     let samples: SamplePlayback
     let headphoneEQ: HeadphoneEQSetting
+    let hrtf: HRTFSetting
     let counters: ServerCounters
     let registry: SessionRegistry
     /// The status document, serialized (STATUS_REQUEST).
@@ -304,6 +305,20 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
             try dependencies.headphoneEQ.use(path: request.path)
             logger.info("headphone EQ: \(request.path.isEmpty ? "none" : request.path)")
             send(.ok, requestID: requestID)
+        case .hrtfUse(let request):
+            guard let eventLoop = context?.eventLoop else { return }
+            let path = request.path
+            try dependencies.hrtf.use(path: path, on: eventLoop) { [weak self] result in
+                guard let self else { return }
+                switch result {
+                case .success:
+                    logger.info("HRTF set: \(path)")
+                    send(.ok, requestID: requestID)
+                case .failure(let error):
+                    logger.info("HRTF set \(path) refused: \(error)")
+                    reply(requestID, error)
+                }
+            }
         case .sampleUpload(let chunk):
             send([dependencies.samples.upload(chunk, from: self, requestID: requestID)])
         case .samplePlay(let play):

@@ -85,7 +85,7 @@ final class EngineCommandQueue {
 
         init?(_ command: EngineCommand) {
             switch command {
-            case .addStream, .removeStream, .resetScene: return nil
+            case .addStream, .removeStream, .resetScene, .switchHRTF: return nil
             case .notifyWhenDrained(let id, _): self = .drain(id)  // targets only grow
             case .setGain(let id, _): self = .gain(id)
             case .setMode(let id, _): self = .mode(id)

@@ -13,7 +13,11 @@ final class EngineStreams {
     private let scenes: SceneRegistry
     /// The scene slot each stream renders at (acquired from `scenes` by whoever made it).
     private var sceneSlots: [StreamID: Int] = [:]
-    private let hrtf: HRTFSet
+    /// The set new streams get voices for: the one the engine renders once the commands
+    /// queued so far are applied (HRTFSetting changes it as it queues a switch).
+    var hrtf: HRTFSet
+    /// Every stream added and not yet handed back (an HRTF switch brings each its voices).
+    private(set) var live: [StreamID: EngineStream] = [:]
     private let blockFrames: Int
     private let defaultPosition: Vector3
     let maximumStreams: Int
@@ -66,6 +70,7 @@ final class EngineStreams {
 
     func add(_ stream: EngineStream) {
         count += 1
+        live[stream.id] = stream
         commands.push(.addStream(stream))
     }
 
@@ -86,6 +91,7 @@ final class EngineStreams {
     /// thread); its scene slot is free of it now.
     func released(_ stream: EngineStream) {
         count -= 1
+        live[stream.id] = nil
         if let slot = sceneSlots.removeValue(forKey: stream.id) { scenes.release(index: slot) }
     }
 

@@ -32,6 +32,12 @@ public struct ServerConfiguration: Sendable {
     public var samples = SampleConfiguration()
     /// The headphone equalization to start with (`--headphone-eq`), built at the engine's rate.
     public var headphoneEQ: HeadphoneEQFilter?
+    /// Loads and prepares the HRTF set at a path for HRTF_USE, off the event loop (the daemon's
+    /// loader: equalized, cached, the ITD scaled to the head as at start); nil: the set cannot
+    /// be switched. Its error's description is one line naming the file.
+    public var hrtfLoader: (@Sendable (String) throws -> PreparedHRTF)?
+    /// Told the path of each set switched to (the daemon keeps the choice across restarts).
+    public var hrtfChosen: (@Sendable (String) -> Void)?
 
     public init(socketPath: String) { self.socketPath = socketPath }
 }

@@ -41,10 +41,11 @@ final class ServerCore: @unchecked Sendable {
     let head: HeadTracking
     let samples: SamplePlayback
     let headphoneEQ: HeadphoneEQSetting
+    let hrtf: HRTFSetting
     let counters = ServerCounters()
     let sessions = SessionRegistry()
     let outputStatus: () -> OutputStatus
-    let hrtfStatus: StatusDocument.HRTF
+    var hrtfStatus: StatusDocument.HRTF { hrtf.status }
     let logger: Logger
     let startTime = Date()
     /// Other apps' streams, when the daemon captures them (it owns them; status reads them).
@@ -77,8 +78,8 @@ final class ServerCore: @unchecked Sendable {
                                  logger: logger)
         headphoneEQ = HeadphoneEQSetting(commands: commands, sampleRateHz: engine.configuration.sampleRateHz)
         if let filter = configuration.headphoneEQ { headphoneEQ.use(filter) }
-        hrtfStatus = StatusDocument.HRTF(path: hrtfPath, measurements: engine.hrtf.measurementCount,
-                                         filterTaps: engine.hrtf.filterTaps, rateHz: engine.hrtf.sampleRateHz)
+        hrtf = HRTFSetting(engine: engine, path: hrtfPath, commands: commands, engineStreams: engineStreams,
+                           loader: configuration.hrtfLoader, chosen: configuration.hrtfChosen)
     }
 
     // MARK: Sessions
@@ -91,7 +92,7 @@ final class ServerCore: @unchecked Sendable {
         let session = ClientSession(sessionNumber: sessionCounter, dependencies: SessionDependencies(
             configuration: configuration, engineConfiguration: engine.configuration, commands: commands,
             engineStreams: engineStreams, scenes: scenes, head: head, samples: samples, headphoneEQ: headphoneEQ,
-            counters: counters,
+            hrtf: hrtf, counters: counters,
             registry: sessions, statusJSON: { [weak self] in self?.statusDocument().serialized ?? "{}" }, logger: logger))
         try pipeline.addHandler(ByteToMessageHandler(ProtocolFrameDecoder(maximumFrameBytes: configuration.maximumFrameBytes)))
         try pipeline.addHandler(MessageToByteHandler(ProtocolFrameEncoder()))
@@ -126,7 +127,7 @@ final class ServerCore: @unchecked Sendable {
                 samples.engineDrained(id, outputFrame: outputFrame)
             case .released(let stream):
                 engineStreams.released(stream)
-            case .retiredHeadphoneEQ:
+            case .retiredHeadphoneEQ, .retiredHRTF:
                 break  // released here, off the render thread
             }
         }

@@ -1,17 +1,51 @@
 import ArgumentParser
 import Foundation
+import SceneSoundClient
 import SceneSoundSOFA
 
 struct HRTFCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hrtf",
-        abstract: "The HRTF sets you can choose from.",
+        abstract: "The HRTF sets you can choose from, and the one the server renders with.",
         discussion: """
             Sets are SOFA (AES69) files in $XDG_DATA_HOME/scenesound/hrtf (~/.local/share/…), \
             in scenesound/hrtf under each $XDG_DATA_DIRS entry, and in Debian's libmysofa \
             directory (/usr/share/libmysofa), searched in that order.
             """,
-        subcommands: [HRTFListCommand.self])
+        subcommands: [HRTFListCommand.self, HRTFUseCommand.self])
+}
+
+struct HRTFUseCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "use",
+        abstract: "Switch the running server to another HRTF set, live; the choice lasts across restarts.",
+        discussion: """
+            FILE is any AES69 SOFA file; NAME a set 'scenesound hrtf list' shows. The server loads \
+            and prepares the set (a set not cached yet takes a few seconds), then crossfades to it \
+            over 30 ms while everything keeps playing. A missing or bad file is refused, naming it, \
+            and the set in use stays. The server starts with the set chosen last ($XDG_STATE_HOME/\
+            scenesound/hrtf) unless its --hrtf option or the config's hrtf key names one. \
+            'scenesound status' shows the set in use.
+            """)
+
+    @Argument(help: ArgumentHelp("A SOFA file, or the name of a set 'scenesound hrtf list' shows.", valueName: "FILE|NAME"))
+    var set: String
+
+    @OptionGroup var server: ServerOptions
+
+    func run() throws {
+        let path = try Self.resolve(set)
+        try server.exchange { connection throws(ClientError) in try connection.useHRTF(path: path) }
+        print("HRTF set: \(path)")
+    }
+
+    /// A file (made absolute: the server reads it), else a set's name in the catalog.
+    static func resolve(_ set: String, catalog: HRTFCatalog = HRTFCatalog()) throws -> String {
+        let absolute = URL(fileURLWithPath: set).standardizedFileURL.path
+        if FileManager.default.isReadableFile(atPath: absolute) { return absolute }
+        if !set.contains("/"), let path = catalog.path(forName: set) { return path }
+        throw RuntimeError("\(set): no such readable file and no set of that name (give a SOFA file, or a NAME from 'scenesound hrtf list')")
+    }
 }
 
 struct HRTFListCommand: ParsableCommand {

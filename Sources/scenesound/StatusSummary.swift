@@ -25,7 +25,8 @@ struct StatusSummary {
             output.renderThreadScheduling.map { "render thread \($0)" },
             output.lastError.map { "last error: \($0)" },
         ])
-        section("hrtf", [hrtf.path, "\(hrtf.measurements) measurements", "\(hrtf.filterTaps) taps"])
+        section("hrtf", [hrtf.path, "\(hrtf.measurements) measurements"]
+                + (hrtf.measurementDistanceMetres.map { [String(format: "at %.2f m", $0)] } ?? []) + ["\(hrtf.filterTaps) taps"])
         section("eq", document.headphoneEQ.map { eq in
             [eq.path, String(format: "preamp %.1f dB", eq.preampDecibels), "\(eq.filters) filter\(eq.filters == 1 ? "" : "s")"]
         } ?? ["none"])

@@ -33,8 +33,8 @@ struct DaemonOptions: ParsableCommand {
     @Option(name: .customLong("block"), parsing: .unconditional, help: ArgumentHelp("Render quantum in frames.", valueName: "FRAMES"))
     var blockFrames: Int = 256
 
-    @Option(name: .customLong("hrtf"), help: ArgumentHelp("The HRTF set (any AES69 SOFA file).", valueName: "FILE.sofa"))
-    var hrtfPath: String = SOFAFile.defaultPath
+    @Option(name: .customLong("hrtf"), help: ArgumentHelp("The HRTF set (any AES69 SOFA file); it wins over the set last chosen with 'scenesound hrtf use' (default: that one, else \(SOFAFile.defaultPath)).", valueName: "FILE.sofa"))
+    var explicitHRTFPath: String?
 
     @Option(name: .customLong("hrtf-eq"), help: ArgumentHelp("How the set is equalized: diffuse (diffuse-field, a neutral timbre) or none (as measured).", valueName: "diffuse|none"))
     var hrtfEqualization: HRTFEqualization = .diffuse

@@ -63,17 +63,36 @@ let logger = Logger(label: "scenesoundd")
 let socketPath: String
 do { socketPath = try options.socketPath() } catch let error as ValidationError { die(error.message, status: 2) }
 
+/// A set as the engine takes it: equalized (`--hrtf-eq`), cached, its ITD scaled to the head.
+@Sendable func loadHRTF(path: String) throws -> (set: HRTFSet, origin: HRTFLoader.Origin) {
+    let loaded = try HRTFLoader().load(path: path, sampleRateHz: Double(options.rateHz),
+                                        equalization: options.hrtfEqualization)
+    guard let width = options.headWidthCentimetres else { return (loaded.set, loaded.origin) }
+    return (loaded.set.scalingInterauralDelays(by: HRTFSet.interauralDelayScale(headWidthCentimetres: width)), loaded.origin)
+}
+
+// The set: --hrtf (or the config's hrtf) wins; else the one last chosen with `hrtf use`, if it
+// still loads; else Debian's KEMAR.
+let hrtfChoice = HRTFChoice()
+var hrtfPath = options.explicitHRTFPath ?? SOFAFile.defaultPath
 var hrtf: HRTFSet
 do {
     let started = Date()
-    let loaded = try HRTFLoader().load(path: options.hrtfPath, sampleRateHz: Double(options.rateHz),
-                                        equalization: options.hrtfEqualization)
-    hrtf = loaded.set
+    var loaded: (set: HRTFSet, origin: HRTFLoader.Origin)?
+    if options.explicitHRTFPath == nil, let chosen = hrtfChoice?.read() {
+        do {
+            loaded = try loadHRTF(path: chosen)
+            hrtfPath = chosen
+        } catch {
+            logger.warning("the HRTF set chosen last (\(chosen), in \(hrtfChoice!.filePath)) did not load: \(error); using \(hrtfPath)")
+        }
+    }
+    let set = try loaded ?? loadHRTF(path: hrtfPath)
+    hrtf = set.set
     if let width = options.headWidthCentimetres {
-        hrtf = hrtf.scalingInterauralDelays(by: HRTFSet.interauralDelayScale(headWidthCentimetres: width))
         logger.info("head width \(width) cm: the set's ITD scaled by \(HRTFSet.interauralDelayScale(headWidthCentimetres: width))")
     }
-    logger.info("HRTF \(options.hrtfPath): \(hrtf.measurementCount) measurements, \(hrtf.filterTaps) taps, \(loaded.origin == .cache ? "from cache" : "prepared") in \(Int(Date().timeIntervalSince(started) * 1000)) ms")
+    logger.info("HRTF \(hrtfPath): \(hrtf.measurementCount) measurements, \(hrtf.filterTaps) taps, \(set.origin == .cache ? "from cache" : "prepared") in \(Int(Date().timeIntervalSince(started) * 1000)) ms")
 } catch {
     die("\(error); pass --hrtf with an AES69 SOFA file", status: 1)
 }
@@ -142,8 +161,27 @@ if let path = options.headphoneEQPath {
     logger.info("headphone EQ: \(path)")
 }
 
+// `scenesound hrtf use`: loaded and prepared off the event loop, the choice kept.
+struct HRTFLoadFailure: Error, CustomStringConvertible { let description: String }
+configuration.hrtfLoader = { path in
+    let started = Date()
+    let loaded: (set: HRTFSet, origin: HRTFLoader.Origin)
+    do {
+        loaded = try loadHRTF(path: path)
+    } catch {
+        throw HRTFLoadFailure(description: "\(path): \(error) (accepted: an AES69 SOFA file)")
+    }
+    let decoder = AmbisonicDecoderCache().filters(for: loaded.set)
+    logger.info("HRTF \(path): \(loaded.set.measurementCount) measurements, \(loaded.set.filterTaps) taps, \(loaded.origin == .cache ? "from cache" : "prepared") in \(Int(Date().timeIntervalSince(started) * 1000)) ms; switching")
+    return PreparedHRTF(set: loaded.set, busFilters: decoder.filters)
+}
+configuration.hrtfChosen = { path in
+    guard let hrtfChoice else { return }
+    do { try hrtfChoice.write(path) } catch { logger.warning("could not keep the HRTF choice in \(hrtfChoice.filePath): \(error)") }
+}
+
 let server = SoundServer(configuration: configuration, engine: engine, output: output,
-                         hrtfPath: options.hrtfPath, logger: logger)
+                         hrtfPath: hrtfPath, logger: logger)
 var appCapture: AppCapture?
 var capturedApps: CapturedAppStreams?
 do {

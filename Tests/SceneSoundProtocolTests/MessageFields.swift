@@ -67,6 +67,8 @@ func manifestFields(_ message: Message) -> [(String, JSONText)] {
         return [("json", .string(m.json))]
     case .headphoneEQUse(let m):
         return [("path", .string(m.path))]
+    case .hrtfUse(let m):
+        return [("path", .string(m.path))]
     case .creditGranted(let m):
         return [("stream_id", .uint(m.streamID)), ("bytes", .uint(m.bytes))]
     case .streamEnded(let m):

@@ -90,6 +90,7 @@ MESSAGES = {
     0x0501: ("STATUS_REQUEST", "C", "request", []),
     0x0502: ("STATUS_REPLY", "S", "reply", [("json", "json")]),
     0x0601: ("HEADPHONE_EQ_USE", "C", "request", [("path", "str16")]),
+    0x0602: ("HRTF_USE", "C", "request", [("path", "str16")]),
     0x0801: ("CREDIT_GRANTED", "S", "event", [("stream_id", "u32"), ("bytes", "u32")]),
     0x0802: ("STREAM_ENDED", "S", "event", [("stream_id", "u32"), ("reason", ("enum", "stream_end_reason"))]),
     0x0803: ("STREAM_ERROR", "S", "event", [("stream_id", "u32"), ("code", "u16"), ("message", "str16")]),

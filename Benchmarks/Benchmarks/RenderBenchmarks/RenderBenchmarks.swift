@@ -40,6 +40,15 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // Live HRTF switches back to back (docs/ARCHITECTURE.md "A live HRTF switch"): the blocks
+    // that render two sets and crossfade them allocate nothing either.
+    Benchmark("SpatialRenderer.render_block_16_sources_switching_hrtf",
+              configuration: .init(maxIterations: 600)) { benchmark, harness in
+        for _ in benchmark.scaledIterations { harness.renderBlock() }
+    } setup: {
+        HRTFSwitchHarness(sourceCount: 16, blocks: 700)
+    }
+
     // The daemon's default room: the late reverb on the render path too.
     Benchmark("SpatialRenderer.render_block_64_sources_small_room") { benchmark, harness in
         for _ in benchmark.scaledIterations { harness.renderBlock() }

@@ -109,3 +109,63 @@ final class RendererRingHarness {
         renderer.render(into: output)
     }
 }
+
+/// Live HRTF switches, one after another, while `sourceCount` sources play: KEMAR and the same
+/// set with its ITD scaled (another head) take turns. Every switch is built in set-up (as the
+/// server builds it, off the render thread) and every finished one is kept (the server frees
+/// them), so a block measures the render thread's share alone: beginning a switch, rendering
+/// both stages, crossfading, retiring the old one.
+final class HRTFSwitchHarness {
+    let renderer: SpatialRenderer
+    private let noise: UnsafeMutableBufferPointer<Float>
+    private let output: UnsafeMutablePointer<Float>
+    private var renderedFrames = 0
+    private var switches: [HRTFSwitch] = []
+    private var next = 0
+    private var retired: [HRTFSwitch] = []
+
+    init(sourceCount: Int, blocks: Int) {
+        let configuration = RingScene.configuration
+        let kemar = RingScene.hrtf
+        renderer = SpatialRenderer(hrtf: kemar, configuration: configuration, maximumSources: sourceCount)
+        noise = .allocate(capacity: Int(RingScene.sampleRateHz))
+        _ = noise.initialize(from: NoiseTable(frames: noise.count).samples)
+        output = .allocate(capacity: 2 * configuration.blockFrames)
+        var streams: [EngineStream] = []
+        for index in 0..<sourceCount {
+            let input = LoopingNoiseInput(table: noise, offset: index * 4801)
+            let source = RenderSource(input: input, channelCount: 1, mode: .anchored,
+                                      channelPositions: [RingScene.position(ofSource: index, count: sourceCount)],
+                                      gain: RingScene.sourceGain(count: sourceCount), hrtf: kemar,
+                                      maximumFrames: configuration.blockFrames)
+            renderer.add(source)
+            // The switch only needs each stream's source.
+            streams.append(EngineStream(id: StreamID(index + 1), source: source,
+                                        input: RingInput(ring: AudioRing(capacityFrames: 1, channelCount: 1)), sceneIndex: 0))
+        }
+        let stages = [BinauralStage(hrtf: kemar.scalingInterauralDelays(by: 1.1), configuration: configuration), renderer.stage]
+        // A switch takes its silent pass plus 30 ms: fewer than ten 256-frame blocks.
+        for k in 0..<(blocks / 8 + 2) {
+            switches.append(HRTFSwitch(stage: stages[k % 2], streams: streams, blockFrames: configuration.blockFrames))
+        }
+        retired.reserveCapacity(switches.count)
+        renderer.setHeadPose(RingScene.headPose(atSeconds: 0), glide: false)
+        renderBlock()
+    }
+
+    deinit {
+        noise.deallocate()
+        output.deallocate()
+    }
+
+    func renderBlock() {
+        if renderer.canSwitch && next < switches.count {
+            renderer.beginSwitch(switches[next])
+            next += 1
+        }
+        renderedFrames += RingScene.blockFrames
+        renderer.setHeadPose(RingScene.headPose(atSeconds: Double(renderedFrames) / RingScene.sampleRateHz))
+        renderer.render(into: output)
+        if let done = renderer.takeFinishedSwitch() { retired.append(done) }
+    }
+}
