@@ -132,4 +132,47 @@ import Testing
         explicit.stop()
         print(String(format: "HRTFSwitchDaemonTests: %.1f s", Date().timeIntervalSince(started)))
     }
+
+    /// `hrtf compare A B`: each direction through A, then B, said on stdout; the bursts carry
+    /// each set's cues in turn, and the server's own set stays.
+    @Test func hrtfComparePlaysEachDirectionThroughBothSetsInTurn() throws {
+        let started = Date()
+        let sphere = try SphereHeadSOFA.path()
+        let daemon = try Daemon()
+        let socket = ["--socket", daemon.socketPath]
+        let run = try CommandLineTests.runCLI(["hrtf", "compare", sphere, SOFAFile.defaultPath, "--directions", "60,-90",
+                                               "--seconds", "0.3", "--distance", "1.6"] + socket)
+        #expect(run.status == 0, "\(run.error)")
+        #expect(run.output == "A  +60°\nB  +60°\nA  −90°\nB  −90°\n", "\(run.output)")
+        #expect(try Self.status(daemon).hrtf.path == SOFAFile.defaultPath)
+        #expect(daemon.stop() == 0)
+
+        // The four bursts: runs of 5 ms windows above −60 dBFS.
+        let out = try AudioFileReader.read(path: daemon.wavPath)
+        let left = out.channel(0), right = out.channel(1)
+        let window = 240
+        var bursts: [Range<Int>] = [], start: Int?
+        for w in stride(from: 0, to: left.count - window, by: window) {
+            var power: Float = 0
+            for n in w..<(w + window) { power += left[n] * left[n] + right[n] * right[n] }
+            let loud = power / Float(window) > 1e-6
+            if loud, start == nil { start = w }
+            if !loud, let s = start { bursts.append(s..<w); start = nil }
+        }
+        #expect(bursts.count == 4, "\(bursts)")
+        guard bursts.count == 4 else { return }
+        let cues = bursts.map { b in
+            let body = (b.lowerBound + 1200)..<(b.upperBound - 2400)  // past the fades and the tail
+            return CueAnalysis.cues(left: Array(left[body]), right: Array(right[body]), sampleRateHz: Self.rateHz)
+        }
+        print("hrtf compare, ITD/ILD per burst: " + cues.map { String(format: "%.0f µs %.1f dB", $0.itdMicroseconds,
+                                                                       $0.interauralLevelDifferenceDecibels) }.joined(separator: ", "))
+        // A is the sphere (the wider ITD at 60° left), B KEMAR; then both on the right.
+        #expect(cues[0].itdMicroseconds > cues[1].itdMicroseconds + 40)
+        #expect(cues[1].itdMicroseconds > 400 && cues[1].itdMicroseconds < 600)
+        #expect(cues[2].itdMicroseconds < -600 && cues[3].itdMicroseconds < -600)
+        #expect(abs(cues[2].itdMicroseconds - cues[3].itdMicroseconds) > 20
+                || abs(cues[2].interauralLevelDifferenceDecibels - cues[3].interauralLevelDifferenceDecibels) > 1)
+        print(String(format: "HRTFSwitchDaemonTests compare: %.1f s", Date().timeIntervalSince(started)))
+    }
 }
