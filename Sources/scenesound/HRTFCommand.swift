@@ -12,7 +12,7 @@ struct HRTFCommand: ParsableCommand {
             in scenesound/hrtf under each $XDG_DATA_DIRS entry, and in Debian's libmysofa \
             directory (/usr/share/libmysofa), searched in that order.
             """,
-        subcommands: [HRTFListCommand.self, HRTFUseCommand.self, HRTFCompareCommand.self])
+        subcommands: [HRTFListCommand.self, HRTFUseCommand.self, HRTFCompareCommand.self, HRTFTestCommand.self])
 }
 
 struct HRTFUseCommand: ParsableCommand {

@@ -175,4 +175,49 @@ import Testing
                 || abs(cues[2].interauralLevelDifferenceDecibels - cues[3].interauralLevelDifferenceDecibels) > 1)
         print(String(format: "HRTFSwitchDaemonTests compare: %.1f s", Date().timeIntervalSince(started)))
     }
+
+    /// `hrtf test` with scripted answers: exact for the sphere (A), front/back mirrored for
+    /// KEMAR (B), one bad answer asked again; A scores no confusion, B one per trial, A is
+    /// offered and, on 'y', used. Answers that stop early end the test cleanly.
+    @Test func hrtfTestScoresScriptedAnswersAndUsesTheBestSet() throws {
+        let started = Date()
+        let sphere = try SphereHeadSOFA.path()
+        let state = NSTemporaryDirectory() + "scenesound-state-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let daemon = try Daemon(output: "null", environment: ["XDG_STATE_HOME": state])
+        let socket = ["--socket", daemon.socketPath]
+        let arguments = ["hrtf", "test", sphere, SOFAFile.defaultPath, "--seed", "11", "--trials", "3", "--seconds", "0.1"] + socket
+        let plan = try CommandLineTests.runCLI(arguments + ["--plan"])
+        #expect(plan.status == 0, "\(plan.error)")
+        let trials = plan.output.split(separator: "\n").map { line -> (path: String, azimuth: Double) in
+            let parts = line.split(separator: " ")
+            return (String(parts[0]), Double(parts[1])!)
+        }
+        #expect(trials.count == 6 && trials.filter { $0.path == sphere }.count == 3, "\(plan.output)")
+        var answers = trials.map { trial -> String in
+            guard trial.path != sphere else { return "\(Int(trial.azimuth))" }
+            var mirrored = 180 - trial.azimuth
+            if mirrored > 180 { mirrored -= 360 }
+            return "\(Int(mirrored))"
+        }
+        answers.insert("left", at: 0)  // not an answer: asked again once
+        let run = try CommandLineTests.runCLI(arguments, input: Data((answers + ["y"]).joined(separator: "\n").utf8 + [10]))
+        #expect(run.status == 0, "\(run.error)")
+        print(run.output)
+        #expect(run.output.contains("'left' is not an answer: give an azimuth in degrees"))
+        let rows = run.output.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true) }
+        #expect(rows.contains { $0 == [Substring(sphere), "3", "0", "0.0°"] }, "\(run.output)")
+        #expect(rows.contains { $0 == [Substring(SOFAFile.defaultPath), "3", "3", "0.0°"] }, "\(run.output)")
+        #expect(run.output.contains("Use \(sphere)? [y/n] \nHRTF set: \(sphere)\n"))
+        #expect(try Self.status(daemon).hrtf.path == sphere)
+
+        // Two answers, then the end of the input: a clean stop, nothing switched.
+        let early = try CommandLineTests.runCLI(["hrtf", "use", SOFAFile.defaultPath] + socket)
+        #expect(early.status == 0)
+        let stopped = try CommandLineTests.runCLI(arguments, input: Data("0\n30\n".utf8))
+        #expect(stopped.status == 0, "\(stopped.error)")
+        #expect(stopped.output.contains("no more answers: stopped after 2 of 6"), "\(stopped.output)")
+        #expect(try Self.status(daemon).hrtf.path == SOFAFile.defaultPath)
+        print(String(format: "HRTFSwitchDaemonTests test: %.1f s", Date().timeIntervalSince(started)))
+    }
 }
