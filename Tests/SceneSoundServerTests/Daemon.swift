@@ -29,6 +29,8 @@ final class Daemon: @unchecked Sendable {
             + (extraArguments.contains("--opentrack") ? [] : ["--opentrack", "off"]) + extraArguments
         var env = ProcessInfo.processInfo.environment
         env["XDG_CACHE_HOME"] = NSTemporaryDirectory() + "scenesound-test-cache"
+        // Its own state: an HRTF set the user chose with `hrtf use` must not change the tests'.
+        env["XDG_STATE_HOME"] = directory + "/state"
         process.environment = env.merging(environment) { $1 }
         process.standardError = errorPipe
         process.standardOutput = FileHandle.nullDevice
