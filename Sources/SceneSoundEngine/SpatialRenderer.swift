@@ -188,7 +188,7 @@ public final class SpatialRenderer {
         // While a switch crossfades, each stage renders into its own pair; else into the mix.
         let next = switching?.stage
         let out = next == nil ? (left: left, right: right) : outgoing
-        if next != nil {  // (no array of the four: that would allocate)
+        if next != nil {  // (not a loop over an array of the four: it may allocate)
             outgoing.left.update(repeating: 0, count: block)
             outgoing.right.update(repeating: 0, count: block)
             incoming.left.update(repeating: 0, count: block)
