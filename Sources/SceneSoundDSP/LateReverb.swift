@@ -95,6 +95,11 @@ public final class LateReverb {
     private let earFilterTaps: Int
     private let earInput: UnsafeMutablePointer<Float>
     private let earOutput: UnsafeMutablePointer<Float>
+    /// Another set's diffuse-field filter (time-reversed), faded to over the next block, and
+    /// the send through it (`crossfadeDiffuseField`).
+    private let nextEarFilter: UnsafeMutablePointer<Float>
+    private let nextEarOutput: UnsafeMutablePointer<Float>
+    @exclusivity(unchecked) private var fadesToNextEarFilter = false
     private let preDelay: UnsafeMutablePointer<Float>
     private let preDelayLength: Int
     @exclusivity(unchecked) private var preDelayPosition = 0
@@ -134,6 +139,10 @@ public final class LateReverb {
         earInput.initialize(repeating: 0, count: earFilterTaps - 1 + maximumFrames)
         earOutput = .allocate(capacity: maximumFrames)
         earOutput.initialize(repeating: 0, count: maximumFrames)
+        nextEarFilter = .allocate(capacity: earFilterTaps)
+        nextEarFilter.initialize(repeating: 0, count: earFilterTaps)
+        nextEarOutput = .allocate(capacity: maximumFrames)
+        nextEarOutput.initialize(repeating: 0, count: maximumFrames)
         preDelayLength = max(1, Int(p.preDelaySeconds * sampleRateHz))
         preDelay = .allocate(capacity: preDelayLength)
         preDelay.initialize(repeating: 0, count: preDelayLength)
@@ -178,6 +187,8 @@ public final class LateReverb {
         earFilter.deallocate()
         earInput.deallocate()
         earOutput.deallocate()
+        nextEarFilter.deallocate()
+        nextEarOutput.deallocate()
         preDelay.deallocate()
         sections.deinitialize(count: sectionCount)
         sections.deallocate()
@@ -204,6 +215,15 @@ public final class LateReverb {
         [phasor.x * step.x - phasor.y * step.y, phasor.y * step.x + phasor.x * step.y]
     }
 
+    /// From the next block on, the send is heard through `response` (another set's diffuse-field
+    /// response, natural order, as many taps as this reverb's), faded to across that block.
+    /// Real-time safe: the taps are copied. A reverb made without a response keeps none.
+    public func crossfadeDiffuseField(to response: UnsafeBufferPointer<Float>) {
+        guard room != .none, response.count == earFilterTaps else { return }
+        for t in 0..<earFilterTaps { nextEarFilter[t] = response[earFilterTaps - 1 - t] }
+        fadesToNextEarFilter = true
+    }
+
     /// Adds the reverb of `send` (mono) to `left` and `right`. Real-time safe.
     public func process(send: UnsafePointer<Float>, left: UnsafeMutablePointer<Float>,
                         right: UnsafeMutablePointer<Float>, frames: Int) {
@@ -212,6 +232,18 @@ public final class LateReverb {
         let history = earFilterTaps - 1
         (earInput + history).update(from: send, count: frames)
         FIRKernel.convolve(input: earInput, reversedTaps: earFilter, taps: earFilterTaps, output: earOutput, frames: frames)
+        if fadesToNextEarFilter {
+            // The send through both filters, faded across the block (same input: the two are
+            // correlated, so the shares sum to one); the new filter from then on.
+            FIRKernel.convolve(input: earInput, reversedTaps: nextEarFilter, taps: earFilterTaps, output: nextEarOutput,
+                               frames: frames)
+            for n in 0..<frames {
+                let g = Float(n + 1) / Float(frames)
+                earOutput[n] += g * (nextEarOutput[n] - earOutput[n])
+            }
+            earFilter.update(from: nextEarFilter, count: earFilterTaps)
+            fadesToNextEarFilter = false
+        }
         earInput.update(from: earInput + frames, count: history)
 
         let h = highpass

@@ -13,6 +13,8 @@ public final class BinauralStage {
     public let bus: AmbisonicBus
     /// Frames a source keeps rendering after its input ends, so filters and delays ring out.
     public let ringOutFrames: Int
+    /// What the room's reverb is heard through (DiffuseFieldResponse), with a room.
+    let diffuseField: [Float]?
 
     /// `busFilters`: the bus decoder designed from `hrtf` (designed here when nil).
     public init(hrtf: HRTFSet, configuration: EngineConfiguration, busFilters: AmbisonicDecodeFilters? = nil) {
@@ -23,6 +25,7 @@ public final class BinauralStage {
         bus = AmbisonicBus(filters: busDecoder, maximumFrames: configuration.blockFrames,
                            maximumTerms: SpatialRenderer.busTermsPerSum, kernels: .fastest)
         ringOutFrames = hrtf.filterTaps + Int(hrtf.maximumDelaySamples.rounded(.up)) + 4
+        diffuseField = configuration.room == .none ? nil : DiffuseFieldResponse.filter(of: hrtf)
     }
 
     /// A source's voices on this stage, for a source whose input keeps `historyFrames` before

@@ -74,7 +74,7 @@ public final class SpatialRenderer {
         let span = configuration.voiceSpanFrames
         precondition(block % span == 0 && configuration.subBlockCount % (block / span) == 0)
         reverb = LateReverb(room: configuration.room, sampleRateHz: configuration.sampleRateHz, maximumFrames: block,
-                            diffuseField: configuration.room == .none ? nil : DiffuseFieldResponse.filter(of: hrtf))
+                            diffuseField: stage.diffuseField)
         limiter = Limiter(sampleRateHz: configuration.sampleRateHz,
                           thresholdDecibels: configuration.limiterThresholdDecibels)
         headphoneEQ = HeadphoneEqualizer(sampleRateHz: configuration.sampleRateHz, maximumFrames: block)
@@ -138,6 +138,7 @@ public final class SpatialRenderer {
         guard switchFrames >= switchPrerollFrames + switchFadeFrames, let change = switching else { return }
         change.detach(retiring: stage)
         stage = change.stage
+        stage.diffuseField?.withUnsafeBufferPointer { reverb.crossfadeDiffuseField(to: $0) }
         ringOutFrames = stage.ringOutFrames
         switching = nil
         finishedSwitch = change

@@ -31,7 +31,9 @@ import Testing
 
     /// `input` at 60° left through an engine on `from`; with `to`, a switch to it is pushed at
     /// `switchSeconds`.
-    static func render(_ input: [Float], from: HRTFSet, to: HRTFSet? = nil) -> Rendered {
+    static func render(_ input: [Float], from: HRTFSet, to: HRTFSet? = nil, room: Room = .none) -> Rendered {
+        var configuration = configuration
+        configuration.room = room
         let engine = Engine(hrtf: from, configuration: configuration)
         engine.renderer.governor.simulatedLoadFraction = 0
         let ring = AudioRing(capacityFrames: input.count, channelCount: 1)
@@ -140,5 +142,26 @@ import Testing
             for x in s[4800...] { run = abs(x) < 1e-6 ? run + 1 : 0; longest = max(longest, run) }
             #expect(longest < 3)
         }
+    }
+
+    /// With a room, the reverb is heard through the new set's diffuse-field response after the
+    /// switch: once the old reverb has died away, the mix is the new set's alone.
+    @Test func aSwitchTakesTheRoomToTheNewSetToo() {
+        let switched = Self.render(Self.noise, from: KEMAR.set, to: Self.sphere, room: .small)
+        let sphere = Self.render(Self.noise, from: Self.sphere, room: .small)
+        let kemar = Self.render(Self.noise, from: KEMAR.set, room: .small)
+        let tail = (Self.noise.count - 9600)..<Self.noise.count  // 0.5 s after the switch: the small room's tail is 0.35 s
+        func ratioDecibels(_ a: Rendered, _ b: Rendered) -> Double {
+            var difference = 0.0, power = 0.0
+            for n in tail {
+                difference += Double((a.left[n] - b.left[n]) * (a.left[n] - b.left[n]) + (a.right[n] - b.right[n]) * (a.right[n] - b.right[n]))
+                power += Double(b.left[n] * b.left[n] + b.right[n] * b.right[n])
+            }
+            return 10 * log10(difference / power + 1e-30)
+        }
+        let againstSphere = ratioDecibels(switched, sphere), sphereAgainstKEMAR = ratioDecibels(kemar, sphere)
+        print(String(format: "HRTF switch with a small room: the mix 0.3 s after differs from the sphere's alone by %.1f dB (KEMAR's from the sphere's: %.1f dB)",
+                     againstSphere, sphereAgainstKEMAR))
+        #expect(againstSphere < -60)
     }
 }
