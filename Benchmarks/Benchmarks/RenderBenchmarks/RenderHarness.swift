@@ -110,7 +110,7 @@ final class RendererRingHarness {
     }
 }
 
-/// Live HRTF switches, one after another, while `sourceCount` sources play: KEMAR and the same
+/// Live HRTF switches, one after another, while `sourceCount` sources play in a small room: KEMAR and the same
 /// set with its ITD scaled (another head) take turns. Every switch is built in set-up (as the
 /// server builds it, off the render thread) and every finished one is kept (the server frees
 /// them), so a block measures the render thread's share alone: beginning a switch, rendering
@@ -125,7 +125,8 @@ final class HRTFSwitchHarness {
     private var retired: [HRTFSwitch] = []
 
     init(sourceCount: Int, blocks: Int) {
-        let configuration = RingScene.configuration
+        var configuration = RingScene.configuration
+        configuration.room = .small  // the reverb's diffuse-field filter is switched too
         let kemar = RingScene.hrtf
         renderer = SpatialRenderer(hrtf: kemar, configuration: configuration, maximumSources: sourceCount)
         noise = .allocate(capacity: Int(RingScene.sampleRateHz))
