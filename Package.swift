@@ -101,7 +101,8 @@ let package = Package(
         // The session bus over sd-bus: calls, signal matches, exported objects that answer one
         // peer only, name owners; one thread of its own.
         .target(name: "SceneSoundDBus", dependencies: ["CSystemd", "SceneSoundPlatform"]),
-        // Wayland compositors' window sources, each over the compositor's own IPC (sway, Hyprland).
+        // Wayland compositors' window sources, each over the compositor's own IPC (sway, Hyprland;
+        // KWin through a script of ours reporting over D-Bus).
         .target(name: "SceneSoundWayland", dependencies: ["SceneSoundWindows", "SceneSoundProtocol", "SceneSoundPlatform", "SceneSoundDBus"]),
         // examples/swift: two XCB windows, a looping tone anchored to each.
         .executableTarget(name: "scenesound-two-windows", dependencies: ["CXCB", "SceneSoundClient", "SceneSoundProtocol"],

@@ -103,6 +103,7 @@ public final class CompositorWindowSource: WindowSource {
                 connected.store(true, ordering: .releasing)
                 report(nil)
                 let reason = runSession(session)
+                session.close()
                 connected.store(false, ordering: .releasing)
                 if isStopping { break }
                 publishDisconnected()
