@@ -123,6 +123,12 @@ final class KWinSession: CompositorSession {
         // From here a failure ends in deinit's close(): unloaded, disconnected, file removed.
         try writeScript(template: scriptTemplate)
         try loadScript()
+        // KWin 5.27 numbers a new script by how many are loaded: after another script was
+        // unloaded, ours can get the number (and object path) of one still loaded, and `run` on
+        // that path runs the other one. Scripting.start() runs every loaded script not yet running.
+        if inbox.firstReport.wait(timeoutSeconds: min(1, firstReportTimeoutSeconds)) == nil {
+            _ = try? scripting("start", [])
+        }
         guard inbox.firstReport.wait(timeoutSeconds: firstReportTimeoutSeconds) != nil else {
             throw .disconnected("KWin's script sent no report within \(firstReportTimeoutSeconds) s (\(scriptPath))")
         }

@@ -185,6 +185,26 @@ import SceneSoundTestSupport
         #expect(cues.itdMicroseconds < -100 && cues.interauralLevelDifferenceDecibels < -2, "\(daemon.log.suffix(1500))")
     }
 
+    /// KWin 5.27 numbers scripts by how many are loaded: with one unloaded before ours, ours gets
+    /// the object path of another still loaded. The daemon's script runs all the same.
+    @Test func theScriptRunsWhenKWinGivesItAnotherScriptsNumber() throws {
+        let kwin = try KWinFixture()
+        defer { kwin.stopAll() }
+        let mpv = try kwin.openMPV(["--geometry=400x300", "--idle=yes", "--ao=null"])
+        let scene = SceneID.forNativeWindow(try kwin.waitForWindow(pid: mpv.pid))
+        try kwin.move(pid: mpv.pid, xPixels: 1480, yPixels: 300)
+        // (The fixture's own scripts run on their numbers too: it is done with them from here.)
+        let first = try kwin.loadScript("var first = 1;")
+        let second = try kwin.loadScript("var second = 2;")
+        try kwin.unloadScript(first.name)  // one loaded: the next script is numbered 1, as `second` is
+        let daemon = try Daemon(extraArguments: ["--windows", "kwin"], environment: kwin.clientEnvironment)
+        let client = try RawClient(socketPath: daemon.socketPath)
+        try Self.waitForWindows(client, daemon: daemon, kwin: kwin)
+        let right = try WindowSceneTests.cues(playing: scene, daemon: daemon, client: client)
+        print("KWin: the script run under another's number (\(second.objectPath)): a window at the right ITD \(right.itdMicroseconds) µs")
+        #expect(right.itdMicroseconds < -100)
+    }
+
     /// KWin crashing leaves sounds where they were; the new KWin gets the script again, and a
     /// window at the right is heard there. At exit the daemon unloads its script.
     @Test func kwinRestartingIsSurvivedAndTheScriptUnloadedAtExit() throws {
