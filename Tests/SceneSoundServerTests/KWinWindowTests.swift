@@ -48,7 +48,7 @@ import SceneSoundTestSupport
         }
     }
 
-    @Test func aNativeWindowIsHeardWhereItIsFollowedAndMuffledWhenMinimized() throws {
+    @Test func aNativeWindowIsHeardWhereItIsFollowedAndMuffledWhenMinimizedOrOnAnotherDesktop() throws {
         let setup = try OneNativeWindow(xPixels: 40, daemonArguments: ["--windows", "auto"])
         defer { setup.kwin.stopAll() }
         let (kwin, mpv, scene, daemon, client) = (setup.kwin, setup.mpv, setup.scene, setup.daemon, setup.client)
@@ -104,8 +104,17 @@ import SceneSoundTestSupport
         try waitUntil(timeoutSeconds: 5, "restored") { try Self.scene(client, scene)?.state == "visible" }
         _ = try WindowSceneTests.cues(playing: scene, daemon: daemon, client: client)
         let restoredLevel = try WindowSceneTests.level(daemon)
-        print("KWin: window level visible \(leftLevel) dB, minimized \(minimizedLevel) dB, restored \(restoredLevel) dB")
+
+        // On another virtual desktop: muffled too; back: as before.
+        try kwin.withWindow(pid: mpv.pid, "workspace.desktops = 2; c.desktop = 2;")
+        try waitUntil(timeoutSeconds: 5, "on desktop 2") { try Self.scene(client, scene)?.state == "onOtherDesktop" }
+        _ = try WindowSceneTests.cues(playing: scene, daemon: daemon, client: client)
+        let otherDesktopLevel = try WindowSceneTests.level(daemon)
+        try kwin.withWindow(pid: mpv.pid, "c.desktop = 1;")
+        try waitUntil(timeoutSeconds: 5, "back on desktop 1") { try Self.scene(client, scene)?.state == "visible" }
+        print("KWin: window level visible \(leftLevel) dB, minimized \(minimizedLevel) dB, restored \(restoredLevel) dB, other desktop \(otherDesktopLevel) dB")
         #expect(minimizedLevel < leftLevel - 10)
+        #expect(otherDesktopLevel < leftLevel - 10)
         #expect(abs(restoredLevel - leftLevel) < 1.5)
     }
 
