@@ -52,7 +52,10 @@ import SceneSoundTestSupport
         let setup = try OneNativeWindow(xPixels: 40, daemonArguments: ["--windows", "auto"])
         defer { setup.kwin.stopAll() }
         let (kwin, mpv, scene, daemon, client) = (setup.kwin, setup.mpv, setup.scene, setup.daemon, setup.client)
-        #expect(daemon.log.contains("--windows auto: kwin, since org.kde.KWin is on the session bus"), "\(daemon.log.suffix(2000))")
+        // The choice is logged after the socket listens: waited for, not read at once.
+        try waitUntil(timeoutSeconds: 10, "auto's choice logged") {
+            daemon.log.contains("--windows auto: kwin, since org.kde.KWin is on the session bus")
+        }
         try Self.waitForWindows(client, daemon: daemon, kwin: kwin)
         #expect(try kwin.isScriptLoaded("scenesound"))
         let left = try WindowSceneTests.cues(playing: scene, daemon: daemon, client: client)
