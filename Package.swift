@@ -103,7 +103,11 @@ let package = Package(
         .target(name: "SceneSoundDBus", dependencies: ["CSystemd", "SceneSoundPlatform"]),
         // Wayland compositors' window sources, each over the compositor's own IPC (sway, Hyprland;
         // KWin through a script of ours reporting over D-Bus).
-        .target(name: "SceneSoundWayland", dependencies: ["SceneSoundWindows", "SceneSoundProtocol", "SceneSoundPlatform", "SceneSoundDBus"]),
+        .target(name: "SceneSoundWayland", dependencies: ["SceneSoundWindows", "SceneSoundProtocol", "SceneSoundPlatform", "SceneSoundDBus",
+                                                           "CWaylandOutputs"]),
+        // The outputs' physical sizes over a Wayland connection of the daemon's own (libwayland's
+        // listeners are C function-pointer structs: in C).
+        .target(name: "CWaylandOutputs", linkerSettings: [.linkedLibrary("wayland-client")]),
         // examples/swift: two XCB windows, a looping tone anchored to each.
         .executableTarget(name: "scenesound-two-windows", dependencies: ["CXCB", "SceneSoundClient", "SceneSoundProtocol"],
                           path: "examples/swift"),

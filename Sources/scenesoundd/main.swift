@@ -184,6 +184,12 @@ func startWindowTracking() {
         logger.info("--windows auto: \(detected.choice.rawValue), since \(detected.reason)")
         choice = detected.choice
     }
+    /// Every compositor's outputs are also read over the session's Wayland display, for their millimetres.
+    func compositorConfiguration(_ base: CompositorWindowSource.Configuration) -> CompositorWindowSource.Configuration {
+        var configuration = base
+        configuration.waylandDisplay = environment["WAYLAND_DISPLAY"].flatMap { $0.isEmpty ? nil : $0 }
+        return configuration
+    }
     switch choice {
     case .kwin:
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
@@ -194,7 +200,7 @@ func startWindowTracking() {
         server.startWindowTracking(settings: anchoring) { onSnapshot in
             KWinWindowSource.make(environment: environment, scriptTemplate: script,
                                   scriptDirectory: (socketPath as NSString).deletingLastPathComponent,
-                                  log: { logger.warning("\($0)") }, onSnapshot: onSnapshot)
+                                  configuration: compositorConfiguration(KWinWindowSource.defaultConfiguration), log: { logger.warning("\($0)") }, onSnapshot: onSnapshot)
         }
     case .gnome:
         logger.warning("--windows gnome: GNOME Shell's own windows are not followed in this build yet; following its X11 (XWayland) windows")
@@ -214,7 +220,8 @@ func startWindowTracking() {
             return
         }
         server.startWindowTracking(settings: anchoring) { onSnapshot in
-            SwayWindowSource.make(socketPath: socket, log: { logger.warning("\($0)") }, onSnapshot: onSnapshot)
+            SwayWindowSource.make(socketPath: socket, configuration: compositorConfiguration(.init()), log: { logger.warning("\($0)") },
+                                  onSnapshot: onSnapshot)
         }
     case .hyprland:
         guard let directory = HyprlandWindowSource.socketDirectory(environment: environment) else {
@@ -222,7 +229,8 @@ func startWindowTracking() {
             return
         }
         server.startWindowTracking(settings: anchoring) { onSnapshot in
-            HyprlandWindowSource.make(socketDirectory: directory, log: { logger.warning("\($0)") }, onSnapshot: onSnapshot)
+            HyprlandWindowSource.make(socketDirectory: directory, configuration: compositorConfiguration(.init()),
+                                      log: { logger.warning("\($0)") }, onSnapshot: onSnapshot)
         }
     case .none:
         logger.info("--windows none: scenes stay at fixed positions")
