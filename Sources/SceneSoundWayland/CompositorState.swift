@@ -34,6 +34,13 @@ protocol CompositorSession: AnyObject {
     func query() throws(CompositorError) -> CompositorState
     /// Flags a window for attention, where the compositor has a way (a window id from `query`).
     func setDemandsAttention(windowID: UInt32, _ demands: Bool) throws(CompositorError)
+    /// Undoes what connecting set up in the compositor (KWin: the loaded script); called once
+    /// when the session ends, on the window source's thread.
+    func close()
+}
+
+extension CompositorSession {
+    func close() {}
 }
 
 extension CompositorState {

@@ -15,6 +15,9 @@ public final class CompositorWindowSource: WindowSource {
         public var minimumPublishIntervalSeconds: Double
         public var reconnectInitialDelaySeconds: Double
         public var reconnectMaximumDelaySeconds: Double
+        /// The compositor's Wayland display (`WAYLAND_DISPLAY`), read once per connection for the
+        /// outputs' millimetres (`WaylandOutputs`); nil: 96 dpi.
+        public var waylandDisplay: String?
 
         public init(pollWhilePlayingSeconds: Double = 0.05, minimumPublishIntervalSeconds: Double = 0.010,
                     reconnectInitialDelaySeconds: Double = 0.1, reconnectMaximumDelaySeconds: Double = 2.0) {
@@ -102,7 +105,9 @@ public final class CompositorWindowSource: WindowSource {
                 backoff.reset()
                 connected.store(true, ordering: .releasing)
                 report(nil)
-                let reason = runSession(session)
+                let outputs = configuration.waylandDisplay.flatMap { WaylandOutputs.read(display: $0) } ?? []
+                let reason = runSession(session, outputs: outputs)
+                session.close()
                 connected.store(false, ordering: .releasing)
                 if isStopping { break }
                 publishDisconnected()
@@ -117,7 +122,7 @@ public final class CompositorWindowSource: WindowSource {
     }
 
     /// Returns why the session ended (unless stopping).
-    private func runSession(_ session: CompositorSession) -> CompositorError {
+    private func runSession(_ session: CompositorSession, outputs: [WaylandOutput]) -> CompositorError {
         var schedule = PublishSchedule(minimumIntervalNanoseconds: UInt64(configuration.minimumPublishIntervalSeconds * 1e9))
         let pollNanoseconds = UInt64(configuration.pollWhilePlayingSeconds * 1e9)
         var dirty = true
@@ -143,7 +148,8 @@ public final class CompositorWindowSource: WindowSource {
                 let wait = schedule.nanosecondsUntilAllowed(now: now)
                 if wait == 0 {
                     do {
-                        let compositorState = try session.query()
+                        var compositorState = try session.query()
+                        WaylandOutputs.applyPhysicalSizes(outputs, to: &compositorState.monitors)
                         report(nil)
                         now = UInt64(MonotonicClock.nowNanoseconds())
                         if publishIfChanged(compositorState, newestEvent: newestEvent, now: now) { schedule.didPublish(now: now) }
