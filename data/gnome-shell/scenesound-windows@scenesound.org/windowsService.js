@@ -36,11 +36,13 @@ var WindowsService = class WindowsService {
         // [object, [handler ids]]: every connection made, disconnected in stop().
         this._connections = new Map();
         this._exported = null;
+        this._mutterSettings = null;
     }
 
     start() {
         const {Gio, global, layoutManager} = this._shell;
         const display = global.display;
+        this._mutterSettings = new Gio.Settings({schema_id: 'org.gnome.mutter'});
         this._connect(display, [
             ['window-created', (_display, window) => { this._watchWindow(window); this._changed(); }],
             ['notify::focus-window', () => this._changed()],
@@ -75,6 +77,7 @@ var WindowsService = class WindowsService {
                 object.disconnect(id);
         }
         this._connections.clear();
+        this._mutterSettings = null;
     }
 
     // D-Bus: the whole state as JSON (docs/GNOME-EXTENSION.md describes every field).
@@ -101,6 +104,7 @@ var WindowsService = class WindowsService {
             ['size-changed', () => this._changed()],
             ['workspace-changed', () => this._changed()],
             ['notify::minimized', () => this._changed()],
+            ['notify::fullscreen', () => this._changed()],
             ['notify::on-all-workspaces', () => this._changed()],
             ['notify::title', () => this._changed()],
             ['notify::wm-class', () => this._changed()],
@@ -127,6 +131,15 @@ var WindowsService = class WindowsService {
         });
     }
 
+    // Mutter lays monitors out in logical pixels only on Wayland with its scale-monitor-framebuffer
+    // feature (what turning on fractional scaling enables); else in physical pixels.
+    _layoutPixels() {
+        const {Meta} = this._shell;
+        const logical = Meta.is_wayland_compositor() &&
+            this._mutterSettings.get_strv('experimental-features').includes('scale-monitor-framebuffer');
+        return logical ? 'logical' : 'physical';
+    }
+
     _state() {
         const {global, Meta} = this._shell;
         const display = global.display;
@@ -151,6 +164,7 @@ var WindowsService = class WindowsService {
             shellVersion: this._shell.shellVersion,
             focusedWindowId: focused ? focused.get_id() : null,
             activeWorkspace: activeWorkspace.index(),
+            layoutPixels: this._layoutPixels(),
             monitors,
             // Bottom to top.
             windows: display.sort_windows_by_stacking(windows).map(window => {
@@ -167,6 +181,7 @@ var WindowsService = class WindowsService {
                     wmClass: window.get_wm_class() || null,
                     title: window.get_title() || null,
                     minimized: window.minimized,
+                    fullscreen: window.is_fullscreen(),
                     workspace: window.is_on_all_workspaces() || !workspace ? -1 : workspace.index(),
                     onActiveWorkspace: window.located_on_workspace(activeWorkspace),
                     clientType: isX11 ? 'x11' : 'wayland',
