@@ -60,11 +60,16 @@ var WindowsService = class WindowsService {
 
         this._exported = Gio.DBusExportedObject.wrapJSObject(INTERFACE_XML, this);
         this._exported.export(Gio.DBus.session, OBJECT_PATH);
+        // Once at enable: a client waiting for the extension learns it is there.
+        this._changed();
     }
 
     stop() {
         const {GLib} = this._shell;
         if (this._exported) {
+            // Once at disable, before the object goes: a client learns it is gone.
+            this._serial += 1;
+            this._exported.emit_signal('Changed', new GLib.Variant('(t)', [this._serial]));
             this._exported.unexport();
             this._exported = null;
         }
