@@ -36,6 +36,8 @@ let package = Package(
         .systemLibrary(name: "CXCB", pkgConfig: "xcb"),
         // OSC head poses: liblo's message parser.
         .systemLibrary(name: "CLiblo", pkgConfig: "liblo"),
+        // sd-bus (libsystemd): the session bus, for the KWin and GNOME Shell window backends.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd"),
         // cpuid: which render kernels this CPU runs.
         .systemLibrary(name: "CCPUFeatures"),
 
@@ -77,7 +79,7 @@ let package = Package(
         ]),
         .executableTarget(name: "scenesoundd", dependencies: [
             "SceneSoundServer", "SceneSoundCapture", "SceneSoundCaptureSettings", "scenesound-capture-guard", "SceneSoundOutputs", "SceneSoundSOFA", "SceneSoundEngine", "SceneSoundDSP",
-            "SceneSoundWindows", "SceneSoundX11", "SceneSoundWayland",
+            "SceneSoundWindows", "SceneSoundX11", "SceneSoundWayland", "SceneSoundDBus",
             "SceneSoundPipeWire",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
@@ -96,8 +98,11 @@ let package = Package(
         .target(name: "SceneSoundWindows", dependencies: ["SceneSoundDSP", "SceneSoundProtocol", "SceneSoundPlatform"]),
         // The X11 window source, through XCB.
         .target(name: "SceneSoundX11", dependencies: ["CXCB", "SceneSoundWindows", "SceneSoundPlatform"]),
+        // The session bus over sd-bus: calls, signal matches, exported objects that answer one
+        // peer only, name owners; one thread of its own.
+        .target(name: "SceneSoundDBus", dependencies: ["CSystemd", "SceneSoundPlatform"]),
         // Wayland compositors' window sources, each over the compositor's own IPC (sway, Hyprland).
-        .target(name: "SceneSoundWayland", dependencies: ["SceneSoundWindows", "SceneSoundProtocol", "SceneSoundPlatform"]),
+        .target(name: "SceneSoundWayland", dependencies: ["SceneSoundWindows", "SceneSoundProtocol", "SceneSoundPlatform", "SceneSoundDBus"]),
         // examples/swift: two XCB windows, a looping tone anchored to each.
         .executableTarget(name: "scenesound-two-windows", dependencies: ["CXCB", "SceneSoundClient", "SceneSoundProtocol"],
                           path: "examples/swift"),
@@ -136,6 +141,8 @@ let package = Package(
             "scenesoundd", "scenesound", "scenesound-two-windows", "SceneSoundServer", "SceneSoundTestSupport", "SceneSoundProtocol", "SceneSoundDSP", "SceneSoundMedia",
             // The in-process protocol tests: sessions on EmbeddedChannels over a real engine.
             "SceneSoundEngine", "SceneSoundSOFA", "SceneSoundOutputs", "SceneSoundWindows", "SceneSoundX11",
+            // The KWin tests call the daemon's D-Bus object as a stranger would.
+            "SceneSoundDBus",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
         ]),
@@ -150,6 +157,7 @@ let package = Package(
         .target(name: "SceneSoundTestSupport", dependencies: ["SceneSoundProtocol", "SceneSoundStatusJSON"], path: "Tests/SceneSoundTestSupport"),
         .testTarget(name: "SceneSoundWindowsTests", dependencies: ["SceneSoundWindows", "SceneSoundProtocol", "SceneSoundDSP", "SceneSoundTestSupport"]),
         .testTarget(name: "SceneSoundWaylandTests", dependencies: ["SceneSoundWayland", "SceneSoundWindows", "SceneSoundProtocol", "SceneSoundTestSupport"]),
+        .testTarget(name: "SceneSoundDBusTests", dependencies: ["SceneSoundDBus", "SceneSoundTestSupport"]),
         .testTarget(name: "SceneSoundX11Tests", dependencies: ["SceneSoundX11", "SceneSoundWindows", "SceneSoundTestSupport"]),
         .testTarget(name: "SceneSoundCaptureSettingsTests", dependencies: ["SceneSoundCaptureSettings"]),
         // A process running the capture that the capture tests kill, stop and hang.
