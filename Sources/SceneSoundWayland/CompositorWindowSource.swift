@@ -149,6 +149,9 @@ public final class CompositorWindowSource: WindowSource {
                         if publishIfChanged(compositorState, newestEvent: newestEvent, now: now) { schedule.didPublish(now: now) }
                     } catch .disconnected(let reason) {
                         return .disconnected(reason)
+                    } catch .unavailable(let reason) {
+                        if !reason.isEmpty { report("\(sourceDescription): \(reason)") }
+                        publishDisconnected()
                     } catch {
                         report("\(sourceDescription): \(error); keeping the last windows")
                     }
@@ -191,7 +194,7 @@ public final class CompositorWindowSource: WindowSource {
 
     private func publishDisconnected() {
         state.withLock { state in
-            guard var snapshot = state.lastSnapshot else { return }
+            guard var snapshot = state.lastSnapshot, snapshot.isDisplayConnected else { return }
             state.sequence += 1
             snapshot.sequence = state.sequence
             snapshot.publishedMonotonicNanoseconds = UInt64(MonotonicClock.nowNanoseconds())

@@ -173,7 +173,11 @@ func startWindowTracking() {
     var choice = WindowBackendChoice(rawValue: options.windows)!
     if choice == .auto { choice = WindowBackendChoice.detect(environment: environment) }
     switch choice {
-    case .kwin, .gnome:
+    case .gnome:
+        server.startWindowTracking(settings: anchoring) { onSnapshot in
+            GnomeShellWindowSource.make(environment: environment, log: { logger.warning("\($0)") }, onSnapshot: onSnapshot)
+        }
+    case .kwin:
         logger.warning("--windows \(choice.rawValue): following this compositor's own windows is not implemented yet; following its X11 (XWayland) windows")
         fallthrough
     case .x11, .auto:
