@@ -24,7 +24,9 @@ public enum GnomeShellWindowSource {
     /// missing in that time says nothing yet (the extension signals once it is enabled).
     public static let startupGraceSeconds = 10.0
 
-    public static func make(environment: [String: String], configuration: CompositorWindowSource.Configuration = .init(),
+    /// No timer: the extension signals every change.
+    public static func make(environment: [String: String],
+                            configuration: CompositorWindowSource.Configuration = .init(pollWhilePlayingSeconds: nil),
                             startupGraceSeconds: Double = startupGraceSeconds,
                             log: @escaping @Sendable (String) -> Void,
                             onSnapshot: (@Sendable (WindowSnapshot) -> Void)?) -> CompositorWindowSource {
