@@ -24,7 +24,8 @@ var OBJECT_PATH = '/org/scenesound/Windows';
 var INTERFACE_VERSION = 1;
 
 // Changes are coalesced: one Changed signal at most this often (a window dragged moves on
-// every frame; the daemon re-reads the state on each signal).
+// every frame; the daemon re-reads the state on each signal). The first change after a quiet
+// spell is sent as soon as the main loop is idle (what one dispatch changes makes one signal).
 var COALESCE_MILLISECONDS = 10;
 
 var WindowsService = class WindowsService {
@@ -33,6 +34,7 @@ var WindowsService = class WindowsService {
         this._shell = shell;
         this._serial = 0;
         this._pendingSource = 0;
+        this._lastSignalMicroseconds = 0;
         // [object, [handler ids]]: every connection made, disconnected in stop().
         this._connections = new Map();
         this._exported = null;
@@ -128,12 +130,17 @@ var WindowsService = class WindowsService {
         const {GLib} = this._shell;
         if (this._pendingSource)
             return;
-        this._pendingSource = GLib.timeout_add(GLib.PRIORITY_DEFAULT, COALESCE_MILLISECONDS, () => {
+        const send = () => {
             this._pendingSource = 0;
             this._serial += 1;
+            this._lastSignalMicroseconds = GLib.get_monotonic_time();
             this._exported?.emit_signal('Changed', new GLib.Variant('(t)', [this._serial]));
             return GLib.SOURCE_REMOVE;
-        });
+        };
+        const sinceLast = (GLib.get_monotonic_time() - this._lastSignalMicroseconds) / 1000;
+        this._pendingSource = sinceLast >= COALESCE_MILLISECONDS
+            ? GLib.idle_add(GLib.PRIORITY_DEFAULT, send)
+            : GLib.timeout_add(GLib.PRIORITY_DEFAULT, Math.ceil(COALESCE_MILLISECONDS - sinceLast), send);
     }
 
     // Mutter lays monitors out in logical pixels only on Wayland with its scale-monitor-framebuffer
