@@ -147,7 +147,9 @@ var WindowsService = class WindowsService {
     // feature (what turning on fractional scaling enables); else in physical pixels.
     _layoutPixels() {
         const {Meta} = this._shell;
-        const logical = Meta.is_wayland_compositor() &&
+        // Mutter without X11 sessions may drop the question; it then is a Wayland compositor.
+        const wayland = typeof Meta.is_wayland_compositor === 'function' ? Meta.is_wayland_compositor() : true;
+        const logical = wayland &&
             this._mutterSettings.get_strv('experimental-features').includes('scale-monitor-framebuffer');
         return logical ? 'logical' : 'physical';
     }
