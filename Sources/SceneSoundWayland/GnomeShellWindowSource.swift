@@ -46,6 +46,9 @@ final class GnomeShellSession: CompositorSession {
     private let startupGraceSeconds: Double
     private let started = Date()
     private var graceCheckScheduled = false
+    /// Our object answered in this session: its disappearance is the extension disabled, no
+    /// longer a Shell still starting.
+    private var objectAnswered = false
 
     /// What the D-Bus thread saw, for the window source's thread; each report wakes it.
     private final class SessionEvents: Sendable {
@@ -126,7 +129,7 @@ final class GnomeShellSession: CompositorSession {
                                         interface: GnomeShellWindowSource.interface, member: "GetState", timeoutSeconds: 2)
         } catch where Self.isMissingObject(error) {
             let graceLeft = startupGraceSeconds - Date().timeIntervalSince(started)
-            guard graceLeft <= 0 else {
+            guard graceLeft <= 0 || objectAnswered else {
                 // Asked again once the grace is over, unless the extension signals first.
                 if !graceCheckScheduled {
                     graceCheckScheduled = true
@@ -139,6 +142,7 @@ final class GnomeShellSession: CompositorSession {
         } catch {
             throw .disconnected("GetState: \(error)")
         }
+        objectAnswered = true
         guard let json = reply.first?.string else { throw .malformed("GetState answered \(reply), not a string") }
         return try GnomeShellState.state(json: Array(json.utf8))
     }
