@@ -14,11 +14,16 @@ enum CompositorError: Error, Equatable, CustomStringConvertible {
     case disconnected(String)
     /// A reply that does not parse: one logged line, the last state kept.
     case malformed(String)
+    /// The compositor answers but cannot tell windows now (GNOME Shell without our extension):
+    /// the message logged once (an empty one: not yet worth a line), the last places kept as
+    /// when disconnected, the session kept (asked again on its next event).
+    case unavailable(String)
 
     var description: String {
         switch self {
         case .disconnected(let reason): "disconnected: \(reason)"
         case .malformed(let reason): "malformed reply: \(reason)"
+        case .unavailable(let reason): reason
         }
     }
 }

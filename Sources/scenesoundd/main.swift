@@ -203,8 +203,11 @@ func startWindowTracking() {
                                   configuration: compositorConfiguration(KWinWindowSource.defaultConfiguration), log: { logger.warning("\($0)") }, onSnapshot: onSnapshot)
         }
     case .gnome:
-        logger.warning("--windows gnome: GNOME Shell's own windows are not followed in this build yet; following its X11 (XWayland) windows")
-        fallthrough
+        server.startWindowTracking(settings: anchoring) { onSnapshot in
+            GnomeShellWindowSource.make(environment: environment,
+                                        configuration: compositorConfiguration(.init(pollWhilePlayingSeconds: nil)),
+                                        log: { logger.warning("\($0)") }, onSnapshot: onSnapshot)
+        }
     case .x11, .auto:
         let display = options.display ?? environment["DISPLAY"]
         guard let display, display != "none", !display.isEmpty else {
