@@ -151,7 +151,7 @@ static void on_process(void *data)
 		if (d->data != NULL && d->chunk != NULL) {
 			uint32_t offset = SPA_MIN(d->chunk->offset, d->maxsize);
 			uint32_t size = SPA_MIN(d->chunk->size, d->maxsize - offset);
-			uint32_t frames = size / (2 * sizeof(float));
+			uint32_t frames = size / (8 * sizeof(float));
 			if (frames > 0 && !capture->has_ended)
 				capture->audio(capture->userdata, SPA_PTROFF(d->data, offset, const float), frames);
 		}
@@ -221,8 +221,9 @@ ss_pw_capture *ss_pw_capture_new(ss_pw_connection *connection, const char *name,
 	struct spa_audio_info_raw format = {
 		.format = SPA_AUDIO_FORMAT_F32,
 		.rate = rate_hz,
-		.channels = 2,
-		.position = { SPA_AUDIO_CHANNEL_FL, SPA_AUDIO_CHANNEL_FR },
+		.channels = 8,
+		.position = { SPA_AUDIO_CHANNEL_FL, SPA_AUDIO_CHANNEL_FR, SPA_AUDIO_CHANNEL_FC, SPA_AUDIO_CHANNEL_LFE,
+		              SPA_AUDIO_CHANNEL_RL, SPA_AUDIO_CHANNEL_RR, SPA_AUDIO_CHANNEL_SL, SPA_AUDIO_CHANNEL_SR },
 	};
 	const struct spa_pod *params[1];
 	params[0] = spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat, &format);

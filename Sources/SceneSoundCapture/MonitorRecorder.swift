@@ -18,7 +18,8 @@ protocol StreamRecorderDelegate: AnyObject {
 }
 
 /// Records one sink input on its own (`pa_stream_set_monitor_stream`) from the capture sink's
-/// monitor, as interleaved stereo Float32, and hands each fragment to the consumer. The
+/// monitor, in the sink's eight channels (so the server remaps nothing), and hands the
+/// stream's own channels (`CaptureChannels`) of each fragment to the consumer, interleaved. The
 /// capture happens after the input's own volume and mute, so the app's slider keeps working.
 final class MonitorRecorder: StreamRecorder {
     /// nil for the pacer: a recording of the whole capture sink, kept open so that the sink
@@ -31,6 +32,7 @@ final class MonitorRecorder: StreamRecorder {
     private let stream: OpaquePointer
     /// Where the audio goes: the stream's consumer, or the mix's handler for the pacer.
     private let deliver: (UnsafeBufferPointer<Float>) -> Void
+    private let picker: ChannelPicker
     private weak var delegate: StreamRecorderDelegate?
     private var isClosed = false
     private(set) var failure: String?
@@ -39,12 +41,12 @@ final class MonitorRecorder: StreamRecorder {
 
     init?(
         context: OpaquePointer, streamIndex: UInt32?, monitorSourceName: String, rateHz: Int,
-        fragmentSeconds: Double, streamName: String, deliver: @escaping (UnsafeBufferPointer<Float>) -> Void,
-        delegate: StreamRecorderDelegate
+        fragmentSeconds: Double, streamName: String, channels kept: CaptureChannels,
+        deliver: @escaping (UnsafeBufferPointer<Float>) -> Void, delegate: StreamRecorderDelegate
     ) {
-        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rateHz), channels: 2)
-        var channels = pa_channel_map()
-        pa_channel_map_init_stereo(&channels)
+        var spec = pa_sample_spec(
+            format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rateHz), channels: UInt8(CaptureChannels.sinkChannelCount))
+        var channels = CaptureChannels.sinkChannelMap()
         guard let stream = pa_stream_new(context, streamName, &spec, &channels) else { return nil }
         if let streamIndex, pa_stream_set_monitor_stream(stream, streamIndex) != 0 {
             pa_stream_unref(stream)
@@ -54,6 +56,7 @@ final class MonitorRecorder: StreamRecorder {
         self.context = context
         self.streamIndex = streamIndex
         self.deliver = deliver
+        picker = ChannelPicker(kept)
         self.delegate = delegate
         silence = .allocate(capacity: 4096)
         silence.initialize(repeating: 0)
@@ -68,7 +71,7 @@ final class MonitorRecorder: StreamRecorder {
 
         // A small fragment: the capture sink renders as often as its smallest requested
         // latency, and that is what the app's sound waits for before it reaches the engine.
-        let bytesPerSecond = Double(rateHz * 2 * MemoryLayout<Float>.size)
+        let bytesPerSecond = Double(rateHz * CaptureChannels.sinkChannelCount * MemoryLayout<Float>.size)
         var attributes = pa_buffer_attr(
             maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
             fragsize: UInt32(max(64, (fragmentSeconds * bytesPerSecond).rounded())))
@@ -118,12 +121,13 @@ final class MonitorRecorder: StreamRecorder {
             guard pa_stream_peek(stream, &data, &byteCount) == 0, byteCount > 0 else { return }
             let sampleCount = byteCount / MemoryLayout<Float>.size
             if let data {
-                deliver(UnsafeBufferPointer(start: data.assumingMemoryBound(to: Float.self), count: sampleCount))
+                picker.pick(UnsafeBufferPointer(start: data.assumingMemoryBound(to: Float.self), count: sampleCount), deliver: deliver)
             } else {  // a hole: the server had nothing for this span; the consumer hears silence
+                let width = CaptureChannels.sinkChannelCount
                 var remaining = sampleCount
                 while remaining > 0 {
-                    let chunk = min(remaining, silence.count)
-                    deliver(UnsafeBufferPointer(rebasing: silence[0 ..< chunk]))
+                    let chunk = min(remaining, silence.count / width * width)
+                    picker.pick(UnsafeBufferPointer(rebasing: silence[0 ..< chunk]), deliver: deliver)
                     remaining -= chunk
                 }
             }

@@ -71,22 +71,27 @@ final class PipeWireRecorder: StreamRecorder {
     let streamIndex: UInt32?
     /// Where the audio goes (on libpipewire's data thread).
     private let deliver: (UnsafeBufferPointer<Float>) -> Void
+    private let picker: ChannelPicker
     private weak var delegate: StreamRecorderDelegate?
     private var capture: OpaquePointer?
     private(set) var failure: String?
 
     /// `latencyFrames`: the quantum asked of the graph, which is how often audio arrives.
+    /// Recorded in the capture sink's eight channels, the layout the app's node plays into it
+    /// (so PipeWire remaps nothing); `channels` of them are handed on.
     init?(connection: PipeWireConnection, streamIndex: UInt32, rateHz: Int, latencyFrames: Int, streamName: String,
-          deliver: @escaping (UnsafeBufferPointer<Float>) -> Void, delegate: StreamRecorderDelegate) {
+          channels: CaptureChannels, deliver: @escaping (UnsafeBufferPointer<Float>) -> Void, delegate: StreamRecorderDelegate) {
         self.streamIndex = streamIndex
         self.deliver = deliver
+        picker = ChannelPicker(channels)
         self.delegate = delegate
         // pipewire-pulse's sink-input index is the node's object.serial, which target.object names.
         capture = ss_pw_capture_new(
             connection.handle, streamName, streamIndex, UInt32(rateHz), UInt32(latencyFrames),
             { userdata, samples, frames in
                 let recorder = Unmanaged<PipeWireRecorder>.fromOpaque(userdata!).takeUnretainedValue()
-                recorder.deliver(UnsafeBufferPointer(start: samples, count: Int(frames) * 2))
+                recorder.picker.pick(UnsafeBufferPointer(start: samples, count: Int(frames) * CaptureChannels.sinkChannelCount),
+                                     deliver: recorder.deliver)
             },
             { userdata in
                 let recorder = Unmanaged<PipeWireRecorder>.fromOpaque(userdata!).takeUnretainedValue()

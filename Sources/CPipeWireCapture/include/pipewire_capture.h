@@ -12,9 +12,10 @@
 typedef struct ss_pw_connection ss_pw_connection;
 typedef struct ss_pw_capture ss_pw_capture;
 
-/* Interleaved stereo Float32, valid during the call; on the data thread, never after
+/* Interleaved Float32 in 7.1 (FL FR FC LFE RL RR SL SR: the capture sink's layout, which the
+ * app's node plays in, so nothing is remapped), valid during the call; on the data thread, never after
  * ss_pw_capture_free returned. */
-typedef void (*ss_pw_capture_audio_cb)(void *userdata, const float *interleaved_stereo, uint32_t frames);
+typedef void (*ss_pw_capture_audio_cb)(void *userdata, const float *interleaved_71, uint32_t frames);
 /* The stream was unlinked for good (its target went away) or failed. */
 typedef void (*ss_pw_capture_ended_cb)(void *userdata);
 
