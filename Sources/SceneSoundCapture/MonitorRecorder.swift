@@ -33,6 +33,7 @@ final class MonitorRecorder: StreamRecorder {
     /// Where the audio goes: the stream's consumer, or the mix's handler for the pacer.
     private let deliver: (UnsafeBufferPointer<Float>) -> Void
     private let picker: ChannelPicker
+    private let recordedChannels: Int
     private weak var delegate: StreamRecorderDelegate?
     private var isClosed = false
     private(set) var failure: String?
@@ -44,9 +45,12 @@ final class MonitorRecorder: StreamRecorder {
         fragmentSeconds: Double, streamName: String, channels kept: CaptureChannels,
         deliver: @escaping (UnsafeBufferPointer<Float>) -> Void, delegate: StreamRecorderDelegate
     ) {
-        var spec = pa_sample_spec(
-            format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rateHz), channels: UInt8(CaptureChannels.sinkChannelCount))
+        // Stereo: FL and FR alone, not remixed (both servers then copy those two channels and
+        // drop the rest); surround: the sink's eight, of which the picker keeps the stream's.
+        let recordedChannels = kept.isStereo ? 2 : CaptureChannels.sinkChannelCount
+        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rateHz), channels: UInt8(recordedChannels))
         var channels = CaptureChannels.sinkChannelMap()
+        if kept.isStereo { pa_channel_map_init_stereo(&channels) }
         guard let stream = pa_stream_new(context, streamName, &spec, &channels) else { return nil }
         if let streamIndex, pa_stream_set_monitor_stream(stream, streamIndex) != 0 {
             pa_stream_unref(stream)
@@ -57,6 +61,7 @@ final class MonitorRecorder: StreamRecorder {
         self.streamIndex = streamIndex
         self.deliver = deliver
         picker = ChannelPicker(kept)
+        self.recordedChannels = recordedChannels
         self.delegate = delegate
         silence = .allocate(capacity: 4096)
         silence.initialize(repeating: 0)
@@ -71,11 +76,12 @@ final class MonitorRecorder: StreamRecorder {
 
         // A small fragment: the capture sink renders as often as its smallest requested
         // latency, and that is what the app's sound waits for before it reaches the engine.
-        let bytesPerSecond = Double(rateHz * CaptureChannels.sinkChannelCount * MemoryLayout<Float>.size)
+        let bytesPerSecond = Double(rateHz * recordedChannels * MemoryLayout<Float>.size)
         var attributes = pa_buffer_attr(
             maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
             fragsize: UInt32(max(64, (fragmentSeconds * bytesPerSecond).rounded())))
-        let flags = pa_stream_flags_t(PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_DONT_MOVE.rawValue)
+        let flags = pa_stream_flags_t(PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_DONT_MOVE.rawValue
+            | (kept.isStereo ? PA_STREAM_NO_REMIX_CHANNELS.rawValue : 0))
         let connected = monitorSourceName.withCString { pa_stream_connect_record(stream, $0, &attributes, flags) }
         guard connected == 0 else {
             close()
@@ -121,13 +127,14 @@ final class MonitorRecorder: StreamRecorder {
             guard pa_stream_peek(stream, &data, &byteCount) == 0, byteCount > 0 else { return }
             let sampleCount = byteCount / MemoryLayout<Float>.size
             if let data {
-                picker.pick(UnsafeBufferPointer(start: data.assumingMemoryBound(to: Float.self), count: sampleCount), deliver: deliver)
+                let recorded = UnsafeBufferPointer(start: data.assumingMemoryBound(to: Float.self), count: sampleCount)
+                if recordedChannels == 2 { deliver(recorded) } else { picker.pick(recorded, deliver: deliver) }
             } else {  // a hole: the server had nothing for this span; the consumer hears silence
-                let width = CaptureChannels.sinkChannelCount
                 var remaining = sampleCount
                 while remaining > 0 {
-                    let chunk = min(remaining, silence.count / width * width)
-                    picker.pick(UnsafeBufferPointer(rebasing: silence[0 ..< chunk]), deliver: deliver)
+                    let chunk = min(remaining, silence.count / recordedChannels * recordedChannels)
+                    let zeros = UnsafeBufferPointer(rebasing: silence[0 ..< chunk])
+                    if recordedChannels == 2 { deliver(zeros) } else { picker.pick(zeros, deliver: deliver) }
                     remaining -= chunk
                 }
             }

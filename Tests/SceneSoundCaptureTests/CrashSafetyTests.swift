@@ -107,7 +107,7 @@ import Testing
             // Woken up, it finds its sink gone, starts over and takes the app again; and a
             // clean stop after that undoes everything once more.
             kill(host.process.pid, SIGCONT)
-            #expect(host.waitFor { $0.filter { $0.hasPrefix("start ") }.count >= 2 }, "host said: \(host.lines)")
+            #expect(host.waitFor { $0.filter { $0.hasPrefix("start ") }.count >= 4 }, "host said: \(host.lines)")  // both apps, twice
             kill(host.process.pid, SIGTERM)
             #expect(host.waitFor { $0.contains("stopped undone") }, "host said: \(host.lines)")
             #expect(try server.sinkOf(application: "victim") == outIndex)
