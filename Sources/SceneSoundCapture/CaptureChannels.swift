@@ -5,9 +5,12 @@ import CPulse
 /// (a direct monitor) is taken after that remap: a stereo app arrives with its left and right
 /// in FL and FR, sample for sample, and fake surround (made from them) in the other six; a
 /// 5.1 app arrives with its six channels in place and the two it lacks filled in from its
-/// neighbours. So every recording takes all eight channels as the sink has them (no remap
-/// on the way out) and keeps the stream's own: FL and FR for one or two channels, as
-/// before the sink was 7.1; each of its channels in its own order for three to eight.
+/// neighbours. So a stream of one or two channels is recorded as FL and FR alone, not
+/// remixed (`PA_STREAM_NO_REMIX_CHANNELS`: both servers then copy those two and drop the
+/// rest), as before the sink was 7.1; a surround stream as all eight channels as the sink has
+/// them (no remap on the way out), of which its own are kept, in its own order. (Eight
+/// channels for every stream would do as well, but on pipewire-pulse an 8-channel direct
+/// monitor took 76-116 ms to start: a short event sound ended first.)
 public struct CaptureChannels: Equatable, Sendable {
     /// The capture sink's channels, in the order it is loaded with (the WAVE/SMPTE order).
     public static let sinkChannelNames = [
