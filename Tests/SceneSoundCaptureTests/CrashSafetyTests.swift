@@ -64,9 +64,9 @@ import Testing
         let outIndex = try #require(try server.sinkIndex(named: PrivateSoundServer.sinkName))
 
         let host = try Host(server: server)
-        #expect(host.waitFor { $0.contains { $0.hasPrefix("start ") } }, "host said: \(host.lines)")
+        #expect(host.waitFor { $0.filter { $0.hasPrefix("start ") }.count >= 2 }, "host said: \(host.lines)")  // both apps
         let captureSink = try #require(try server.sinkIndex(named: CaptureSinkProperties.sinkName))
-        #expect(try server.sinkOf(application: "victim") == captureSink)
+        #expect(try waitUntil(timeoutSeconds: 5) { try server.sinkOf(application: "victim") == captureSink })
         #expect(try waitUntil(timeoutSeconds: 5) { try server.sinkOf(application: "surround-victim") == captureSink })
         // Ours is the default while capturing (new streams start on it): the undo must restore it.
         #expect(try waitUntil(timeoutSeconds: 5) { try server.defaultSinkName() == CaptureSinkProperties.sinkName })
