@@ -156,7 +156,7 @@ let package = Package(
                     exclude: ["Consumer"]),
         .testTarget(name: "SceneSoundThemesTests", dependencies: ["SceneSoundThemes"]),
         // Builds libscenesound into a temporary prefix and runs C, C++ and Python clients against a live daemon.
-        .testTarget(name: "CLibraryTests", dependencies: ["scenesoundd", "scenesound", "SceneSoundC", "SceneSoundTestSupport"],
+        .testTarget(name: "CLibraryTests", dependencies: ["scenesoundd", "scenesound", "SceneSoundC", "SceneSoundTestSupport", "SceneSoundDSP"],
                     exclude: ["Consumers"]),
         // Real X servers, window managers and windows for tests, started and stopped by PID.
         .target(name: "SceneSoundTestSupport", dependencies: ["SceneSoundProtocol", "SceneSoundStatusJSON"], path: "Tests/SceneSoundTestSupport"),
@@ -170,7 +170,7 @@ let package = Package(
                           path: "Tests/CaptureTestHost"),
         .testTarget(name: "SceneSoundCaptureTests", dependencies: [
             "SceneSoundCapture", "SceneSoundProtocol", "SceneSoundPulse", "SceneSoundTestSupport", "scenesound-capture-guard",
-            "scenesound-capture-test-host", "scenesoundd", "scenesound", "SceneSoundDSP",
+            "scenesound-capture-test-host", "scenesoundd", "scenesound", "SceneSoundDSP", "SceneSoundSOFA",
         ]),
     ]
 )
