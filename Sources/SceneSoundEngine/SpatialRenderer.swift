@@ -37,9 +37,10 @@ public final class SpatialRenderer {
     public let ringOutFrames: Int
 
     /// `busFilters`: the bus decoder designed from `hrtf` (designed here when nil; pass one to
-    /// share the design between renderers of the same set).
+    /// share the design between renderers of the same set). `diffuseField`: the room's
+    /// `DiffuseFieldResponse.filter(of: hrtf)` (likewise computed here when nil).
     public init(hrtf: HRTFSet, configuration: EngineConfiguration, maximumSources: Int = 256,
-                busFilters: AmbisonicDecodeFilters? = nil) {
+                busFilters: AmbisonicDecodeFilters? = nil, diffuseField: [Float]? = nil) {
         precondition(EngineConfiguration.blockFramesRange.contains(configuration.blockFrames))
         precondition(hrtf.sampleRateHz == configuration.sampleRateHz, "the HRTF set must be prepared at the output rate")
         self.hrtf = hrtf
@@ -59,7 +60,7 @@ public final class SpatialRenderer {
         precondition(block % span == 0 && configuration.subBlockCount % (block / span) == 0)
         voiceMix = SpectralVoiceMix(hrtf: hrtf, partitionFrames: span, kernels: .fastest)
         reverb = LateReverb(room: configuration.room, sampleRateHz: configuration.sampleRateHz, maximumFrames: block,
-                            diffuseField: configuration.room == .none ? nil : DiffuseFieldResponse.filter(of: hrtf))
+                            diffuseField: configuration.room == .none ? nil : diffuseField ?? DiffuseFieldResponse.filter(of: hrtf))
         limiter = Limiter(sampleRateHz: configuration.sampleRateHz,
                           thresholdDecibels: configuration.limiterThresholdDecibels)
         headphoneEQ = HeadphoneEqualizer(sampleRateHz: configuration.sampleRateHz, maximumFrames: block)
