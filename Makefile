@@ -43,7 +43,8 @@ demo: deps
 # Heavy benchmarks live in the nested Benchmarks package: run and store them, print them, fail
 # if any render block allocated (p90 by the tool against Benchmarks/Thresholds, every block by
 # check_zero_mallocs.py), then compare with OpenAL Soft on the same scene, then the daemon's CPU
-# for 32 apps taken over by --capture-apps against 32 protocol streams (private PulseAudio).
+# for 32 apps taken over by --capture-apps against 32 protocol streams (private PulseAudio);
+# OpenAL Soft's timbre and near field measured as TimbreTests and NearFieldTests measure ours.
 bench:
 	scripts/deps bench
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark baseline update bench --no-progress
@@ -51,6 +52,7 @@ bench:
 	cd Benchmarks && $(SWIFT) package benchmark thresholds check bench --target RenderBenchmarks --no-progress
 	Benchmarks/check_zero_mallocs.py Benchmarks/.benchmarkBaselines/RenderBenchmarks/bench/results.json
 	scripts/bench-compare
+	scripts/openal-timbre
 	scripts/bench-capture
 
 clean:

@@ -36,6 +36,8 @@ let package = Package(
         .systemLibrary(name: "CXCB", pkgConfig: "xcb"),
         // OSC head poses: liblo's message parser.
         .systemLibrary(name: "CLiblo", pkgConfig: "liblo"),
+        // sd-bus (libsystemd): the session bus, for the KWin and GNOME Shell window backends.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd"),
         // cpuid: which render kernels this CPU runs.
         .systemLibrary(name: "CCPUFeatures"),
 
@@ -77,7 +79,7 @@ let package = Package(
         ]),
         .executableTarget(name: "scenesoundd", dependencies: [
             "SceneSoundServer", "SceneSoundCapture", "SceneSoundCaptureSettings", "scenesound-capture-guard", "SceneSoundOutputs", "SceneSoundSOFA", "SceneSoundEngine", "SceneSoundDSP",
-            "SceneSoundWindows", "SceneSoundX11", "SceneSoundWayland",
+            "SceneSoundWindows", "SceneSoundX11", "SceneSoundWayland", "SceneSoundDBus",
             "SceneSoundPipeWire",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
@@ -96,8 +98,16 @@ let package = Package(
         .target(name: "SceneSoundWindows", dependencies: ["SceneSoundDSP", "SceneSoundProtocol", "SceneSoundPlatform"]),
         // The X11 window source, through XCB.
         .target(name: "SceneSoundX11", dependencies: ["CXCB", "SceneSoundWindows", "SceneSoundPlatform"]),
-        // Wayland compositors' window sources, each over the compositor's own IPC (sway, Hyprland).
-        .target(name: "SceneSoundWayland", dependencies: ["SceneSoundWindows", "SceneSoundProtocol", "SceneSoundPlatform"]),
+        // The session bus over sd-bus: calls, signal matches, exported objects that answer one
+        // peer only, name owners; one thread of its own.
+        .target(name: "SceneSoundDBus", dependencies: ["CSystemd", "SceneSoundPlatform"]),
+        // Wayland compositors' window sources, each over the compositor's own IPC (sway, Hyprland;
+        // KWin through a script of ours reporting over D-Bus).
+        .target(name: "SceneSoundWayland", dependencies: ["SceneSoundWindows", "SceneSoundProtocol", "SceneSoundPlatform", "SceneSoundDBus",
+                                                           "CWaylandOutputs"]),
+        // The outputs' physical sizes over a Wayland connection of the daemon's own (libwayland's
+        // listeners are C function-pointer structs: in C).
+        .target(name: "CWaylandOutputs", linkerSettings: [.linkedLibrary("wayland-client")]),
         // examples/swift: two XCB windows, a looping tone anchored to each.
         .executableTarget(name: "scenesound-two-windows", dependencies: ["CXCB", "SceneSoundClient", "SceneSoundProtocol"],
                           path: "examples/swift"),
@@ -136,6 +146,8 @@ let package = Package(
             "scenesoundd", "scenesound", "scenesound-two-windows", "SceneSoundServer", "SceneSoundTestSupport", "SceneSoundProtocol", "SceneSoundDSP", "SceneSoundMedia",
             // The in-process protocol tests: sessions on EmbeddedChannels over a real engine.
             "SceneSoundEngine", "SceneSoundSOFA", "SceneSoundOutputs", "SceneSoundWindows", "SceneSoundX11",
+            // The KWin tests call the daemon's D-Bus object as a stranger would.
+            "SceneSoundDBus",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
         ]),
@@ -144,12 +156,13 @@ let package = Package(
                     exclude: ["Consumer"]),
         .testTarget(name: "SceneSoundThemesTests", dependencies: ["SceneSoundThemes"]),
         // Builds libscenesound into a temporary prefix and runs C, C++ and Python clients against a live daemon.
-        .testTarget(name: "CLibraryTests", dependencies: ["scenesoundd", "scenesound", "SceneSoundC", "SceneSoundTestSupport"],
+        .testTarget(name: "CLibraryTests", dependencies: ["scenesoundd", "scenesound", "SceneSoundC", "SceneSoundTestSupport", "SceneSoundDSP"],
                     exclude: ["Consumers"]),
         // Real X servers, window managers and windows for tests, started and stopped by PID.
         .target(name: "SceneSoundTestSupport", dependencies: ["SceneSoundProtocol", "SceneSoundStatusJSON"], path: "Tests/SceneSoundTestSupport"),
         .testTarget(name: "SceneSoundWindowsTests", dependencies: ["SceneSoundWindows", "SceneSoundProtocol", "SceneSoundDSP", "SceneSoundTestSupport"]),
         .testTarget(name: "SceneSoundWaylandTests", dependencies: ["SceneSoundWayland", "SceneSoundWindows", "SceneSoundProtocol", "SceneSoundTestSupport"]),
+        .testTarget(name: "SceneSoundDBusTests", dependencies: ["SceneSoundDBus", "SceneSoundTestSupport"]),
         .testTarget(name: "SceneSoundX11Tests", dependencies: ["SceneSoundX11", "SceneSoundWindows", "SceneSoundTestSupport"]),
         .testTarget(name: "SceneSoundCaptureSettingsTests", dependencies: ["SceneSoundCaptureSettings"]),
         // A process running the capture that the capture tests kill, stop and hang.
@@ -157,7 +170,7 @@ let package = Package(
                           path: "Tests/CaptureTestHost"),
         .testTarget(name: "SceneSoundCaptureTests", dependencies: [
             "SceneSoundCapture", "SceneSoundProtocol", "SceneSoundPulse", "SceneSoundTestSupport", "scenesound-capture-guard",
-            "scenesound-capture-test-host", "scenesoundd", "scenesound", "SceneSoundDSP",
+            "scenesound-capture-test-host", "scenesoundd", "scenesound", "SceneSoundDSP", "SceneSoundSOFA",
         ]),
     ]
 )

@@ -1,7 +1,8 @@
 #!/bin/sh
 # `make install`: the C library, its header and pkg-config file, both programs (and the
-# capture guard the daemon starts), the systemd
-# user unit and man pages made from --help, under PREFIX (DESTDIR is honoured for packagers).
+# capture guard the daemon starts, and the KWin script it loads), the systemd
+# user unit, man pages made from --help and the GNOME Shell extension, under PREFIX (DESTDIR is
+# honoured for packagers).
 #   install.sh PREFIX LIB_BUILD_DIR [BINARIES_DIR]
 # Without BINARIES_DIR the programs are built with `swift build -c release`.
 set -eu
@@ -29,6 +30,12 @@ for program in scenesound scenesoundd; do
     install -m 0755 "$binaries/$program" "$dest/bin/$program"
     "$root/packaging/help-to-man.sh" "$binaries/$program" 1 > "$dest/share/man/man1/$program.1"
 done
+# scenesoundd --windows kwin loads its KWin script from PREFIX/share/scenesound/kwin/.
+install -d "$dest/share/scenesound/kwin"
+install -m 0644 "$root/share/kwin/scenesound.js" "$dest/share/scenesound/kwin/scenesound.js"
 # scenesoundd --capture-apps looks for its guard beside itself, and refuses to capture without it.
 install -m 0755 "$binaries/scenesound-capture-guard" "$dest/bin/scenesound-capture-guard"
+# GNOME Shell: the extension that tells the daemon where native Wayland windows are, in the
+# variant for the Shell installed here (GNOME_EXTENSION_VARIANT=43 or 45 chooses by hand).
+"$root/packaging/install-gnome-extension.sh" "$dest/share/gnome-shell/extensions" ${GNOME_EXTENSION_VARIANT:-}
 echo "installed SceneSound under $dest"

@@ -32,6 +32,7 @@ struct ss_pw_capture {
 	void *userdata;
 	int was_linked;
 	int has_ended;
+	uint32_t channels;
 };
 
 static void on_core_error(void *data, uint32_t id, int seq, int res, const char *message)
@@ -151,7 +152,7 @@ static void on_process(void *data)
 		if (d->data != NULL && d->chunk != NULL) {
 			uint32_t offset = SPA_MIN(d->chunk->offset, d->maxsize);
 			uint32_t size = SPA_MIN(d->chunk->size, d->maxsize - offset);
-			uint32_t frames = size / (2 * sizeof(float));
+			uint32_t frames = size / (capture->channels * sizeof(float));
 			if (frames > 0 && !capture->has_ended)
 				capture->audio(capture->userdata, SPA_PTROFF(d->data, offset, const float), frames);
 		}
@@ -181,10 +182,10 @@ static const struct pw_stream_events stream_events = {
 };
 
 ss_pw_capture *ss_pw_capture_new(ss_pw_connection *connection, const char *name, uint32_t target_serial,
-                                 uint32_t rate_hz, uint32_t latency_frames,
+                                 uint32_t rate_hz, uint32_t latency_frames, uint32_t channels,
                                  ss_pw_capture_audio_cb audio, ss_pw_capture_ended_cb ended, void *userdata)
 {
-	if (connection->broken)
+	if (connection->broken || (channels != 2 && channels != 8))
 		return NULL;
 	struct ss_pw_capture *capture = calloc(1, sizeof(*capture));
 	if (capture == NULL)
@@ -193,6 +194,7 @@ ss_pw_capture *ss_pw_capture_new(ss_pw_connection *connection, const char *name,
 	capture->audio = audio;
 	capture->ended = ended;
 	capture->userdata = userdata;
+	capture->channels = channels;
 
 	char target[16], latency[32], rate[32];
 	snprintf(target, sizeof(target), "%u", target_serial);
@@ -205,6 +207,8 @@ ss_pw_capture *ss_pw_capture_new(ss_pw_connection *connection, const char *name,
 			PW_KEY_TARGET_OBJECT, target,
 			PW_KEY_NODE_LATENCY, latency,
 			PW_KEY_NODE_RATE, rate,
+			/* Stereo: FL and FR copied, the sink's other six dropped rather than folded in. */
+			PW_KEY_STREAM_DONT_REMIX, channels == 2 ? "true" : "false",
 			NULL);
 
 	pw_loop_enter(connection->loop);
@@ -221,8 +225,9 @@ ss_pw_capture *ss_pw_capture_new(ss_pw_connection *connection, const char *name,
 	struct spa_audio_info_raw format = {
 		.format = SPA_AUDIO_FORMAT_F32,
 		.rate = rate_hz,
-		.channels = 2,
-		.position = { SPA_AUDIO_CHANNEL_FL, SPA_AUDIO_CHANNEL_FR },
+		.channels = channels,
+		.position = { SPA_AUDIO_CHANNEL_FL, SPA_AUDIO_CHANNEL_FR, SPA_AUDIO_CHANNEL_FC, SPA_AUDIO_CHANNEL_LFE,
+		              SPA_AUDIO_CHANNEL_RL, SPA_AUDIO_CHANNEL_RR, SPA_AUDIO_CHANNEL_SL, SPA_AUDIO_CHANNEL_SR },
 	};
 	const struct spa_pod *params[1];
 	params[0] = spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat, &format);

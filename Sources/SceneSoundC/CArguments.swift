@@ -38,6 +38,24 @@ enum CArguments {
         return AudioFormat(sampleFormat: sampleFormat, rateHz: rateHz, channels: UInt8(channels))
     }
 
+    /// `channels` SCENESOUND_CHANNEL_* values, each speaker once; NULL: nil (the standard
+    /// layout). (`channels` was checked by `audioFormat`.)
+    static func channelMap(_ map: UnsafePointer<Int32>?, channels: Int32) throws(CFailure) -> [ChannelPosition]? {
+        guard let map else { return nil }
+        var positions: [ChannelPosition] = []
+        for index in 0 ..< Int(channels) {
+            guard let raw = UInt8(exactly: map[index]), let position = ChannelPosition(rawValue: raw) else {
+                throw CFailure(StatusCode.badFormat, "channel_map[\(index)] = \(map[index]) is not a SCENESOUND_CHANNEL_* value "
+                               + "(accepted: 0 to 7, FL FR FC LFE BL BR SL SR)")
+            }
+            guard !positions.contains(position) else {
+                throw CFailure(StatusCode.badFormat, "channel_map[\(index)] = \(map[index]) names a speaker a second time")
+            }
+            positions.append(position)
+        }
+        return positions
+    }
+
     static func kind(_ value: Int32) throws(CFailure) -> StreamKind {
         guard let raw = UInt8(exactly: value), let kind = StreamKind(rawValue: raw) else {
             throw .invalid("kind \(value) is not a SCENESOUND_KIND_* value")

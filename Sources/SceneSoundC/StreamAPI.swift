@@ -8,13 +8,24 @@ public func scenesound_stream_open(_ client: OpaquePointer?, _ kind: Int32, _ fo
                                    _ channels: Int32, _ sceneID: UnsafePointer<CChar>?, _ spatialMode: Int32,
                                    _ volumeDecibels: Float, _ flags: UInt32,
                                    _ outStream: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    scenesound_stream_open_with_channel_map(client, kind, format, rateHz, channels, nil, sceneID, spatialMode,
+                                            volumeDecibels, flags, outStream)
+}
+
+@_cdecl("scenesound_stream_open_with_channel_map")
+public func scenesound_stream_open_with_channel_map(
+    _ client: OpaquePointer?, _ kind: Int32, _ format: Int32, _ rateHz: UInt32, _ channels: Int32,
+    _ channelMap: UnsafePointer<Int32>?, _ sceneID: UnsafePointer<CChar>?, _ spatialMode: Int32,
+    _ volumeDecibels: Float, _ flags: UInt32, _ outStream: UnsafeMutablePointer<OpaquePointer?>?
+) -> Int32 {
     outStream?.pointee = nil
     return apiCall { () throws(CFailure) in
         let (clientID, connection) = try Handles.client(client)
         guard let outStream else { throw .invalid("out_stream is NULL") }
         guard flags & ~streamLoopFlag == 0 else { throw .invalid("unknown flags 0x\(String(flags, radix: 16))") }
-        let options = try streamOptions(kind, format, rateHz, channels, sceneID, spatialMode, volumeDecibels,
+        var options = try streamOptions(kind, format, rateHz, channels, sceneID, spatialMode, volumeDecibels,
                                         loop: flags & streamLoopFlag != 0)
+        options.channelMap = try CArguments.channelMap(channelMap, channels: channels)
         let stream = try clientCall { () throws(ClientError) in try connection.openStream(options) }
         outStream.pointee = try register(StreamEntry(clientID: clientID, stream: stream, renderer: nil))
     }

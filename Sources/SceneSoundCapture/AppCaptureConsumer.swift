@@ -7,8 +7,9 @@ public protocol AppCaptureConsumer: AnyObject, Sendable {
     func captureDidStart(_ stream: CapturedStreamIdentity)
     /// The stream's properties changed (a window id set late, a new title).
     func captureDidUpdate(_ stream: CapturedStreamIdentity)
-    /// Interleaved stereo Float32 at the configured rate, valid only during the call.
-    func captureDidReceive(streamIndex: UInt32, interleavedStereo samples: UnsafeBufferPointer<Float>)
+    /// Interleaved Float32 at the configured rate in the stream's channels (`channels` of its
+    /// identity: stereo, or a surround app's own), valid only during the call.
+    func captureDidReceive(streamIndex: UInt32, interleaved samples: UnsafeBufferPointer<Float>)
     /// The stream ended, was excluded, was moved elsewhere by the user, or the capture stopped.
     func captureDidEnd(streamIndex: UInt32)
     /// A stream the capture would take is left where it plays, and why: the user moved it

@@ -223,7 +223,7 @@ final class CaptureSession {
             captureSinkReported(sink)
             pacer = MonitorRecorder(
                 context: context, streamIndex: nil, monitorSourceName: sink.name + ".monitor", rateHz: configuration.rateHz,
-                fragmentSeconds: configuration.fragmentSeconds, streamName: "SceneSound capture pacer",
+                fragmentSeconds: configuration.fragmentSeconds, streamName: "SceneSound capture pacer", channels: .stereo,
                 deliver: { [onsets] in onsets.mixDidArrive($0) }, delegate: self)
             // Ours becomes the default sink, so that a new stream starts there: taken over
             // before its first sample plays rather than moved after it was heard dry.
@@ -423,7 +423,7 @@ final class CaptureSession {
                 release(facts.index)
                 return returnToDefaultSink(facts.index)
             }
-            let identity = CapturedStreamIdentity(streamIndex: facts.index, properties: facts.properties)
+            let identity = CapturedStreamIdentity(streamIndex: facts.index, properties: facts.properties, channelPositions: facts.channelPositions)
             if identity != tracked.identity {
                 tracked.identity = identity
                 streams[facts.index] = tracked
@@ -434,7 +434,7 @@ final class CaptureSession {
         guard !leftAlone.contains(facts.index) else { return }
         switch decision {
         case .take:
-            let identity = CapturedStreamIdentity(streamIndex: facts.index, properties: facts.properties)
+            let identity = CapturedStreamIdentity(streamIndex: facts.index, properties: facts.properties, channelPositions: facts.channelPositions)
             if facts.sinkIndex == captureSink.index {
                 streams[facts.index] = TrackedStream(identity: identity, recorder: nil, isMoving: false)
                 attach(facts.index)
@@ -458,7 +458,7 @@ final class CaptureSession {
             returnToDefaultSink(facts.index)
         case .leave(.notOnDefaultSink) where attachments[facts.index] != nil:
             // Recorded before, and moved: PulseAudio ended the recording with the move.
-            movedElsewhere(CapturedStreamIdentity(streamIndex: facts.index, properties: facts.properties), to: facts.sinkIndex)
+            movedElsewhere(CapturedStreamIdentity(streamIndex: facts.index, properties: facts.properties, channelPositions: facts.channelPositions), to: facts.sinkIndex)
         case .leave:
             break  // perhaps for now (not linked yet): forgotten when it ends
         }
@@ -496,7 +496,13 @@ final class CaptureSession {
 
     private func makeRecorder(_ index: UInt32, sinkName: String, identity: CapturedStreamIdentity) -> (any StreamRecorder)? {
         let name = "SceneSound capture of \(identity.applicationName ?? "stream \(index)")"
-        let deliver: (UnsafeBufferPointer<Float>) -> Void = { [onsets] in onsets.captureDidReceive(streamIndex: index, interleavedStereo: $0) }
+        let channels = identity.channels
+        // A surround stream is handed on as it is recorded: the onset recovery compares the
+        // stereo mix (the sink's FL and FR), in which only a stereo or mono stream is whole.
+        let deliver: (UnsafeBufferPointer<Float>) -> Void = channels.isStereo
+            ? { [onsets] in onsets.captureDidReceive(streamIndex: index, interleaved: $0) }
+            : { [consumer] in consumer.captureDidReceive(streamIndex: index, interleaved: $0) }
+        if !channels.isStereo { onsets.forget(index) }
         // On pipewire-pulse a few streams at a time are recorded through libpulse like on
         // PulseAudio, so that OnsetRecovery (confined to this thread) gives them their first
         // milliseconds: an event sound mostly starts while little else plays. Each takes a
@@ -509,20 +515,21 @@ final class CaptureSession {
                 return MonitorRecorder(
                     context: recordingContext, streamIndex: index, monitorSourceName: sinkName + ".monitor",
                     rateHz: configuration.rateHz, fragmentSeconds: configuration.fragmentSeconds, streamName: name,
-                    deliver: deliver, delegate: self)
+                    channels: channels, deliver: deliver, delegate: self)
             }
             if let pipeWire {
                 onsets.forget(index)
                 return PipeWireRecorder(
                     connection: pipeWire, streamIndex: index, rateHz: configuration.rateHz,
-                    latencyFrames: configuration.pipeWireQuantumFrames, streamName: name,
-                    deliver: { [consumer] in consumer.captureDidReceive(streamIndex: index, interleavedStereo: $0) },
+                    latencyFrames: configuration.pipeWireQuantumFrames, streamName: name, channels: channels,
+                    deliver: { [consumer] in consumer.captureDidReceive(streamIndex: index, interleaved: $0) },
                     delegate: self)
             }
         }
         return MonitorRecorder(
             context: context, streamIndex: index, monitorSourceName: sinkName + ".monitor", rateHz: configuration.rateHz,
-            fragmentSeconds: configuration.fragmentSeconds, streamName: name, deliver: deliver, delegate: self)
+            fragmentSeconds: configuration.fragmentSeconds, streamName: name, channels: channels, deliver: deliver,
+            delegate: self)
     }
 
     /// Stops capturing a stream without touching where it plays.

@@ -14,6 +14,8 @@ public enum CaptureSinkProperties {
 
     /// module-null-sink's arguments. `norewinds`: a null sink otherwise renders up to 2 s
     /// ahead and rewinds when an app's volume changes, which the monitor hears as crackles.
+    /// 7.1, so that games (and Wine) choose surround; stereo apps are still recorded in
+    /// stereo (`CaptureChannels`).
     static func nullSinkArguments(session: String, ownerPID: pid_t, previousDefaultSink: String?, rateHz: Int) -> String {
         var properties = [
             "device.description='SceneSound app capture'",
@@ -24,7 +26,8 @@ public enum CaptureSinkProperties {
             properties.append("\(previousDefaultKey)='\(previous)'")
         }
         return "sink_name=\(sinkName) sink_properties=\"\(properties.joined(separator: " "))\" " +
-            "norewinds=1 format=float32le rate=\(rateHz) channels=2 channel_map=front-left,front-right"
+            "norewinds=1 format=float32le rate=\(rateHz) channels=\(CaptureChannels.sinkChannelCount) " +
+            "channel_map=\(CaptureChannels.sinkChannelNames.joined(separator: ","))"
     }
 
     /// The value with every character a module argument could be confused by removed.

@@ -15,8 +15,11 @@ public struct CapturedStreamIdentity: Sendable, Equatable {
     /// libcanberra's sound name for event sounds (`bell`, `dialog-warning`, …).
     public var eventID: String?
     public var mediaName: String?
+    /// The channels its recording hands on (stereo for a mono or stereo app; a surround app's
+    /// own), in the order `captureDidReceive` interleaves them.
+    public var channels: CaptureChannels
 
-    public init(streamIndex: UInt32, properties: [String: String]) {
+    public init(streamIndex: UInt32, properties: [String: String], channelPositions: [Int32] = []) {
         self.streamIndex = streamIndex
         applicationName = properties["application.name"]
         binary = properties["application.process.binary"]
@@ -25,6 +28,7 @@ public struct CapturedStreamIdentity: Sendable, Equatable {
         mediaRole = properties["media.role"]
         eventID = properties["event.id"]
         mediaName = properties["media.name"]
+        channels = CaptureChannels.forStream(positions: channelPositions)
     }
 
     /// Decimal, as libcanberra writes it, or 0x-prefixed hex; 0 is no window.

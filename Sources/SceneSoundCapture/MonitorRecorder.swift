@@ -18,7 +18,8 @@ protocol StreamRecorderDelegate: AnyObject {
 }
 
 /// Records one sink input on its own (`pa_stream_set_monitor_stream`) from the capture sink's
-/// monitor, as interleaved stereo Float32, and hands each fragment to the consumer. The
+/// monitor, in the sink's eight channels (so the server remaps nothing), and hands the
+/// stream's own channels (`CaptureChannels`) of each fragment to the consumer, interleaved. The
 /// capture happens after the input's own volume and mute, so the app's slider keeps working.
 final class MonitorRecorder: StreamRecorder {
     /// nil for the pacer: a recording of the whole capture sink, kept open so that the sink
@@ -31,6 +32,8 @@ final class MonitorRecorder: StreamRecorder {
     private let stream: OpaquePointer
     /// Where the audio goes: the stream's consumer, or the mix's handler for the pacer.
     private let deliver: (UnsafeBufferPointer<Float>) -> Void
+    private let picker: ChannelPicker
+    private let recordedChannels: Int
     private weak var delegate: StreamRecorderDelegate?
     private var isClosed = false
     private(set) var failure: String?
@@ -39,12 +42,15 @@ final class MonitorRecorder: StreamRecorder {
 
     init?(
         context: OpaquePointer, streamIndex: UInt32?, monitorSourceName: String, rateHz: Int,
-        fragmentSeconds: Double, streamName: String, deliver: @escaping (UnsafeBufferPointer<Float>) -> Void,
-        delegate: StreamRecorderDelegate
+        fragmentSeconds: Double, streamName: String, channels kept: CaptureChannels,
+        deliver: @escaping (UnsafeBufferPointer<Float>) -> Void, delegate: StreamRecorderDelegate
     ) {
-        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rateHz), channels: 2)
-        var channels = pa_channel_map()
-        pa_channel_map_init_stereo(&channels)
+        // Stereo: FL and FR alone, not remixed (both servers then copy those two channels and
+        // drop the rest); surround: the sink's eight, of which the picker keeps the stream's.
+        let recordedChannels = kept.isStereo ? 2 : CaptureChannels.sinkChannelCount
+        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rateHz), channels: UInt8(recordedChannels))
+        var channels = CaptureChannels.sinkChannelMap()
+        if kept.isStereo { pa_channel_map_init_stereo(&channels) }
         guard let stream = pa_stream_new(context, streamName, &spec, &channels) else { return nil }
         if let streamIndex, pa_stream_set_monitor_stream(stream, streamIndex) != 0 {
             pa_stream_unref(stream)
@@ -54,6 +60,8 @@ final class MonitorRecorder: StreamRecorder {
         self.context = context
         self.streamIndex = streamIndex
         self.deliver = deliver
+        picker = ChannelPicker(kept)
+        self.recordedChannels = recordedChannels
         self.delegate = delegate
         silence = .allocate(capacity: 4096)
         silence.initialize(repeating: 0)
@@ -68,11 +76,12 @@ final class MonitorRecorder: StreamRecorder {
 
         // A small fragment: the capture sink renders as often as its smallest requested
         // latency, and that is what the app's sound waits for before it reaches the engine.
-        let bytesPerSecond = Double(rateHz * 2 * MemoryLayout<Float>.size)
+        let bytesPerSecond = Double(rateHz * recordedChannels * MemoryLayout<Float>.size)
         var attributes = pa_buffer_attr(
             maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
             fragsize: UInt32(max(64, (fragmentSeconds * bytesPerSecond).rounded())))
-        let flags = pa_stream_flags_t(PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_DONT_MOVE.rawValue)
+        let flags = pa_stream_flags_t(PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_DONT_MOVE.rawValue
+            | (kept.isStereo ? PA_STREAM_NO_REMIX_CHANNELS.rawValue : 0))
         let connected = monitorSourceName.withCString { pa_stream_connect_record(stream, $0, &attributes, flags) }
         guard connected == 0 else {
             close()
@@ -118,12 +127,14 @@ final class MonitorRecorder: StreamRecorder {
             guard pa_stream_peek(stream, &data, &byteCount) == 0, byteCount > 0 else { return }
             let sampleCount = byteCount / MemoryLayout<Float>.size
             if let data {
-                deliver(UnsafeBufferPointer(start: data.assumingMemoryBound(to: Float.self), count: sampleCount))
+                let recorded = UnsafeBufferPointer(start: data.assumingMemoryBound(to: Float.self), count: sampleCount)
+                if recordedChannels == 2 { deliver(recorded) } else { picker.pick(recorded, deliver: deliver) }
             } else {  // a hole: the server had nothing for this span; the consumer hears silence
                 var remaining = sampleCount
                 while remaining > 0 {
-                    let chunk = min(remaining, silence.count)
-                    deliver(UnsafeBufferPointer(rebasing: silence[0 ..< chunk]))
+                    let chunk = min(remaining, silence.count / recordedChannels * recordedChannels)
+                    let zeros = UnsafeBufferPointer(rebasing: silence[0 ..< chunk])
+                    if recordedChannels == 2 { deliver(zeros) } else { picker.pick(zeros, deliver: deliver) }
                     remaining -= chunk
                 }
             }

@@ -16,6 +16,9 @@
 /// frames, and placed when found. Where an unplaced stream sounds (or one recorded another
 /// way), a new one is heard from where its own recording began.
 ///
+/// Stereo only: the mix is the capture sink's FL and FR, where a stereo (or mono) stream's
+/// channels arrive unchanged; a surround stream is handed on without it (`CaptureSession`).
+///
 /// A consumer in front of the real one; confined to the capture's mainloop thread.
 final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
     private let consumer: AppCaptureConsumer
@@ -167,7 +170,7 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
 
     func captureDidUpdate(_ stream: CapturedStreamIdentity) { consumer.captureDidUpdate(stream) }
 
-    func captureDidReceive(streamIndex: UInt32, interleavedStereo samples: UnsafeBufferPointer<Float>) {
+    func captureDidReceive(streamIndex: UInt32, interleaved samples: UnsafeBufferPointer<Float>) {
         guard let stream = pending[streamIndex] else {
             // (Pending streams are tried again with the next mix, not here: with many placed
             // streams that would repeat every pending search once per stream and fragment.)
@@ -177,12 +180,12 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
             } else {
                 lookFor(streamIndex, samples)
             }
-            return consumer.captureDidReceive(streamIndex: streamIndex, interleavedStereo: samples)
+            return consumer.captureDidReceive(streamIndex: streamIndex, interleaved: samples)
         }
         if stream.held.isEmpty, !(0 ..< samples.count / 2).contains(where: { isSounding(samples, $0) }) {
             pending[streamIndex]!.skippedFrames += samples.count / 2
             if stream.skippedFrames + samples.count / 2 >= silentStartFrames { pending[streamIndex] = nil }
-            return consumer.captureDidReceive(streamIndex: streamIndex, interleavedStereo: samples)
+            return consumer.captureDidReceive(streamIndex: streamIndex, interleaved: samples)
         }
         pending[streamIndex]!.held.append(contentsOf: samples)
         trySplice(streamIndex)
@@ -259,7 +262,7 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
     private func release(_ index: UInt32, onset: [Float], droppingHeldFrames dropped: Int = 0) {
         guard let stream = pending.removeValue(forKey: index) else { return }
         for part in [onset[...], stream.held[(2 * dropped)...]] where !part.isEmpty {
-            part.withUnsafeBufferPointer { consumer.captureDidReceive(streamIndex: index, interleavedStereo: $0) }
+            part.withUnsafeBufferPointer { consumer.captureDidReceive(streamIndex: index, interleaved: $0) }
         }
     }
 }

@@ -71,22 +71,31 @@ final class PipeWireRecorder: StreamRecorder {
     let streamIndex: UInt32?
     /// Where the audio goes (on libpipewire's data thread).
     private let deliver: (UnsafeBufferPointer<Float>) -> Void
+    private let picker: ChannelPicker
+    /// FL and FR alone (not remixed) for a stereo or mono stream, else the sink's eight.
+    private let recordedChannels: Int
     private weak var delegate: StreamRecorderDelegate?
     private var capture: OpaquePointer?
     private(set) var failure: String?
 
     /// `latencyFrames`: the quantum asked of the graph, which is how often audio arrives.
+    /// A stereo or mono stream is recorded as FL and FR, not remixed; a surround one in the
+    /// capture sink's eight channels, the layout the app's node plays into it (so PipeWire
+    /// remaps nothing), of which `channels` are handed on.
     init?(connection: PipeWireConnection, streamIndex: UInt32, rateHz: Int, latencyFrames: Int, streamName: String,
-          deliver: @escaping (UnsafeBufferPointer<Float>) -> Void, delegate: StreamRecorderDelegate) {
+          channels: CaptureChannels, deliver: @escaping (UnsafeBufferPointer<Float>) -> Void, delegate: StreamRecorderDelegate) {
         self.streamIndex = streamIndex
         self.deliver = deliver
+        picker = ChannelPicker(channels)
+        recordedChannels = channels.isStereo ? 2 : CaptureChannels.sinkChannelCount
         self.delegate = delegate
         // pipewire-pulse's sink-input index is the node's object.serial, which target.object names.
         capture = ss_pw_capture_new(
-            connection.handle, streamName, streamIndex, UInt32(rateHz), UInt32(latencyFrames),
+            connection.handle, streamName, streamIndex, UInt32(rateHz), UInt32(latencyFrames), UInt32(recordedChannels),
             { userdata, samples, frames in
                 let recorder = Unmanaged<PipeWireRecorder>.fromOpaque(userdata!).takeUnretainedValue()
-                recorder.deliver(UnsafeBufferPointer(start: samples, count: Int(frames) * 2))
+                let recorded = UnsafeBufferPointer(start: samples, count: Int(frames) * recorder.recordedChannels)
+                if recorder.recordedChannels == 2 { recorder.deliver(recorded) } else { recorder.picker.pick(recorded, deliver: recorder.deliver) }
             },
             { userdata in
                 let recorder = Unmanaged<PipeWireRecorder>.fromOpaque(userdata!).takeUnretainedValue()

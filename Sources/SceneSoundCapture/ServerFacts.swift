@@ -25,15 +25,18 @@ public struct SinkInputFacts: Sendable, Equatable {
     /// false for passthrough streams (AC3, DTS, … sent encoded to a receiver).
     public var isPCM: Bool
     public var properties: [String: String]
+    /// The stream's own channel map (`pa_channel_position_t` values), as the app opened it.
+    public var channelPositions: [Int32]
 
     public init(index: UInt32, ownerModule: UInt32?, clientIndex: UInt32?, sinkIndex: UInt32, isPCM: Bool,
-                properties: [String: String]) {
+                properties: [String: String], channelPositions: [Int32] = []) {
         self.index = index
         self.ownerModule = ownerModule
         self.clientIndex = clientIndex
         self.sinkIndex = sinkIndex
         self.isPCM = isPCM
         self.properties = properties
+        self.channelPositions = channelPositions
     }
 
     init(_ info: pa_sink_input_info) {
@@ -44,6 +47,8 @@ public struct SinkInputFacts: Sendable, Equatable {
         // A server too old to report a format only has PCM streams.
         isPCM = info.format.map { pa_format_info_is_pcm($0) != 0 } ?? true
         properties = propertyDictionary(info.proplist)
+        var map = info.channel_map
+        channelPositions = withUnsafeBytes(of: &map.map) { Array($0.bindMemory(to: Int32.self).prefix(Int(map.channels))) }
     }
 }
 

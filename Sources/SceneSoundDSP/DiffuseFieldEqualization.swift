@@ -10,8 +10,9 @@
 //    scattering), so level differences between ears and directions tend to 0 dB; the phase
 //    (and so the interaural time difference) stays as measured.
 // 2. Every response is divided by the diffuse-field response (DiffuseFieldResponse: both
-//    ears, solid-angle weighted, after step 1), smoothed to third octaves and bounded. Both
-//    ears get the same gain, so interaural cues are untouched.
+//    ears, solid-angle weighted, after step 1) of the directions a desktop's sources come
+//    from (`desktopFieldWeight`), smoothed to third octaves and bounded. Both ears get the
+//    same gain, so interaural cues are untouched.
 //
 // Both are zero-phase gains on the measured responses; HRTFPreparation then makes its
 // minimum-phase filters and onset delays from the result as from any measurement.
@@ -50,12 +51,35 @@ public enum DiffuseFieldEqualization {
         return maximumBoostDecibels * max(0, 1 - log(f / boostFadeStartHz) / log(boostEndHz / boostFadeStartHz))
     }
 
+    /// Refinements of the equalizer (each one divides by the smoothed residual: three take
+    /// the equalized KEMAR field within 0.05 dB of flat in every third octave).
+    static let refinementPasses = 3
+
+    /// Which directions the equalization makes flat on average: the directions a desktop's
+    /// sources come from, as a weight on the sphere by elevation — full within ±30° (windows on
+    /// screens at the listener's distance span about ±20° with the head's pitch on top, and
+    /// every virtual surround speaker is at 0°), fading (raised cosine) to none at ±60°.
+    /// Azimuth is not weighted: the head turns, screens and speakers surround it. Above 5 kHz
+    /// the whole sphere's average differs from this band's by up to ±1.5 dB (KEMAR: rings above
+    /// 40° and below −30° hold the pinna's other notches), which equalizing for the whole sphere
+    /// left in every desktop sound. The late reverb, which does come from every direction, is
+    /// still heard through the whole sphere's response (DiffuseFieldResponse.filter).
+    public static func desktopFieldWeight(elevationDegrees: Double) -> Double {
+        let a = abs(elevationDegrees)
+        if a <= desktopBandDegrees { return 1 }
+        if a >= desktopFadeEndDegrees { return 0 }
+        return 0.5 + 0.5 * cos(.pi * (a - desktopBandDegrees) / (desktopFadeEndDegrees - desktopBandDegrees))
+    }
+    public static let desktopBandDegrees = 30.0
+    public static let desktopFadeEndDegrees = 60.0
+
     /// Time kept before and after each response for the gains' zero-phase spread.
     static let marginSeconds = 0.004
 
     /// The measurements equalized: same directions, responses longer by 2 × marginSeconds
     /// (the same shift in both ears, so the interaural delay is unchanged).
-    public static func equalize(_ measurements: [HRIRMeasurement], sampleRateHz: Double) -> [HRIRMeasurement] {
+    public static func equalize(_ measurements: [HRIRMeasurement], sampleRateHz: Double,
+                                elevationWeight: (Double) -> Double = desktopFieldWeight) -> [HRIRMeasurement] {
         guard !measurements.isEmpty else { return measurements }
         let length = measurements.map { max($0.left.count, $0.right.count) }.max()!
         let n = FFT.size(atLeast: 4 * length)
@@ -64,7 +88,7 @@ public enum DiffuseFieldEqualization {
         let binHz = sampleRateHz / Double(n)
         let weights = DiffuseFieldResponse.solidAngleWeights(of: measurements.map {
             SphericalPosition(azimuthDegrees: $0.azimuthDegrees, elevationDegrees: $0.elevationDegrees).cartesian
-        })
+        }, elevationWeight: elevationWeight)
 
         // Each ear's power spectrum (measurement-major, then ear) and the diffuse field's.
         var spectra: [[Double]] = []
@@ -100,9 +124,16 @@ public enum DiffuseFieldEqualization {
         for i in spectra.indices { for k in 0..<bins { spectra[i][k] *= gains[i][k] } }
         let repaired = DiffuseFieldResponse.averagePower(spectra, weights: earWeights)
         spectra = []
-        let smoothed = thirdOctaveSmoothed(repaired)
-        let equalizer = smoothed.enumerated().map { k, p -> Double in
-            let decibels = min(boostLimitDecibels(frequencyHz: Double(k) * binHz), max(-maximumCutDecibels, -power(decibels: p)))
+        // The inverse of the smoothed field leaves the equalized field off flat where the field
+        // has structure within a third octave (the mean of D / smooth(D) over a band is not 1:
+        // up to 0.5 dB for KEMAR): refined until the equalized field, smoothed as it was, is flat.
+        var inverse = thirdOctaveSmoothed(repaired).map { 1 / max($0, 1e-30) }
+        for _ in 0..<refinementPasses {
+            let residual = thirdOctaveSmoothed(zip(repaired, inverse).map { $0 * $1 })
+            for k in inverse.indices { inverse[k] /= max(residual[k], 1e-30) }
+        }
+        let equalizer = inverse.enumerated().map { k, g -> Double in
+            let decibels = min(boostLimitDecibels(frequencyHz: Double(k) * binHz), max(-maximumCutDecibels, power(decibels: g)))
             return pow(10, decibels / 10)
         }
         for i in gains.indices { for k in 0..<bins { gains[i][k] *= equalizer[k] } }

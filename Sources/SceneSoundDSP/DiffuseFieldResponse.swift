@@ -70,12 +70,17 @@ public enum DiffuseFieldResponse {
     /// nearer to it than to any other (its Voronoi cell), counted on a 2° grid. A set measured
     /// densely in one region and sparsely in another is averaged over the sphere, not over
     /// its list; one that lacks a region lets its nearest measurements stand for it.
-    public static func solidAngleWeights(of directions: [Vector3]) -> [Double] {
+    ///
+    /// `elevationWeight` weights the sphere itself by elevation (1 everywhere: the whole
+    /// sphere); each direction then stands for its cell's weighted area.
+    public static func solidAngleWeights(of directions: [Vector3],
+                                         elevationWeight: (Double) -> Double = { _ in 1 }) -> [Double] {
         var weights = [Double](repeating: 0, count: directions.count)
         let step = 2.0
         var elevation = -90 + step / 2
         while elevation < 90 {
-            let ringWeight = cos(elevation * .pi / 180)
+            let ringWeight = cos(elevation * .pi / 180) * elevationWeight(elevation)
+            guard ringWeight > 0 else { elevation += step; continue }
             var azimuth = step / 2
             while azimuth < 360 {
                 let point = SphericalPosition(azimuthDegrees: azimuth, elevationDegrees: elevation).cartesian

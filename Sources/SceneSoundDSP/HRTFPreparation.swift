@@ -27,7 +27,7 @@ public enum HRTFPreparation {
     /// sample of look-ahead.
     public static let minimumDelaySamples: Float = 1
     /// Bumped whenever the preparation changes, so that on-disk caches are rebuilt.
-    public static let version: UInt32 = 3
+    public static let version: UInt32 = 4
 
     /// The filter length at a rate: 128 taps at 48 kHz, scaled with the rate, rounded up to 8.
     public static func filterTaps(sampleRateHz: Double) -> Int {

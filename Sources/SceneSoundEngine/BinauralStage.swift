@@ -16,8 +16,10 @@ public final class BinauralStage {
     /// What the room's reverb is heard through (DiffuseFieldResponse), with a room.
     let diffuseField: [Float]?
 
-    /// `busFilters`: the bus decoder designed from `hrtf` (designed here when nil).
-    public init(hrtf: HRTFSet, configuration: EngineConfiguration, busFilters: AmbisonicDecodeFilters? = nil) {
+    /// `busFilters`: the bus decoder designed from `hrtf` (designed here when nil);
+    /// `diffuseField`: the room's `DiffuseFieldResponse.filter(of: hrtf)` (likewise).
+    public init(hrtf: HRTFSet, configuration: EngineConfiguration, busFilters: AmbisonicDecodeFilters? = nil,
+                diffuseField: [Float]? = nil) {
         precondition(hrtf.sampleRateHz == configuration.sampleRateHz, "the HRTF set must be prepared at the output rate")
         self.hrtf = hrtf
         voiceMix = SpectralVoiceMix(hrtf: hrtf, partitionFrames: configuration.voiceSpanFrames, kernels: .fastest)
@@ -25,7 +27,7 @@ public final class BinauralStage {
         bus = AmbisonicBus(filters: busDecoder, maximumFrames: configuration.blockFrames,
                            maximumTerms: SpatialRenderer.busTermsPerSum, kernels: .fastest)
         ringOutFrames = hrtf.filterTaps + Int(hrtf.maximumDelaySamples.rounded(.up)) + 4
-        diffuseField = configuration.room == .none ? nil : DiffuseFieldResponse.filter(of: hrtf)
+        self.diffuseField = configuration.room == .none ? nil : diffuseField ?? DiffuseFieldResponse.filter(of: hrtf)
     }
 
     /// A source's voices on this stage, for a source whose input keeps `historyFrames` before

@@ -46,11 +46,12 @@ public final class SpatialRenderer {
     @exclusivity(unchecked) public private(set) var ringOutFrames: Int
 
     /// `busFilters`: the bus decoder designed from `hrtf` (designed here when nil; pass one to
-    /// share the design between renderers of the same set).
+    /// share the design between renderers of the same set). `diffuseField`: the room's
+    /// `DiffuseFieldResponse.filter(of: hrtf)` (likewise computed here when nil).
     public init(hrtf: HRTFSet, configuration: EngineConfiguration, maximumSources: Int = 256,
-                busFilters: AmbisonicDecodeFilters? = nil) {
+                busFilters: AmbisonicDecodeFilters? = nil, diffuseField: [Float]? = nil) {
         precondition(EngineConfiguration.blockFramesRange.contains(configuration.blockFrames))
-        stage = BinauralStage(hrtf: hrtf, configuration: configuration, busFilters: busFilters)
+        stage = BinauralStage(hrtf: hrtf, configuration: configuration, busFilters: busFilters, diffuseField: diffuseField)
         self.configuration = configuration
         self.maximumSources = maximumSources
         sources = []

@@ -21,9 +21,12 @@ public final class CapturedAppStreams: @unchecked Sendable {
         public var windowID: UInt32?
         public var mediaRole: String?
         public var eventID: String?
+        /// Its captured channels: stereo for a mono or stereo app, a surround app's own
+        /// (played as virtual speakers around its window).
+        public var layout: ChannelLayout
 
         public init(key: UInt64, applicationName: String?, binary: String?, processID: Int32?, windowID: UInt32?,
-                    mediaRole: String?, eventID: String?) {
+                    mediaRole: String?, eventID: String?, layout: ChannelLayout = .stereo) {
             self.key = key
             self.applicationName = applicationName
             self.binary = binary
@@ -31,6 +34,7 @@ public final class CapturedAppStreams: @unchecked Sendable {
             self.windowID = windowID
             self.mediaRole = mediaRole
             self.eventID = eventID
+            self.layout = layout
         }
 
         /// What the server makes of it, as for protocol streams.
@@ -77,10 +81,13 @@ public final class CapturedAppStreams: @unchecked Sendable {
         /// Wakes a resting output (free while it is awake).
         private let wake: @Sendable () -> Void
 
+        private let channelCount: Int
+
         init(capacityFrames: Int, marginFrames: Int, maximumMarginFrames: Int, windowFrames: Int, maximumQueuedFrames: Int,
-             wake: @escaping @Sendable () -> Void = {}) {
+             channelCount: Int = 2, wake: @escaping @Sendable () -> Void = {}) {
             self.wake = wake
-            ring = AudioRing(capacityFrames: capacityFrames, channelCount: 2)
+            self.channelCount = channelCount
+            ring = AudioRing(capacityFrames: capacityFrames, channelCount: channelCount)
             input = RingInput(ring: ring)
             self.marginFrames = marginFrames
             self.maximumMarginFrames = maximumMarginFrames
@@ -88,10 +95,10 @@ public final class CapturedAppStreams: @unchecked Sendable {
             self.maximumQueuedFrames = maximumQueuedFrames
         }
 
-        /// Interleaved stereo at the engine's rate.
-        public func write(interleavedStereo samples: UnsafeBufferPointer<Float>) {
+        /// Interleaved in the stream's channels, at the engine's rate.
+        public func write(interleaved samples: UnsafeBufferPointer<Float>) {
             guard var base = samples.baseAddress else { return }
-            var frames = samples.count / 2
+            var frames = samples.count / channelCount
             let fill = ring.availableFrames
             let starved = input.starvedFrameCount
             if starved > starvedFramesSeen {
@@ -113,7 +120,7 @@ public final class CapturedAppStreams: @unchecked Sendable {
             }
             let skipped = min(frames, framesToSkip)
             framesToSkip -= skipped
-            base += 2 * skipped
+            base += channelCount * skipped
             frames -= skipped
             let room = max(0, min(ring.freeFrames, maximumQueuedFrames - fill))
             let written = frames > 0 ? ring.write(base, frames: min(frames, room)) : 0
@@ -180,7 +187,7 @@ public final class CapturedAppStreams: @unchecked Sendable {
         let rate = core.engine.configuration.sampleRateHz
         let feed = Feed(capacityFrames: Int(0.5 * rate), marginFrames: Int(0.004 * rate), maximumMarginFrames: Int(0.020 * rate),
                         windowFrames: Int(0.5 * rate),
-                        maximumQueuedFrames: Int(0.5 * rate), wake: { [rest] in rest.wakeFromAnyThread(for: "audio of \(app.applicationName ?? app.binary ?? "an app")") })
+                        maximumQueuedFrames: Int(0.5 * rate), channelCount: app.layout.channelCount, wake: { [rest] in rest.wakeFromAnyThread(for: "audio of \(app.applicationName ?? app.binary ?? "an app")") })
         eventLoop.execute { [self] in add(app, feed: feed) }
         return feed
     }
@@ -226,7 +233,8 @@ public final class CapturedAppStreams: @unchecked Sendable {
         case .alert: .alert
         }
         let stream = core.engineStreams.make(
-            .play, input: feed.input, channelCount: 2, kind: kind, spatialMode: .anchored, volumeDecibels: 0,
+            .play, input: feed.input, channelCount: app.layout.channelCount,
+            layout: app.layout == .stereo ? nil : app.layout, kind: kind, spatialMode: .anchored, volumeDecibels: 0,
             sceneIndex: sceneIndex(placement))
         core.engineStreams.add(stream)
         entries[app.key] = Entry(app: app, streamID: stream.id, feed: feed, placement: placement)

@@ -14,11 +14,16 @@ enum CompositorError: Error, Equatable, CustomStringConvertible {
     case disconnected(String)
     /// A reply that does not parse: one logged line, the last state kept.
     case malformed(String)
+    /// The compositor answers but cannot tell windows now (GNOME Shell without our extension):
+    /// the message logged once (an empty one: not yet worth a line), the last places kept as
+    /// when disconnected, the session kept (asked again on its next event).
+    case unavailable(String)
 
     var description: String {
         switch self {
         case .disconnected(let reason): "disconnected: \(reason)"
         case .malformed(let reason): "malformed reply: \(reason)"
+        case .unavailable(let reason): reason
         }
     }
 }
@@ -34,6 +39,13 @@ protocol CompositorSession: AnyObject {
     func query() throws(CompositorError) -> CompositorState
     /// Flags a window for attention, where the compositor has a way (a window id from `query`).
     func setDemandsAttention(windowID: UInt32, _ demands: Bool) throws(CompositorError)
+    /// Undoes what connecting set up in the compositor (KWin: the loaded script); called once
+    /// when the session ends, on the window source's thread.
+    func close()
+}
+
+extension CompositorSession {
+    func close() {}
 }
 
 extension CompositorState {

@@ -9,14 +9,18 @@ import SceneSoundWindows
 /// keep their places until it is back.
 public final class CompositorWindowSource: WindowSource {
     public struct Configuration: Sendable {
-        /// While something plays, the compositor is re-read at least this often.
-        public var pollWhilePlayingSeconds: Double
+        /// While something plays, the compositor is re-read at least this often; nil: never (a
+        /// compositor that sends an event for every change).
+        public var pollWhilePlayingSeconds: Double?
         /// Coalescing: snapshots at most this often.
         public var minimumPublishIntervalSeconds: Double
         public var reconnectInitialDelaySeconds: Double
         public var reconnectMaximumDelaySeconds: Double
+        /// The compositor's Wayland display (`WAYLAND_DISPLAY`), read once per connection for the
+        /// outputs' millimetres (`WaylandOutputs`); nil: 96 dpi.
+        public var waylandDisplay: String?
 
-        public init(pollWhilePlayingSeconds: Double = 0.05, minimumPublishIntervalSeconds: Double = 0.010,
+        public init(pollWhilePlayingSeconds: Double? = 0.05, minimumPublishIntervalSeconds: Double = 0.010,
                     reconnectInitialDelaySeconds: Double = 0.1, reconnectMaximumDelaySeconds: Double = 2.0) {
             self.pollWhilePlayingSeconds = pollWhilePlayingSeconds
             self.minimumPublishIntervalSeconds = minimumPublishIntervalSeconds
@@ -102,7 +106,9 @@ public final class CompositorWindowSource: WindowSource {
                 backoff.reset()
                 connected.store(true, ordering: .releasing)
                 report(nil)
-                let reason = runSession(session)
+                let outputs = configuration.waylandDisplay.flatMap { WaylandOutputs.read(display: $0) } ?? []
+                let reason = runSession(session, outputs: outputs)
+                session.close()
                 connected.store(false, ordering: .releasing)
                 if isStopping { break }
                 publishDisconnected()
@@ -117,9 +123,9 @@ public final class CompositorWindowSource: WindowSource {
     }
 
     /// Returns why the session ended (unless stopping).
-    private func runSession(_ session: CompositorSession) -> CompositorError {
+    private func runSession(_ session: CompositorSession, outputs: [WaylandOutput]) -> CompositorError {
         var schedule = PublishSchedule(minimumIntervalNanoseconds: UInt64(configuration.minimumPublishIntervalSeconds * 1e9))
-        let pollNanoseconds = UInt64(configuration.pollWhilePlayingSeconds * 1e9)
+        let pollNanoseconds = UInt64((configuration.pollWhilePlayingSeconds ?? 0) * 1e9)
         var dirty = true
         var lastQuery: UInt64 = 0
         var newestEvent: UInt64 = 0
@@ -136,19 +142,23 @@ public final class CompositorWindowSource: WindowSource {
                 return error
             }
             var now = UInt64(MonotonicClock.nowNanoseconds())
-            let isPlaying = playing.load(ordering: .acquiring)
+            let isPlaying = configuration.pollWhilePlayingSeconds != nil && playing.load(ordering: .acquiring)
             if isPlaying && now >= lastQuery + pollNanoseconds { dirty = true }
             var timeout: UInt64? = isPlaying ? lastQuery + pollNanoseconds - min(now, lastQuery + pollNanoseconds) : nil
             if dirty {
                 let wait = schedule.nanosecondsUntilAllowed(now: now)
                 if wait == 0 {
                     do {
-                        let compositorState = try session.query()
+                        var compositorState = try session.query()
+                        WaylandOutputs.applyPhysicalSizes(outputs, to: &compositorState.monitors)
                         report(nil)
                         now = UInt64(MonotonicClock.nowNanoseconds())
                         if publishIfChanged(compositorState, newestEvent: newestEvent, now: now) { schedule.didPublish(now: now) }
                     } catch .disconnected(let reason) {
                         return .disconnected(reason)
+                    } catch .unavailable(let reason) {
+                        if !reason.isEmpty { report("\(sourceDescription): \(reason)") }
+                        publishDisconnected()
                     } catch {
                         report("\(sourceDescription): \(error); keeping the last windows")
                     }
@@ -191,7 +201,7 @@ public final class CompositorWindowSource: WindowSource {
 
     private func publishDisconnected() {
         state.withLock { state in
-            guard var snapshot = state.lastSnapshot else { return }
+            guard var snapshot = state.lastSnapshot, snapshot.isDisplayConnected else { return }
             state.sequence += 1
             snapshot.sequence = state.sequence
             snapshot.publishedMonotonicNanoseconds = UInt64(MonotonicClock.nowNanoseconds())

@@ -4,7 +4,7 @@ public struct Monitor: Equatable, Sendable {
     /// Where the physical size came from, weakest last; `status` shows it so a user can tell
     /// why the map looks off (a monitor that reports no size gets the fallback).
     public enum PhysicalSizeSource: String, Equatable, Sendable {
-        case randr, coreScreen, assumed96DPI
+        case randr, coreScreen, waylandOutput, assumed96DPI
     }
 
     public var name: String

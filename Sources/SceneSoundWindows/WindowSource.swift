@@ -33,12 +33,19 @@ public enum WindowBackendChoice: String, CaseIterable, Sendable {
 
     public static var acceptedValues: String { allCases.map(\.rawValue).joined(separator: ", ") }
 
-    /// `auto`'s pick from the session's environment: sway's and Hyprland's sockets are announced
-    /// by their variables; anything else is followed through X11 (XWayland's windows on KWin and
-    /// GNOME Shell, whose own interfaces are not implemented yet).
-    public static func detect(environment: [String: String]) -> WindowBackendChoice {
-        if let sock = environment["SWAYSOCK"], !sock.isEmpty { return .sway }
-        if let signature = environment["HYPRLAND_INSTANCE_SIGNATURE"], !signature.isEmpty { return .hyprland }
-        return .x11
+    /// `auto`'s pick for the session, and why (for the one log line): sway's and Hyprland's
+    /// sockets are announced by their variables; KWin and GNOME Shell by their names on the
+    /// session bus (`isOnSessionBus` asks it); anything else is followed through X11 when there
+    /// is a display, else not at all.
+    public static func detect(environment: [String: String],
+                              isOnSessionBus: (String) -> Bool = { _ in false }) -> (choice: WindowBackendChoice, reason: String) {
+        if let sock = environment["SWAYSOCK"], !sock.isEmpty { return (.sway, "SWAYSOCK is set") }
+        if let signature = environment["HYPRLAND_INSTANCE_SIGNATURE"], !signature.isEmpty {
+            return (.hyprland, "HYPRLAND_INSTANCE_SIGNATURE is set")
+        }
+        if isOnSessionBus("org.kde.KWin") { return (.kwin, "org.kde.KWin is on the session bus") }
+        if isOnSessionBus("org.gnome.Shell") { return (.gnome, "org.gnome.Shell is on the session bus") }
+        if let display = environment["DISPLAY"], !display.isEmpty, display != "none" { return (.x11, "DISPLAY is \(display)") }
+        return (.none, "no compositor found and no DISPLAY")
     }
 }

@@ -82,13 +82,15 @@ struct DecodedFile {
 /// Raw interleaved PCM from standard input, in the format the options name.
 struct StandardInputSource: PCMSource {
     let format: AudioFormat
-    var channelMap: [ChannelPosition]? { nil }
+    /// From --channel-map; nil: the standard layout for the count.
+    let channelMap: [ChannelPosition]?
     var durationSeconds: Double? { nil }
     private var leftover: [UInt8] = []
     private let chunkBytes: Int
 
-    init(format: AudioFormat) {
+    init(format: AudioFormat, channelMap: [ChannelPosition]? = nil) {
         self.format = format
+        self.channelMap = channelMap
         let framesPerChunk = max(1, Int(Double(format.rateHz) * chunkSeconds))
         chunkBytes = framesPerChunk * format.bytesPerFrame
     }

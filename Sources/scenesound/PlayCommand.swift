@@ -11,8 +11,8 @@ struct PlayCommand: ParsableCommand {
             FILE is anything libsndfile decodes (WAV, FLAC, Ogg Vorbis, AIFF, …), sent at its own \
             rate, with up to 8 channels (surround as virtual speakers around the scene: the file's \
             channel map, else WAVE order FL FR FC LFE BL BR SL SR). With '-', raw \
-            interleaved PCM is read from standard input: --format, --rate and --channels are then \
-            required. Exits 0 once the whole sound has been played (the server drained it). \
+            interleaved PCM is read from standard input: --format, --rate and --channels (or \
+            --channel-map, which also says which speaker each channel feeds) are then required. Exits 0 once the whole sound has been played (the server drained it). \
             With --loop the sound repeats until interrupted.
             """)
 
@@ -43,6 +43,9 @@ struct PlayCommand: ParsableCommand {
     @Option(name: .customLong("channels"), parsing: .unconditional, help: ArgumentHelp("With -: 1 to 8 (3 to 8 in WAVE order: FL FR FC LFE BL BR SL SR).", valueName: "N"))
     var rawChannels: Int?
 
+    @Option(name: .customLong("channel-map"), help: ArgumentHelp("With -: the speaker of each channel, in order, as paplay names them or in short (e.g. front-left,front-right,side-left,side-right,front-center,lfe or FL,FR,SL,SR,FC,LFE); default: WAVE order for the count.", valueName: "NAMES"))
+    var rawChannelMap: String?
+
     @OptionGroup var server: ServerOptions
 
     private var readsStandardInput: Bool { input == "-" }
@@ -53,15 +56,19 @@ struct PlayCommand: ParsableCommand {
         try validateVolume(volumeDecibels)
         if readsStandardInput {
             _ = try rawAudioFormat()
-        } else if rawFormat != nil || rawRateHz != nil || rawChannels != nil {
-            throw ValidationError("--format, --rate and --channels describe raw PCM and go only with '-'")
+        } else if rawFormat != nil || rawRateHz != nil || rawChannels != nil || rawChannelMap != nil {
+            throw ValidationError("--format, --rate, --channels and --channel-map describe raw PCM and go only with '-'")
         }
     }
 
     /// The format of raw PCM on standard input, from the three options.
     private func rawAudioFormat() throws -> AudioFormat {
-        guard let rawFormat, let rawRateHz, let rawChannels else {
+        let layout = try rawChannelLayout()
+        guard let rawFormat, let rawRateHz, let rawChannels = rawChannels ?? layout?.channelCount else {
             throw ValidationError("reading raw PCM from '-' needs --format s16le|s32le|f32le, --rate HZ and --channels 1-8")
+        }
+        if let layout, layout.channelCount != rawChannels {
+            throw ValidationError("--channel-map names \(layout.channelCount) channels, --channels says \(rawChannels)")
         }
         guard let sampleFormat = SampleFormat(argumentName: rawFormat) else {
             throw ValidationError("--format \(rawFormat) is not supported (accepted: s16le, s32le, f32le)")
@@ -75,10 +82,20 @@ struct PlayCommand: ParsableCommand {
         return AudioFormat(sampleFormat: sampleFormat, rateHz: rate, channels: channels)
     }
 
+    /// --channel-map, parsed; a one-line error naming the bad name and the accepted ones.
+    private func rawChannelLayout() throws -> RawChannelMap? {
+        guard let rawChannelMap else { return nil }
+        do {
+            return try RawChannelMap(rawChannelMap)
+        } catch {
+            throw ValidationError("--channel-map: \(error)")
+        }
+    }
+
     func run() throws {
         // The input first: a missing file is reported without needing a server.
         var source: any PCMSource = readsStandardInput
-            ? StandardInputSource(format: try rawAudioFormat())
+            ? StandardInputSource(format: try rawAudioFormat(), channelMap: try rawChannelLayout()?.protocolMap)
             : try DecodedFileSource(path: input)
         let scene = try window?.sceneID(server: server) ?? sceneID ?? ""
         let connection = try server.connect()

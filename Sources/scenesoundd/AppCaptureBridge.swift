@@ -1,6 +1,7 @@
 import Logging
 import Synchronization
 import SceneSoundCapture
+import SceneSoundEngine
 import SceneSoundServer
 
 /// Hands what the app capture takes to the server's captured streams: identities on start
@@ -30,13 +31,14 @@ final class AppCaptureBridge: AppCaptureConsumer, @unchecked Sendable {
     static func app(_ stream: CapturedStreamIdentity) -> CapturedAppStreams.App {
         CapturedAppStreams.App(
             key: UInt64(stream.streamIndex), applicationName: stream.applicationName, binary: stream.binary,
-            processID: stream.processID, windowID: stream.windowID, mediaRole: stream.mediaRole, eventID: stream.eventID)
+            processID: stream.processID, windowID: stream.windowID, mediaRole: stream.mediaRole, eventID: stream.eventID,
+            layout: (try? ChannelLayout.parse(stream.channels.channelNames)) ?? .stereo)
     }
 
     func captureDidStart(_ stream: CapturedStreamIdentity) {
         let app = Self.app(stream)
         let window = stream.windowID.map { " window 0x\(String($0, radix: 16))" } ?? ""
-        logger.info("capturing \(stream.applicationName ?? "?") (\(stream.binary ?? "?"), pid \(stream.processID.map(String.init) ?? "?")\(window)) as \(app.kind.rawValue)\(stream.eventID.map { " \($0)" } ?? "")")
+        logger.info("capturing \(stream.applicationName ?? "?") (\(stream.binary ?? "?"), pid \(stream.processID.map(String.init) ?? "?")\(window)) as \(app.kind.rawValue)\(stream.eventID.map { " \($0)" } ?? ""), \(app.layout.channelCount) channels \(app.layout)")
         let feed = streams.begin(app)
         feeds.withLock { $0[stream.streamIndex] = feed }
     }
@@ -45,8 +47,8 @@ final class AppCaptureBridge: AppCaptureConsumer, @unchecked Sendable {
         streams.update(Self.app(stream))
     }
 
-    func captureDidReceive(streamIndex: UInt32, interleavedStereo samples: UnsafeBufferPointer<Float>) {
-        feeds.withLock { $0[streamIndex] }?.write(interleavedStereo: samples)
+    func captureDidReceive(streamIndex: UInt32, interleaved samples: UnsafeBufferPointer<Float>) {
+        feeds.withLock { $0[streamIndex] }?.write(interleaved: samples)
     }
 
     func captureDidEnd(streamIndex: UInt32) {

@@ -48,7 +48,7 @@ struct DaemonOptions: ParsableCommand {
     @Option(help: ArgumentHelp("The X display to follow windows on, or none.", valueName: "DISPLAY"))
     var display: String?
 
-    @Option(help: ArgumentHelp("Where window geometry comes from: auto (the session's compositor: SWAYSOCK, HYPRLAND_INSTANCE_SIGNATURE; else X11), x11, sway, hyprland, kwin, gnome or none.",
+    @Option(help: ArgumentHelp("Where window geometry comes from: auto (the session's compositor: SWAYSOCK, HYPRLAND_INSTANCE_SIGNATURE, org.kde.KWin or org.gnome.Shell on the session bus; else X11 on DISPLAY), x11, sway, hyprland, kwin, gnome or none.",
                                valueName: "auto|x11|sway|hyprland|kwin|gnome|none"))
     var windows: String = "auto"
 

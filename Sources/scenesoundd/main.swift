@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import SceneSoundCapture
 import SceneSoundCaptureSettings
+import SceneSoundDBus
 import SceneSoundDSP
 import SceneSoundEngine
 import SceneSoundOutputs
@@ -209,11 +210,42 @@ func startWindowTracking() {
     anchoring.hiddenCutoffHz = options.hiddenWindowCutoffHz
     let environment = ProcessInfo.processInfo.environment
     var choice = WindowBackendChoice(rawValue: options.windows)!
-    if choice == .auto { choice = WindowBackendChoice.detect(environment: environment) }
+    if choice == .auto {
+        var detectionEnvironment = environment
+        if let display = options.display { detectionEnvironment["DISPLAY"] = display }
+        // One short-lived session-bus connection, for KWin's and GNOME Shell's names.
+        let bus = try? DBusConnection.sessionBus(environment: environment)
+        let detected = WindowBackendChoice.detect(environment: detectionEnvironment) { name in
+            ((try? bus?.nameOwner(name)) ?? nil) != nil
+        }
+        bus?.close()
+        logger.info("--windows auto: \(detected.choice.rawValue), since \(detected.reason)")
+        choice = detected.choice
+    }
+    /// Every compositor's outputs are also read over the session's Wayland display, for their millimetres.
+    func compositorConfiguration(_ base: CompositorWindowSource.Configuration) -> CompositorWindowSource.Configuration {
+        var configuration = base
+        configuration.waylandDisplay = environment["WAYLAND_DISPLAY"].flatMap { $0.isEmpty ? nil : $0 }
+        return configuration
+    }
     switch choice {
-    case .kwin, .gnome:
-        logger.warning("--windows \(choice.rawValue): following this compositor's own windows is not implemented yet; following its X11 (XWayland) windows")
-        fallthrough
+    case .kwin:
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+        guard let script = KWinWindowSource.scriptTemplatePath(executablePath: executable) else {
+            logger.error("--windows kwin: SceneSound's KWin script (share/scenesound/kwin/scenesound.js) is not installed beside \(executable); scenes stay at fixed positions")
+            return
+        }
+        server.startWindowTracking(settings: anchoring) { onSnapshot in
+            KWinWindowSource.make(environment: environment, scriptTemplate: script,
+                                  scriptDirectory: (socketPath as NSString).deletingLastPathComponent,
+                                  configuration: compositorConfiguration(KWinWindowSource.defaultConfiguration), log: { logger.warning("\($0)") }, onSnapshot: onSnapshot)
+        }
+    case .gnome:
+        server.startWindowTracking(settings: anchoring) { onSnapshot in
+            GnomeShellWindowSource.make(environment: environment,
+                                        configuration: compositorConfiguration(.init(pollWhilePlayingSeconds: nil)),
+                                        log: { logger.warning("\($0)") }, onSnapshot: onSnapshot)
+        }
     case .x11, .auto:
         let display = options.display ?? environment["DISPLAY"]
         guard let display, display != "none", !display.isEmpty else {
@@ -229,7 +261,8 @@ func startWindowTracking() {
             return
         }
         server.startWindowTracking(settings: anchoring) { onSnapshot in
-            SwayWindowSource.make(socketPath: socket, log: { logger.warning("\($0)") }, onSnapshot: onSnapshot)
+            SwayWindowSource.make(socketPath: socket, configuration: compositorConfiguration(.init()), log: { logger.warning("\($0)") },
+                                  onSnapshot: onSnapshot)
         }
     case .hyprland:
         guard let directory = HyprlandWindowSource.socketDirectory(environment: environment) else {
@@ -237,7 +270,8 @@ func startWindowTracking() {
             return
         }
         server.startWindowTracking(settings: anchoring) { onSnapshot in
-            HyprlandWindowSource.make(socketDirectory: directory, log: { logger.warning("\($0)") }, onSnapshot: onSnapshot)
+            HyprlandWindowSource.make(socketDirectory: directory, configuration: compositorConfiguration(.init()),
+                                      log: { logger.warning("\($0)") }, onSnapshot: onSnapshot)
         }
     case .none:
         logger.info("--windows none: scenes stay at fixed positions")

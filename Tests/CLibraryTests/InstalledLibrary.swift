@@ -36,6 +36,7 @@ struct InstalledLibrary: Sendable {
             ("cc", examples + "alert-on-window.c", "alert-on-window", strictC + ["-lm"]),
             ("cc", examples + "synth.c", "synth", strictC + ["-lm", "-lpthread"]),
             ("cc", consumers + "misuse.c", "misuse", strictC),
+            ("cc", consumers + "surround-map.c", "surround-map", strictC),
             ("c++", consumers + "consumer.cpp", "consumer", ["-std=c++17", "-Wall", "-Wextra", "-Werror", "-pedantic"]),
         ]
         for build in builds {

@@ -1,4 +1,5 @@
 import Foundation
+import SceneSoundDSP
 import SceneSoundProtocol
 import SceneSoundTestSupport
 import Testing
@@ -121,6 +122,32 @@ import Testing
         #expect(abs(mix.frequencyHz(in: middle) - 1000) < 2, "\(mix.frequencyHz(in: middle)) Hz")
         // Spatial mode off is plain stereo at unity gain: the 0.25 sine comes out as written.
         #expect(abs(mix.peak(in: middle) - 0.25) < 0.01, "\(mix.peak(in: middle))")
+    }
+
+    /// `scenesound_stream_open_with_channel_map`: a 5.1 stream in the order FL FR SL SR FC LFE
+    /// (not WAVE's FL FR FC LFE BL BR). Noise in its channels 2, 3 and 4 in turn is heard from
+    /// the left surround (BS.775: 110°), the right one, and the centre; in WAVE's order the same
+    /// channels would have been the centre, the LFE (both ears alike) and the back left.
+    @Test func aChannelMapInAnotherOrderPlacesEachChannelAtItsSpeaker() throws {
+        let library = try installed()
+        let daemon = try LiveDaemon()
+        let result = try run(library.program("surround-map"), ["2", "3", "4"],
+                             environment: library.environment.merging(daemon.environment) { $1 })
+        #expect(result.status == 0 && result.output.contains("played"), "\(result.text)")
+        let mix = try daemon.stopAndReadMix()
+        let start = try #require(mix.audibleRange()).lowerBound, rate = Int(mix.rateHz)
+        // Each channel's second of noise, then half a second of silence: its middle 0.6 s.
+        let cues = (0 ..< 3).map { index -> BinauralCues in
+            let from = start + index * 3 * rate / 2 + rate / 5, to = from + 3 * rate / 5
+            return CueAnalysis.cues(left: Array(mix.left[from ..< to]), right: Array(mix.right[from ..< to]),
+                                    sampleRateHz: mix.rateHz)
+        }
+        print("C channel map FL FR SL SR FC LFE: SL ITD \(cues[0].itdMicroseconds) µs ILD \(cues[0].interauralLevelDifferenceDecibels) dB, "
+              + "SR \(cues[1].itdMicroseconds) µs \(cues[1].interauralLevelDifferenceDecibels) dB, "
+              + "FC \(cues[2].itdMicroseconds) µs \(cues[2].interauralLevelDifferenceDecibels) dB")
+        #expect(cues[0].itdMicroseconds > 500 && cues[0].interauralLevelDifferenceDecibels > 3, "SL: \(cues[0])")
+        #expect(cues[1].itdMicroseconds < -500 && cues[1].interauralLevelDifferenceDecibels < -3, "SR: \(cues[1])")
+        #expect(abs(cues[2].itdMicroseconds) <= 30 && abs(cues[2].interauralLevelDifferenceDecibels) <= 1, "FC: \(cues[2])")
     }
 
     @Test func misuseReturnsErrorCodes() throws {

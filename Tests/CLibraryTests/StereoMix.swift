@@ -6,6 +6,8 @@ struct StereoMix {
     /// (left + right) / 2 per frame: spatial filtering changes each ear's level and phase, not
     /// a tone's frequency, so the mono sum keeps what the tests measure.
     let mono: [Float]
+    /// Each ear, for the cues of a sound's direction.
+    let left: [Float], right: [Float]
 
     init(wavPath: String) throws {
         let data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: wavPath)))
@@ -27,6 +29,8 @@ struct StereoMix {
         }
         rateHz = Double(rate)
         mono = stride(from: 0, to: samples.count - 1, by: 2).map { (samples[$0] + samples[$0 + 1]) / 2 }
+        left = stride(from: 0, to: samples.count - 1, by: 2).map { samples[$0] }
+        right = stride(from: 1, to: samples.count, by: 2).map { samples[$0] }
     }
 
     /// From the first to the last frame louder than `threshold`.

@@ -23,7 +23,7 @@ final class PrintingConsumer: AppCaptureConsumer, @unchecked Sendable {
         say("start \(stream.streamIndex) \(stream.binary ?? "-")")
     }
     func captureDidUpdate(_ stream: CapturedStreamIdentity) {}
-    func captureDidReceive(streamIndex: UInt32, interleavedStereo samples: UnsafeBufferPointer<Float>) {
+    func captureDidReceive(streamIndex: UInt32, interleaved samples: UnsafeBufferPointer<Float>) {
         lock.lock()
         frames[streamIndex, default: 0] += samples.count / 2
         lock.unlock()

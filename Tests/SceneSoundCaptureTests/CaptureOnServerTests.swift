@@ -108,6 +108,66 @@ import Testing
         #expect(abs(quieter - -18.06) < 1.5, "50 % volume changed the capture by \(quieter) dB")
     }
 
+    /// The capture sink offers 7.1: a 5.1 app keeps its six channels (its rear-left, the only
+    /// one sounding, arrives in its own channel sample for sample, the others silent), while
+    /// a stereo app beside it is still taken in its own two channels (not the server's fake
+    /// surround folded back) and a mono one as before (the same in both).
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func aSurroundAppKeepsItsChannelsWhileStereoAndMonoAppsStayAsTheyWere(kind: PrivateSoundServer.Kind) throws {
+        let fixture = try Fixture(kind)
+        try fixture.startCapturing()
+        let (stereoFile, stereoSource) = try fixture.noise(seconds: 6, seed: 7)
+        let rearLeft = try fixture.noise(seconds: 6, seed: 12).samples.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
+        let surroundFile = temporaryFile("rear-left.wav"), monoFile = temporaryFile("mono.wav")
+        defer { [surroundFile, monoFile].forEach { try? FileManager.default.removeItem(at: $0) } }
+        var six = [Int16](repeating: 0, count: 6 * rearLeft.count)
+        for frame in rearLeft.indices { six[6 * frame + 4] = rearLeft[frame] }
+        try TestSignal.writeWAV(six, channels: 6, to: surroundFile)
+        let mono = try fixture.noise(seconds: 6, seed: 21).samples.enumerated().filter { $0.offset % 2 == 1 }.map(\.element)
+        try TestSignal.writeWAV(mono, channels: 1, to: monoFile)
+        let map51 = ["front-left", "front-right", "front-center", "lfe", "rear-left", "rear-right"]
+        _ = try fixture.play(surroundFile, ["--client-name=surround-app", "--channel-map=" + map51.joined(separator: ",")])
+        _ = try fixture.play(stereoFile, ["--client-name=stereo-app"])
+        _ = try fixture.play(monoFile, ["--client-name=mono-app"])
+
+        let consumer = fixture.consumer
+        #expect(consumer.wait(timeoutSeconds: 10) { $0.startedWhileLocked.count == 3 }, "\(consumer.startedStreams)")
+        let streams = Dictionary(consumer.startedStreams.map { ($0.applicationName ?? "", $0) }) { a, _ in a }
+        let surround = try #require(streams["surround-app"]), stereo = try #require(streams["stereo-app"])
+        let monoStream = try #require(streams["mono-app"])
+        #expect(surround.channels.channelNames == map51)
+        #expect(stereo.channels == .stereo && monoStream.channels == .stereo)
+        #expect(consumer.wait(timeoutSeconds: 10) { consumer in
+            [surround, stereo, monoStream].allSatisfy { consumer.framesWhileLocked($0.streamIndex) >= 2 * 48_000 }
+        })
+
+        // The stereo app: its own two channels, exactly.
+        let stereoMatch = try #require(TestSignal.match(captured: consumer.audio(of: stereo.streamIndex), source: stereoSource),
+                                       "the stereo capture is not the file")
+        #expect(stereoMatch.residualDecibels < -60, "stereo app captured off by \(stereoMatch.residualDecibels) dB")
+        // The mono app: the file in both channels, as a stereo sink made it before.
+        let monoAsStereo = mono.flatMap { [$0, $0] }
+        let monoMatch = try #require(TestSignal.match(captured: consumer.audio(of: monoStream.streamIndex), source: monoAsStereo),
+                                     "the mono capture is not the file in both channels")
+        #expect(monoMatch.residualDecibels < -60, "mono app captured off by \(monoMatch.residualDecibels) dB")
+
+        // The 5.1 app: rear-left (channel 4) is the file, every other channel silent.
+        let captured = consumer.audio(of: surround.streamIndex)
+        let frames = captured.count / 6
+        func channel(_ index: Int) -> [Float] { (0 ..< frames).map { captured[6 * $0 + index] } }
+        let rear = channel(4)
+        let rearAsPair = rear.flatMap { [$0, $0] }, sourceAsPair = rearLeft.flatMap { [$0, $0] }
+        let rearMatch = try #require(TestSignal.match(captured: rearAsPair, source: sourceAsPair), "rear-left is not the file")
+        #expect(rearMatch.residualDecibels < -60, "rear-left captured off by \(rearMatch.residualDecibels) dB")
+        let rearLevel = TestSignal.rmsDecibels(rear[...])
+        for index in [0, 1, 2, 3, 5] {
+            let level = TestSignal.rmsDecibels(channel(index)[...])
+            #expect(level - rearLevel < -60, "channel \(map51[index]) at \(level) dB beside rear-left at \(rearLevel) dB")
+        }
+        print("\(kind) capture: 5.1 rear-left residual \(rearMatch.residualDecibels) dB, stereo \(stereoMatch.residualDecibels) dB, "
+              + "mono \(monoMatch.residualDecibels) dB")
+    }
+
     @Test(arguments: PrivateSoundServer.Kind.allCases)
     func streamsThatAreNotAppsOnTheDefaultSinkAreLeftAlone(kind: PrivateSoundServer.Kind) throws {
         let fixture = try Fixture(kind, excluded: ["excluded-app"])

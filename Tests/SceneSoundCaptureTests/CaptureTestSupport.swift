@@ -12,9 +12,16 @@ final class RecordingConsumer: AppCaptureConsumer, @unchecked Sendable {
     private(set) var states: [AppCapture.State] = []
     private var audio: [UInt32: [Float]] = [:]
 
-    func captureDidStart(_ stream: CapturedStreamIdentity) { locked { started.append(stream) } }
+    /// Per stream, how many channels its audio interleaves.
+    private var channelCounts: [UInt32: Int] = [:]
+    func captureDidStart(_ stream: CapturedStreamIdentity) {
+        locked {
+            started.append(stream)
+            channelCounts[stream.streamIndex] = stream.channels.channelCount
+        }
+    }
     func captureDidUpdate(_ stream: CapturedStreamIdentity) {}
-    func captureDidReceive(streamIndex: UInt32, interleavedStereo samples: UnsafeBufferPointer<Float>) {
+    func captureDidReceive(streamIndex: UInt32, interleaved samples: UnsafeBufferPointer<Float>) {
         locked { audio[streamIndex, default: []].append(contentsOf: samples) }
     }
     func captureDidEnd(streamIndex: UInt32) { locked { ended.append(streamIndex) } }
@@ -58,7 +65,7 @@ final class RecordingConsumer: AppCaptureConsumer, @unchecked Sendable {
     /// Unlocked views for use inside `wait`'s predicate (which runs under the lock).
     var startedWhileLocked: [CapturedStreamIdentity] { started }
     var statesWhileLocked: [AppCapture.State] { states }
-    func framesWhileLocked(_ index: UInt32) -> Int { (audio[index]?.count ?? 0) / 2 }
+    func framesWhileLocked(_ index: UInt32) -> Int { (audio[index]?.count ?? 0) / (channelCounts[index] ?? 2) }
 }
 
 extension AppCapture.State {
@@ -218,6 +225,13 @@ extension PrivateSoundServer {
 
     func sinkOf(application: String) throws -> Int? {
         try sinkInputs().first { $0.application == application }?.sink
+    }
+
+    /// The channel map an application's stream plays with (pactl's `front-left,front-right,…`).
+    func channelMapOf(application: String) throws -> String? {
+        try list("sink-inputs").first {
+            (($0["properties"] as? [String: Any])?["application.name"] as? String) == application
+        }?["channel_map"] as? String
     }
 }
 

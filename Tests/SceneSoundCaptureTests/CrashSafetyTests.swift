@@ -52,12 +52,22 @@ import Testing
         try TestSignal.writeWAV(TestSignal.stereoNoise(seconds: 30, seed: 11), to: file)
         let app = try server.startClient("/usr/bin/paplay", ["--client-name=victim", file.path])
         defer { app.kill() }
+        // A game's 5.1 beside it: taken in 5.1 by the 7.1 capture sink, and back with its layout.
+        let surroundFile = temporaryFile("long51.wav")
+        defer { try? FileManager.default.removeItem(at: surroundFile) }
+        // (90 s of stereo samples: 30 s of six channels.)
+        try TestSignal.writeWAV(TestSignal.stereoNoise(seconds: 90, seed: 12), channels: 6, to: surroundFile)
+        let map51 = "front-left,front-right,front-center,lfe,rear-left,rear-right"
+        let surroundApp = try server.startClient("/usr/bin/paplay", ["--client-name=surround-victim", "--channel-map=" + map51,
+                                                                     surroundFile.path])
+        defer { surroundApp.kill() }
         let outIndex = try #require(try server.sinkIndex(named: PrivateSoundServer.sinkName))
 
         let host = try Host(server: server)
-        #expect(host.waitFor { $0.contains { $0.hasPrefix("start ") } }, "host said: \(host.lines)")
+        #expect(host.waitFor { $0.filter { $0.hasPrefix("start ") }.count >= 2 }, "host said: \(host.lines)")  // both apps
         let captureSink = try #require(try server.sinkIndex(named: CaptureSinkProperties.sinkName))
-        #expect(try server.sinkOf(application: "victim") == captureSink)
+        #expect(try waitUntil(timeoutSeconds: 5) { try server.sinkOf(application: "victim") == captureSink })
+        #expect(try waitUntil(timeoutSeconds: 5) { try server.sinkOf(application: "surround-victim") == captureSink })
         // Ours is the default while capturing (new streams start on it): the undo must restore it.
         #expect(try waitUntil(timeoutSeconds: 5) { try server.defaultSinkName() == CaptureSinkProperties.sinkName })
         // The user turns the volume down while capturing (on ours, the default): the real
@@ -76,13 +86,15 @@ import Testing
             kill(host.process.pid, SIGSTOP)
         }
         let restored = try waitUntil(timeoutSeconds: 5) {
-            try server.sinkOf(application: "victim") == outIndex && server.captureSinks().isEmpty && server.captureModules().isEmpty
+            try server.sinkOf(application: "victim") == outIndex && server.sinkOf(application: "surround-victim") == outIndex
+                && server.captureSinks().isEmpty && server.captureModules().isEmpty
         }
         let restoredSeconds = Date().timeIntervalSince(endedAt)
         #expect(restored)
         #expect(restoredSeconds <= 3.0, "restored after \(restoredSeconds) s")
         if ending == .hung { #expect(restoredSeconds >= 1.5, "undone after \(restoredSeconds) s: before the hang limit") }
         #expect(try server.defaultSinkName() == PrivateSoundServer.sinkName)
+        #expect(try server.channelMapOf(application: "surround-victim") == map51)
         #expect(try realSinkVolume(server).contains("80%"), "\((try? realSinkVolume(server)) ?? "?")")
         // Heard on the real sink: the app's noise is there again (80 % is -6 dB).
         let recording = try MonitorRecording(server: server, file: temporaryFile("out.raw"))
@@ -95,7 +107,7 @@ import Testing
             // Woken up, it finds its sink gone, starts over and takes the app again; and a
             // clean stop after that undoes everything once more.
             kill(host.process.pid, SIGCONT)
-            #expect(host.waitFor { $0.filter { $0.hasPrefix("start ") }.count >= 2 }, "host said: \(host.lines)")
+            #expect(host.waitFor { $0.filter { $0.hasPrefix("start ") }.count >= 4 }, "host said: \(host.lines)")  // both apps, twice
             kill(host.process.pid, SIGTERM)
             #expect(host.waitFor { $0.contains("stopped undone") }, "host said: \(host.lines)")
             #expect(try server.sinkOf(application: "victim") == outIndex)

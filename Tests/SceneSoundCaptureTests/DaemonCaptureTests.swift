@@ -2,6 +2,7 @@ import Foundation
 import SceneSoundCapture
 import SceneSoundDSP
 import SceneSoundProtocol
+import SceneSoundSOFA
 import SceneSoundTestSupport
 import Testing
 
@@ -143,6 +144,63 @@ import Testing
         let right = try desk.cuesOnTheSink()
         #expect(left.itdMicroseconds > 100 && left.interauralLevelDifferenceDecibels > 2, "left window: \(left); \(desk.logText.suffix(1500))")
         #expect(right.itdMicroseconds < -100 && right.interauralLevelDifferenceDecibels < -2, "right window: \(right)")
+    }
+
+    /// KEMAR's own cues for horizontal directions: 0.2 s of noise through its measured responses.
+    static func datasetCues(azimuthDegrees: [Double]) throws -> [BinauralCues] {
+        let measurements = try SOFAFile.load(path: SOFAFile.defaultPath).resampled(to: 48_000)
+        var generator = WhiteNoise(seed: 7)
+        let noise = generator.samples(9_600, amplitude: 0.3)
+        return try azimuthDegrees.map { azimuthDegrees in
+            let azimuth = (azimuthDegrees + 360).truncatingRemainder(dividingBy: 360)
+            let measured = try #require(measurements.first {
+                abs($0.azimuthDegrees - azimuth) < 0.01 && abs($0.elevationDegrees) < 0.01 })
+            func convolve(_ response: [Float]) -> [Float] {
+                var out = [Float](repeating: 0, count: noise.count)
+                for n in noise.indices {
+                    var sum: Float = 0
+                    for k in 0 ..< min(response.count, n + 1) { sum += response[k] * noise[n - k] }
+                    out[n] = sum
+                }
+                return out
+            }
+            return CueAnalysis.cues(left: convolve(measured.left), right: convolve(measured.right), sampleRateHz: 48_000)
+        }
+    }
+
+    /// A game's 5.1 kept as virtual speakers: `paplay --channel-map=…` of a 5.1 file with noise
+    /// in rear-left only, captured, sounds from the rear left speaker (BS.775: 110°) of its
+    /// stage, which faces it (it has no window: straight ahead); folded down to stereo, as the
+    /// stereo capture sink did before, it came from the front left. A stereo app beside it
+    /// (playing silence) is still taken in stereo.
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func aCaptured51AppsRearLeftChannelSoundsFromTheRearLeft(kind: PrivateSoundServer.Kind) throws {
+        // KEMAR as measured (no equalization), as the cues it is compared with.
+        let desk = try Desk(kind, extraArguments: ["--hrtf-eq", "none"])
+        let surroundFile = temporaryFile("rear-left.wav"), silentFile = temporaryFile("silent.wav")
+        defer { [surroundFile, silentFile].forEach { try? FileManager.default.removeItem(at: $0) } }
+        let noise = TestSignal.stereoNoise(seconds: 30, seed: 5)
+        var six = [Int16](repeating: 0, count: 3 * noise.count)
+        for frame in 0 ..< noise.count / 2 { six[6 * frame + 4] = noise[2 * frame] }
+        try TestSignal.writeWAV(six, channels: 6, to: surroundFile)
+        try TestSignal.writeWAV([Int16](repeating: 0, count: 2 * 48_000 * 30), to: silentFile)
+        try desk.start("/usr/bin/paplay", ["--channel-map=front-left,front-right,front-center,lfe,rear-left,rear-right",
+                                           surroundFile.path])
+        try desk.start("/usr/bin/paplay", [silentFile.path])
+        #expect(desk.waitForCaptures(2), "\(desk.logText)")
+        let log = desk.logText
+        #expect(log.contains("6 channels FL FR FC LFE BL BR") && log.contains("2 channels FL FR"), "\(log.suffix(1500))")
+
+        let heard = try waitForCues(desk) { $0.itdMicroseconds > 500 }
+        let kemar = try Self.datasetCues(azimuthDegrees: [110, 30])
+        let rear = kemar[0], front = kemar[1]
+        print("\(kind) captured 5.1 rear-left: ITD \(heard.itdMicroseconds) µs, ILD \(heard.interauralLevelDifferenceDecibels) dB "
+              + "(KEMAR at 110°: \(rear.itdMicroseconds) µs, \(rear.interauralLevelDifferenceDecibels) dB; "
+              + "at 30°, a front-left fold-down: \(front.itdMicroseconds) µs, \(front.interauralLevelDifferenceDecibels) dB)")
+        #expect(heard.itdMicroseconds > 500, "\(heard); \(desk.logText.suffix(1500))")
+        #expect(abs(heard.itdMicroseconds - rear.itdMicroseconds) <= 30)
+        // (Its stage is at the screen's distance, inside KEMAR's 1.4 m: the near field adds ILD.)
+        #expect(abs(heard.interauralLevelDifferenceDecibels - rear.interauralLevelDifferenceDecibels) <= 3)
     }
 
     @Test(arguments: PrivateSoundServer.Kind.allCases)

@@ -58,7 +58,7 @@ import Testing
                 let to = min(span.upperBound - source.startFrame, source.sound.count / 2)
                 guard from < to else { continue }
                 source.sound[(2 * from) ..< (2 * to)].withUnsafeBufferPointer {
-                    recovery.captureDidReceive(streamIndex: source.index, interleavedStereo: $0)
+                    recovery.captureDidReceive(streamIndex: source.index, interleaved: $0)
                 }
             }
         }

@@ -1,3 +1,4 @@
+import SceneSoundTestSupport
 import Foundation
 import SceneSoundClient
 import SceneSoundProtocol
@@ -38,7 +39,7 @@ extension IdiomTests {
         let player = try SceneSoundPlayer(contentsOf: url)
         player.intendedSpatialExperience = .bypassed
         try player.play()
-        try waitUntil(seconds: 10, "0.4 s played") { player.currentTime >= 0.4 }
+        try waitUntil(timeoutSeconds: 10, "0.4 s played") { player.currentTime >= 0.4 }
         player.pause()
         let pausedAt = player.currentTime
         #expect(!player.isPlaying)

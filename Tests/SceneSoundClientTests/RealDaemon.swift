@@ -1,3 +1,4 @@
+import SceneSoundTestSupport
 import Foundation
 import SceneSoundClient
 import SceneSoundMedia
@@ -28,8 +29,8 @@ final class RealDaemon: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = log
         try process.run()
-        try waitUntil(seconds: 20, "scenesoundd to accept connections") {
-            guard process.isRunning else { throw IdiomTestFailure("scenesoundd exited at start") }
+        try waitUntil(timeoutSeconds: 20, "scenesoundd to accept connections") {
+            guard process.isRunning else { throw TestFailure("scenesoundd exited at start") }
             return (try? ClientConnection(socketPath: socketPath, clientName: "probe"))?.close() != nil
         }
     }
@@ -54,7 +55,7 @@ final class RealDaemon: @unchecked Sendable {
     /// between two sounds that the mix then shows.
     func waitForRenderedAudio(seconds: Double) throws {
         let start = try status().output.renderedSeconds
-        try waitUntil(seconds: 10 + seconds, "\(seconds) s more of rendered audio") {
+        try waitUntil(timeoutSeconds: 10 + seconds, "\(seconds) s more of rendered audio") {
             try status().output.renderedSeconds >= start + seconds
         }
     }
@@ -81,21 +82,6 @@ final class RealDaemon: @unchecked Sendable {
         }
         try? FileManager.default.removeItem(atPath: directory)
     }
-}
-
-struct IdiomTestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// Polls a condition until it holds (no fixed sleeps); throws after `seconds`.
-func waitUntil(seconds: Double, _ what: String, _ condition: () throws -> Bool) throws {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if try condition() { return }
-        usleep(10_000)
-    }
-    throw IdiomTestFailure("timed out after \(seconds) s waiting for \(what)")
 }
 
 /// Where a mix is audible: runs of 5 ms blocks whose peak is above `threshold`, as sample

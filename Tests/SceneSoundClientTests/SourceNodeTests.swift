@@ -1,3 +1,4 @@
+import SceneSoundTestSupport
 import Foundation
 import SceneSoundClient
 import SceneSoundProtocol
@@ -45,7 +46,7 @@ extension IdiomTests {
             return frames
         }
         try node.start()
-        try waitUntil(seconds: 10, "the block to be called") { calls.load(ordering: .relaxed) > 10 }
+        try waitUntil(timeoutSeconds: 10, "the block to be called") { calls.load(ordering: .relaxed) > 10 }
         #expect(try daemon.status().streams.map(\.spatial) == ["head-locked"])
         node.stop()
         let after = calls.load(ordering: .relaxed)

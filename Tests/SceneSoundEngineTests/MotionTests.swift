@@ -56,9 +56,11 @@ import SceneSoundEngine
     }
 
     static let sine: [Float] = (0..<96000).map { Float(sin(2 * .pi * 500 * Double($0) / 48000)) * 0.5 }
+    /// The sine rendered still at 30°: the reference every click test compares with.
+    static let staticRender = OfflineRender().renderStatic(sine, azimuthDegrees: 30)
 
     @Test func aSineCirclingAt360DegreesPerSecondHasNoClicks() {
-        let staticRender = OfflineRender().renderStatic(Self.sine, azimuthDegrees: 30)
+        let staticRender = Self.staticRender
         let moving = OfflineRender().render(Self.sine) { t in
             (SphericalPosition(azimuthDegrees: 360 * t).cartesian, .neutral)
         }
@@ -85,7 +87,7 @@ import SceneSoundEngine
             return (SphericalPosition(azimuthDegrees: 0).cartesian,
                     HeadPose(orientation: Quaternion(yawDegrees: 90 * sin(2 * .pi * 0.5 * reported))))
         }
-        let reference = Self.discontinuity(OfflineRender().renderStatic(Self.sine, azimuthDegrees: 30).left)
+        let reference = Self.discontinuity(Self.staticRender.left)
         let measured = max(Self.discontinuity(out.left), Self.discontinuity(out.right))
         print("250 Hz poses, head sweeping ±90° for 10 s: discontinuity \(measured) (static \(reference))")
         #expect(measured < 2 * reference)
@@ -107,7 +109,7 @@ import SceneSoundEngine
             }
             start += block
         }
-        let reference = Self.discontinuity(OfflineRender().renderStatic(Self.sine, azimuthDegrees: 30).left)
+        let reference = Self.discontinuity(Self.staticRender.left)
         let naive = Self.discontinuity(left)
         print("discontinuity of a naive filter switch: \(naive) (static \(reference))")
         #expect(naive > 100 * reference)

@@ -37,14 +37,21 @@ enum KEMAR {
             interauralLevelDifferenceDecibels: CueAnalysis.ildDecibels(left: convolve(noise, m.left), right: convolve(noise, m.right)))
     }
 
+    /// x convolved with h, x's length kept (in the frequency domain, in double precision: the
+    /// same result as the direct sum, far sooner in a debug build).
     static func convolve(_ x: [Float], _ h: [Float]) -> [Float] {
-        var y = [Float](repeating: 0, count: x.count)
-        for n in 0..<x.count {
-            var s: Float = 0
-            for k in 0..<min(h.count, n + 1) { s += h[k] * x[n - k] }
-            y[n] = s
+        let n = FFT.size(atLeast: x.count + h.count)
+        let fft = FFT(size: n)
+        var xr = [Double](repeating: 0, count: n), xi = xr, hr = xr, hi = xr
+        for (t, v) in x.enumerated() { xr[t] = Double(v) }
+        for (t, v) in h.enumerated() { hr[t] = Double(v) }
+        fft.transform(real: &xr, imag: &xi)
+        fft.transform(real: &hr, imag: &hi)
+        for k in 0..<n {
+            (xr[k], xi[k]) = (xr[k] * hr[k] - xi[k] * hi[k], xr[k] * hi[k] + xi[k] * hr[k])
         }
-        return y
+        fft.transform(real: &xr, imag: &xi, inverse: true)
+        return (0..<x.count).map { Float(xr[$0]) }
     }
 }
 
@@ -52,13 +59,32 @@ enum KEMAR {
 struct OfflineRender {
     var configuration = EngineConfiguration()
     var hrtf: HRTFSet = KEMAR.set
-    /// The bus decoder (the renderer designs its own when nil).
+    /// The bus decoder (when nil, the set's default design, made once per set for the whole
+    /// test process: a design costs more than most renders).
     var busFilters: AmbisonicDecodeFilters?
+
+    private static let designLock = NSLock()
+    nonisolated(unsafe) private static var designs:
+        [ObjectIdentifier: (set: HRTFSet, filters: AmbisonicDecodeFilters, diffuseField: [Float])] = [:]
+
+    /// The set's bus decoder and diffuse-field filter, made once per set for the whole test
+    /// process (each costs more than most renders; a room's render would make the filter anew).
+    static func sharedDesign(for hrtf: HRTFSet) -> (filters: AmbisonicDecodeFilters, diffuseField: [Float]) {
+        designLock.lock()
+        defer { designLock.unlock() }
+        if let design = designs[ObjectIdentifier(hrtf)] { return (design.filters, design.diffuseField) }
+        let design = (set: hrtf, filters: AmbisonicDecodeFilters.design(from: hrtf),
+                      diffuseField: DiffuseFieldResponse.filter(of: hrtf))
+        designs[ObjectIdentifier(hrtf)] = design  // the set kept alive: its identity stays its own
+        return (design.filters, design.diffuseField)
+    }
 
     /// `place(t)` gives the source position and head pose at time t (seconds, block end).
     func render(_ input: [Float], mode: SpatialMode = .anchored,
                 place: (Double) -> (position: Vector3, pose: HeadPose)) -> (left: [Float], right: [Float]) {
-        let renderer = SpatialRenderer(hrtf: hrtf, configuration: configuration, maximumSources: 1, busFilters: busFilters)
+        let shared = Self.sharedDesign(for: hrtf)
+        let renderer = SpatialRenderer(hrtf: hrtf, configuration: configuration, maximumSources: 1,
+                                       busFilters: busFilters ?? shared.filters, diffuseField: shared.diffuseField)
         // Rendering as fast as it goes, a busy machine would look like an overload and move
         // the source to the bus mid-render: the paths follow the cap alone.
         renderer.governor.simulatedLoadFraction = 0

@@ -19,8 +19,19 @@ import SceneSoundSOFA
         #expect(file.measurements.allSatisfy { $0.left.count == 512 && $0.right.count == 512 })
     }
 
+    /// One cold preparation at 48 kHz into a cache of the suite's own, shared by the tests that
+    /// need a prepared set or a valid cache file (a preparation is most of this suite's time).
+    struct ColdLoad { let cacheDirectory: String; let set: HRTFSet; let origin: HRTFLoader.Origin; let seconds: Double }
+    static let coldLoad: ColdLoad = {
+        let cache = NSTemporaryDirectory() + "scenesound-sofa-shared-\(UUID().uuidString)"
+        try! FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
+        let start = Date()
+        let loaded = try! HRTFLoader(cacheDirectory: cache).load(path: kemar, sampleRateHz: 48000)
+        return ColdLoad(cacheDirectory: cache, set: loaded.set, origin: loaded.origin, seconds: Date().timeIntervalSince(start))
+    }()
+
     @Test func preparedFiltersAreShort() throws {
-        let set = try HRTFLoader(cacheDirectory: nil).load(path: Self.kemar, sampleRateHz: 48000).set
+        let set = Self.coldLoad.set
         #expect(set.filterTaps == 128)
         print("KEMAR at 48 kHz: \(set.filterTaps) taps; energy kept: median \(set.medianRetainedEnergyFraction), least \(set.minimumRetainedEnergyFraction)")
         #expect(set.medianRetainedEnergyFraction >= 0.99)
@@ -56,12 +67,10 @@ import SceneSoundSOFA
     }
 
     @Test func aWarmStartComesFromTheCacheQuickly() throws {
-        let cache = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: cache) }
+        let cache = Self.coldLoad.cacheDirectory
         let loader = HRTFLoader(cacheDirectory: cache)
-        let coldStart = Date()
-        let cold = try loader.load(path: Self.kemar, sampleRateHz: 48000)
-        let coldSeconds = Date().timeIntervalSince(coldStart)
+        let cold = (set: Self.coldLoad.set, origin: Self.coldLoad.origin)
+        let coldSeconds = Self.coldLoad.seconds
         #expect(cold.origin == .prepared)
 
         let warmStart = Date()
@@ -73,15 +82,28 @@ import SceneSoundSOFA
         let identical = warm.set.reversedFilters == cold.set.reversedFilters && warm.set.delaysSamples == cold.set.delaysSamples
         #expect(identical)
 
-        // Another rate is another cache entry.
-        #expect(try loader.load(path: Self.kemar, sampleRateHz: 44100).origin == .prepared)
+        // Another rate is another cache entry (in a cache of its own: the shared one stays as
+        // the other tests expect it).
+        let other = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: other) }
+        for entry in try FileManager.default.contentsOfDirectory(atPath: cache) {
+            try FileManager.default.copyItem(atPath: cache + "/" + entry, toPath: other + "/" + entry)
+        }
+        #expect(try HRTFLoader(cacheDirectory: other).load(path: Self.kemar, sampleRateHz: 44100).origin == .prepared)
     }
 
     @Test func aCorruptCacheIsRebuilt() throws {
         let cache = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: cache) }
         let loader = HRTFLoader(cacheDirectory: cache)
-        _ = try loader.load(path: Self.kemar, sampleRateHz: 48000)
+        // A valid cache (the shared cold load's), then corrupted.
+        let shared = Self.coldLoad.cacheDirectory
+        let entries = try FileManager.default.contentsOfDirectory(atPath: shared)
+        #expect(!entries.isEmpty)
+        for entry in entries {
+            try FileManager.default.copyItem(atPath: shared + "/" + entry, toPath: cache + "/" + entry)
+        }
+        #expect(try loader.load(path: Self.kemar, sampleRateHz: 48000).origin == .cache)
         for entry in try FileManager.default.contentsOfDirectory(atPath: cache) {
             try Data("garbage".utf8).write(to: URL(fileURLWithPath: cache + "/" + entry))
         }

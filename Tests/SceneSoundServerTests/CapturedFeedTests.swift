@@ -16,7 +16,7 @@ import Testing
         for cycle in 0 ..< cycles {
             pendingFragments += 1
             if !lateCycles.contains(cycle) {
-                for _ in 0 ..< pendingFragments { fragment.withUnsafeBufferPointer { feed.write(interleavedStereo: $0) } }
+                for _ in 0 ..< pendingFragments { fragment.withUnsafeBufferPointer { feed.write(interleaved: $0) } }
                 pendingFragments = 0
             }
             left.withUnsafeMutableBufferPointer { l in

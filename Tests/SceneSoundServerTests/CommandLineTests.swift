@@ -135,6 +135,34 @@ import SceneSoundTestSupport
         #expect(again.status == 1 && again.error.contains("no binding"), "\(again.error)")
     }
 
+    /// `scenesound play -` with `--channel-map`: raw 5.1 in the order FL FR SL SR FC LFE, noise in
+    /// its third channel, sounds from the left surround (in WAVE's order that channel is the
+    /// centre); a name it does not know is one line naming it and the accepted ones.
+    @Test func rawStdinWithAChannelMapPlaysEachChannelAtItsSpeaker() throws {
+        let daemon = try Daemon()
+        var noise = WhiteNoise(seed: 8)
+        let signal = noise.samples(24000, amplitude: 0.3)
+        var raw = [Int16](repeating: 0, count: signal.count * 6)
+        for n in 0..<signal.count { raw[n * 6 + 2] = Int16(signal[n] * 32767) }
+        let piped = try Self.runCLI(["play", "-", "--format", "s16le", "--rate", "48000",
+                                     "--channel-map", "front-left,front-right,side-left,side-right,front-center,lfe",
+                                     "--socket", daemon.socketPath], input: Data(LosslessStreamTests.bytes(raw)))
+        #expect(piped.status == 0, "\(piped.error)")
+        let out = try AudioFileReader.read(path: daemon.wavPath)
+        let cues = CueAnalysis.cues(left: out.channel(0), right: out.channel(1), sampleRateHz: out.sampleRateHz)
+        print("play - --channel-map FL,FR,SL,SR,FC,LFE, channel 3 (SL): ITD \(cues.itdMicroseconds) µs, ILD \(cues.interauralLevelDifferenceDecibels) dB")
+        #expect(cues.itdMicroseconds > 500 && cues.interauralLevelDifferenceDecibels > 3, "\(cues)")
+
+        let unknown = try Self.runCLI(["play", "-", "--format", "s16le", "--rate", "48000", "--channel-map", "FL,FR,top"])
+        #expect(unknown.status == 2)
+        #expect(unknown.error.split(separator: "\n").first?.contains("--channel-map: channel 'top' is not supported (accepted: FL (front-left)") == true,
+                "\(unknown.error)")
+        let mismatch = try Self.runCLI(["play", "-", "--format", "s16le", "--rate", "48000", "--channels", "2", "--channel-map", "FL,FR,FC"])
+        #expect(mismatch.status == 2 && mismatch.error.contains("--channel-map names 3 channels, --channels says 2"), "\(mismatch.error)")
+        let withAFile = try Self.runCLI(["play", "file.wav", "--channel-map", "FL,FR"])
+        #expect(withAFile.status == 2 && withAFile.error.contains("go only with '-'"), "\(withAFile.error)")
+    }
+
     @Test func errorsAreOneLineWithTheRightExitCode() throws {
         let missing = try Self.runCLI(["status", "--socket", "/nonexistent/socket"])
         #expect(missing.status == 1)

@@ -1,3 +1,4 @@
+import SceneSoundTestSupport
 import Foundation
 import Testing
 

@@ -1,3 +1,4 @@
+import SceneSoundTestSupport
 import Foundation
 import SceneSoundProtocol
 
@@ -66,21 +67,6 @@ final class Daemon: @unchecked Sendable {
         stop()
         try? FileManager.default.removeItem(atPath: directory)
     }
-}
-
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// Polls a condition until it holds, failing after the timeout (no fixed sleeps).
-func waitUntil(timeoutSeconds: Double, _ what: String, _ condition: () throws -> Bool) throws {
-    let deadline = Date().addingTimeInterval(timeoutSeconds)
-    while Date() < deadline {
-        if try condition() { return }
-        usleep(10_000)
-    }
-    throw TestFailure("timed out after \(timeoutSeconds) s waiting for \(what)")
 }
 
 /// Waits until the server has rendered `seconds` more audio, by its own clock (the status's

@@ -138,3 +138,17 @@ public func waitUntil(timeoutSeconds: Double, pollSeconds: Double = 0.01, _ cond
     }
     return true
 }
+
+/// A test's own failure, with the message a reader needs (what was waited for, what was seen).
+public struct TestFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Polls a condition until it holds, throwing after the timeout with what was waited for
+/// (no fixed sleeps).
+public func waitUntil(timeoutSeconds: Double, _ what: String, _ condition: () throws -> Bool) throws {
+    guard try waitUntil(timeoutSeconds: timeoutSeconds, condition) else {
+        throw TestFailure("timed out after \(timeoutSeconds) s waiting for \(what)")
+    }
+}

@@ -1,3 +1,4 @@
+import SceneSoundTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -262,16 +263,3 @@ import SceneSoundWindows
     }
 }
 
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
-func waitUntil(timeoutSeconds: Double, _ what: String, _ condition: () throws -> Bool) throws {
-    let deadline = Date().addingTimeInterval(timeoutSeconds)
-    while Date() < deadline {
-        if try condition() { return }
-        usleep(5_000)
-    }
-    throw TestFailure("timed out after \(timeoutSeconds) s waiting for \(what)")
-}

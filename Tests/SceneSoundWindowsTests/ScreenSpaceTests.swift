@@ -156,9 +156,20 @@ import SceneSoundProtocol
 
 @Suite struct WindowBackendChoiceTests {
     @Test func autoPicksTheSessionsCompositorElseX11() {
-        #expect(WindowBackendChoice.detect(environment: ["SWAYSOCK": "/run/user/1000/sway-ipc.sock", "DISPLAY": ":0"]) == .sway)
-        #expect(WindowBackendChoice.detect(environment: ["HYPRLAND_INSTANCE_SIGNATURE": "abc_1_2"]) == .hyprland)
-        #expect(WindowBackendChoice.detect(environment: ["DISPLAY": ":0", "SWAYSOCK": ""]) == .x11)
+        #expect(WindowBackendChoice.detect(environment: ["SWAYSOCK": "/run/user/1000/sway-ipc.sock", "DISPLAY": ":0"]).choice == .sway)
+        #expect(WindowBackendChoice.detect(environment: ["HYPRLAND_INSTANCE_SIGNATURE": "abc_1_2"]).choice == .hyprland)
+        #expect(WindowBackendChoice.detect(environment: ["DISPLAY": ":0", "SWAYSOCK": ""]).choice == .x11)
+        #expect(WindowBackendChoice.detect(environment: [:]).choice == .none)
         #expect(WindowBackendChoice.acceptedValues == "auto, x11, sway, hyprland, kwin, gnome, none")
+    }
+
+    /// KWin and GNOME Shell announce themselves by their names on the session bus, after the
+    /// variables of sway and Hyprland and before X11 (both run XWayland with a DISPLAY).
+    @Test func autoFindsKWinAndGNOMEShellOnTheSessionBus() {
+        let kwin = WindowBackendChoice.detect(environment: ["DISPLAY": ":1"]) { $0 == "org.kde.KWin" }
+        #expect(kwin.choice == .kwin && kwin.reason == "org.kde.KWin is on the session bus")
+        #expect(WindowBackendChoice.detect(environment: ["DISPLAY": ":1"]) { $0 == "org.gnome.Shell" }.choice == .gnome)
+        #expect(WindowBackendChoice.detect(environment: ["SWAYSOCK": "/s"]) { _ in true }.choice == .sway)
+        #expect(WindowBackendChoice.detect(environment: ["DISPLAY": ":1"]) { $0 == "org.kde.plasmashell" }.choice == .x11)
     }
 }

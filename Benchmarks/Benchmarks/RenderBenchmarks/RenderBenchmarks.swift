@@ -55,4 +55,12 @@ let benchmarks: @Sendable () -> Void = {
     } setup: {
         RendererRingHarness(sourceCount: 64, room: .small)
     }
+
+    // What a desk adds, all at once: sources in the near field (0.5–0.8 m), a 5.1 stream's
+    // virtual speakers, the headphone EQ, the room.
+    Benchmark("SpatialRenderer.render_block_64_sources_desk") { benchmark, harness in
+        for _ in benchmark.scaledIterations { harness.renderBlock() }
+    } setup: {
+        RendererRingHarness(sourceCount: 64, room: .small, desk: true)
+    }
 }

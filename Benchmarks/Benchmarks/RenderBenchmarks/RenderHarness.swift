@@ -78,24 +78,44 @@ final class RendererRingHarness {
     private let output: UnsafeMutablePointer<Float>
     private var renderedFrames = 0
 
-    init(sourceCount: Int, room: Room = .none) {
+    /// `desk`: the features a desk adds to the ring — every source within the near field (its
+    /// ring at 0.5–0.8 m, below the set's measurement distance), one more source a 5.1 stream
+    /// (five virtual speakers and the LFE), and a headphone EQ in the mix.
+    init(sourceCount: Int, room: Room = .none, desk: Bool = false) {
         var configuration = RingScene.configuration
         configuration.room = room
         let hrtf = RingScene.hrtf
-        renderer = SpatialRenderer(hrtf: hrtf, configuration: configuration, maximumSources: sourceCount)
+        renderer = SpatialRenderer(hrtf: hrtf, configuration: configuration, maximumSources: sourceCount + 1)
         noise = .allocate(capacity: Int(RingScene.sampleRateHz))
         _ = noise.initialize(from: NoiseTable(frames: noise.count).samples)
         output = .allocate(capacity: 2 * configuration.blockFrames)
         for index in 0..<sourceCount {
+            var position = RingScene.position(ofSource: index, count: sourceCount)
+            if desk { position = position * ((0.5 + 0.3 * Double(index % 4) / 3) / RingScene.radiusMetres) }
             let source = RenderSource(input: LoopingNoiseInput(table: noise, offset: index * 4801), channelCount: 1,
-                                      mode: .anchored,
-                                      channelPositions: [RingScene.position(ofSource: index, count: sourceCount)],
+                                      mode: .anchored, channelPositions: [position],
                                       gain: RingScene.sourceGain(count: sourceCount), hrtf: hrtf,
                                       maximumFrames: configuration.blockFrames)
             renderer.add(source)
         }
+        if desk {
+            let surround = RenderSource(input: LoopingNoiseInput(table: noise, offset: 12345, channelCount: 6),
+                                        channelCount: 6, mode: .anchored,
+                                        channelPositions: [Vector3](repeating: Vector3(x: 0, y: 0, z: -0.6), count: 6),
+                                        gain: RingScene.sourceGain(count: sourceCount), hrtf: hrtf,
+                                        maximumFrames: configuration.blockFrames)
+            renderer.add(surround)
+            let eq = ParametricEQ(preampDecibels: -6, filters: [
+                .init(shape: .lowShelf, frequencyHz: 105, gainDecibels: 4, q: 0.7),
+                .init(shape: .peaking, frequencyHz: 1000, gainDecibels: 6, q: 1.41),
+                .init(shape: .peaking, frequencyHz: 3000, gainDecibels: -3, q: 2),
+                .init(shape: .highShelf, frequencyHz: 10000, gainDecibels: -2, q: 0.7),
+            ])
+            renderer.headphoneEQ.use(try! HeadphoneEQFilter(eq, sampleRateHz: configuration.sampleRateHz))
+        }
         renderer.setHeadPose(RingScene.headPose(atSeconds: 0), glide: false)
-        renderBlock()
+        // Past the first block and the EQ's fade in: the steady state is measured.
+        for _ in 0..<8 { renderBlock() }
     }
 
     deinit {

@@ -58,22 +58,28 @@ struct NoiseTable {
 final class LoopingNoiseInput: SourceInput {
     private let table: UnsafeMutableBufferPointer<Float>
     private var position: Int
+    /// Channels beyond the first read the table from further offsets.
+    private let channelCount: Int
 
-    init(table: UnsafeMutableBufferPointer<Float>, offset: Int) {
+    init(table: UnsafeMutableBufferPointer<Float>, offset: Int, channelCount: Int = 1) {
         self.table = table
         position = offset % table.count
+        self.channelCount = channelCount
     }
 
     var isFinished: Bool { false }
 
     func read(into channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, frames: Int) -> Int {
-        var written = 0
-        while written < frames {
-            let n = min(frames - written, table.count - position)
-            (channels[0] + written).update(from: table.baseAddress! + position, count: n)
-            written += n
-            position = (position + n) % table.count
+        for channel in 0..<channelCount {
+            var written = 0, at = (position + channel * 7919) % table.count
+            while written < frames {
+                let n = min(frames - written, table.count - at)
+                (channels[channel] + written).update(from: table.baseAddress! + at, count: n)
+                written += n
+                at = (at + n) % table.count
+            }
         }
+        position = (position + frames) % table.count
         return frames
     }
 }

@@ -12,9 +12,11 @@
 typedef struct ss_pw_connection ss_pw_connection;
 typedef struct ss_pw_capture ss_pw_capture;
 
-/* Interleaved stereo Float32, valid during the call; on the data thread, never after
+/* Interleaved Float32 in the capture's channels (2: FL FR, the others dropped, not remixed; 8:
+ * FL FR FC LFE RL RR SL SR, the capture sink's layout, which the app's node plays in), valid
+ * during the call; on the data thread, never after
  * ss_pw_capture_free returned. */
-typedef void (*ss_pw_capture_audio_cb)(void *userdata, const float *interleaved_stereo, uint32_t frames);
+typedef void (*ss_pw_capture_audio_cb)(void *userdata, const float *interleaved, uint32_t frames);
 /* The stream was unlinked for good (its target went away) or failed. */
 typedef void (*ss_pw_capture_ended_cb)(void *userdata);
 
@@ -27,9 +29,9 @@ int ss_pw_connection_dispatch(ss_pw_connection *connection);
 void ss_pw_connection_free(ss_pw_connection *connection);
 
 /* Records the node whose object.serial is target_serial (on pipewire-pulse, a sink input's
- * index), asking the graph for a quantum of latency_frames. NULL on failure. */
+ * index), asking the graph for a quantum of latency_frames, in 2 or 8 channels. NULL on failure. */
 ss_pw_capture *ss_pw_capture_new(ss_pw_connection *connection, const char *name, uint32_t target_serial,
-                                 uint32_t rate_hz, uint32_t latency_frames,
+                                 uint32_t rate_hz, uint32_t latency_frames, uint32_t channels,
                                  ss_pw_capture_audio_cb audio, ss_pw_capture_ended_cb ended, void *userdata);
 /* After this no callback comes. */
 void ss_pw_capture_free(ss_pw_capture *capture);

@@ -276,6 +276,37 @@ int scenesound_stream_open_callback(scenesound_client *client, int kind, int for
                                     uint32_t period_frames, scenesound_render_callback render,
                                     void *user_data, scenesound_stream **out_stream);
 
+/* ---- Channel maps (surround in another order than WAVE's) -------------------------------- */
+
+/* The speaker a channel feeds (the protocol's channel_map positions, SPEC.md §11). BL/BR are
+ * PulseAudio's rear-left/rear-right, 5.1's surrounds. */
+enum {
+    SCENESOUND_CHANNEL_FL = 0,
+    SCENESOUND_CHANNEL_FR = 1,
+    SCENESOUND_CHANNEL_FC = 2,
+    SCENESOUND_CHANNEL_LFE = 3,
+    SCENESOUND_CHANNEL_BL = 4,
+    SCENESOUND_CHANNEL_BR = 5,
+    SCENESOUND_CHANNEL_SL = 6,
+    SCENESOUND_CHANNEL_SR = 7
+};
+
+/* scenesound_stream_open / _open_callback with an explicit channel map: channel_map holds
+ * `channels` SCENESOUND_CHANNEL_* values, channel_map[i] being the speaker channel i feeds, each
+ * speaker at most once (e.g. 5.1 in the order FL FR SL SR FC LFE); NULL is the standard layout
+ * for the count, as scenesound_stream_open. An unknown or repeated speaker gives
+ * SCENESOUND_E_BAD_FORMAT without contacting the server. A map other than mono's {FC} or
+ * stereo's {FL, FR} needs a protocol version 2 server (else SCENESOUND_E_INVALID_ARGUMENT). */
+int scenesound_stream_open_with_channel_map(scenesound_client *client, int kind, int format, uint32_t rate_hz,
+                                            int channels, const int *channel_map, const char *scene_id,
+                                            int spatial_mode, float volume_db, unsigned flags,
+                                            scenesound_stream **out_stream);
+int scenesound_stream_open_callback_with_channel_map(scenesound_client *client, int kind, int format,
+                                                     uint32_t rate_hz, int channels, const int *channel_map,
+                                                     const char *scene_id, int spatial_mode, float volume_db,
+                                                     uint32_t period_frames, scenesound_render_callback render,
+                                                     void *user_data, scenesound_stream **out_stream);
+
 /* ---- Head tracking ---------------------------------------------------------------------- */
 
 /* Sends the user's head pose (shared by all clients; the latest wins). Orientation: a unit

@@ -1,3 +1,4 @@
+import SceneSoundTestSupport
 import Foundation
 
 /// Records what reaches a private server's null sink with `parec` (from its monitor source)

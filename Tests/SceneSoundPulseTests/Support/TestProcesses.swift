@@ -31,17 +31,6 @@ struct HelperFailure: Error, CustomStringConvertible {
     var description: String { "\(command) exited with \(status): \(stderr)" }
 }
 
-/// Polls `condition` until it holds or `timeoutSeconds` pass. For state that has no
-/// notification of its own (a file growing, a value the backend refreshes).
-func waitUntil(timeoutSeconds: Double, pollSeconds: Double = 0.01, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(timeoutSeconds)
-    while !condition() {
-        if Date() >= deadline { return false }
-        Thread.sleep(forTimeInterval: pollSeconds)
-    }
-    return true
-}
-
 /// The repository root: the nearest directory above this file holding the test scripts.
 func repositoryRoot(from file: String = #filePath) -> URL {
     var directory = URL(fileURLWithPath: file).deletingLastPathComponent()

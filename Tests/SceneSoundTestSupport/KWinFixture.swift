@@ -1,0 +1,207 @@
+import Foundation
+
+/// A private headless KWin (Plasma 5.27's `kwin_wayland --virtual`, QPainter compositing, no
+/// GPU) on a private session bus, with the native Wayland windows the test opens. The packaged
+/// binary carries a file capability (`cap_sys_resource=ep`) that a sandbox may refuse to exec
+/// ("Operation not permitted"): a copy of it, without the capability, runs. Windows are moved
+/// and minimized by KWin scripts of the test's own (`runScript`), as a user's drag would move
+/// them; what KWin says about a window comes back through a script's `print`, read from KWin's
+/// log. Everything is stopped by PID (`stopAll()` in the test's `defer`).
+public final class KWinFixture {
+    public let directory: String
+    public let runtimeDirectory: String
+    public let bus: PrivateSessionBus
+    public let waylandDisplay = "wayland-sss"
+    public private(set) var kwin: ChildProcess
+    private let binary: String
+    private var windows: [ChildProcess] = []
+    private var scriptCount = 0
+
+    public init() throws {
+        var template = Array("/tmp/sss-kwin-XXXXXX".utf8CString)
+        guard let path = mkdtemp(&template) else { throw ToolFailure(command: "mkdtemp", status: errno, output: "") }
+        directory = String(cString: path)
+        runtimeDirectory = directory + "/runtime"
+        try FileManager.default.createDirectory(atPath: runtimeDirectory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(atPath: directory + "/home", withIntermediateDirectories: true)
+        binary = directory + "/kwin_wayland"
+        try FileManager.default.copyItem(atPath: "/usr/bin/kwin_wayland", toPath: binary)
+        bus = try PrivateSessionBus()
+        kwin = try Self.start(binary: binary, directory: directory, runtimeDirectory: runtimeDirectory,
+                              display: waylandDisplay, bus: bus, logIndex: 0)
+        try waitUntilReady()
+    }
+
+    deinit { stopAll() }
+
+    private static func start(binary: String, directory: String, runtimeDirectory: String, display: String,
+                              bus: PrivateSessionBus, logIndex: Int) throws -> ChildProcess {
+        try ChildProcess(binary, ["--virtual", "--no-lockscreen", "--no-global-shortcuts", "--width", "1920", "--height", "1080",
+                                  "--socket", display],
+                         display: nil, errorPath: directory + "/kwin-\(logIndex).log",
+                         environment: ["XDG_RUNTIME_DIR": runtimeDirectory, "DBUS_SESSION_BUS_ADDRESS": bus.address,
+                                       "KWIN_COMPOSE": "Q", "HOME": directory + "/home", "XDG_CONFIG_HOME": directory + "/home/.config",
+                                       "QT_LOGGING_RULES": "js.debug=true"])
+    }
+
+    private var logIndex = 0
+    public var logPath: String { directory + "/kwin-\(logIndex).log" }
+
+    /// KWin is up once its scripting answers on the bus and its Wayland socket exists.
+    private func waitUntilReady() throws {
+        let ready = waitUntil(timeoutSeconds: 30, pollSeconds: 0.05) {
+            guard kwin.isRunning else { return true }
+            guard FileManager.default.fileExists(atPath: runtimeDirectory + "/" + waylandDisplay) else { return false }
+            return (try? dbusSend(["--dest=org.kde.KWin", "/Scripting", "org.kde.kwin.Scripting.isScriptLoaded", "string:none"])) != nil
+        }
+        guard ready, kwin.isRunning else {
+            throw ToolFailure(command: "kwin_wayland (running \(kwin.isRunning))", status: 1,
+                              output: (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "")
+        }
+    }
+
+    public func stopAll() {
+        for window in windows.reversed() { window.kill() }
+        windows.removeAll()
+        kwin.kill()
+        bus.stop()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// KWin gone, as when it crashes (its windows lose their connection and exit).
+    public func killKWin() {
+        kwin.kill()
+        for window in windows { window.kill() }
+        windows.removeAll()
+    }
+
+    /// A new KWin on the same bus and runtime directory (a new owner of org.kde.KWin).
+    public func restartKWin() throws {
+        killKWin()
+        try? FileManager.default.removeItem(atPath: runtimeDirectory + "/" + waylandDisplay)
+        try? FileManager.default.removeItem(atPath: runtimeDirectory + "/" + waylandDisplay + ".lock")
+        logIndex += 1
+        kwin = try Self.start(binary: binary, directory: directory, runtimeDirectory: runtimeDirectory,
+                              display: waylandDisplay, bus: bus, logIndex: logIndex)
+        try waitUntilReady()
+    }
+
+    /// The environment of a client of this KWin and its bus.
+    public var clientEnvironment: [String: String] {
+        ["XDG_RUNTIME_DIR": runtimeDirectory, "WAYLAND_DISPLAY": waylandDisplay, "DBUS_SESSION_BUS_ADDRESS": bus.address]
+    }
+
+    /// mpv with a native Wayland window (wl_shm, no GPU).
+    public func openMPV(_ arguments: [String] = ["--idle=yes", "--ao=null"], environment: [String: String] = [:]) throws -> ChildProcess {
+        let mpv = try ChildProcess("/usr/bin/mpv", ["--no-config", "--vo=wlshm", "--force-window=yes", "--really-quiet"] + arguments,
+                                   display: nil, environment: clientEnvironment.merging(environment) { $1 })
+        windows.append(mpv)
+        return mpv
+    }
+
+    @discardableResult
+    public func dbusSend(_ arguments: [String]) throws -> String {
+        try runTool("/usr/bin/dbus-send", ["--bus=\(bus.address)", "--print-reply", "--type=method_call"] + arguments, display: nil)
+    }
+
+    /// Loads and runs a KWin script of the test's own (JavaScript, 5.27's API: `run` on `/<id>`),
+    /// then unloads it at once: 5.27 numbers a new script by how many are loaded, so a script
+    /// left loaded while another is unloaded would share its number (and its object path) with
+    /// the next one. Returns the moment just before `run` was sent.
+    @discardableResult
+    public func runScript(_ source: String) throws -> Date {
+        let script = try loadScript(source)
+        let started = Date()
+        try dbusSend(["--dest=org.kde.KWin", script.objectPath, "org.kde.kwin.Script.run"])
+        try unloadScript(script.name)
+        return started
+    }
+
+    /// Loads a script without running it: its name and the object path `run` is called on
+    /// (a test that times what follows the run calls it itself, without a tool's start-up).
+    public func loadScript(_ source: String) throws -> (name: String, objectPath: String) {
+        scriptCount += 1
+        let name = "sss-test-\(scriptCount)"
+        let path = directory + "/\(name).js"
+        try source.write(toFile: path, atomically: true, encoding: .utf8)
+        let reply = try dbusSend(["--dest=org.kde.KWin", "/Scripting", "org.kde.kwin.Scripting.loadScript", "string:\(path)", "string:\(name)"])
+        guard let id = reply.split(whereSeparator: \.isWhitespace).last.flatMap({ Int($0) }), id >= 0 else {
+            throw ToolFailure(command: "loadScript \(path)", status: 1, output: reply)
+        }
+        return (name, "/\(id)")
+    }
+
+    public func unloadScript(_ name: String) throws {
+        try dbusSend(["--dest=org.kde.KWin", "/Scripting", "org.kde.kwin.Scripting.unloadScript", "string:\(name)"])
+    }
+
+    /// The script body that moves process `pid`'s window (its frame) to (x, y), size kept.
+    public static func moveScript(pid: pid_t, xPixels: Int, yPixels: Int) -> String {
+        """
+        workspace.clientList().forEach(function (c) {
+            if (c.pid === \(pid) && c.normalWindow) {
+                c.frameGeometry = { x: \(xPixels), y: \(yPixels), width: c.frameGeometry.width, height: c.frameGeometry.height };
+            }
+        });
+        """
+    }
+
+    /// Whether KWin has a script of that name loaded (SceneSound's is "scenesound").
+    public func isScriptLoaded(_ name: String) throws -> Bool {
+        try dbusSend(["--dest=org.kde.KWin", "/Scripting", "org.kde.kwin.Scripting.isScriptLoaded", "string:\(name)"])
+            .contains("boolean true")
+    }
+
+    /// What KWin says of process `pid`'s window: its internalId (braces dropped) and frame
+    /// geometry [x, y, w, h], once it is managed. Through a script printing into KWin's log.
+    public func window(pid: pid_t) throws -> (internalID: String, rect: [Int], minimized: Bool)? {
+        let token = "SSS-WINDOW-\(scriptCount + 1)"
+        try runScript("""
+            var found = null;
+            workspace.clientList().forEach(function (c) {
+                if (c.pid === \(pid) && c.normalWindow) {
+                    var g = c.frameGeometry;
+                    found = { id: String(c.internalId).replace(/[{}]/g, ""), rect: [g.x, g.y, g.width, g.height], minimized: c.minimized };
+                }
+            });
+            print("\(token) " + JSON.stringify(found));
+            """)
+        var line: Substring?
+        _ = waitUntil(timeoutSeconds: 5) {
+            line = ((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "").split(separator: "\n").first { $0.contains(token + " ") }
+            return line != nil
+        }
+        guard let line, let json = line.range(of: token + " ").map({ line[$0.upperBound...] }),
+              let object = try JSONSerialization.jsonObject(with: Data(json.utf8), options: [.fragmentsAllowed]) as? [String: Any],
+              let id = object["id"] as? String, let rect = object["rect"] as? [Double] else { return nil }
+        return (id, rect.map { Int($0.rounded()) }, (object["minimized"] as? Bool) ?? false)
+    }
+
+    /// Waits for process `pid`'s window to be managed; its internalId.
+    public func waitForWindow(pid: pid_t, timeoutSeconds: Double = 15) throws -> String {
+        var id: String?
+        _ = waitUntil(timeoutSeconds: timeoutSeconds, pollSeconds: 0.1) {
+            id = (try? window(pid: pid))??.internalID
+            return id != nil
+        }
+        guard let id else { throw ToolFailure(command: "KWin window of pid \(pid)", status: 1, output: (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "") }
+        return id
+    }
+
+    /// Runs `body` (JavaScript, `c` the window) on process `pid`'s windows; when it was started.
+    @discardableResult
+    public func withWindow(pid: pid_t, _ body: String) throws -> Date {
+        try runScript("""
+            workspace.clientList().forEach(function (c) {
+                if (c.pid === \(pid) && c.normalWindow) { \(body) }
+            });
+            """)
+    }
+
+    /// Moves process `pid`'s window (its frame) to (x, y), size kept; when the move was started.
+    @discardableResult
+    public func move(pid: pid_t, xPixels: Int, yPixels: Int) throws -> Date {
+        try runScript(Self.moveScript(pid: pid, xPixels: xPixels, yPixels: yPixels))
+    }
+}
