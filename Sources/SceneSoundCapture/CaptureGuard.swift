@@ -57,19 +57,21 @@ public enum CaptureGuard {
     }
 
     /// Blocks until the daemon on the other end of `descriptor` ends or stops beating. Every
-    /// byte is a beat; `s` + a sink name + newline also names the real default sink, which the
-    /// capture sink stands in front of (`realSinkNamed` hears each).
+    /// byte is a beat, except `r`: the capture rests and sends no beat until its next byte
+    /// (only the socket's end counts then); `s` + a sink name + newline also names the real
+    /// default sink, which the capture sink stands in front of (`realSinkNamed` hears each).
     public static func waitForDaemon(
         descriptor: Int32, hangSeconds: Double, realSinkNamed: (String) -> Void = { _ in }
     ) -> Ending {
         var lastBeat = Date()
+        var isResting = false
         var buffer = [UInt8](repeating: 0, count: 256)
         var sinkName: [UInt8]?
         while true {
             let remaining = hangSeconds - Date().timeIntervalSince(lastBeat)
-            if remaining <= 0 { return .daemonHung }
+            if remaining <= 0, !isResting { return .daemonHung }
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, Int32((remaining * 1000).rounded(.up)))
+            let ready = poll(&poller, 1, isResting ? -1 : Int32((remaining * 1000).rounded(.up)))
             if ready < 0 {
                 if errno == EINTR { continue }
                 return .daemonEnded
@@ -80,7 +82,7 @@ public enum CaptureGuard {
             if count > 0 { lastBeat = Date() }
             for byte in buffer.prefix(max(0, count)) {
                 if sinkName == nil {
-                    if byte == UInt8(ascii: "s") { sinkName = [] }
+                    if byte == UInt8(ascii: "s") { sinkName = [] } else { isResting = byte == UInt8(ascii: "r") }
                 } else if byte == UInt8(ascii: "\n") {
                     realSinkNamed(String(decoding: sinkName!, as: UTF8.self))
                     sinkName = nil

@@ -67,6 +67,15 @@ final class CaptureSession {
     /// Recordings started per stream, and why the last one ended: a stream whose recording
     /// keeps failing is given up.
     private var attachments: [UInt32: (count: Int, lastFailure: String?)] = [:]
+    /// The server is pipewire-pulse (known once the guard has started).
+    private var serverIsPipeWire = false
+    /// Resting: nothing played on our sink for `restAfterSeconds` (see `rest()`).
+    private var isResting = false
+    /// Streams on our sink that are not corked, as last reported.
+    private var playingInputs: Set<UInt32> = []
+    /// Counts the times the capture woke or went quiet: a rest timer of an older count is stale.
+    private var restGeneration = 0
+    private var routeChecksRunning = false
 
     init?(mainloop: PulseMainloop, configuration: AppCapture.Configuration, token: String,
           consumer: AppCaptureConsumer, delegate: CaptureSessionDelegate) {
@@ -160,6 +169,7 @@ final class CaptureSession {
         requests.serverName { [weak self] serverName in
             guard let self, phase == .preparing else { return }
             if serverName?.contains("PipeWire") == true {
+                serverIsPipeWire = true
                 connectPipeWire()
                 connectRecordingContexts()
             }
@@ -233,7 +243,8 @@ final class CaptureSession {
                     phase = .capturing
                     delegate?.sessionDidStartCapturing(self, sinkName: sink.name)
                     rescan()
-                    if pipeWire != nil { checkRoutesEverySecond() }
+                    startRouteChecks()
+                    inputsChanged()
                 }
             }
         }
@@ -270,7 +281,11 @@ final class CaptureSession {
         case PA_SUBSCRIPTION_EVENT_SINK_INPUT.rawValue:
             if type == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue { return streamEnded(index) }
             // Born on the capture sink (ours is the default): its onset is in the mix from now.
-            if type == PA_SUBSCRIPTION_EVENT_NEW.rawValue { onsets.streamAppeared(index) }
+            // The mix's recording is resumed first, before the server can render the stream.
+            if type == PA_SUBSCRIPTION_EVENT_NEW.rawValue {
+                wake()
+                onsets.streamAppeared(index)
+            }
             let judge: () -> Void = { [weak self] in
                 self?.requests.sinkInput(index) { [weak self] facts in
                     guard let self else { return }
@@ -396,12 +411,22 @@ final class CaptureSession {
     /// pipewire-pulse (0.3.65) sends no event when a stream is moved to another sink, and the
     /// recording, linked to the app's node, goes on after it: a stream the user moves by hand
     /// is found here, let go, and from then on plays only where it was put.
+    /// Only while awake: at rest nothing plays on our sink, so nothing can be moved off it.
     private func checkRoutesEverySecond() {
         after(seconds: 1) { [weak self] in
-            guard let self, phase == .capturing else { return }
+            guard let self, phase == .capturing, !isResting else {
+                self?.routeChecksRunning = false
+                return
+            }
             rescan()
             checkRoutesEverySecond()
         }
+    }
+
+    private func startRouteChecks() {
+        guard pipeWire != nil, !routeChecksRunning else { return }
+        routeChecksRunning = true
+        checkRoutesEverySecond()
     }
 
     private var decisionContext: CaptureDecision.Context {
@@ -412,6 +437,7 @@ final class CaptureSession {
 
     private func evaluate(_ facts: SinkInputFacts) {
         guard phase == .capturing, let captureSink else { return }
+        notePlaying(facts, on: captureSink.index)
         let decision = CaptureDecision.decide(facts, in: decisionContext)
         if var tracked = streams[facts.index] {
             if tracked.isMoving { return }
@@ -547,6 +573,7 @@ final class CaptureSession {
     }
 
     private func streamEnded(_ index: UInt32) {
+        if playingInputs.remove(index) != nil { inputsChanged() }
         release(index)
         onsets.forget(index)
         leftAlone.remove(index)
@@ -636,9 +663,64 @@ final class CaptureSession {
     }
 
     private func beat() {
-        guard phase != .finished, let guardLink else { return }
+        guard phase != .finished, !isResting, let guardLink else { return }
         guard guardLink.beat() else { return fail("the capture guard (pid \(guardLink.pid)) is gone") }
         scheduleHeartbeat()
+    }
+
+    // MARK: Resting
+
+    /// Keeps `playingInputs` up to date from a stream's facts.
+    private func notePlaying(_ facts: SinkInputFacts, on captureSinkIndex: UInt32) {
+        let playing = facts.sinkIndex == captureSinkIndex && !facts.isCorked
+        let changed = playing ? playingInputs.insert(facts.index).inserted : playingInputs.remove(facts.index) != nil
+        if changed { inputsChanged() }
+    }
+
+    /// A stream playing wakes the capture at once; the last one stopping lets it rest after
+    /// `restAfterSeconds` (a pause between two sounds is not worth a suspend and resume).
+    private func inputsChanged() {
+        guard phase == .capturing else { return }
+        restGeneration += 1
+        if !playingInputs.isEmpty { return wake() }
+        let generation = restGeneration
+        after(seconds: configuration.restAfterSeconds) { [weak self] in
+            guard let self, phase == .capturing, generation == restGeneration, playingInputs.isEmpty else { return }
+            rest()
+        }
+    }
+
+    /// Nothing plays on our sink: nothing of ours may keep a sink awake or wake this thread.
+    /// The mix's recording is corked (an idle null sink suspends, and with it what it feeds),
+    /// the guard told to expect no heartbeat (it still sees the daemon die: its socket
+    /// closes), the route checks stop. On PulseAudio our sink is also suspended by our hand:
+    /// a stream that starts then waits in it, unrendered, until the mix's recording runs
+    /// again, so its first milliseconds are in the mix as when awake. (pipewire-pulse's
+    /// suspend does not hold a stream back: a new link restarts the node; there the mix's
+    /// recording resumes on the stream's first event, before the session manager links it.)
+    private func rest() {
+        guard phase == .capturing, !isResting else { return }
+        isResting = true
+        if let heartbeatTimer {
+            mainloop.cancelTimer(heartbeatTimer)
+            self.heartbeatTimer = nil
+        }
+        if let guardLink, !guardLink.rest() { return fail("the capture guard (pid \(guardLink.pid)) is gone") }
+        pacer?.setCorked(true)
+        if !serverIsPipeWire, let captureSink { requests.suspendSink(captureSink.index, suspended: true) { _ in } }
+        consumer.captureDidRest(true)
+    }
+
+    /// Something may play: the mix's recording first, then our sink resumed (the server
+    /// handles one connection's requests in order), the heartbeat and route checks.
+    private func wake() {
+        guard isResting, phase == .capturing else { return }
+        isResting = false
+        pacer?.setCorked(false)
+        if !serverIsPipeWire, let captureSink { requests.suspendSink(captureSink.index, suspended: false) { _ in } }
+        beat()
+        startRouteChecks()
+        consumer.captureDidRest(false)
     }
 
     private func after(seconds: Double, _ body: @escaping () -> Void) {

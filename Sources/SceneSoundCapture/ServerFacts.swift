@@ -25,15 +25,19 @@ public struct SinkInputFacts: Sendable, Equatable {
     /// false for passthrough streams (AC3, DTS, … sent encoded to a receiver).
     public var isPCM: Bool
     public var properties: [String: String]
+    /// Paused by its app (`pa_stream_cork`): it asks its sink for nothing, so it does not keep
+    /// the capture awake.
+    public var isCorked: Bool
 
     public init(index: UInt32, ownerModule: UInt32?, clientIndex: UInt32?, sinkIndex: UInt32, isPCM: Bool,
-                properties: [String: String]) {
+                properties: [String: String], isCorked: Bool = false) {
         self.index = index
         self.ownerModule = ownerModule
         self.clientIndex = clientIndex
         self.sinkIndex = sinkIndex
         self.isPCM = isPCM
         self.properties = properties
+        self.isCorked = isCorked
     }
 
     init(_ info: pa_sink_input_info) {
@@ -44,6 +48,7 @@ public struct SinkInputFacts: Sendable, Equatable {
         // A server too old to report a format only has PCM streams.
         isPCM = info.format.map { pa_format_info_is_pcm($0) != 0 } ?? true
         properties = propertyDictionary(info.proplist)
+        isCorked = info.corked != 0
     }
 }
 

@@ -17,10 +17,16 @@ final class PlaybackStream {
     private let events: @Sendable (PulseOutput.Event) -> Void
     private weak var delegate: PlaybackStreamDelegate?
     private var isClosed = false
+    private let api: UnsafeMutablePointer<pa_mainloop_api>
+    /// Asks for timing info while the stream plays (see `restartTimingUpdates`); made once,
+    /// re-armed in place, so ticking allocates nothing of ours.
+    private var timingTimer: OpaquePointer?
+    private var timingIntervalSeconds = PlaybackStream.firstTimingIntervalSeconds
 
     /// nil when libpulse refuses the stream (the context's errno says why).
     init?(
         context: OpaquePointer,
+        api: UnsafeMutablePointer<pa_mainloop_api>,
         configuration: PulseOutput.Configuration,
         renderer: BlockRenderer,
         statistics: OutputStatistics,
@@ -32,6 +38,7 @@ final class PlaybackStream {
         pa_channel_map_init_stereo(&channels)
         guard let stream = pa_stream_new(context, configuration.streamName, &spec, &channels) else { return nil }
         self.stream = stream
+        self.api = api
         self.renderer = renderer
         self.statistics = statistics
         self.events = events
@@ -49,6 +56,10 @@ final class PlaybackStream {
         }, userdata)
         pa_stream_set_latency_update_callback(stream, { _, userdata in
             PlaybackStream.from(userdata).timingUpdated()
+        }, userdata)
+        // Disarmed until the stream is ready (a nil time).
+        timingTimer = api.pointee.time_new(api, nil, { _, _, _, userdata in
+            PlaybackStream.from(userdata).timingTick()
         }, userdata)
     }
 
@@ -95,6 +106,7 @@ final class PlaybackStream {
         guard !isClosed else { return }
         isCorked = corked
         if let operation = pa_stream_cork(stream, corked ? 1 : 0, nil, nil) { pa_operation_unref(operation) }
+        restartTimingUpdates()
     }
 
     /// Silences every callback and disconnects. After this the stream never calls back.
@@ -105,6 +117,10 @@ final class PlaybackStream {
         pa_stream_set_write_callback(stream, nil, nil)
         pa_stream_set_underflow_callback(stream, nil, nil)
         pa_stream_set_latency_update_callback(stream, nil, nil)
+        if let timingTimer {
+            api.pointee.time_free(timingTimer)
+            self.timingTimer = nil
+        }
         if PA_STREAM_IS_GOOD(pa_stream_get_state(stream)) != 0 {
             pa_stream_disconnect(stream)
         }
@@ -115,6 +131,7 @@ final class PlaybackStream {
         let state = pa_stream_get_state(stream)
         if state == PA_STREAM_READY {
             let sinkName = pa_stream_get_device_name(stream).map { String(cString: $0) } ?? "unknown sink"
+            restartTimingUpdates()
             delegate?.playbackStreamDidStart(sinkName: sinkName)
         } else if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED {
             let context = pa_stream_get_context(stream)!
@@ -152,7 +169,42 @@ final class PlaybackStream {
         events(.underrun)
     }
 
-    /// AUTO_TIMING_UPDATE refreshes timing info periodically; each refresh lands here.
+    // MARK: Timing info
+
+    /// libpulse's own cadence for AUTO_TIMING_UPDATE: 10 ms after a start, doubling to 1.5 s.
+    static let firstTimingIntervalSeconds = 0.01
+    static let longestTimingIntervalSeconds = 1.5
+
+    /// Timing info is asked for here while the stream plays, and not at all while it is
+    /// corked. With PA_STREAM_AUTO_TIMING_UPDATE libpulse asks every 1.5 s, corked or not,
+    /// unless the server reports the sink suspended, which pipewire-pulse (0.3.65) does not:
+    /// the resting output woke about twice a second there.
+    private func restartTimingUpdates() {
+        guard let timingTimer, !isClosed else { return }
+        guard !isCorked, pa_stream_get_state(stream) == PA_STREAM_READY else {
+            api.pointee.time_restart(timingTimer, nil)
+            return
+        }
+        timingIntervalSeconds = Self.firstTimingIntervalSeconds
+        arm(timingTimer)
+    }
+
+    private func arm(_ timer: OpaquePointer) {
+        var due = timeval()
+        pa_gettimeofday(&due)
+        pa_timeval_add(&due, pa_usec_t(timingIntervalSeconds * 1_000_000))
+        api.pointee.time_restart(timer, &due)
+    }
+
+    private func timingTick() {
+        guard let timingTimer, !isClosed else { return }
+        guard !isCorked else { return api.pointee.time_restart(timingTimer, nil) }
+        if let operation = pa_stream_update_timing_info(stream, nil, nil) { pa_operation_unref(operation) }
+        timingIntervalSeconds = min(Self.longestTimingIntervalSeconds, timingIntervalSeconds * 2)
+        arm(timingTimer)
+    }
+
+    /// Each timing update lands here.
     private func timingUpdated() {
         var microseconds: pa_usec_t = 0
         var isNegative: Int32 = 0

@@ -33,6 +33,10 @@ final class AppCaptureBridge: AppCaptureConsumer, @unchecked Sendable {
             processID: stream.processID, windowID: stream.windowID, mediaRole: stream.mediaRole, eventID: stream.eventID)
     }
 
+    func captureDidRest(_ isResting: Bool) {
+        logger.info(isResting ? "app capture: nothing plays on the capture sink: resting" : "app capture: awake")
+    }
+
     func captureDidStart(_ stream: CapturedStreamIdentity) {
         let app = Self.app(stream)
         let window = stream.windowID.map { " window 0x\(String($0, radix: 16))" } ?? ""
