@@ -80,6 +80,23 @@ final class CaptureGuardLink {
         return written == 1 || errno == EAGAIN
     }
 
+    /// Whether the guard asked (`p`) if the daemon is alive, and whether it is gone (end of
+    /// file). Non-blocking: reads what is there.
+    func readQuestions() -> (asked: Bool, gone: Bool) {
+        guard socket >= 0 else { return (false, true) }
+        var buffer = [UInt8](repeating: 0, count: 64)
+        var asked = false
+        while true {
+            let count = recv(socket, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            if count > 0 { asked = asked || buffer.prefix(count).contains(UInt8(ascii: "p")); continue }
+            if count == 0 { return (asked, true) }
+            return (asked, errno != EAGAIN && errno != EINTR)
+        }
+    }
+
+    /// The socket, for the daemon's loop to watch (the guard's questions, its end).
+    var descriptor: Int32 { socket }
+
     /// Tells the guard the capture rests: no heartbeat until the next `beat` (a death still
     /// closes the socket). false once the guard is gone.
     func rest() -> Bool {

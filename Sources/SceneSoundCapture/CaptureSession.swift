@@ -76,6 +76,10 @@ final class CaptureSession {
     /// Counts the times the capture woke or went quiet: a rest timer of an older count is stale.
     private var restGeneration = 0
     private var routeChecksRunning = false
+    /// On PulseAudio, woken: our sink is resumed once the stream that woke it is recorded.
+    private var sinkResumePending = false
+    /// Watches the guard's socket: its questions while resting, its end.
+    private var guardSocketEvent: OpaquePointer?
 
     init?(mainloop: PulseMainloop, configuration: AppCapture.Configuration, token: String,
           consumer: AppCaptureConsumer, delegate: CaptureSessionDelegate) {
@@ -164,6 +168,7 @@ final class CaptureSession {
             } catch {
                 return fail("\(error)")
             }
+            watchGuardSocket()
             scheduleHeartbeat()
         }
         requests.serverName { [weak self] serverName in
@@ -436,6 +441,11 @@ final class CaptureSession {
     }
 
     private func evaluate(_ facts: SinkInputFacts) {
+        evaluateStream(facts)
+        resumeSinkIfPending()
+    }
+
+    private func evaluateStream(_ facts: SinkInputFacts) {
         guard phase == .capturing, let captureSink else { return }
         notePlaying(facts, on: captureSink.index)
         let decision = CaptureDecision.decide(facts, in: decisionContext)
@@ -642,6 +652,10 @@ final class CaptureSession {
         if PA_CONTEXT_IS_GOOD(pa_context_get_state(context)) != 0 {
             pa_context_disconnect(context)
         }
+        if let guardSocketEvent {
+            mainloop.api.pointee.io_free(guardSocketEvent)
+            self.guardSocketEvent = nil
+        }
         // Closed after the server has been told everything: the guard then finds nothing left.
         guardLink?.close()
         guardLink = nil
@@ -668,7 +682,42 @@ final class CaptureSession {
         scheduleHeartbeat()
     }
 
+    /// The guard asks (`p`) whether a resting daemon is alive when an app stream changes on
+    /// the server; the answer comes from this thread, as the heartbeat does. Its end of the
+    /// socket closing means it is gone, seen at once rather than at the next beat.
+    private func watchGuardSocket() {
+        guard let guardLink else { return }
+        guardSocketEvent = mainloop.api.pointee.io_new(
+            mainloop.api, guardLink.descriptor, PA_IO_EVENT_INPUT, { _, _, _, _, userdata in
+                CaptureSession.from(userdata).guardSpoke()
+            }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    private func guardSpoke() {
+        guard phase != .finished, let guardLink else { return }
+        let (asked, gone) = guardLink.readQuestions()
+        if gone {
+            if let guardSocketEvent {
+                mainloop.api.pointee.io_free(guardSocketEvent)
+                self.guardSocketEvent = nil
+            }
+            return fail("the capture guard (pid \(guardLink.pid)) is gone")
+        }
+        guard asked else { return }
+        let answered = isResting ? guardLink.rest() : guardLink.beat()
+        if !answered { fail("the capture guard (pid \(guardLink.pid)) is gone") }
+    }
+
     // MARK: Resting
+
+    /// The longest a stream waits in our suspended sink for its recording to be asked for.
+    static let resumeSinkSeconds = 0.25
+
+    private func resumeSinkIfPending() {
+        guard sinkResumePending, phase == .capturing, let captureSink else { return }
+        sinkResumePending = false
+        requests.suspendSink(captureSink.index, suspended: false) { _ in }
+    }
 
     /// Keeps `playingInputs` up to date from a stream's facts.
     private func notePlaying(_ facts: SinkInputFacts, on captureSinkIndex: UInt32) {
@@ -707,17 +756,25 @@ final class CaptureSession {
         }
         if let guardLink, !guardLink.rest() { return fail("the capture guard (pid \(guardLink.pid)) is gone") }
         pacer?.setCorked(true)
+        sinkResumePending = false
         if !serverIsPipeWire, let captureSink { requests.suspendSink(captureSink.index, suspended: true) { _ in } }
         consumer.captureDidRest(true)
     }
 
-    /// Something may play: the mix's recording first, then our sink resumed (the server
-    /// handles one connection's requests in order), the heartbeat and route checks.
+    /// Something may play: the mix's recording first, then on PulseAudio our sink resumed
+    /// once the stream that woke it has been judged and its own recording asked for (the
+    /// server handles one connection's requests in order): a resuming sink renders before its
+    /// monitor resumes, so a block of the stream's start was missing from the mix (120 frames
+    /// in 2 plays of 3); its direct recording, made while the sink is still suspended, has it.
+    /// At the latest after `resumeSinkSeconds`. Then the heartbeat and route checks.
     private func wake() {
         guard isResting, phase == .capturing else { return }
         isResting = false
         pacer?.setCorked(false)
-        if !serverIsPipeWire, let captureSink { requests.suspendSink(captureSink.index, suspended: false) { _ in } }
+        if !serverIsPipeWire {
+            sinkResumePending = true
+            after(seconds: Self.resumeSinkSeconds) { [weak self] in self?.resumeSinkIfPending() }
+        }
         beat()
         startRouteChecks()
         consumer.captureDidRest(false)
