@@ -76,8 +76,6 @@ final class CaptureSession {
     /// Counts the times the capture woke or went quiet: a rest timer of an older count is stale.
     private var restGeneration = 0
     private var routeChecksRunning = false
-    /// On PulseAudio, woken: our sink is resumed once the stream that woke it is recorded.
-    private var sinkResumePending = false
     /// Watches the guard's socket: its questions while resting, its end.
     private var guardSocketEvent: OpaquePointer?
 
@@ -239,7 +237,7 @@ final class CaptureSession {
             pacer = MonitorRecorder(
                 context: context, streamIndex: nil, monitorSourceName: sink.name + ".monitor", rateHz: configuration.rateHz,
                 fragmentSeconds: configuration.fragmentSeconds, streamName: "SceneSound capture pacer",
-                deliver: { [onsets] in onsets.mixDidArrive($0) }, delegate: self)
+                inhibitsSuspend: serverIsPipeWire, deliver: { [onsets] in onsets.mixDidArrive($0) }, delegate: self)
             // Ours becomes the default sink, so that a new stream starts there: taken over
             // before its first sample plays rather than moved after it was heard dry.
             whenRecordingContextsSettle { [weak self] in
@@ -441,11 +439,6 @@ final class CaptureSession {
     }
 
     private func evaluate(_ facts: SinkInputFacts) {
-        evaluateStream(facts)
-        resumeSinkIfPending()
-    }
-
-    private func evaluateStream(_ facts: SinkInputFacts) {
         guard phase == .capturing, let captureSink else { return }
         notePlaying(facts, on: captureSink.index)
         let decision = CaptureDecision.decide(facts, in: decisionContext)
@@ -481,7 +474,11 @@ final class CaptureSession {
                     guard let self, phase == .capturing, streams[facts.index]?.isMoving == true else { return }
                     streams[facts.index]?.isMoving = false
                     streams[facts.index]?.movedAt = Date()
-                    if moved { return attach(facts.index) }
+                    if moved {
+                        // pipewire-pulse sends no event for the move: ours now, and playing.
+                        if !facts.isCorked, playingInputs.insert(facts.index).inserted { inputsChanged() }
+                        return attach(facts.index)
+                    }
                     streams[facts.index] = nil
                     // A stream that just ended cannot be moved; its end is on its way.
                     if pa_context_errno(context) != PA_ERR_NOENTITY.rawValue {
@@ -558,7 +555,8 @@ final class CaptureSession {
         }
         return MonitorRecorder(
             context: context, streamIndex: index, monitorSourceName: sinkName + ".monitor", rateHz: configuration.rateHz,
-            fragmentSeconds: configuration.fragmentSeconds, streamName: name, deliver: deliver, delegate: self)
+            fragmentSeconds: configuration.fragmentSeconds, streamName: name, inhibitsSuspend: serverIsPipeWire,
+            deliver: deliver, delegate: self)
     }
 
     /// Stops capturing a stream without touching where it plays.
@@ -710,18 +708,14 @@ final class CaptureSession {
 
     // MARK: Resting
 
-    /// The longest a stream waits in our suspended sink for its recording to be asked for.
-    static let resumeSinkSeconds = 0.25
-
-    private func resumeSinkIfPending() {
-        guard sinkResumePending, phase == .capturing, let captureSink else { return }
-        sinkResumePending = false
-        requests.suspendSink(captureSink.index, suspended: false) { _ in }
-    }
 
     /// Keeps `playingInputs` up to date from a stream's facts.
     private func notePlaying(_ facts: SinkInputFacts, on captureSinkIndex: UInt32) {
-        let playing = facts.sinkIndex == captureSinkIndex && !facts.isCorked
+        // A stream being moved to ours, or whose move the server has not caught up with yet
+        // (pipewire-pulse reports the old sink for a moment), is ours.
+        let tracked = streams[facts.index]
+        let arriving = tracked.map { $0.isMoving || $0.isStillArriving(on: facts.sinkIndex) } ?? false
+        let playing = (facts.sinkIndex == captureSinkIndex || arriving) && !facts.isCorked
         let changed = playing ? playingInputs.insert(facts.index).inserted : playingInputs.remove(facts.index) != nil
         if changed { inputsChanged() }
     }
@@ -740,13 +734,16 @@ final class CaptureSession {
     }
 
     /// Nothing plays on our sink: nothing of ours may keep a sink awake or wake this thread.
-    /// The mix's recording is corked (an idle null sink suspends, and with it what it feeds),
-    /// the guard told to expect no heartbeat (it still sees the daemon die: its socket
-    /// closes), the route checks stop. On PulseAudio our sink is also suspended by our hand:
-    /// a stream that starts then waits in it, unrendered, until the mix's recording runs
-    /// again, so its first milliseconds are in the mix as when awake. (pipewire-pulse's
-    /// suspend does not hold a stream back: a new link restarts the node; there the mix's
-    /// recording resumes on the stream's first event, before the session manager links it.)
+    /// The guard is told to expect no heartbeat (it still sees the daemon die: its socket
+    /// closes; and it asks when an app starts), the route checks stop, and the recordings
+    /// let our sink suspend by the server's own suspend-on-idle, after which they record
+    /// nothing. On PulseAudio they never keep it awake (`PA_STREAM_DONT_INHIBIT_AUTO_SUSPEND`):
+    /// module-suspend-on-idle resumes a suspended sink, monitor included, as a new stream is
+    /// created on it, before the stream is rendered, so the mix has its first sample as when
+    /// awake (suspending it by our own hand instead, the sink resumed before its monitor when
+    /// we lifted it, and a block of the stream's start, 120 frames, was missing from every
+    /// recording in 2 plays of 3). On PipeWire the mix's recording is corked (pipewire-pulse
+    /// 0.3.65), and resumes on the stream's first event, before WirePlumber has linked it.
     private func rest() {
         guard phase == .capturing, !isResting else { return }
         isResting = true
@@ -755,26 +752,15 @@ final class CaptureSession {
             self.heartbeatTimer = nil
         }
         if let guardLink, !guardLink.rest() { return fail("the capture guard (pid \(guardLink.pid)) is gone") }
-        pacer?.setCorked(true)
-        sinkResumePending = false
-        if !serverIsPipeWire, let captureSink { requests.suspendSink(captureSink.index, suspended: true) { _ in } }
+        if serverIsPipeWire { pacer?.setCorked(true) }
         consumer.captureDidRest(true)
     }
 
-    /// Something may play: the mix's recording first, then on PulseAudio our sink resumed
-    /// once the stream that woke it has been judged and its own recording asked for (the
-    /// server handles one connection's requests in order): a resuming sink renders before its
-    /// monitor resumes, so a block of the stream's start was missing from the mix (120 frames
-    /// in 2 plays of 3); its direct recording, made while the sink is still suspended, has it.
-    /// At the latest after `resumeSinkSeconds`. Then the heartbeat and route checks.
+    /// Something may play: the mix's recording first, then the heartbeat and route checks.
     private func wake() {
         guard isResting, phase == .capturing else { return }
         isResting = false
-        pacer?.setCorked(false)
-        if !serverIsPipeWire {
-            sinkResumePending = true
-            after(seconds: Self.resumeSinkSeconds) { [weak self] in self?.resumeSinkIfPending() }
-        }
+        if serverIsPipeWire { pacer?.setCorked(false) }
         beat()
         startRouteChecks()
         consumer.captureDidRest(false)

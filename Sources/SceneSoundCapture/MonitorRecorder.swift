@@ -39,8 +39,8 @@ final class MonitorRecorder: StreamRecorder {
 
     init?(
         context: OpaquePointer, streamIndex: UInt32?, monitorSourceName: String, rateHz: Int,
-        fragmentSeconds: Double, streamName: String, deliver: @escaping (UnsafeBufferPointer<Float>) -> Void,
-        delegate: StreamRecorderDelegate
+        fragmentSeconds: Double, streamName: String, inhibitsSuspend: Bool = true,
+        deliver: @escaping (UnsafeBufferPointer<Float>) -> Void, delegate: StreamRecorderDelegate
     ) {
         var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rateHz), channels: 2)
         var channels = pa_channel_map()
@@ -72,7 +72,11 @@ final class MonitorRecorder: StreamRecorder {
         var attributes = pa_buffer_attr(
             maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
             fragsize: UInt32(max(64, (fragmentSeconds * bytesPerSecond).rounded())))
-        let flags = pa_stream_flags_t(PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_DONT_MOVE.rawValue)
+        // Not inhibiting: the sink may suspend by the server's suspend-on-idle with this
+        // recording open (it then records nothing), and resumes, monitor included, before a
+        // new stream on it is rendered.
+        let flags = pa_stream_flags_t(PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_DONT_MOVE.rawValue
+            | (inhibitsSuspend ? 0 : PA_STREAM_DONT_INHIBIT_AUTO_SUSPEND.rawValue))
         let connected = monitorSourceName.withCString { pa_stream_connect_record(stream, $0, &attributes, flags) }
         guard connected == 0 else {
             close()

@@ -155,14 +155,6 @@ struct PulseRequests {
         Self.started(operation, userdata) { done(false) }
     }
 
-    /// Suspends a sink by our own hand (PulseAudio's "user" cause, which module-suspend-on-idle
-    /// leaves alone: a new stream does not resume it), or lifts that.
-    func suspendSink(_ index: UInt32, suspended: Bool, _ done: @escaping Completion) {
-        let userdata = Self.retain(done)
-        let operation = pa_context_suspend_sink_by_index(context, index, suspended ? 1 : 0, Self.successCallback, userdata)
-        Self.started(operation, userdata) { done(false) }
-    }
-
     func unloadModule(_ index: UInt32, _ done: @escaping Completion) {
         let userdata = Self.retain(done)
         let operation = pa_context_unload_module(context, index, Self.successCallback, userdata)

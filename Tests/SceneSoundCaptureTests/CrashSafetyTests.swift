@@ -116,7 +116,7 @@ import Testing
         try TestSignal.writeWAV(TestSignal.stereoNoise(seconds: 30, seed: 12), to: file)
         let outIndex = try #require(try server.sinkIndex(named: PrivateSoundServer.sinkName))
         let host = try Host(server: server)
-        #expect(host.waitFor { $0.contains { $0.hasPrefix("start ") } }, "host said: \(host.lines)")
+        #expect(host.waitFor { $0.contains { $0.hasPrefix("state capturing") } }, "host said: \(host.lines)")
         #expect(host.waitFor { $0.contains("rest") }, "host said: \(host.lines)")
         kill(host.process.pid, SIGSTOP)
         let hungAt = Date()

@@ -121,12 +121,14 @@ import Testing
         }
     }
 
-    /// The same when the capture rests before each play (nothing on its sink for a while: the
-    /// mix's recording corked, on PulseAudio our sink suspended by our hand): the sound wakes
-    /// it and is still captured whole from its first sample.
+    /// The same when the capture rests before each play and our sink has been suspended by the
+    /// server's own suspend-on-idle (on PulseAudio module-suspend-on-idle, loaded here as
+    /// desktops load it; on PipeWire WirePlumber's): the sound wakes it and is still captured
+    /// whole from its first sample.
     @Test(arguments: PrivateSoundServer.Kind.allCases)
     func anEventSoundAfterTheCaptureRestedIsCapturedFromItsFirstSample(kind: PrivateSoundServer.Kind) throws {
         let fixture = try CaptureOnServerTests.Fixture(kind, restAfterSeconds: 0.5)
+        if kind == .pulseAudio { _ = try fixture.server.pactl(["load-module", "module-suspend-on-idle", "timeout=1"]) }
         try fixture.startCapturing()
         #expect(try waitUntil(timeoutSeconds: 5) { try fixture.server.defaultSinkName() == CaptureSinkProperties.sinkName })
         let consumer = fixture.consumer
@@ -135,9 +137,9 @@ import Testing
         let plays = try Self.captureEventSoundThreeTimes(fixture) {
             try #require(consumer.wait(timeoutSeconds: 10) { $0.restsWhileLocked > restsSeen }, "the capture did not rest")
             restsSeen = consumer.rests
-            if kind == .pulseAudio {
-                #expect(try fixture.server.list("sinks").first { $0["name"] as? String == CaptureSinkProperties.sinkName }?["state"] as? String == "SUSPENDED")
-            }
+            #expect(try waitUntil(timeoutSeconds: 15) {
+                try fixture.server.list("sinks").first { $0["name"] as? String == CaptureSinkProperties.sinkName }?["state"] as? String == "SUSPENDED"
+            }, "our sink did not suspend")
         }
         for (play, capture) in plays.enumerated() {
             print("\(kind) after the capture rested, play \(play + 1): the capture is the sound for its first \(capture.exactFrames) of \(frameCount) frames (\(capture.capturedFrames) frames captured, \(capture.framesWithoutGaps) without gaps)")

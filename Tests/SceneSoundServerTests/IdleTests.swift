@@ -238,16 +238,23 @@ import SceneSoundTestSupport
             var byIndex: [Int: Result<Figures, Error>] = [:]
         }
         let outcomes = Outcomes()
-        DispatchQueue.concurrentPerform(iterations: Self.setups.count) { index in
-            let outcome = Result<Figures, Error> {
-                let rig = try Rig(Self.setups[index])
-                try rig.settle(noise: noise)
-                let figures = try rig.measure()
-                try rig.wake()
-                return figures
+        // Threads of their own: concurrentPerform runs only as many at once as there are cores.
+        let done = DispatchGroup()
+        for index in Self.setups.indices {
+            done.enter()
+            Thread.detachNewThread {
+                let outcome = Result<Figures, Error> {
+                    let rig = try Rig(Self.setups[index])
+                    try rig.settle(noise: noise)
+                    let figures = try rig.measure()
+                    try rig.wake()
+                    return figures
+                }
+                outcomes.lock.withLock { outcomes.byIndex[index] = outcome }
+                done.leave()
             }
-            outcomes.lock.withLock { outcomes.byIndex[index] = outcome }
         }
+        done.wait()
 
         for (index, setup) in Self.setups.enumerated() {
             switch outcomes.byIndex[index]! {
