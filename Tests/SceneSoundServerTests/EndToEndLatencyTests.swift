@@ -334,6 +334,13 @@ final class LatencyRig {
         daemon = try Daemon(output: output, extraArguments: ["--opentrack", String(port)] + (captureApps ? ["--capture-apps"] : []),
                             environment: pulse.environment.merging(["XDG_CONFIG_HOME": pulse.directory + "-config"]) { $1 })
         self.captureApps = captureApps
+        // The capture first: on PipeWire a recording of out's monitor made before our sink
+        // became the default was moved to the new default's (WirePlumber follows it), and no
+        // click was found.
+        if captureApps {
+            let daemon = daemon
+            try waitUntil(timeoutSeconds: 20, "the capture to start") { daemon.log.contains("app capture: taking other apps' streams") }
+        }
         client = try RawClient(socketPath: daemon.socketPath)
         // 20 ms fragments: the monitor's latency request stays above the daemon's, so PulseAudio
         // sizes the null sink for the daemon's stream, as it would without the recorder.
@@ -352,9 +359,6 @@ final class LatencyRig {
             return abs(pace / EndToEndLatencyTests.rate - 1) < 0.05
         }
         try waitUntil(timeoutSeconds: 5, "the opentrack listener") { daemon.log.contains("opentrack input on 127.0.0.1:\(port)") }
-        if captureApps {
-            try waitUntil(timeoutSeconds: 20, "the capture to start") { daemon.log.contains("app capture: taking other apps' streams") }
-        }
     }
 
     deinit {
