@@ -121,6 +121,11 @@ final class PlaybackStream {
             api.pointee.time_free(timingTimer)
             self.timingTimer = nil
         }
+        if let timingOperation {
+            pa_operation_cancel(timingOperation)
+            pa_operation_unref(timingOperation)
+            self.timingOperation = nil
+        }
         if PA_STREAM_IS_GOOD(pa_stream_get_state(stream)) != 0 {
             pa_stream_disconnect(stream)
         }
@@ -162,6 +167,9 @@ final class PlaybackStream {
             guard pa_stream_write(stream, buffer, frames * bytesPerFrame, nil, 0, PA_SEEK_RELATIVE) == 0 else { return }
             remainingBytes -= frames * bytesPerFrame
         }
+        // As libpulse does after each write with AUTO_TIMING_UPDATE: fresh timing info while
+        // playing (on its timer alone, 1.5 s apart, the interpolated latency ran out to 0).
+        if !isCorked { requestTimingUpdate() }
     }
 
     private func underflowed() {
@@ -199,9 +207,24 @@ final class PlaybackStream {
     private func timingTick() {
         guard let timingTimer, !isClosed else { return }
         guard !isCorked else { return api.pointee.time_restart(timingTimer, nil) }
-        if let operation = pa_stream_update_timing_info(stream, nil, nil) { pa_operation_unref(operation) }
+        requestTimingUpdate()
         timingIntervalSeconds = min(Self.longestTimingIntervalSeconds, timingIntervalSeconds * 2)
         arm(timingTimer)
+    }
+
+    /// The timing request on its way, one at a time; cancelled by `close` (its callback
+    /// points at this stream).
+    private var timingOperation: OpaquePointer?
+
+    private func requestTimingUpdate() {
+        guard timingOperation == nil, !isClosed else { return }
+        timingOperation = pa_stream_update_timing_info(stream, { _, _, userdata in
+            let playback = PlaybackStream.from(userdata)
+            if let operation = playback.timingOperation {
+                pa_operation_unref(operation)
+                playback.timingOperation = nil
+            }
+        }, Unmanaged.passUnretained(self).toOpaque())
     }
 
     /// Each timing update lands here.
