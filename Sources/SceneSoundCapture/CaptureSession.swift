@@ -715,7 +715,10 @@ final class CaptureSession {
         // (pipewire-pulse reports the old sink for a moment), is ours.
         let tracked = streams[facts.index]
         let arriving = tracked.map { $0.isMoving || $0.isStillArriving(on: facts.sinkIndex) } ?? false
-        let playing = (facts.sinkIndex == captureSinkIndex || arriving) && !facts.isCorked
+        // On pipewire-pulse a stream's `corked` is not to be trusted (with 32 apps playing the
+        // capture rested under them and they ran dry for 70-300 ms, CaptureScaleTests): there
+        // any stream on our sink keeps the capture awake, a paused one too.
+        let playing = (facts.sinkIndex == captureSinkIndex || arriving) && (serverIsPipeWire || !facts.isCorked)
         let changed = playing ? playingInputs.insert(facts.index).inserted : playingInputs.remove(facts.index) != nil
         if changed { inputsChanged() }
     }

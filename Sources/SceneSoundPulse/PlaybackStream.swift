@@ -1,4 +1,5 @@
 import CPulse
+import SceneSoundPlatform
 
 /// What a playback stream tells its session.
 protocol PlaybackStreamDelegate: AnyObject {
@@ -167,9 +168,11 @@ final class PlaybackStream {
             guard pa_stream_write(stream, buffer, frames * bytesPerFrame, nil, 0, PA_SEEK_RELATIVE) == 0 else { return }
             remainingBytes -= frames * bytesPerFrame
         }
-        // As libpulse does after each write with AUTO_TIMING_UPDATE: fresh timing info while
-        // playing (on its timer alone, 1.5 s apart, the interpolated latency ran out to 0).
-        if !isCorked { requestTimingUpdate() }
+        // Fresh timing info while playing, at most every `writeTimingIntervalSeconds`: on the
+        // timer alone, 1.5 s apart, the interpolated latency ran out (status read 0.0 ms); one
+        // request per write (190 a second) loaded the server enough for 32 captured apps to
+        // run dry for 70-100 ms (CaptureScaleTests).
+        if !isCorked { requestTimingUpdateAfterWrite() }
     }
 
     private func underflowed() {
@@ -210,6 +213,16 @@ final class PlaybackStream {
         requestTimingUpdate()
         timingIntervalSeconds = min(Self.longestTimingIntervalSeconds, timingIntervalSeconds * 2)
         arm(timingTimer)
+    }
+
+    static let writeTimingIntervalSeconds = 0.1
+    private var lastTimingRequestNanoseconds = 0
+
+    private func requestTimingUpdateAfterWrite() {
+        let nanoseconds = MonotonicClock.nowNanoseconds()
+        guard nanoseconds - lastTimingRequestNanoseconds >= Int(Self.writeTimingIntervalSeconds * 1e9) else { return }
+        lastTimingRequestNanoseconds = nanoseconds
+        requestTimingUpdate()
     }
 
     /// The timing request on its way, one at a time; cancelled by `close` (its callback
