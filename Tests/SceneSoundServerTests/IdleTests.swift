@@ -161,7 +161,12 @@ import SceneSoundTestSupport
                 try waitUntil(timeoutSeconds: 10, "the app to be heard") { Self.sinkState(server) == "RUNNING" }
                 // On PipeWire a paused app keeps the capture awake (pipewire-pulse's `corked` is
                 // not trusted): the app ends there.
-                if setup.kind == .pulseAudio { try pauseApp() } else { app.map { kill($0.processIdentifier, SIGTERM) } }
+                if setup.kind == .pulseAudio {
+                    try pauseApp()
+                } else if let app {
+                    kill(app.processIdentifier, SIGKILL)
+                    app.waitUntilExit()
+                }
             }
             try client.write(stream: stream, pcm: tone, bytesPerFrame: 2)
             try waitUntil(timeoutSeconds: 15, "the daemon to rest") { rests() >= 1 }
