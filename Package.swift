@@ -143,7 +143,7 @@ let package = Package(
         .testTarget(name: "SceneSoundPipeWireTests", dependencies: ["SceneSoundPipeWire", "SceneSoundTestSupport", "SceneSoundDSP"]),
         .testTarget(name: "SceneSoundProtocolTests", dependencies: ["SceneSoundProtocol"]),
         .testTarget(name: "SceneSoundServerTests", dependencies: [
-            "scenesoundd", "scenesound", "scenesound-two-windows", "SceneSoundServer", "SceneSoundTestSupport", "SceneSoundProtocol", "SceneSoundDSP", "SceneSoundMedia",
+            "scenesoundd", "scenesound", "scenesound-two-windows", "scenesound-capture-guard", "SceneSoundServer", "SceneSoundTestSupport", "SceneSoundProtocol", "SceneSoundDSP", "SceneSoundMedia",
             // The in-process protocol tests: sessions on EmbeddedChannels over a real engine.
             "SceneSoundEngine", "SceneSoundSOFA", "SceneSoundOutputs", "SceneSoundWindows", "SceneSoundX11",
             // The KWin tests call the daemon's D-Bus object as a stranger would.

@@ -39,6 +39,9 @@ public final class AppCapture: @unchecked Sendable {
         /// No heartbeat for this long and the guard undoes the capture.
         public var hangSeconds: Double = 2.0
         public var heartbeatSeconds: Double = 0.5
+        /// With no stream playing on our sink for this long the capture rests: the mix's
+        /// recording paused (so the sinks can suspend), no heartbeat, no route checks.
+        public var restAfterSeconds: Double = 3.0
         public var applicationName = "SceneSound app capture"
 
         public init(serverAddress: String? = nil, excludedBinaries: Set<String> = [], guardExecutable: String? = nil) {

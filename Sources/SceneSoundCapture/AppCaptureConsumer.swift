@@ -22,4 +22,11 @@ public protocol AppCaptureConsumer: AnyObject, Sendable {
     /// the capture sink the default, following the default would play into it). Told when
     /// capturing starts and whenever the user chooses another sink.
     func captureDidChooseRealSink(_ sinkName: String)
+    /// Nothing has played on the capture sink for a while and the capture rests (true), or
+    /// something plays again (false). Optional.
+    func captureDidRest(_ isResting: Bool)
+}
+
+extension AppCaptureConsumer {
+    public func captureDidRest(_ isResting: Bool) {}
 }

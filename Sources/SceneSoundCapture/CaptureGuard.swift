@@ -57,30 +57,50 @@ public enum CaptureGuard {
     }
 
     /// Blocks until the daemon on the other end of `descriptor` ends or stops beating. Every
-    /// byte is a beat; `s` + a sink name + newline also names the real default sink, which the
-    /// capture sink stands in front of (`realSinkNamed` hears each).
+    /// byte is a beat, except `r`: the capture rests and sends no beat until its next byte
+    /// (only the socket's end counts then); `s` + a sink name + newline also names the real
+    /// default sink, which the capture sink stands in front of (`realSinkNamed` hears each).
+    ///
+    /// `serverEvents`, readable after each playback-stream event on the sound server (see
+    /// `GuardServerWatch`): while the daemon rests, such an event makes the guard ask it
+    /// (`p`) and expect an answer within `hangSeconds`, so that a daemon hung at rest is undone
+    /// once an app needs it.
     public static func waitForDaemon(
-        descriptor: Int32, hangSeconds: Double, realSinkNamed: (String) -> Void = { _ in }
+        descriptor: Int32, hangSeconds: Double, serverEvents: Int32? = nil,
+        realSinkNamed: (String) -> Void = { _ in }, drainServerEvents: () -> Void = {}
     ) -> Ending {
         var lastBeat = Date()
+        var isResting = false
         var buffer = [UInt8](repeating: 0, count: 256)
         var sinkName: [UInt8]?
         while true {
             let remaining = hangSeconds - Date().timeIntervalSince(lastBeat)
-            if remaining <= 0 { return .daemonHung }
-            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, Int32((remaining * 1000).rounded(.up)))
+            if remaining <= 0, !isResting { return .daemonHung }
+            var pollers = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
+            if let serverEvents { pollers.append(pollfd(fd: serverEvents, events: Int16(POLLIN), revents: 0)) }
+            let ready = poll(&pollers, nfds_t(pollers.count), isResting ? -1 : Int32((remaining * 1000).rounded(.up)))
             if ready < 0 {
                 if errno == EINTR { continue }
                 return .daemonEnded
             }
             if ready == 0 { return .daemonHung }
+            if pollers.count > 1, pollers[1].revents != 0 {
+                drainServerEvents()
+                if isResting {
+                    // Alive? Any byte after this answers; none within the limit is a hang.
+                    var ping = UInt8(ascii: "p")
+                    if send(descriptor, &ping, 1, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) < 0, errno == EPIPE { return .daemonEnded }
+                    isResting = false
+                    lastBeat = Date()
+                }
+            }
+            guard pollers[0].revents != 0 else { continue }
             let count = read(descriptor, &buffer, buffer.count)
             if count == 0 || (count < 0 && errno != EINTR && errno != EAGAIN) { return .daemonEnded }
             if count > 0 { lastBeat = Date() }
             for byte in buffer.prefix(max(0, count)) {
                 if sinkName == nil {
-                    if byte == UInt8(ascii: "s") { sinkName = [] }
+                    if byte == UInt8(ascii: "s") { sinkName = [] } else { isResting = byte == UInt8(ascii: "r") }
                 } else if byte == UInt8(ascii: "\n") {
                     realSinkNamed(String(decoding: sinkName!, as: UTF8.self))
                     sinkName = nil
@@ -170,7 +190,11 @@ public enum CaptureGuard {
             return 2
         }
         var realSink: String?
-        let ending = waitForDaemon(descriptor: descriptor, hangSeconds: options.hangSeconds) { realSink = $0 }
+        let watch = GuardServerWatch(serverAddress: options.serverAddress)
+        let ending = waitForDaemon(
+            descriptor: descriptor, hangSeconds: options.hangSeconds, serverEvents: watch?.descriptor,
+            realSinkNamed: { realSink = $0 }, drainServerEvents: { _ = watch?.drain() })
+        withExtendedLifetime(watch) {}
         let why = ending == .daemonHung ? "daemon silent for \(options.hangSeconds) s" : "daemon ended"
         let result = sweep(options, realSink: realSink).map { "\(why): \($0)" } ?? "\(why): no sound server reachable, nothing to undo"
         FileHandle.standardError.write(Data("scenesound-capture-guard: \(result)\n".utf8))

@@ -6,7 +6,9 @@ import Foundation
 ///
 /// The link is one end of a socket pair that is the guard's stdin. Any death of the daemon,
 /// SIGKILL included, closes it (the guard reads end-of-file); a daemon that hangs stops the
-/// heartbeats written through it (the guard times out). A guard that is gone makes `beat`
+/// heartbeats written through it (the guard times out). While the capture rests (nothing
+/// plays on its sink) it writes no heartbeat: `r` tells the guard so, and it waits on the
+/// socket alone until the next beat. A guard that is gone makes `beat`
 /// fail, and the capture starts over with a new one.
 final class CaptureGuardLink {
     let pid: pid_t
@@ -75,6 +77,32 @@ final class CaptureGuardLink {
         var byte = UInt8(ascii: "h")
         let written = send(socket, &byte, 1, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
         // EAGAIN: the guard is slow to read, not gone.
+        return written == 1 || errno == EAGAIN
+    }
+
+    /// Whether the guard asked (`p`) if the daemon is alive, and whether it is gone (end of
+    /// file). Non-blocking: reads what is there.
+    func readQuestions() -> (asked: Bool, gone: Bool) {
+        guard socket >= 0 else { return (false, true) }
+        var buffer = [UInt8](repeating: 0, count: 64)
+        var asked = false
+        while true {
+            let count = recv(socket, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            if count > 0 { asked = asked || buffer.prefix(count).contains(UInt8(ascii: "p")); continue }
+            if count == 0 { return (asked, true) }
+            return (asked, errno != EAGAIN && errno != EINTR)
+        }
+    }
+
+    /// The socket, for the daemon's loop to watch (the guard's questions, its end).
+    var descriptor: Int32 { socket }
+
+    /// Tells the guard the capture rests: no heartbeat until the next `beat` (a death still
+    /// closes the socket). false once the guard is gone.
+    func rest() -> Bool {
+        guard socket >= 0 else { return false }
+        var byte = UInt8(ascii: "r")
+        let written = send(socket, &byte, 1, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
         return written == 1 || errno == EAGAIN
     }
 

@@ -67,6 +67,17 @@ final class CaptureSession {
     /// Recordings started per stream, and why the last one ended: a stream whose recording
     /// keeps failing is given up.
     private var attachments: [UInt32: (count: Int, lastFailure: String?)] = [:]
+    /// The server is pipewire-pulse (known once the guard has started).
+    private var serverIsPipeWire = false
+    /// Resting: nothing played on our sink for `restAfterSeconds` (see `rest()`).
+    private var isResting = false
+    /// Streams on our sink that are not corked, as last reported.
+    private var playingInputs: Set<UInt32> = []
+    /// Counts the times the capture woke or went quiet: a rest timer of an older count is stale.
+    private var restGeneration = 0
+    private var routeChecksRunning = false
+    /// Watches the guard's socket: its questions while resting, its end.
+    private var guardSocketEvent: OpaquePointer?
 
     init?(mainloop: PulseMainloop, configuration: AppCapture.Configuration, token: String,
           consumer: AppCaptureConsumer, delegate: CaptureSessionDelegate) {
@@ -155,11 +166,13 @@ final class CaptureSession {
             } catch {
                 return fail("\(error)")
             }
+            watchGuardSocket()
             scheduleHeartbeat()
         }
         requests.serverName { [weak self] serverName in
             guard let self, phase == .preparing else { return }
             if serverName?.contains("PipeWire") == true {
+                serverIsPipeWire = true
                 connectPipeWire()
                 connectRecordingContexts()
             }
@@ -224,7 +237,7 @@ final class CaptureSession {
             pacer = MonitorRecorder(
                 context: context, streamIndex: nil, monitorSourceName: sink.name + ".monitor", rateHz: configuration.rateHz,
                 fragmentSeconds: configuration.fragmentSeconds, streamName: "SceneSound capture pacer", channels: .stereo,
-                deliver: { [onsets] in onsets.mixDidArrive($0) }, delegate: self)
+                inhibitsSuspend: serverIsPipeWire, deliver: { [onsets] in onsets.mixDidArrive($0) }, delegate: self)
             // Ours becomes the default sink, so that a new stream starts there: taken over
             // before its first sample plays rather than moved after it was heard dry.
             whenRecordingContextsSettle { [weak self] in
@@ -233,7 +246,8 @@ final class CaptureSession {
                     phase = .capturing
                     delegate?.sessionDidStartCapturing(self, sinkName: sink.name)
                     rescan()
-                    if pipeWire != nil { checkRoutesEverySecond() }
+                    startRouteChecks()
+                    inputsChanged()
                 }
             }
         }
@@ -270,7 +284,11 @@ final class CaptureSession {
         case PA_SUBSCRIPTION_EVENT_SINK_INPUT.rawValue:
             if type == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue { return streamEnded(index) }
             // Born on the capture sink (ours is the default): its onset is in the mix from now.
-            if type == PA_SUBSCRIPTION_EVENT_NEW.rawValue { onsets.streamAppeared(index) }
+            // The mix's recording is resumed first, before the server can render the stream.
+            if type == PA_SUBSCRIPTION_EVENT_NEW.rawValue {
+                wake()
+                onsets.streamAppeared(index)
+            }
             let judge: () -> Void = { [weak self] in
                 self?.requests.sinkInput(index) { [weak self] facts in
                     guard let self else { return }
@@ -396,12 +414,22 @@ final class CaptureSession {
     /// pipewire-pulse (0.3.65) sends no event when a stream is moved to another sink, and the
     /// recording, linked to the app's node, goes on after it: a stream the user moves by hand
     /// is found here, let go, and from then on plays only where it was put.
+    /// Only while awake: at rest nothing plays on our sink, so nothing can be moved off it.
     private func checkRoutesEverySecond() {
         after(seconds: 1) { [weak self] in
-            guard let self, phase == .capturing else { return }
+            guard let self, phase == .capturing, !isResting else {
+                self?.routeChecksRunning = false
+                return
+            }
             rescan()
             checkRoutesEverySecond()
         }
+    }
+
+    private func startRouteChecks() {
+        guard pipeWire != nil, !routeChecksRunning else { return }
+        routeChecksRunning = true
+        checkRoutesEverySecond()
     }
 
     private var decisionContext: CaptureDecision.Context {
@@ -412,6 +440,7 @@ final class CaptureSession {
 
     private func evaluate(_ facts: SinkInputFacts) {
         guard phase == .capturing, let captureSink else { return }
+        notePlaying(facts, on: captureSink.index)
         let decision = CaptureDecision.decide(facts, in: decisionContext)
         if var tracked = streams[facts.index] {
             if tracked.isMoving { return }
@@ -445,7 +474,11 @@ final class CaptureSession {
                     guard let self, phase == .capturing, streams[facts.index]?.isMoving == true else { return }
                     streams[facts.index]?.isMoving = false
                     streams[facts.index]?.movedAt = Date()
-                    if moved { return attach(facts.index) }
+                    if moved {
+                        // pipewire-pulse sends no event for the move: ours now, and playing.
+                        if !facts.isCorked, playingInputs.insert(facts.index).inserted { inputsChanged() }
+                        return attach(facts.index)
+                    }
                     streams[facts.index] = nil
                     // A stream that just ended cannot be moved; its end is on its way.
                     if pa_context_errno(context) != PA_ERR_NOENTITY.rawValue {
@@ -528,8 +561,8 @@ final class CaptureSession {
         }
         return MonitorRecorder(
             context: context, streamIndex: index, monitorSourceName: sinkName + ".monitor", rateHz: configuration.rateHz,
-            fragmentSeconds: configuration.fragmentSeconds, streamName: name, channels: channels, deliver: deliver,
-            delegate: self)
+            fragmentSeconds: configuration.fragmentSeconds, streamName: name, channels: channels,
+            inhibitsSuspend: serverIsPipeWire, deliver: deliver, delegate: self)
     }
 
     /// Stops capturing a stream without touching where it plays.
@@ -554,6 +587,7 @@ final class CaptureSession {
     }
 
     private func streamEnded(_ index: UInt32) {
+        if playingInputs.remove(index) != nil { inputsChanged() }
         release(index)
         onsets.forget(index)
         leftAlone.remove(index)
@@ -622,6 +656,10 @@ final class CaptureSession {
         if PA_CONTEXT_IS_GOOD(pa_context_get_state(context)) != 0 {
             pa_context_disconnect(context)
         }
+        if let guardSocketEvent {
+            mainloop.api.pointee.io_free(guardSocketEvent)
+            self.guardSocketEvent = nil
+        }
         // Closed after the server has been told everything: the guard then finds nothing left.
         guardLink?.close()
         guardLink = nil
@@ -643,9 +681,98 @@ final class CaptureSession {
     }
 
     private func beat() {
-        guard phase != .finished, let guardLink else { return }
+        guard phase != .finished, !isResting, let guardLink else { return }
         guard guardLink.beat() else { return fail("the capture guard (pid \(guardLink.pid)) is gone") }
         scheduleHeartbeat()
+    }
+
+    /// The guard asks (`p`) whether a resting daemon is alive when an app stream changes on
+    /// the server; the answer comes from this thread, as the heartbeat does. Its end of the
+    /// socket closing means it is gone, seen at once rather than at the next beat.
+    private func watchGuardSocket() {
+        guard let guardLink else { return }
+        guardSocketEvent = mainloop.api.pointee.io_new(
+            mainloop.api, guardLink.descriptor, PA_IO_EVENT_INPUT, { _, _, _, _, userdata in
+                CaptureSession.from(userdata).guardSpoke()
+            }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    private func guardSpoke() {
+        guard phase != .finished, let guardLink else { return }
+        let (asked, gone) = guardLink.readQuestions()
+        if gone {
+            if let guardSocketEvent {
+                mainloop.api.pointee.io_free(guardSocketEvent)
+                self.guardSocketEvent = nil
+            }
+            return fail("the capture guard (pid \(guardLink.pid)) is gone")
+        }
+        guard asked else { return }
+        let answered = isResting ? guardLink.rest() : guardLink.beat()
+        if !answered { fail("the capture guard (pid \(guardLink.pid)) is gone") }
+    }
+
+    // MARK: Resting
+
+
+    /// Keeps `playingInputs` up to date from a stream's facts.
+    private func notePlaying(_ facts: SinkInputFacts, on captureSinkIndex: UInt32) {
+        // A stream being moved to ours, or whose move the server has not caught up with yet
+        // (pipewire-pulse reports the old sink for a moment), is ours.
+        let tracked = streams[facts.index]
+        let arriving = tracked.map { $0.isMoving || $0.isStillArriving(on: facts.sinkIndex) } ?? false
+        // On pipewire-pulse a stream's `corked` is not to be trusted (with 32 apps playing the
+        // capture rested under them and they ran dry for 70-300 ms, CaptureScaleTests): there
+        // any stream on our sink keeps the capture awake, a paused one too.
+        let playing = (facts.sinkIndex == captureSinkIndex || arriving) && (serverIsPipeWire || !facts.isCorked)
+        let changed = playing ? playingInputs.insert(facts.index).inserted : playingInputs.remove(facts.index) != nil
+        if changed { inputsChanged() }
+    }
+
+    /// A stream playing wakes the capture at once; the last one stopping lets it rest after
+    /// `restAfterSeconds` (a pause between two sounds is not worth a suspend and resume).
+    private func inputsChanged() {
+        guard phase == .capturing else { return }
+        restGeneration += 1
+        if !playingInputs.isEmpty { return wake() }
+        let generation = restGeneration
+        after(seconds: configuration.restAfterSeconds) { [weak self] in
+            guard let self, phase == .capturing, generation == restGeneration, playingInputs.isEmpty else { return }
+            rest()
+        }
+    }
+
+    /// Nothing plays on our sink: nothing of ours may keep a sink awake or wake this thread.
+    /// The guard is told to expect no heartbeat (it still sees the daemon die: its socket
+    /// closes; and it asks when an app starts), the route checks stop, and the recordings
+    /// let our sink suspend by the server's own suspend-on-idle, after which they record
+    /// nothing. On PulseAudio they never keep it awake (`PA_STREAM_DONT_INHIBIT_AUTO_SUSPEND`):
+    /// module-suspend-on-idle resumes a suspended sink, monitor included, as a new stream is
+    /// created on it, before the stream is rendered, so the mix has its first sample as when
+    /// awake (suspending it by our own hand instead, the sink resumed before its monitor when
+    /// we lifted it, and a block of the stream's start, 120 frames, was missing from every
+    /// recording in 2 plays of 3). On PipeWire the mix's recording is corked (pipewire-pulse
+    /// 0.3.65), and resumes on the stream's first event, before WirePlumber has linked it.
+    private func rest() {
+        guard phase == .capturing, !isResting else { return }
+        isResting = true
+        if let heartbeatTimer {
+            mainloop.cancelTimer(heartbeatTimer)
+            self.heartbeatTimer = nil
+        }
+        if let guardLink, !guardLink.rest() { return fail("the capture guard (pid \(guardLink.pid)) is gone") }
+        if serverIsPipeWire { pacer?.setCorked(true) }
+        consumer.captureDidRest(true)
+    }
+
+    /// Something may play: the mix's recording first, then the heartbeat and route checks.
+    private func wake() {
+        guard isResting, phase == .capturing else { return }
+        isResting = false
+        if serverIsPipeWire { pacer?.setCorked(false) }
+        beat()
+        startRouteChecks()
+        consumer.captureDidRest(false)
     }
 
     private func after(seconds: Double, _ body: @escaping () -> Void) {

@@ -42,7 +42,7 @@ final class MonitorRecorder: StreamRecorder {
 
     init?(
         context: OpaquePointer, streamIndex: UInt32?, monitorSourceName: String, rateHz: Int,
-        fragmentSeconds: Double, streamName: String, channels kept: CaptureChannels,
+        fragmentSeconds: Double, streamName: String, channels kept: CaptureChannels, inhibitsSuspend: Bool = true,
         deliver: @escaping (UnsafeBufferPointer<Float>) -> Void, delegate: StreamRecorderDelegate
     ) {
         // Stereo: FL and FR alone, not remixed (both servers then copy those two channels and
@@ -80,8 +80,12 @@ final class MonitorRecorder: StreamRecorder {
         var attributes = pa_buffer_attr(
             maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
             fragsize: UInt32(max(64, (fragmentSeconds * bytesPerSecond).rounded())))
+        // Not inhibiting: the sink may suspend by the server's suspend-on-idle with this
+        // recording open (it then records nothing), and resumes, monitor included, before a
+        // new stream on it is rendered.
         let flags = pa_stream_flags_t(PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_DONT_MOVE.rawValue
-            | (kept.isStereo ? PA_STREAM_NO_REMIX_CHANNELS.rawValue : 0))
+            | (kept.isStereo ? PA_STREAM_NO_REMIX_CHANNELS.rawValue : 0)
+            | (inhibitsSuspend ? 0 : PA_STREAM_DONT_INHIBIT_AUTO_SUSPEND.rawValue))
         let connected = monitorSourceName.withCString { pa_stream_connect_record(stream, $0, &attributes, flags) }
         guard connected == 0 else {
             close()
@@ -108,6 +112,13 @@ final class MonitorRecorder: StreamRecorder {
         if PA_STREAM_IS_GOOD(pa_stream_get_state(stream)) != 0 {
             pa_stream_disconnect(stream)
         }
+    }
+
+    /// Pauses the recording (a corked record stream does not keep its source running, so the
+    /// sink can suspend) or resumes it.
+    func setCorked(_ corked: Bool) {
+        guard !isClosed, PA_STREAM_IS_GOOD(pa_stream_get_state(stream)) != 0 else { return }
+        if let operation = pa_stream_cork(stream, corked ? 1 : 0, nil, nil) { pa_operation_unref(operation) }
     }
 
     private func stateChanged() {

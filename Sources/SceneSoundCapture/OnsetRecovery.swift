@@ -201,6 +201,7 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
     func captureDidLeave(_ stream: CapturedStreamIdentity, reason: String) { consumer.captureDidLeave(stream, reason: reason) }
     func captureStateDidChange(_ state: AppCapture.State) { consumer.captureStateDidChange(state) }
     func captureDidChooseRealSink(_ sinkName: String) { consumer.captureDidChooseRealSink(sinkName) }
+    func captureDidRest(_ isResting: Bool) { consumer.captureDidRest(isResting) }
 
     /// The stream is no longer ours (left alone, or gone before its capture started).
     func forget(_ index: UInt32) {

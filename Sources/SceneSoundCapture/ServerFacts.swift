@@ -27,9 +27,12 @@ public struct SinkInputFacts: Sendable, Equatable {
     public var properties: [String: String]
     /// The stream's own channel map (`pa_channel_position_t` values), as the app opened it.
     public var channelPositions: [Int32]
+    /// Paused by its app (`pa_stream_cork`): it asks its sink for nothing, so it does not keep
+    /// the capture awake.
+    public var isCorked: Bool
 
     public init(index: UInt32, ownerModule: UInt32?, clientIndex: UInt32?, sinkIndex: UInt32, isPCM: Bool,
-                properties: [String: String], channelPositions: [Int32] = []) {
+                properties: [String: String], channelPositions: [Int32] = [], isCorked: Bool = false) {
         self.index = index
         self.ownerModule = ownerModule
         self.clientIndex = clientIndex
@@ -37,6 +40,7 @@ public struct SinkInputFacts: Sendable, Equatable {
         self.isPCM = isPCM
         self.properties = properties
         self.channelPositions = channelPositions
+        self.isCorked = isCorked
     }
 
     init(_ info: pa_sink_input_info) {
@@ -49,6 +53,7 @@ public struct SinkInputFacts: Sendable, Equatable {
         properties = propertyDictionary(info.proplist)
         var map = info.channel_map
         channelPositions = withUnsafeBytes(of: &map.map) { Array($0.bindMemory(to: Int32.self).prefix(Int(map.channels))) }
+        isCorked = info.corked != 0
     }
 }
 

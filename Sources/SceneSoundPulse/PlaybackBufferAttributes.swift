@@ -34,9 +34,9 @@ enum PlaybackBufferAttributes {
     /// any phase where it ran ahead (a sink that starts the stream late, as an idle null sink
     /// does, up to 2 s) pa_stream_get_latency reads 0 until real time catches up. We use that
     /// clock for the latency only, never as a timeline, so fresh timing info must win.
+    /// No AUTO_TIMING_UPDATE: `PlaybackStream` asks for timing info itself, only while it plays.
     static let streamFlags = pa_stream_flags_t(
         PA_STREAM_ADJUST_LATENCY.rawValue
-            | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
             | PA_STREAM_INTERPOLATE_TIMING.rawValue
             | PA_STREAM_NOT_MONOTONIC.rawValue)
 }

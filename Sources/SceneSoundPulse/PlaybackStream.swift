@@ -1,4 +1,5 @@
 import CPulse
+import SceneSoundPlatform
 
 /// What a playback stream tells its session.
 protocol PlaybackStreamDelegate: AnyObject {
@@ -17,10 +18,16 @@ final class PlaybackStream {
     private let events: @Sendable (PulseOutput.Event) -> Void
     private weak var delegate: PlaybackStreamDelegate?
     private var isClosed = false
+    private let api: UnsafeMutablePointer<pa_mainloop_api>
+    /// Asks for timing info while the stream plays (see `restartTimingUpdates`); made once,
+    /// re-armed in place, so ticking allocates nothing of ours.
+    private var timingTimer: OpaquePointer?
+    private var timingIntervalSeconds = PlaybackStream.firstTimingIntervalSeconds
 
     /// nil when libpulse refuses the stream (the context's errno says why).
     init?(
         context: OpaquePointer,
+        api: UnsafeMutablePointer<pa_mainloop_api>,
         configuration: PulseOutput.Configuration,
         renderer: BlockRenderer,
         statistics: OutputStatistics,
@@ -32,6 +39,7 @@ final class PlaybackStream {
         pa_channel_map_init_stereo(&channels)
         guard let stream = pa_stream_new(context, configuration.streamName, &spec, &channels) else { return nil }
         self.stream = stream
+        self.api = api
         self.renderer = renderer
         self.statistics = statistics
         self.events = events
@@ -49,6 +57,10 @@ final class PlaybackStream {
         }, userdata)
         pa_stream_set_latency_update_callback(stream, { _, userdata in
             PlaybackStream.from(userdata).timingUpdated()
+        }, userdata)
+        // Disarmed until the stream is ready (a nil time).
+        timingTimer = api.pointee.time_new(api, nil, { _, _, _, userdata in
+            PlaybackStream.from(userdata).timingTick()
         }, userdata)
     }
 
@@ -95,6 +107,7 @@ final class PlaybackStream {
         guard !isClosed else { return }
         isCorked = corked
         if let operation = pa_stream_cork(stream, corked ? 1 : 0, nil, nil) { pa_operation_unref(operation) }
+        restartTimingUpdates()
     }
 
     /// Silences every callback and disconnects. After this the stream never calls back.
@@ -105,6 +118,15 @@ final class PlaybackStream {
         pa_stream_set_write_callback(stream, nil, nil)
         pa_stream_set_underflow_callback(stream, nil, nil)
         pa_stream_set_latency_update_callback(stream, nil, nil)
+        if let timingTimer {
+            api.pointee.time_free(timingTimer)
+            self.timingTimer = nil
+        }
+        if let timingOperation {
+            pa_operation_cancel(timingOperation)
+            pa_operation_unref(timingOperation)
+            self.timingOperation = nil
+        }
         if PA_STREAM_IS_GOOD(pa_stream_get_state(stream)) != 0 {
             pa_stream_disconnect(stream)
         }
@@ -115,6 +137,7 @@ final class PlaybackStream {
         let state = pa_stream_get_state(stream)
         if state == PA_STREAM_READY {
             let sinkName = pa_stream_get_device_name(stream).map { String(cString: $0) } ?? "unknown sink"
+            restartTimingUpdates()
             delegate?.playbackStreamDidStart(sinkName: sinkName)
         } else if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED {
             let context = pa_stream_get_context(stream)!
@@ -145,6 +168,11 @@ final class PlaybackStream {
             guard pa_stream_write(stream, buffer, frames * bytesPerFrame, nil, 0, PA_SEEK_RELATIVE) == 0 else { return }
             remainingBytes -= frames * bytesPerFrame
         }
+        // Fresh timing info while playing, at most every `writeTimingIntervalSeconds`: on the
+        // timer alone, 1.5 s apart, the interpolated latency ran out (status read 0.0 ms); one
+        // request per write (190 a second) loaded the server enough for 32 captured apps to
+        // run dry for 70-100 ms (CaptureScaleTests).
+        if !isCorked { requestTimingUpdateAfterWrite() }
     }
 
     private func underflowed() {
@@ -152,7 +180,67 @@ final class PlaybackStream {
         events(.underrun)
     }
 
-    /// AUTO_TIMING_UPDATE refreshes timing info periodically; each refresh lands here.
+    // MARK: Timing info
+
+    /// libpulse's own cadence for AUTO_TIMING_UPDATE: 10 ms after a start, doubling to 1.5 s.
+    static let firstTimingIntervalSeconds = 0.01
+    static let longestTimingIntervalSeconds = 1.5
+
+    /// Timing info is asked for here while the stream plays, and not at all while it is
+    /// corked. With PA_STREAM_AUTO_TIMING_UPDATE libpulse asks every 1.5 s, corked or not,
+    /// unless the server reports the sink suspended, which pipewire-pulse (0.3.65) does not:
+    /// the resting output woke about twice a second there.
+    private func restartTimingUpdates() {
+        guard let timingTimer, !isClosed else { return }
+        guard !isCorked, pa_stream_get_state(stream) == PA_STREAM_READY else {
+            api.pointee.time_restart(timingTimer, nil)
+            return
+        }
+        timingIntervalSeconds = Self.firstTimingIntervalSeconds
+        arm(timingTimer)
+    }
+
+    private func arm(_ timer: OpaquePointer) {
+        var due = timeval()
+        pa_gettimeofday(&due)
+        pa_timeval_add(&due, pa_usec_t(timingIntervalSeconds * 1_000_000))
+        api.pointee.time_restart(timer, &due)
+    }
+
+    private func timingTick() {
+        guard let timingTimer, !isClosed else { return }
+        guard !isCorked else { return api.pointee.time_restart(timingTimer, nil) }
+        requestTimingUpdate()
+        timingIntervalSeconds = min(Self.longestTimingIntervalSeconds, timingIntervalSeconds * 2)
+        arm(timingTimer)
+    }
+
+    static let writeTimingIntervalSeconds = 0.1
+    private var lastTimingRequestNanoseconds = 0
+
+    private func requestTimingUpdateAfterWrite() {
+        let nanoseconds = MonotonicClock.nowNanoseconds()
+        guard nanoseconds - lastTimingRequestNanoseconds >= Int(Self.writeTimingIntervalSeconds * 1e9) else { return }
+        lastTimingRequestNanoseconds = nanoseconds
+        requestTimingUpdate()
+    }
+
+    /// The timing request on its way, one at a time; cancelled by `close` (its callback
+    /// points at this stream).
+    private var timingOperation: OpaquePointer?
+
+    private func requestTimingUpdate() {
+        guard timingOperation == nil, !isClosed else { return }
+        timingOperation = pa_stream_update_timing_info(stream, { _, _, userdata in
+            let playback = PlaybackStream.from(userdata)
+            if let operation = playback.timingOperation {
+                pa_operation_unref(operation)
+                playback.timingOperation = nil
+            }
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// Each timing update lands here.
     private func timingUpdated() {
         var microseconds: pa_usec_t = 0
         var isNegative: Int32 = 0

@@ -18,6 +18,7 @@ final class PulseSession {
     }
 
     private let context: OpaquePointer
+    private let api: UnsafeMutablePointer<pa_mainloop_api>
     private let configuration: PulseOutput.Configuration
     private let renderer: BlockRenderer
     private let statistics: OutputStatistics
@@ -40,6 +41,7 @@ final class PulseSession {
     ) {
         guard let context = pa_context_new(api, configuration.applicationName) else { return nil }
         self.context = context
+        self.api = api
         self.configuration = configuration
         self.renderer = renderer
         self.statistics = statistics
@@ -104,7 +106,7 @@ final class PulseSession {
 
     private func openStream() {
         guard let stream = PlaybackStream(
-            context: context, configuration: configuration, renderer: renderer,
+            context: context, api: api, configuration: configuration, renderer: renderer,
             statistics: statistics, events: events, delegate: self)
         else {
             return fail(.connectionLost(reason: "cannot create a stream: \(pulseErrorText(context: context))"))

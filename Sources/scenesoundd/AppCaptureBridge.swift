@@ -35,6 +35,10 @@ final class AppCaptureBridge: AppCaptureConsumer, @unchecked Sendable {
             layout: (try? ChannelLayout.parse(stream.channels.channelNames)) ?? .stereo)
     }
 
+    func captureDidRest(_ isResting: Bool) {
+        logger.info(isResting ? "app capture: nothing plays on the capture sink: resting" : "app capture: awake")
+    }
+
     func captureDidStart(_ stream: CapturedStreamIdentity) {
         let app = Self.app(stream)
         let window = stream.windowID.map { " window 0x\(String($0, radix: 16))" } ?? ""

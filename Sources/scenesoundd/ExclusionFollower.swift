@@ -1,15 +1,16 @@
 import Foundation
+import Glibc
 import Logging
 import SceneSoundCaptureSettings
 
 /// The apps `--capture-apps` leaves alone: `capture_exclude` from the flags or config, plus the
-/// list `scenesound apps exclude` keeps, re-read once a second when the file changes.
+/// list `scenesound apps exclude` keeps, re-read whenever the file changes. Told by inotify
+/// (its directory is watched: the CLI replaces the file atomically), so nothing polls.
 final class ExclusionFollower: @unchecked Sendable {
     private let configured: Set<String>
     private let path: String?
     private let logger: Logger
-    private var lastModified: Date?
-    private var timer: DispatchSourceTimer?
+    private var watch: DispatchSourceRead?
     private(set) var current: Set<String>
 
     init(configured: [String], logger: Logger, path: String? = CaptureExclusionList.defaultPath()) {
@@ -20,14 +21,8 @@ final class ExclusionFollower: @unchecked Sendable {
         current = self.configured.union(readList())
     }
 
-    private func modificationDate() -> Date? {
-        guard let path else { return nil }
-        return (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
-    }
-
     private func readList() -> Set<String> {
-        lastModified = modificationDate()
-        guard let path else { return [] }
+        guard let path, FileManager.default.fileExists(atPath: path) else { return [] }
         do {
             return Set(try CaptureExclusionList.load(path: path).names)
         } catch {
@@ -38,17 +33,31 @@ final class ExclusionFollower: @unchecked Sendable {
 
     /// Calls `changed` (on a background queue) with the whole set whenever the file changes.
     func follow(_ changed: @escaping @Sendable (Set<String>) -> Void) {
-        let timer = DispatchSource.makeTimerSource(queue: .global())
-        timer.schedule(deadline: .now() + 1, repeating: 1)
-        timer.setEventHandler { [self] in
-            guard modificationDate() != lastModified else { return }
+        guard let path else { return }
+        let directory = (path as NSString).deletingLastPathComponent
+        // Created if missing, so that there is something to watch before the first exclusion.
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        let events = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE)
+        guard descriptor >= 0, inotify_add_watch(descriptor, directory, events) >= 0 else {
+            logger.warning("capture exclusions: cannot watch \(directory) (\(String(cString: strerror(errno)))); changes to \(path) are seen at the next start")
+            if descriptor >= 0 { close(descriptor) }
+            return
+        }
+        let watch = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: .global())
+        watch.setEventHandler { [self] in
+            // The events themselves do not matter (a rename and a write look alike to us):
+            // drain them, then read the list as it is now.
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while read(descriptor, &buffer, buffer.count) > 0 {}
             let names = configured.union(readList())
             guard names != current else { return }
             current = names
             logger.info("capture exclusions now: \(names.sorted().joined(separator: ", "))")
             changed(names)
         }
-        timer.resume()
-        self.timer = timer
+        watch.setCancelHandler { close(descriptor) }
+        watch.resume()
+        self.watch = watch
     }
 }

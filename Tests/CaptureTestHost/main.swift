@@ -38,6 +38,7 @@ final class PrintingConsumer: AppCaptureConsumer, @unchecked Sendable {
         for (index, count) in totals.sorted(by: { $0.key < $1.key }) { say("frames \(index) \(count)") }
     }
     func captureDidChooseRealSink(_ sinkName: String) { say("real-sink \(sinkName)") }
+    func captureDidRest(_ isResting: Bool) { say(isResting ? "rest" : "awake") }
     func captureStateDidChange(_ state: AppCapture.State) {
         switch state {
         case .capturing(let sink): say("state capturing \(sink)")

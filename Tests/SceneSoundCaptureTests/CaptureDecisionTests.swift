@@ -100,6 +100,34 @@ import Testing
         #expect(CaptureGuard.waitForDaemon(descriptor: ends[1], hangSeconds: 5) == .daemonEnded)
     }
 
+    /// While the capture rests (`r`), no heartbeat comes and none is missed: only the socket's
+    /// end counts; the next beat expects heartbeats again.
+    @Test func aRestingDaemonIsWaitedForOnItsSocketAlone() throws {
+        var ends: [Int32] = [-1, -1]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+        defer { close(ends[1]) }
+        let rest = Array("hr".utf8)
+        #expect(rest.withUnsafeBytes { write(ends[0], $0.baseAddress, $0.count) } == rest.count)
+        // Resting 0.8 s, four times the hang limit, then a beat, then silence: hung, and only
+        // once the limit has passed after that beat.
+        let beatAt = Date().addingTimeInterval(0.8)
+        let writer = Thread { [ours = ends[0]] in
+            Thread.sleep(until: beatAt)
+            var beat = UInt8(ascii: "h")
+            _ = write(ours, &beat, 1)
+        }
+        writer.start()
+        #expect(CaptureGuard.waitForDaemon(descriptor: ends[1], hangSeconds: 0.2) == .daemonHung)
+        #expect(Date().timeIntervalSince(beatAt) >= 0.2, "hung \(Date().timeIntervalSince(beatAt)) s after the beat")
+        // Resting again, then gone: ended, at once.
+        var restAgain = UInt8(ascii: "r")
+        #expect(write(ends[0], &restAgain, 1) == 1)
+        close(ends[0])
+        let start = Date()
+        #expect(CaptureGuard.waitForDaemon(descriptor: ends[1], hangSeconds: 5) == .daemonEnded)
+        #expect(Date().timeIntervalSince(start) < 1)
+    }
+
     @Test func theDaemonNamesTheRealSinkToItsGuard() throws {
         var ends: [Int32] = [-1, -1]
         #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)

@@ -16,12 +16,14 @@ import Testing
         var clients: [ChildProcess] = []
         private var files: [URL] = []
 
-        init(_ kind: PrivateSoundServer.Kind, excluded: Set<String> = [], guarded: Bool = true) throws {
+        init(_ kind: PrivateSoundServer.Kind, excluded: Set<String> = [], guarded: Bool = true,
+             restAfterSeconds: Double = AppCapture.Configuration().restAfterSeconds) throws {
             server = try PrivateSoundServer(kind)
             var configuration = AppCapture.Configuration(
                 serverAddress: server.serverAddress, excludedBinaries: excluded,
                 guardExecutable: guarded ? BuiltProducts.guardExecutable : nil)
             configuration.fragmentSeconds = 0.010
+            configuration.restAfterSeconds = restAfterSeconds
             capture = AppCapture(configuration: configuration, consumer: consumer)
         }
 

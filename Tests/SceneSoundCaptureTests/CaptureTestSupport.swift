@@ -36,6 +36,12 @@ final class RecordingConsumer: AppCaptureConsumer, @unchecked Sendable {
         onRealSink?(sinkName)
     }
 
+    /// Each time the capture went to rest (true) or woke (false).
+    private(set) var restChanges: [Bool] = []
+    func captureDidRest(_ isResting: Bool) { locked { restChanges.append(isResting) } }
+    var restsWhileLocked: Int { restChanges.filter { $0 }.count }
+    var rests: Int { locked { restsWhileLocked } }
+
     private func locked<T>(_ body: () -> T) -> T {
         condition.lock()
         defer {

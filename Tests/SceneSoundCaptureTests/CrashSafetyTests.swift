@@ -115,6 +115,36 @@ import Testing
         }
     }
 
+    /// A resting capture sends no heartbeat, so a daemon that hangs at rest is not noticed at
+    /// once; but the first app that then starts makes the guard ask the daemon (a
+    /// playback-stream event on the server), and with no answer within the hang limit the guard
+    /// undoes the capture: the app is heard on the real sink.
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func aDaemonHungAtRestIsUndoneWhenAnAppStarts(kind: PrivateSoundServer.Kind) throws {
+        let server = try PrivateSoundServer(kind)
+        defer { server.tearDown() }
+        let file = temporaryFile("long.wav")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try TestSignal.writeWAV(TestSignal.stereoNoise(seconds: 30, seed: 12), to: file)
+        let outIndex = try #require(try server.sinkIndex(named: PrivateSoundServer.sinkName))
+        let host = try Host(server: server)
+        #expect(host.waitFor { $0.contains { $0.hasPrefix("state capturing") } }, "host said: \(host.lines)")
+        #expect(host.waitFor { $0.contains("rest") }, "host said: \(host.lines)")
+        kill(host.process.pid, SIGSTOP)
+        let hungAt = Date()
+        let app = try server.startClient("/usr/bin/paplay", ["--client-name=latecomer", file.path])
+        defer { app.kill() }
+        let restored = try waitUntil(timeoutSeconds: 6) {
+            try server.sinkOf(application: "latecomer") == outIndex && server.captureSinks().isEmpty && server.captureModules().isEmpty
+        }
+        let seconds = Date().timeIntervalSince(hungAt)
+        print("\(kind): a daemon hung at rest, an app started: back on the real sink after \(String(format: "%.2f", seconds)) s")
+        #expect(restored)
+        #expect(seconds >= 1.5 && seconds <= 4.0, "undone after \(seconds) s")
+        #expect(try server.defaultSinkName() == PrivateSoundServer.sinkName)
+        #expect(waitUntil(timeoutSeconds: 5) { guards(of: server).isEmpty })
+    }
+
     func realSinkVolume(_ server: PrivateSoundServer) throws -> String {
         try server.pactl(["get-sink-volume", PrivateSoundServer.sinkName])
     }

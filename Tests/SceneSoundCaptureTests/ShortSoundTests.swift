@@ -121,6 +121,33 @@ import Testing
         }
     }
 
+    /// The same when the capture rests before each play and our sink has been suspended by the
+    /// server's own suspend-on-idle (on PulseAudio module-suspend-on-idle, loaded here as
+    /// desktops load it; on PipeWire WirePlumber's): the sound wakes it and is still captured
+    /// whole from its first sample.
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func anEventSoundAfterTheCaptureRestedIsCapturedFromItsFirstSample(kind: PrivateSoundServer.Kind) throws {
+        let fixture = try CaptureOnServerTests.Fixture(kind, restAfterSeconds: 0.5)
+        if kind == .pulseAudio { _ = try fixture.server.pactl(["load-module", "module-suspend-on-idle", "timeout=1"]) }
+        try fixture.startCapturing()
+        #expect(try waitUntil(timeoutSeconds: 5) { try fixture.server.defaultSinkName() == CaptureSinkProperties.sinkName })
+        let consumer = fixture.consumer
+        let frameCount = Self.eventSound().count
+        var restsSeen = 0
+        let plays = try Self.captureEventSoundThreeTimes(fixture) {
+            try #require(consumer.wait(timeoutSeconds: 10) { $0.restsWhileLocked > restsSeen }, "the capture did not rest")
+            restsSeen = consumer.rests
+            #expect(try waitUntil(timeoutSeconds: 15) {
+                try fixture.server.list("sinks").first { $0["name"] as? String == CaptureSinkProperties.sinkName }?["state"] as? String == "SUSPENDED"
+            }, "our sink did not suspend")
+        }
+        for (play, capture) in plays.enumerated() {
+            print("\(kind) after the capture rested, play \(play + 1): the capture is the sound for its first \(capture.exactFrames) of \(frameCount) frames (\(capture.capturedFrames) frames captured, \(capture.framesWithoutGaps) without gaps)")
+            #expect(capture.exactFrames >= frameCount - (kind == .pipeWire ? 1_024 : 0),
+                    "\(kind) after rest, play \(play + 1): the capture is the sound for \(capture.exactFrames) frames only")
+        }
+    }
+
     /// An event sound that starts while another app plays (music on, a notification comes): its
     /// capture is still the sound from its first sample, recovered from the mix less what the
     /// playing app's own recording says it put there. The music either starts on our sink or
@@ -153,7 +180,7 @@ import Testing
     /// says for each play how many of its frames, from the first, the capture handed on sample
     /// for sample (the gaps where the app ran dry left out: paplay's 10 ms buffer does, now and
     /// then, on a loaded machine).
-    static func captureEventSoundThreeTimes(_ fixture: CaptureOnServerTests.Fixture) throws
+    static func captureEventSoundThreeTimes(_ fixture: CaptureOnServerTests.Fixture, beforeEachPlay: () throws -> Void = {}) throws
         -> [(exactFrames: Int, capturedFrames: Int, framesWithoutGaps: Int)] {
         let stereo = eventSound().flatMap { [$0, $0] }
         let file = temporaryFile("event.wav")
@@ -162,6 +189,7 @@ import Testing
         let consumer = fixture.consumer
         let endedBefore = consumer.endedStreams.count
         return try (1 ... 3).map { play in
+            try beforeEachPlay()
             let app = try fixture.play(file, ["--latency-msec=10", "--property=media.role=event"])
             #expect(app.waitForExit() == 0)
             try #require(consumer.wait(timeoutSeconds: 5) { $0.endedStreamsWhileLocked.count == endedBefore + play })

@@ -163,7 +163,18 @@ import SceneSoundTestSupport
     /// itself running; the daemon's own output rests and wakes.
     @Test(arguments: [(PrivateSoundServer.Kind.pulseAudio, "pulse"), (.pipeWire, "pipewire")])
     func aSoundAfterRestStartsAtOnce(kind: PrivateSoundServer.Kind, output: String) throws {
-        let rig = try LatencyRig(kind, output: output)
+        try clickAfterRest(kind: kind, output: output, captureApps: false)
+    }
+
+    /// The same with `--capture-apps`, the capture resting too (its mix's recording corked,
+    /// on PulseAudio its sink suspended) when each click is sent.
+    @Test(arguments: [(PrivateSoundServer.Kind.pulseAudio, "pulse"), (.pipeWire, "pipewire")])
+    func aSoundAfterRestStartsAtOnceWhileCapturing(kind: PrivateSoundServer.Kind, output: String) throws {
+        try clickAfterRest(kind: kind, output: output, captureApps: true)
+    }
+
+    func clickAfterRest(kind: PrivateSoundServer.Kind, output: String, captureApps: Bool) throws {
+        let rig = try LatencyRig(kind, output: output, captureApps: captureApps)
         let (afterRest, awake) = try rig.clicksAfterRest(count: 3)
         let recording = rig.capture.finish()
         let clock = SinkClock(reads: recording.reads)
@@ -174,7 +185,7 @@ import SceneSoundTestSupport
             (max(0, onset - 48)..<min(recording.left.count, onset + 480)).reduce(Float(0)) { max($0, abs(recording.left[$1]), abs(recording.right[$1])) }
         }
         print("""
-            a click after rest on \(kind), --output \(output): request → played \(played.dropLast().map { Self.ms($0) }.joined(separator: " ")) ms \
+            a click after rest on \(kind), --output \(output)\(captureApps ? " --capture-apps" : ""): request → played \(played.dropLast().map { Self.ms($0) }.joined(separator: " ")) ms \
             (awake: \(Self.ms(played.last!)) ms); peaks \(peaks.dropLast().map { String(format: "%.3f", $0) }.joined(separator: " ")) \
             (awake: \(String(format: "%.3f", peaks.last!)))
             """)
@@ -314,11 +325,22 @@ final class LatencyRig {
     let daemon: Daemon
     let client: RawClient
     let capture: TimedMonitorCapture
+    let captureApps: Bool
 
-    init(_ kind: PrivateSoundServer.Kind, output: String = "pulse") throws {
+    init(_ kind: PrivateSoundServer.Kind, output: String = "pulse", captureApps: Bool = false) throws {
         pulse = try PrivatePulse(kind)
         port = HeadTrackingTests.freeUDPPort()
-        daemon = try Daemon(output: output, extraArguments: ["--opentrack", String(port)], environment: pulse.environment)
+        // The capture follows its exclusion list in XDG_CONFIG_HOME: a directory of the test's.
+        daemon = try Daemon(output: output, extraArguments: ["--opentrack", String(port)] + (captureApps ? ["--capture-apps"] : []),
+                            environment: pulse.environment.merging(["XDG_CONFIG_HOME": pulse.directory + "-config"]) { $1 })
+        self.captureApps = captureApps
+        // The capture first: on PipeWire a recording of out's monitor made before our sink
+        // became the default was moved to the new default's (WirePlumber follows it), and no
+        // click was found.
+        if captureApps {
+            let daemon = daemon
+            try waitUntil(timeoutSeconds: 20, "the capture to start") { daemon.log.contains("app capture: taking other apps' streams") }
+        }
         client = try RawClient(socketPath: daemon.socketPath)
         // 20 ms fragments: the monitor's latency request stays above the daemon's, so PulseAudio
         // sizes the null sink for the daemon's stream, as it would without the recorder.
@@ -342,6 +364,7 @@ final class LatencyRig {
     deinit {
         _ = capture.finish()
         daemon.stop()  // before the sound server goes (the PrivatePulse's deinit), so it does not reconnect
+        try? FileManager.default.removeItem(atPath: pulse.directory + "-config")
     }
 
     /// Waits for a CLOCK_MONOTONIC time (sub-ms sleeps: the send time must be ours, not the scheduler's).
@@ -379,10 +402,12 @@ final class LatencyRig {
             try client.send(.streamData(StreamData(streamID: stream, pcm: click[...])))
             return Click(seconds: Double(monotonicNow()) * 1e-9, outputLatency: nil)
         }
+        func captureRests() -> Int { daemon.log.components(separatedBy: "app capture: nothing plays on the capture sink: resting").count - 1 }
         var afterRest: [Click] = []
         for _ in 0..<count {
             let restsBefore = rests()
             try waitUntil(timeoutSeconds: 10, "the daemon to rest") { rests() > restsBefore }
+            if captureApps { try waitUntil(timeoutSeconds: 10, "the capture to rest") { captureRests() >= 1 } }
             usleep(100_000)
             afterRest.append(try send())
         }
