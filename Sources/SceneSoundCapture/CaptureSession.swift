@@ -452,7 +452,10 @@ final class CaptureSession {
                 release(facts.index)
                 return returnToDefaultSink(facts.index)
             }
-            let identity = CapturedStreamIdentity(streamIndex: facts.index, properties: facts.properties, channelPositions: facts.channelPositions)
+            var identity = CapturedStreamIdentity(streamIndex: facts.index, properties: facts.properties, channelPositions: facts.channelPositions)
+            // Its layout is the one it was taken with (its recording is made for it): after a
+            // move onto our 7.1 sink pipewire-pulse reports the sink's map as the stream's.
+            identity.channels = tracked.identity.channels
             if identity != tracked.identity {
                 tracked.identity = identity
                 streams[facts.index] = tracked
