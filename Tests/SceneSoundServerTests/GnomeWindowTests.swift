@@ -82,18 +82,7 @@ import SceneSoundTestSupport
 
         // A protocol client that names no scene, found by its pid: a Python client opens a stream,
         // then becomes mpv (exec keeps its pid and its connection) with a window at the left.
-        let examples = GnomeShellFixture.pythonExamples
-        let script = """
-            import os, sys
-            sys.path.insert(0, '\(examples)')
-            from scenesound_client import Client
-            client = Client(path='\(daemon.socketPath)', name='gnome-test')
-            client.open_stream(channels=1)
-            os.set_inheritable(client.sock.fileno(), True)
-            os.execv('/usr/bin/mpv', ['mpv', '--no-config', '--vo=wlshm', '--force-window=yes', '--really-quiet',
-                                      '--idle=yes', '--ao=null', '--geometry=400x300'])
-            """
-        let program = try ChildProcess("/usr/bin/python3", ["-c", script], display: nil, environment: gnome.clientEnvironment)
+        let program = try startProtocolClientBecomingMPV(socketPath: daemon.socketPath, environment: gnome.clientEnvironment)
         defer { program.kill() }
         let programScene = try Self.sceneID(gnome, pid: program.pid)
         try gnome.moveWindow(pid: program.pid, xPixels: 40, yPixels: 600)

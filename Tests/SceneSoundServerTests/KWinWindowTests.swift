@@ -119,6 +119,17 @@ import SceneSoundTestSupport
         #expect(minimizedLevel < leftLevel - 10)
         #expect(otherDesktopLevel < leftLevel - 10)
         #expect(abs(restoredLevel - leftLevel) < 1.5)
+
+        // A protocol client that names no scene, found by its pid: its window at the left.
+        let program = try startProtocolClientBecomingMPV(socketPath: daemon.socketPath, environment: kwin.clientEnvironment)
+        defer { program.kill() }
+        let programWindow = try kwin.waitForWindow(pid: program.pid)
+        _ = try kwin.move(pid: program.pid, xPixels: 40, yPixels: 600)
+        let programHandle = "0x" + String(SceneID.nativeWindowHandle(programWindow), radix: 16)
+        try waitUntil(timeoutSeconds: 10, "the client's scene to find its window") {
+            let pidScene = try Self.scene(client, "pid:\(program.pid)")
+            return pidScene?.window == programHandle && (pidScene?.azimuthDegrees ?? 0) > 10
+        }
     }
 
     /// Nothing but KWin may report windows: another client's call is refused, and a malformed

@@ -125,11 +125,6 @@ public final class GnomeShellFixture {
         """.write(toFile: unsafeMode + "/extension.js", atomically: true, encoding: .utf8)
     }
 
-    /// The repository's `examples/python` (a protocol client written from the spec alone).
-    public static var pythonExamples: String {
-        PrivateSoundServer.repositoryRoot().appendingPathComponent("examples/python").path
-    }
-
     /// SceneSound's extension as `make install` installs it, in `variant` ("43" or "45").
     public static func installExtension(into extensionsDirectory: String, variant: String) throws {
         let installer = PrivateSoundServer.repositoryRoot().appendingPathComponent("packaging/install-gnome-extension.sh").path

@@ -1,0 +1,20 @@
+import Foundation
+
+/// A protocol client that names no scene and owns a native window: the repository's Python
+/// client (`examples/python`, written from the spec alone) opens a stream, then becomes mpv
+/// (exec keeps its pid and its connection) with a Wayland window, so the daemon can find the
+/// stream's window only by the client's pid.
+public func startProtocolClientBecomingMPV(socketPath: String, environment: [String: String]) throws -> ChildProcess {
+    let examples = PrivateSoundServer.repositoryRoot().appendingPathComponent("examples/python").path
+    let script = """
+        import os, sys
+        sys.path.insert(0, '\(examples)')
+        from scenesound_client import Client
+        client = Client(path='\(socketPath)', name='window-test')
+        client.open_stream(channels=1)
+        os.set_inheritable(client.sock.fileno(), True)
+        os.execv('/usr/bin/mpv', ['mpv', '--no-config', '--vo=wlshm', '--force-window=yes', '--really-quiet',
+                                  '--idle=yes', '--ao=null', '--geometry=400x300'])
+        """
+    return try ChildProcess("/usr/bin/python3", ["-c", script], display: nil, environment: environment)
+}
