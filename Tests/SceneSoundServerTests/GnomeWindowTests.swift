@@ -126,20 +126,8 @@ import SceneSoundTestSupport
         try gnome.moveWindow(pid: mpv.pid, xPixels: 1480, yPixels: 300)
         let daemon = try Self.daemon(gnome, arguments: ["--capture-apps"], environment: server.clientEnvironment)
         let client = try RawClient(socketPath: daemon.socketPath)
-        try waitUntil(timeoutSeconds: 20, "mpv's stream to be captured") {
-            try HeadTrackingTests.statusDocument(client).apps?.streams.contains { $0.pid == Int(mpv.pid) } ?? false
-        }
-        try waitUntil(timeoutSeconds: 10, "mpv's stream to find its window") {
-            try HeadTrackingTests.statusDocument(client).apps?.streams.first { $0.pid == Int(mpv.pid) }?.windowFoundBy == "pid"
-        }
-        var heard: (left: [Float], right: [Float]) = ([], [])
-        try waitUntil(timeoutSeconds: 10, "a second of mpv's noise in the output") {
-            let recording = try AudioFileReader.read(path: daemon.wavPath)
-            heard = audible((Array(recording.channel(0).suffix(48000)), Array(recording.channel(1).suffix(48000))))
-            return heard.left.count > 47000
-        }
-        let cues = CueAnalysis.cues(left: heard.left, right: heard.right, sampleRateHz: 48000)
-        print("GNOME: mpv's captured stream found by pid: ITD \(cues.itdMicroseconds) µs, ILD \(cues.interauralLevelDifferenceDecibels) dB")
+        let (cues, azimuthDegrees) = try WindowSceneTests.cuesOfCapturedApp(pid: mpv.pid, daemon: daemon, client: client)
+        print("GNOME: mpv's captured stream found by pid at azimuth \(azimuthDegrees)°: ITD \(cues.itdMicroseconds) µs, ILD \(cues.interauralLevelDifferenceDecibels) dB")
         #expect(cues.itdMicroseconds < -100 && cues.interauralLevelDifferenceDecibels < -2, "\(daemon.log.suffix(1500))")
     }
 

@@ -122,22 +122,8 @@ import SceneSoundTestSupport
                                         daemonArguments: ["--capture-apps"], daemonEnvironment: server.clientEnvironment)
         defer { setup.sway.stopAll() }
         let (daemon, client) = (setup.daemon, setup.client)
-        try waitUntil(timeoutSeconds: 20, "mpv's stream to be captured") {
-            try HeadTrackingTests.statusDocument(client).apps?.streams.contains { $0.pid == Int(setup.mpv.pid) } ?? false
-        }
-        try waitUntil(timeoutSeconds: 10, "mpv's stream to find its window") {
-            try HeadTrackingTests.statusDocument(client).apps?.streams.first { $0.pid == Int(setup.mpv.pid) }?.windowFoundBy == "pid"
-        }
-        // The wav output runs on its own clock: wait for a second of mpv's noise at its window.
-        var heard: (left: [Float], right: [Float]) = ([], [])
-        try waitUntil(timeoutSeconds: 10, "a second of mpv's noise in the output") {
-            let recording = try AudioFileReader.read(path: daemon.wavPath)
-            heard = audible((Array(recording.channel(0).suffix(48000)), Array(recording.channel(1).suffix(48000))))
-            return heard.left.count > 47000
-        }
-        let cues = CueAnalysis.cues(left: heard.left, right: heard.right, sampleRateHz: 48000)
-        let app = try HeadTrackingTests.statusDocument(client).apps?.streams.first { $0.pid == Int(setup.mpv.pid) }
-        print("sway: mpv's captured stream found by \(app?.windowFoundBy ?? "?") at azimuth \(app?.azimuthDegrees ?? 0)°: ITD \(cues.itdMicroseconds) µs, ILD \(cues.interauralLevelDifferenceDecibels) dB")
+        let (cues, azimuthDegrees) = try WindowSceneTests.cuesOfCapturedApp(pid: setup.mpv.pid, daemon: daemon, client: client)
+        print("sway: mpv's captured stream found by pid at azimuth \(azimuthDegrees)°: ITD \(cues.itdMicroseconds) µs, ILD \(cues.interauralLevelDifferenceDecibels) dB")
         #expect(cues.itdMicroseconds < -100 && cues.interauralLevelDifferenceDecibels < -2, "\(daemon.log.suffix(1500))")
     }
 

@@ -48,6 +48,25 @@ struct OneWindow {
         return CueAnalysis.cues(left: heard.left, right: heard.right, sampleRateHz: 48000)
     }
 
+    /// An app's stream taken by `--capture-apps`: waits until it is captured and its window
+    /// found by its pid, then returns the cues of the last second of it in the output, and the
+    /// azimuth `status` gives it.
+    static func cuesOfCapturedApp(pid: pid_t, daemon: Daemon, client: RawClient) throws -> (cues: BinauralCues, azimuthDegrees: Double) {
+        func app() throws -> StatusDocument.AppStream? {
+            try HeadTrackingTests.statusDocument(client).apps?.streams.first { $0.pid == Int(pid) }
+        }
+        try waitUntil(timeoutSeconds: 20, "the app's stream to be captured") { try app() != nil }
+        try waitUntil(timeoutSeconds: 10, "the app's stream to find its window") { try app()?.windowFoundBy == "pid" }
+        // The wav output runs on its own clock: wait for a second of the app's sound in it.
+        var heard: (left: [Float], right: [Float]) = ([], [])
+        try waitUntil(timeoutSeconds: 10, "a second of the app's sound in the output") {
+            let recording = try AudioFileReader.read(path: daemon.wavPath)
+            heard = audible((Array(recording.channel(0).suffix(48000)), Array(recording.channel(1).suffix(48000))))
+            return heard.left.count > 47000
+        }
+        return (CueAnalysis.cues(left: heard.left, right: heard.right, sampleRateHz: 48000), try app()?.azimuthDegrees ?? 0)
+    }
+
     @Test(arguments: [true, false])
     func windowsInTheLeftAndRightThirdsSoundOnTheirSide(windowManager: Bool) throws {
         let x = try XDisplayFixture(windowManager: windowManager)
