@@ -76,6 +76,17 @@ import SceneSoundTestSupport
         #expect(try Self.scene(client, "focus")?.window == handle && Self.scene(client, "player")?.window == handle)
         let list = try CommandLineTests.runCLI(["scene", "list", "--socket", daemon.socketPath])
         #expect(list.output.contains("mpv"), "\(list.output)")
+
+        // A protocol client that names no scene, found by its pid: its window at the left.
+        let program = try startProtocolClientBecomingMPV(socketPath: daemon.socketPath, environment: sway.clientEnvironment)
+        defer { program.kill() }
+        let programCon = try sway.waitForView(pid: program.pid)
+        try sway.command(pid: program.pid, "move position 40 600")
+        let programHandle = "0x" + String(SceneID.nativeWindowHandle(String(programCon)), radix: 16)
+        try waitUntil(timeoutSeconds: 10, "the client's scene to find its window") {
+            let pidScene = try Self.scene(client, "pid:\(program.pid)")
+            return pidScene?.window == programHandle && (pidScene?.azimuthDegrees ?? 0) > 10
+        }
     }
 
     @Test func anotherWorkspaceAndTheScratchpadAreMuffled() throws {
