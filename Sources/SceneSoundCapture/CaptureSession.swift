@@ -456,6 +456,7 @@ final class CaptureSession {
             // Its layout is the one it was taken with (its recording is made for it): after a
             // move onto our 7.1 sink pipewire-pulse reports the sink's map as the stream's.
             identity.channels = tracked.identity.channels
+            identity.isMono = tracked.identity.isMono
             if identity != tracked.identity {
                 tracked.identity = identity
                 streams[facts.index] = tracked

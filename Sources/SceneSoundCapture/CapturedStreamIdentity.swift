@@ -18,6 +18,9 @@ public struct CapturedStreamIdentity: Sendable, Equatable {
     /// The channels its recording hands on (stereo for a mono or stereo app; a surround app's
     /// own), in the order `captureDidReceive` interleaves them.
     public var channels: CaptureChannels
+    /// A one-channel app: recorded in stereo like any (its channel in both), and handed on to be
+    /// played as one source, not as a pair.
+    public var isMono: Bool
 
     public init(streamIndex: UInt32, properties: [String: String], channelPositions: [Int32] = []) {
         self.streamIndex = streamIndex
@@ -29,6 +32,7 @@ public struct CapturedStreamIdentity: Sendable, Equatable {
         eventID = properties["event.id"]
         mediaName = properties["media.name"]
         channels = CaptureChannels.forStream(positions: channelPositions)
+        isMono = channelPositions.count == 1
     }
 
     /// Decimal, as libcanberra writes it, or 0x-prefixed hex; 0 is no window.

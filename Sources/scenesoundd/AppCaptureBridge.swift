@@ -14,8 +14,9 @@ final class AppCaptureBridge: AppCaptureConsumer, @unchecked Sendable {
     /// Pins the daemon's own output to the real sink (nil: unpinned), which the capture sink
     /// stands in front of as the default.
     private let pinOutput: (String?) -> Void
-    /// Locked for a lookup: on PipeWire the audio comes on libpipewire's data thread.
-    private let feeds = Mutex<[UInt32: CapturedAppStreams.Feed]>([:])
+    /// Locked for a lookup: on PipeWire the audio comes on libpipewire's data thread. A mono
+    /// app's stereo recording is folded back to its one channel on the way in.
+    private let feeds = Mutex<[UInt32: (feed: CapturedAppStreams.Feed, mono: StereoToMono?)]>([:])
 
     init(streams: CapturedAppStreams, logger: Logger, pinOutput: @escaping (String?) -> Void) {
         self.streams = streams
@@ -32,7 +33,7 @@ final class AppCaptureBridge: AppCaptureConsumer, @unchecked Sendable {
         CapturedAppStreams.App(
             key: UInt64(stream.streamIndex), applicationName: stream.applicationName, binary: stream.binary,
             processID: stream.processID, windowID: stream.windowID, mediaRole: stream.mediaRole, eventID: stream.eventID,
-            layout: (try? ChannelLayout.parse(stream.channels.channelNames)) ?? .stereo)
+            layout: stream.isMono ? .mono : (try? ChannelLayout.parse(stream.channels.channelNames)) ?? .stereo)
     }
 
     func captureDidRest(_ isResting: Bool) {
@@ -44,7 +45,8 @@ final class AppCaptureBridge: AppCaptureConsumer, @unchecked Sendable {
         let window = stream.windowID.map { " window 0x\(String($0, radix: 16))" } ?? ""
         logger.info("capturing \(stream.applicationName ?? "?") (\(stream.binary ?? "?"), pid \(stream.processID.map(String.init) ?? "?")\(window)) as \(app.kind.rawValue)\(stream.eventID.map { " \($0)" } ?? ""), \(app.layout.channelCount) channels \(app.layout)")
         let feed = streams.begin(app)
-        feeds.withLock { $0[stream.streamIndex] = feed }
+        let mono = stream.isMono ? StereoToMono() : nil
+        feeds.withLock { $0[stream.streamIndex] = (feed, mono) }
     }
 
     func captureDidUpdate(_ stream: CapturedStreamIdentity) {
@@ -52,7 +54,12 @@ final class AppCaptureBridge: AppCaptureConsumer, @unchecked Sendable {
     }
 
     func captureDidReceive(streamIndex: UInt32, interleaved samples: UnsafeBufferPointer<Float>) {
-        feeds.withLock { $0[streamIndex] }?.write(interleaved: samples)
+        guard let entry = feeds.withLock({ $0[streamIndex] }) else { return }
+        if let mono = entry.mono {
+            mono.fold(samples) { entry.feed.write(interleaved: $0) }
+        } else {
+            entry.feed.write(interleaved: samples)
+        }
     }
 
     func captureDidEnd(streamIndex: UInt32) {
@@ -79,6 +86,25 @@ final class AppCaptureBridge: AppCaptureConsumer, @unchecked Sendable {
             logger.info("app capture: stopped, every app back on its sink")
             streams.setCaptureState("stopped")
             pinOutput(nil)
+        }
+    }
+}
+
+/// A mono app's recording (its channel in both of a stereo pair) back to one channel, through a
+/// buffer allocated once: it runs on libpipewire's real-time data thread too.
+final class StereoToMono: @unchecked Sendable {
+    private let scratch = UnsafeMutableBufferPointer<Float>.allocate(capacity: 1024)
+
+    deinit { scratch.deallocate() }
+
+    func fold(_ stereo: UnsafeBufferPointer<Float>, deliver: (UnsafeBufferPointer<Float>) -> Void) {
+        let frames = stereo.count / 2
+        var done = 0
+        while done < frames {
+            let part = min(scratch.count, frames - done)
+            for frame in 0 ..< part { scratch[frame] = 0.5 * (stereo[2 * (done + frame)] + stereo[2 * (done + frame) + 1]) }
+            deliver(UnsafeBufferPointer(rebasing: scratch[0 ..< part]))
+            done += part
         }
     }
 }

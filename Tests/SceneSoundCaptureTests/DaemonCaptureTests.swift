@@ -178,7 +178,8 @@ import Testing
         // KEMAR as measured (no equalization), as the cues it is compared with.
         let desk = try Desk(kind, extraArguments: ["--hrtf-eq", "none"])
         let surroundFile = temporaryFile("rear-left.wav"), silentFile = temporaryFile("silent.wav")
-        defer { [surroundFile, silentFile].forEach { try? FileManager.default.removeItem(at: $0) } }
+        let silentMonoFile = temporaryFile("silent-mono.wav")
+        defer { [surroundFile, silentFile, silentMonoFile].forEach { try? FileManager.default.removeItem(at: $0) } }
         let noise = TestSignal.stereoNoise(seconds: 30, seed: 5)
         var six = [Int16](repeating: 0, count: 3 * noise.count)
         for frame in 0 ..< noise.count / 2 { six[6 * frame + 4] = noise[2 * frame] }
@@ -187,9 +188,13 @@ import Testing
         try desk.start("/usr/bin/paplay", ["--channel-map=front-left,front-right,front-center,lfe,rear-left,rear-right",
                                            surroundFile.path])
         try desk.start("/usr/bin/paplay", [silentFile.path])
-        #expect(desk.waitForCaptures(2), "\(desk.logText)")
+        // A mono app beside them is one source (at the centre of its scene), not a pair.
+        try TestSignal.writeWAV([Int16](repeating: 0, count: 48_000 * 30), channels: 1, to: silentMonoFile)
+        try desk.start("/usr/bin/paplay", [silentMonoFile.path])
+        #expect(desk.waitForCaptures(3), "\(desk.logText)")
         let log = desk.logText
-        #expect(log.contains("6 channels FL FR FC LFE BL BR") && log.contains("2 channels FL FR"), "\(log.suffix(1500))")
+        #expect(log.contains("6 channels FL FR FC LFE BL BR") && log.contains("2 channels FL FR") && log.contains("1 channels FC"),
+                "\(log.suffix(1500))")
 
         let heard = try waitForCues(desk) { $0.itdMicroseconds > 500 }
         let kemar = try Self.datasetCues(azimuthDegrees: [110, 30])
