@@ -25,6 +25,9 @@ final class CaptureSession {
         /// stream is relinked, and goes on reporting the old sink for a moment.
         var movedFromSink: UInt32? = nil
         var movedAt: Date? = nil
+        /// The consumer was told it started (and so must be told it ended): its recording may
+        /// be replaced without the consumer seeing a new stream.
+        var isAnnounced = false
 
         /// Whether the stream's sink, not being ours, only shows the server catching up.
         func isStillArriving(on sink: UInt32) -> Bool {
@@ -67,6 +70,9 @@ final class CaptureSession {
     /// Recordings started per stream, and why the last one ended: a stream whose recording
     /// keeps failing is given up.
     private var attachments: [UInt32: (count: Int, lastFailure: String?)] = [:]
+    /// Recorded streams whose recording ended while they were linked to no sink, and how many
+    /// times each has been looked at since (see `awaitRelink`).
+    private var relinking: [UInt32: Int] = [:]
     /// The server is pipewire-pulse (known once the guard has started).
     private var serverIsPipeWire = false
     /// Resting: nothing played on our sink for `restAfterSeconds` (see `rest()`).
@@ -110,7 +116,7 @@ final class CaptureSession {
     }
 
     var capturedStreams: [CapturedStreamIdentity] {
-        streams.values.filter { $0.recorder != nil }.map(\.identity).sorted { $0.streamIndex < $1.streamIndex }
+        streams.values.filter(\.isAnnounced).map(\.identity).sorted { $0.streamIndex < $1.streamIndex }
     }
 
     var captureSinkName: String? { captureSink?.name }
@@ -444,6 +450,7 @@ final class CaptureSession {
         let decision = CaptureDecision.decide(facts, in: decisionContext)
         if var tracked = streams[facts.index] {
             if tracked.isMoving { return }
+            if relinking[facts.index] != nil { return relinked(facts) }
             if facts.sinkIndex != captureSink.index {
                 if tracked.isStillArriving(on: facts.sinkIndex) { return }
                 return movedElsewhere(tracked.identity, to: facts.sinkIndex)
@@ -501,6 +508,48 @@ final class CaptureSession {
         }
     }
 
+    /// A captured stream whose recording ended is looked at again: still ours on our sink, it is
+    /// recorded anew as the same stream; linked to no sink, it is waited for (pipewire-pulse
+    /// re-links a stream moved onto our 7.1 sink from a sink of another layout, which ends the
+    /// recording made at the move, and says nothing when the new link is made): looked at every
+    /// 50 ms for at most 2 s, then sent back to the real sink. Anywhere else, it is let go as
+    /// any stream the capture no longer records.
+    private func relinked(_ facts: SinkInputFacts) {
+        let index = facts.index
+        guard phase == .capturing, let captureSink, let tracked = streams[index], tracked.recorder == nil, !tracked.isMoving else { return }
+        if facts.sinkIndex == UInt32.max { return awaitRelink(facts) }
+        relinking[index] = nil
+        if facts.sinkIndex == captureSink.index, case .take = CaptureDecision.decide(facts, in: decisionContext) { return attach(index) }
+        release(index)
+        evaluate(facts)
+    }
+
+    private func awaitRelink(_ facts: SinkInputFacts) {
+        let index = facts.index
+        let looks = relinking[index, default: 0]
+        guard looks < 40 else {
+            release(index)
+            leftAlone.insert(index)
+            onsets.captureDidLeave(
+                CapturedStreamIdentity(streamIndex: index, properties: facts.properties, channelPositions: facts.channelPositions),
+                reason: "linked to no sink for 2 s after its recording ended; sent back to the real sink")
+            return returnToDefaultSink(index)
+        }
+        relinking[index] = looks + 1
+        after(seconds: 0.05) { [weak self] in
+            guard let self, phase == .capturing, relinking[index] != nil else { return }
+            lookAgain(index)
+        }
+    }
+
+    /// Asks the server where the stream is now; `relinked` takes it from there.
+    private func lookAgain(_ index: UInt32) {
+        requests.sinkInput(index) { [weak self] facts in
+            guard let self else { return }
+            if let facts { relinked(facts) } else { streamEnded(index) }
+        }
+    }
+
     /// Moved off the capture sink by the user or a policy: their choice stands until it ends.
     private func movedElsewhere(_ stream: CapturedStreamIdentity, to sink: UInt32) {
         release(stream.streamIndex)
@@ -517,7 +566,7 @@ final class CaptureSession {
         attachments[index] = attempts
         guard let recorder else {
             // Left playing on the real sink rather than silent on ours.
-            streams[index] = nil
+            release(index)
             leftAlone.insert(index)
             let tries = min(attempts.count, 3)
             onsets.captureDidLeave(tracked.identity, reason: """
@@ -527,8 +576,10 @@ final class CaptureSession {
             return returnToDefaultSink(index)
         }
         tracked.recorder = recorder
+        let isNew = !tracked.isAnnounced
+        tracked.isAnnounced = true
         streams[index] = tracked
-        onsets.captureDidStart(tracked.identity)
+        if isNew { onsets.captureDidStart(tracked.identity) }
     }
 
     private func makeRecorder(_ index: UInt32, sinkName: String, identity: CapturedStreamIdentity) -> (any StreamRecorder)? {
@@ -572,10 +623,9 @@ final class CaptureSession {
     /// Stops capturing a stream without touching where it plays.
     private func release(_ index: UInt32) {
         guard let tracked = streams.removeValue(forKey: index) else { return }
-        if let recorder = tracked.recorder {
-            recorder.close()
-            onsets.captureDidEnd(streamIndex: index)
-        }
+        relinking[index] = nil
+        tracked.recorder?.close()
+        if tracked.isAnnounced { onsets.captureDidEnd(streamIndex: index) }
     }
 
     private func returnToDefaultSink(_ index: UInt32, attemptsLeft: Int = 5) {
@@ -596,6 +646,7 @@ final class CaptureSession {
         onsets.forget(index)
         leftAlone.remove(index)
         attachments[index] = nil
+        relinking[index] = nil
     }
 
     func setExcludedBinaries(_ binaries: Set<String>) {
@@ -801,14 +852,13 @@ extension CaptureSession: StreamRecorderDelegate {
     }
 
     private func recorderEnded(_ index: UInt32, _ recorder: any StreamRecorder) {
-        guard phase == .capturing, streams[index]?.recorder === recorder else { return }
+        guard phase == .capturing, var tracked = streams[index], tracked.recorder === recorder else { return }
         attachments[index]?.lastFailure = recorder.failure
-        // Its input ended, or moved (the sink-input events say which), or the monitor broke:
-        // look, and attach again if it is still ours to take.
-        release(index)
-        requests.sinkInput(index) { [weak self] facts in
-            guard let self else { return }
-            if let facts { evaluate(facts) } else { streamEnded(index) }
-        }
+        // Its input ended, moved or is being re-linked (the server says which), or the monitor
+        // broke: look, and record it again if it is still ours.
+        recorder.close()
+        tracked.recorder = nil
+        streams[index] = tracked
+        lookAgain(index)
     }
 }

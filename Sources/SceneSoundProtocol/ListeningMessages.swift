@@ -1,51 +1,56 @@
 // What the listener hears the whole mix through: the headphones' equalization, the HRTF set.
 
-/// `HEADPHONE_EQ_USE` (request → `OK`): equalize the listener's headphones from now on with the
-/// AutoEQ `ParametricEQ.txt` at `path` (absolute, read by the server), or with none (empty).
-public struct HeadphoneEQUse: WirePayload {
-    public var path: String
+/// A request naming a file the server reads: one long string, an absolute path.
+protocol ServerFileRequest: WirePayload {
+    var path: String { get }
+    init(path: String)
+    /// Whether an empty path (none) is accepted.
+    static var acceptsNone: Bool { get }
+    /// What is accepted, for the error naming a path that is not.
+    static var acceptedPaths: String { get }
+}
 
-    public init(path: String) {
-        self.path = path
-    }
-
+extension ServerFileRequest {
     init(reading reader: inout PayloadReader) throws(ProtocolError) {
-        path = try reader.readLongString()
+        self.init(path: try reader.readLongString())
     }
 
     func write(into bytes: inout [UInt8]) {
         bytes.writeLongString(path)
     }
 
-    public func validate() throws(ProtocolError) {
+    func validatePath() throws(ProtocolError) {
         try Check.longString(path, "path")
-        guard path.isEmpty || path.hasPrefix("/") else {
-            throw ProtocolError(.invalidArgument, "path '\(path)' is not absolute (accepted: an absolute path, or empty for none)")
+        guard path.hasPrefix("/") || (Self.acceptsNone && path.isEmpty) else {
+            throw ProtocolError(.invalidArgument, "path '\(path)' is not absolute (accepted: \(Self.acceptedPaths))")
         }
     }
 }
 
-/// `HRTF_USE` (request → `OK`, once the set is loaded and the switch queued): render with the
-/// AES69 SOFA file at `path` (absolute, read by the server) from now on, crossfaded in.
-public struct HRTFUse: WirePayload {
+/// `HEADPHONE_EQ_USE` (request → `OK`): equalize the listener's headphones from now on with the
+/// AutoEQ `ParametricEQ.txt` at `path` (absolute, read by the server), or with none (empty).
+public struct HeadphoneEQUse: ServerFileRequest {
     public var path: String
+    static let acceptsNone = true
+    static let acceptedPaths = "an absolute path, or empty for none"
 
     public init(path: String) {
         self.path = path
     }
 
-    init(reading reader: inout PayloadReader) throws(ProtocolError) {
-        path = try reader.readLongString()
+    public func validate() throws(ProtocolError) { try validatePath() }
+}
+
+/// `HRTF_USE` (request → `OK`, once the set is loaded and the switch queued): render with the
+/// AES69 SOFA file at `path` (absolute, read by the server) from now on, crossfaded in.
+public struct HRTFUse: ServerFileRequest {
+    public var path: String
+    static let acceptsNone = false
+    static let acceptedPaths = "the absolute path of a SOFA file"
+
+    public init(path: String) {
+        self.path = path
     }
 
-    func write(into bytes: inout [UInt8]) {
-        bytes.writeLongString(path)
-    }
-
-    public func validate() throws(ProtocolError) {
-        try Check.longString(path, "path")
-        guard path.hasPrefix("/") else {
-            throw ProtocolError(.invalidArgument, "path '\(path)' is not absolute (accepted: the absolute path of a SOFA file)")
-        }
-    }
+    public func validate() throws(ProtocolError) { try validatePath() }
 }

@@ -65,7 +65,8 @@ import SceneSoundTestSupport
 
         // (b) Head pose → sink: where the interaural level difference changes sign.
         let crossings = Self.ildCrossings(recording.left, recording.right, from: flips.firstFrame,
-                                          signs: flips.events.map { $0.yawDegrees < 0 ? 1 : -1 })
+                                          signs: flips.events.map { $0.yawDegrees < 0 ? 1 : -1 },
+                                          notBefore: flips.events.map(\.framesRecordedAtSend))
         try #require(crossings.count == flips.events.count, "found \(crossings.count) of \(flips.events.count) head turns at the sink")
         var poseMixed: [Double] = [], posePlayed: [Double] = []
         for (crossing, flip) in zip(crossings, flips.events) {
@@ -234,8 +235,9 @@ import SceneSoundTestSupport
 
     /// For each expected turn, in order, the (fractional) frame where the interaural level
     /// difference (left over right, in 1 ms windows, smoothed over 3) crosses zero towards
-    /// `sign` and then holds beyond 6 dB for 10 ms.
-    static func ildCrossings(_ left: [Float], _ right: [Float], from start: Int, signs: [Double]) -> [Double] {
+    /// `sign` and then holds beyond 6 dB for 10 ms, looked for from the frame the monitor had
+    /// delivered when the turn was sent (`notBefore`).
+    static func ildCrossings(_ left: [Float], _ right: [Float], from start: Int, signs: [Double], notBefore: [Int]) -> [Double] {
         let window = 48
         var ild: [Double] = []
         var w = start
@@ -249,7 +251,10 @@ import SceneSoundTestSupport
         let smooth = ild.indices.map { k in ild[max(0, k - 1)...min(ild.count - 1, k + 1)].reduce(0, +) / Double(min(ild.count - 1, k + 1) - max(0, k - 1) + 1) }
         var crossings: [Double] = []
         var search = 1
-        for sign in signs {
+        for (sign, earliest) in zip(signs, notBefore) {
+            // A turn is looked for only in what the sink played after it was sent: the monitor
+            // had already delivered the frames before, so nothing rendered later is among them.
+            search = max(search, (earliest - start) / window + 1)
             guard let held = (search..<max(search, ild.count - 10)).first(where: { k in
                       ild[k..<(k + 10)].reduce(0, +) / 10 * sign > 6 }),
                   let before = (search...held).last(where: { smooth[$0 - 1] * sign <= 0 }) else { break }
@@ -318,7 +323,11 @@ struct SinkClock {
 /// with timestamps; the events are sent at known CLOCK_MONOTONIC times.
 final class LatencyRig {
     struct Click { let seconds: Double; let outputLatency: Double? }
-    struct Flip { let seconds: Double; let yawDegrees: Double; let openTrack: Bool; let motionToRender: Double?; let motionToSound: Double? }
+    struct Flip {
+        let seconds: Double, yawDegrees: Double, openTrack: Bool, motionToRender: Double?, motionToSound: Double?
+        /// How many frames the monitor had delivered when the turn was sent.
+        let framesRecordedAtSend: Int
+    }
 
     let pulse: PrivatePulse
     let port: Int
@@ -449,6 +458,7 @@ final class LatencyRig {
                 try sendHeadPose(yawDegrees: yaw)
             }
             let sent = Double(monotonicNow()) * 1e-9
+            let framesRecordedAtSend = capture.frameCount
             var head: StatusDocument.Head?
             try waitUntil(timeoutSeconds: 5, "turn \(i + 1) to be rendered") {
                 let now = try HeadTrackingTests.head(client)
@@ -457,7 +467,7 @@ final class LatencyRig {
             }
             events.append(Flip(seconds: sent, yawDegrees: yaw, openTrack: openTrack,
                                motionToRender: head?.motionToRenderSeconds,
-                               motionToSound: head?.motionToSoundSeconds))
+                               motionToSound: head?.motionToSoundSeconds, framesRecordedAtSend: framesRecordedAtSend))
             next += 60_000_000 + i * 1_300_000
         }
         try waitForTheSink(after: events.last!.seconds)
