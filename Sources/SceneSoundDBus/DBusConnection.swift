@@ -195,14 +195,9 @@ public final class DBusConnection: @unchecked Sendable {
             if let value { rule.append("\(key)='\(value)'") }
         }
         let matchRule = rule.joined(separator: ",")
-        let subscription = DBusSubscription(connection: self, handler: .signal(handler))
-        try withBus { bus throws(DBusError) in
-            let result = sd_bus_add_match(bus, &subscription.slot, matchRule, dispatchMessage, subscription.context)
-            if result < 0 { throw DBusError(errno: -result, doing: "adding the match \(matchRule)") }
-            subscriptions[ObjectIdentifier(subscription)] = subscription
+        return try register(DBusSubscription(connection: self, handler: .signal(handler)), doing: "adding the match \(matchRule)") {
+            sd_bus_add_match($0, &$1, matchRule, dispatchMessage, $2)
         }
-        wake()
-        return subscription
     }
 
     /// Follows who owns `name` (NameOwnerChanged): `handler` runs at once with the owner now
@@ -234,17 +229,25 @@ public final class DBusConnection: @unchecked Sendable {
     public func exportObject(path: String, interface: String, methods: [DBusMethod],
                              allowedCaller: @escaping @Sendable () -> String?) throws(DBusError) -> DBusSubscription {
         let object = ExportedObject(interface: interface, methods: methods, allowedCaller: allowedCaller)
-        let subscription = DBusSubscription(connection: self, handler: .object(object))
+        return try register(DBusSubscription(connection: self, handler: .object(object)), doing: "exporting \(path)") {
+            sd_bus_add_object($0, &$1, path, dispatchMessage, $2)
+        }
+    }
+
+    // MARK: Internals
+
+    /// Adds `subscription`'s slot to the bus with `add` (bus, slot, userdata; sd-bus's result)
+    /// and keeps it until cancelled; the connection's thread is woken to take it into account.
+    private func register(_ subscription: DBusSubscription, doing action: String,
+                          _ add: (OpaquePointer, inout OpaquePointer?, UnsafeMutableRawPointer?) -> Int32) throws(DBusError) -> DBusSubscription {
         try withBus { bus throws(DBusError) in
-            let result = sd_bus_add_object(bus, &subscription.slot, path, dispatchMessage, subscription.context)
-            if result < 0 { throw DBusError(errno: -result, doing: "exporting \(path)") }
+            let result = add(bus, &subscription.slot, subscription.context)
+            if result < 0 { throw DBusError(errno: -result, doing: action) }
             subscriptions[ObjectIdentifier(subscription)] = subscription
         }
         wake()
         return subscription
     }
-
-    // MARK: Internals
 
     fileprivate func cancel(_ subscription: DBusSubscription) {
         lock.withLock {
