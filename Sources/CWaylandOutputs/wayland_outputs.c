@@ -88,7 +88,7 @@ int scenesound_read_wayland_outputs(const char *display, scenesound_wl_output *o
     struct reading reading = { .outputs = outputs, .capacity = capacity, .count = 0 };
     struct wl_registry *registry = wl_display_get_registry(connection);
     wl_registry_add_listener(registry, &registry_listener, &reading);
-    // The globals, then the outputs' events (sent on bind), then a last one for late "done"s.
+    // The globals, then the outputs' events (sent on bind, each ending with its "done").
     int ok = wl_display_roundtrip(connection) >= 0 && wl_display_roundtrip(connection) >= 0;
     for (int i = 0; i < reading.count; i++) {
         if (wl_output_get_version(reading.proxies[i]) >= WL_OUTPUT_RELEASE_SINCE_VERSION) {

@@ -450,7 +450,7 @@ final class CaptureSession {
         let decision = CaptureDecision.decide(facts, in: decisionContext)
         if var tracked = streams[facts.index] {
             if tracked.isMoving { return }
-            if relinking[facts.index] != nil { return relinked(facts) }
+            if relinking[facts.index] != nil { return reconsiderRecording(facts) }
             if facts.sinkIndex != captureSink.index {
                 if tracked.isStillArriving(on: facts.sinkIndex) { return }
                 return movedElsewhere(tracked.identity, to: facts.sinkIndex)
@@ -459,7 +459,7 @@ final class CaptureSession {
                 release(facts.index)
                 return returnToDefaultSink(facts.index)
             }
-            var identity = CapturedStreamIdentity(streamIndex: facts.index, properties: facts.properties, channelPositions: facts.channelPositions)
+            var identity = CapturedStreamIdentity(facts)
             // Its layout is the one it was taken with (its recording is made for it): after a
             // move onto our 7.1 sink pipewire-pulse reports the sink's map as the stream's.
             identity.channels = tracked.identity.channels
@@ -474,7 +474,7 @@ final class CaptureSession {
         guard !leftAlone.contains(facts.index) else { return }
         switch decision {
         case .take:
-            let identity = CapturedStreamIdentity(streamIndex: facts.index, properties: facts.properties, channelPositions: facts.channelPositions)
+            let identity = CapturedStreamIdentity(facts)
             if facts.sinkIndex == captureSink.index {
                 streams[facts.index] = TrackedStream(identity: identity, recorder: nil, isMoving: false)
                 attach(facts.index)
@@ -502,7 +502,7 @@ final class CaptureSession {
             returnToDefaultSink(facts.index)
         case .leave(.notOnDefaultSink) where attachments[facts.index] != nil:
             // Recorded before, and moved: PulseAudio ended the recording with the move.
-            movedElsewhere(CapturedStreamIdentity(streamIndex: facts.index, properties: facts.properties, channelPositions: facts.channelPositions), to: facts.sinkIndex)
+            movedElsewhere(CapturedStreamIdentity(facts), to: facts.sinkIndex)
         case .leave:
             break  // perhaps for now (not linked yet): forgotten when it ends
         }
@@ -514,7 +514,7 @@ final class CaptureSession {
     /// recording made at the move, and says nothing when the new link is made): looked at every
     /// 50 ms for at most 2 s, then sent back to the real sink. Anywhere else, it is let go as
     /// any stream the capture no longer records.
-    private func relinked(_ facts: SinkInputFacts) {
+    private func reconsiderRecording(_ facts: SinkInputFacts) {
         let index = facts.index
         guard phase == .capturing, let captureSink, let tracked = streams[index], tracked.recorder == nil, !tracked.isMoving else { return }
         if facts.sinkIndex == UInt32.max { return awaitRelink(facts) }
@@ -531,7 +531,7 @@ final class CaptureSession {
             release(index)
             leftAlone.insert(index)
             onsets.captureDidLeave(
-                CapturedStreamIdentity(streamIndex: index, properties: facts.properties, channelPositions: facts.channelPositions),
+                CapturedStreamIdentity(facts),
                 reason: "linked to no sink for 2 s after its recording ended; sent back to the real sink")
             return returnToDefaultSink(index)
         }
@@ -542,11 +542,11 @@ final class CaptureSession {
         }
     }
 
-    /// Asks the server where the stream is now; `relinked` takes it from there.
+    /// Asks the server where the stream is now; `reconsiderRecording` takes it from there.
     private func lookAgain(_ index: UInt32) {
         requests.sinkInput(index) { [weak self] facts in
             guard let self else { return }
-            if let facts { relinked(facts) } else { streamEnded(index) }
+            if let facts { reconsiderRecording(facts) } else { streamEnded(index) }
         }
     }
 
@@ -579,7 +579,7 @@ final class CaptureSession {
         let isNew = !tracked.isAnnounced
         tracked.isAnnounced = true
         streams[index] = tracked
-        if isNew { onsets.captureDidStart(tracked.identity) }
+        if isNew { onsets.captureDidStart(tracked.identity) } else { onsets.recordingDidRestart(streamIndex: index) }
     }
 
     private func makeRecorder(_ index: UInt32, sinkName: String, identity: CapturedStreamIdentity) -> (any StreamRecorder)? {
@@ -646,7 +646,6 @@ final class CaptureSession {
         onsets.forget(index)
         leftAlone.remove(index)
         attachments[index] = nil
-        relinking[index] = nil
     }
 
     func setExcludedBinaries(_ binaries: Set<String>) {

@@ -203,6 +203,15 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
     func captureDidChooseRealSink(_ sinkName: String) { consumer.captureDidChooseRealSink(sinkName) }
     func captureDidRest(_ isResting: Bool) { consumer.captureDidRest(isResting) }
 
+    /// The stream is recorded anew (its recording had ended): the new recording's frames are
+    /// not where the old one's were on the mix's timeline, so its place is found anew, and what
+    /// was held for its onset is handed on as it is.
+    func recordingDidRestart(streamIndex: UInt32) {
+        placed[streamIndex] = nil
+        unplaced[streamIndex] = nil
+        release(streamIndex, onset: [])
+    }
+
     /// The stream is no longer ours (left alone, or gone before its capture started).
     func forget(_ index: UInt32) {
         pending[index] = nil

@@ -80,3 +80,10 @@ struct SinkFacts: Equatable {
         isMuted = info.mute != 0
     }
 }
+
+extension CapturedStreamIdentity {
+    /// The stream as the server describes it now.
+    init(_ facts: SinkInputFacts) {
+        self.init(streamIndex: facts.index, properties: facts.properties, channelPositions: facts.channelPositions)
+    }
+}

@@ -69,7 +69,7 @@ public final class DBusConnection: @unchecked Sendable {
     private let lock = RecursiveLock()
     private var bus: OpaquePointer?  // sd_bus*, guarded by `lock`; nil once closed
     private var subscriptions: [ObjectIdentifier: DBusSubscription] = [:]  // guarded by `lock`
-    private let wakeDescriptor: Int32
+    private var wakeDescriptor: Int32  // written in init only
     private var stopping = false  // guarded by `lock`
     private var thread: PlatformThread?  // set once in init
     private let onDisconnected: (@Sendable (DBusError) -> Void)?
@@ -115,12 +115,13 @@ public final class DBusConnection: @unchecked Sendable {
         } catch {
             sd_bus_flush_close_unref(newBus)
             Glibc.close(wakeDescriptor)
+            wakeDescriptor = -1  // deinit runs all the same: nothing to close twice
             throw DBusError(errno: error.errorNumber, doing: "starting the D-Bus thread")
         }
     }
 
     deinit {
-        Glibc.close(wakeDescriptor)
+        if wakeDescriptor >= 0 { Glibc.close(wakeDescriptor) }
     }
 
     /// Stops the thread, drops every handler and closes the connection. Idempotent; from a
@@ -212,7 +213,9 @@ public final class DBusConnection: @unchecked Sendable {
             handler(owner.isEmpty ? nil : owner)
         }
         do {
-            handler(try nameOwner(name))
+            // Under the lock the connection's thread dispatches with: a change that arrives
+            // during the query is handed on after this answer, never before it.
+            try lock.withLock { () throws(DBusError) in handler(try nameOwner(name)) }
         } catch {
             subscription.cancel()
             throw error

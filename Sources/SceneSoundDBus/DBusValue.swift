@@ -59,14 +59,4 @@ public indirect enum DBusValue: Equatable, Sendable {
         case .array, .structure, .variant: nil
         }
     }
-
-    /// The signature of a list of basic values ("ss", "sib"); nil if one is a container.
-    static func signature(_ values: [DBusValue]) -> String? {
-        var codes: [UInt8] = []
-        for value in values {
-            guard let code = value.basicTypeCode else { return nil }
-            codes.append(code)
-        }
-        return String(decoding: codes, as: UTF8.self)
-    }
 }

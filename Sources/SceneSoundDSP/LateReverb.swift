@@ -215,8 +215,8 @@ public final class LateReverb {
         [phasor.x * step.x - phasor.y * step.y, phasor.y * step.x + phasor.x * step.y]
     }
 
-    /// From the next block on, the send is heard through `response` (another set's diffuse-field
-    /// response, natural order, as many taps as this reverb's), faded to across that block.
+    /// From the next `process` call on, the send is heard through `response` (another set's
+    /// diffuse-field response, natural order, as many taps as this reverb's), faded to across it.
     /// Real-time safe: the taps are copied. A reverb made without a response keeps none.
     public func crossfadeDiffuseField(to response: UnsafeBufferPointer<Float>) {
         guard room != .none, response.count == earFilterTaps else { return }

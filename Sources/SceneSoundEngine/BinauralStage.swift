@@ -69,7 +69,7 @@ public final class SourceVoices {
 /// A live change of HRTF set, built off the render thread: the new stage and, for every
 /// stream the engine holds or will hold before this command, its voices on that stage. The
 /// render thread renders both stages for `SpatialRenderer.hrtfCrossfadeSeconds` (after one
-/// silent pass that fills the new voices' histories) and mixes them with complementary linear
+/// silent pass that fills the new voices' histories) and mixes them with complementary smoothstep
 /// gains: the two renders are of the same sources, correlated, so amplitudes add. It then
 /// moves the old stage and each source's old voices in here and hands this back
 /// (`EngineEvent.retiredHRTF`), to be freed off the render thread.

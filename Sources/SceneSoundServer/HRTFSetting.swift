@@ -9,12 +9,10 @@ import SceneSoundProtocol
 public struct PreparedHRTF: @unchecked Sendable {  // immutable values, handed over once
     public var set: HRTFSet
     public var busFilters: AmbisonicDecodeFilters?
-    public var measurementDistanceMetres: Double?
 
     public init(set: HRTFSet, busFilters: AmbisonicDecodeFilters?) {
         self.set = set
         self.busFilters = busFilters
-        measurementDistanceMetres = set.measurementDistanceMetres.isFinite ? set.measurementDistanceMetres : nil
     }
 }
 

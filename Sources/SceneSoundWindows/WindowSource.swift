@@ -35,17 +35,24 @@ public enum WindowBackendChoice: String, CaseIterable, Sendable {
 
     /// `auto`'s pick for the session, and why (for the one log line): sway's and Hyprland's
     /// sockets are announced by their variables; KWin and GNOME Shell by their names on the
-    /// session bus (`isOnSessionBus` asks it); anything else is followed through X11 when there
-    /// is a display, else not at all.
+    /// session bus (`isOnSessionBus` asks it) in a Wayland session (`WAYLAND_DISPLAY` or
+    /// `XDG_SESSION_TYPE=wayland`; on Xorg, Plasma and GNOME windows are X11 windows, followed
+    /// through X11 with RandR's millimetres); anything else is followed through X11 when there is
+    /// a display, else not at all.
     public static func detect(environment: [String: String],
                               isOnSessionBus: (String) -> Bool = { _ in false }) -> (choice: WindowBackendChoice, reason: String) {
         if let sock = environment["SWAYSOCK"], !sock.isEmpty { return (.sway, "SWAYSOCK is set") }
         if let signature = environment["HYPRLAND_INSTANCE_SIGNATURE"], !signature.isEmpty {
             return (.hyprland, "HYPRLAND_INSTANCE_SIGNATURE is set")
         }
-        if isOnSessionBus("org.kde.KWin") { return (.kwin, "org.kde.KWin is on the session bus") }
-        if isOnSessionBus("org.gnome.Shell") { return (.gnome, "org.gnome.Shell is on the session bus") }
-        if let display = environment["DISPLAY"], !display.isEmpty, display != "none" { return (.x11, "DISPLAY is \(display)") }
+        let isWayland = !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty || environment["XDG_SESSION_TYPE"] == "wayland"
+        var onXorg = ""
+        for (name, choice) in [("org.kde.KWin", WindowBackendChoice.kwin), ("org.gnome.Shell", .gnome)] where isOnSessionBus(name) {
+            if isWayland { return (choice, "\(name) is on the session bus") }
+            onXorg = " (\(name) is on the session bus, in an X11 session)"
+            break
+        }
+        if let display = environment["DISPLAY"], !display.isEmpty, display != "none" { return (.x11, "DISPLAY is \(display)\(onXorg)") }
         return (.none, "no compositor found and no DISPLAY")
     }
 }

@@ -38,6 +38,7 @@ struct HRTFCompareCommand: ParsableCommand {
     @Option(name: .customLong("distance"), parsing: .unconditional, help: ArgumentHelp("The source's distance (0.2 to 10).", valueName: "M"))
     var distanceMetres: Double = 1.5
 
+    @OptionGroup var listening: ListeningSetOptions
     @OptionGroup var server: ServerOptions
 
     func validate() throws {
@@ -63,13 +64,7 @@ struct HRTFCompareCommand: ParsableCommand {
         let connection = try server.connect()
         defer { connection.close() }
         let rateHz = Double(connection.server.sampleRateHz)
-        let sets = try paths.map { path in
-            do {
-                return try HRTFLoader().load(path: path, sampleRateHz: rateHz).set
-            } catch {
-                throw RuntimeError("\(path): \(error) (give an AES69 SOFA file)")
-            }
-        }
+        let sets = try listening.load(paths, sampleRateHz: rateHz)
         var noise = WhiteNoise(seed: 7)
         let burst = BurstRenderer.fadedNoise(&noise, seconds: seconds, rateHz: rateHz)
         for azimuth in try azimuths() {
@@ -84,6 +79,38 @@ struct HRTFCompareCommand: ParsableCommand {
 }
 
 /// Short sounds rendered through a set here and played bypassed (`hrtf compare`, `hrtf test`).
+/// How the sets that `hrtf compare` and `hrtf test` play are prepared: as the daemon prepares
+/// its own (its `--hrtf-eq` and `--head-width-cm`), so that what is heard is what `hrtf use`
+/// would give.
+struct ListeningSetOptions: ParsableArguments {
+    @Option(name: .customLong("hrtf-eq"), help: ArgumentHelp("As the daemon's --hrtf-eq: diffuse or none.", valueName: "diffuse|none"))
+    var hrtfEqualization: HRTFEqualization = .diffuse
+
+    @Option(name: .customLong("head-width-cm"), parsing: .unconditional,
+            help: ArgumentHelp("As the daemon's --head-width-cm: the ITD scaled to this head (10 to 25).", valueName: "CM"))
+    var headWidthCentimetres: Double?
+
+    func validate() throws {
+        if let width = headWidthCentimetres, !(width.isFinite && HRTFSet.headWidthRangeCentimetres.contains(width)) {
+            throw ValidationError("--head-width-cm \(width) is out of range (accepted: 10 to 25 cm)")
+        }
+    }
+
+    /// Each set, or a one-line error naming the file that is not one.
+    func load(_ paths: [String], sampleRateHz: Double) throws -> [HRTFSet] {
+        try paths.map { path in
+            let set: HRTFSet
+            do {
+                set = try HRTFLoader().load(path: path, sampleRateHz: sampleRateHz, equalization: hrtfEqualization).set
+            } catch {
+                throw RuntimeError("\(path): \(error) (give an AES69 SOFA file)")
+            }
+            guard let width = headWidthCentimetres else { return set }
+            return set.scalingInterauralDelays(by: HRTFSet.interauralDelayScale(headWidthCentimetres: width))
+        }
+    }
+}
+
 enum BurstRenderer {
     /// White noise with 10 ms raised-cosine fades.
     static func fadedNoise(_ noise: inout WhiteNoise, seconds: Double, rateHz: Double) -> [Float] {

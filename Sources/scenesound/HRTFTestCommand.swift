@@ -39,6 +39,7 @@ struct HRTFTestCommand: ParsableCommand {
     @Flag(name: .customLong("plan"), help: "Print the trials (set, azimuth) as lines and exit: nothing plays.")
     var plan = false
 
+    @OptionGroup var listening: ListeningSetOptions
     @OptionGroup var server: ServerOptions
 
     /// Horizontal directions, the interaural axis left out (there front and back coincide).
@@ -80,11 +81,7 @@ struct HRTFTestCommand: ParsableCommand {
         let connection = try server.connect()
         defer { connection.close() }
         let rateHz = Double(connection.server.sampleRateHz)
-        let loaded = try paths.map { path in
-            do { return try HRTFLoader().load(path: path, sampleRateHz: rateHz).set } catch {
-                throw RuntimeError("\(path): \(error) (give an AES69 SOFA file)")
-            }
-        }
+        let loaded = try listening.load(paths, sampleRateHz: rateHz)
         var noise = WhiteNoise(seed: seed | 1)
         var scores = paths.map { _ in Score() }
         BurstRenderer.say("\(trials.count) bursts from \(paths.count) HRTF sets, in random order. After each, type where it came from: \(Self.answerFormat).")
@@ -143,13 +140,13 @@ struct HRTFTestCommand: ParsableCommand {
     struct Score {
         var trials = 0
         var confusions = 0
-        var lateralErrorSum = 0.0
-        var meanLateralErrorDegrees: Double { trials == 0 ? 0 : lateralErrorSum / Double(trials) }
+        var lateralErrorSumDegrees = 0.0
+        var meanLateralErrorDegrees: Double { trials == 0 ? 0 : lateralErrorSumDegrees / Double(trials) }
 
         mutating func add(truth: Double, answer: Double) {
             trials += 1
             if HRTFTestCommand.isFrontBackConfusion(truth: truth, answer: answer) { confusions += 1 }
-            lateralErrorSum += abs(HRTFTestCommand.lateralDegrees(answer) - HRTFTestCommand.lateralDegrees(truth))
+            lateralErrorSumDegrees += abs(HRTFTestCommand.lateralDegrees(answer) - HRTFTestCommand.lateralDegrees(truth))
         }
     }
 

@@ -33,7 +33,15 @@ final class AppCaptureBridge: AppCaptureConsumer, @unchecked Sendable {
         CapturedAppStreams.App(
             key: UInt64(stream.streamIndex), applicationName: stream.applicationName, binary: stream.binary,
             processID: stream.processID, windowID: stream.windowID, mediaRole: stream.mediaRole, eventID: stream.eventID,
-            layout: stream.isMono ? .mono : (try? ChannelLayout.parse(stream.channels.channelNames)) ?? .stereo)
+            layout: layout(of: stream))
+    }
+
+    /// The stream's channels as the engine places them; a map the engine does not know keeps
+    /// the count (the standard layout of that many), so the frames are still counted right.
+    static func layout(of stream: CapturedStreamIdentity) -> ChannelLayout {
+        if stream.isMono { return .mono }
+        if let layout = try? ChannelLayout.parse(stream.channels.channelNames) { return layout }
+        return ChannelLayout.standard(channelCount: stream.channels.channelCount) ?? .stereo
     }
 
     func captureDidRest(_ isResting: Bool) {

@@ -146,9 +146,36 @@ import Testing
         #expect(run.output == "A  +60°\nB  +60°\nA  −90°\nB  −90°\n", "\(run.output)")
         #expect(try Self.status(daemon).hrtf.path == SOFAFile.defaultPath)
         #expect(daemon.stop() == 0)
+        let cues = try Self.burstCues(daemon.wavPath)
+        #expect(cues.count == 4)
+        guard cues.count == 4 else { return }
+        print("hrtf compare, ITD/ILD per burst: " + cues.map { String(format: "%.0f µs %.1f dB", $0.itdMicroseconds,
+                                                                       $0.interauralLevelDifferenceDecibels) }.joined(separator: ", "))
+        // A is the sphere (the wider ITD at 60° left), B KEMAR; then both on the right.
+        #expect(cues[0].itdMicroseconds > cues[1].itdMicroseconds + 40)
+        #expect(cues[1].itdMicroseconds > 400 && cues[1].itdMicroseconds < 600)
+        #expect(cues[2].itdMicroseconds < -600 && cues[3].itdMicroseconds < -600)
+        #expect(abs(cues[2].itdMicroseconds - cues[3].itdMicroseconds) > 20
+                || abs(cues[2].interauralLevelDifferenceDecibels - cues[3].interauralLevelDifferenceDecibels) > 1)
 
-        // The four bursts: runs of 5 ms windows above −60 dBFS.
-        let out = try AudioFileReader.read(path: daemon.wavPath)
+        // The sets are prepared as the daemon's own: a wider head (--head-width-cm) widens the ITD.
+        let wide = try Daemon()
+        let wideRun = try CommandLineTests.runCLI(["hrtf", "compare", SOFAFile.defaultPath, SOFAFile.defaultPath, "--directions", "-90",
+                                                   "--seconds", "0.3", "--distance", "1.6", "--head-width-cm", "20",
+                                                   "--socket", wide.socketPath])
+        #expect(wideRun.status == 0, "\(wideRun.error)")
+        #expect(wide.stop() == 0)
+        let wideCues = try Self.burstCues(wide.wavPath)
+        print(String(format: "hrtf compare --head-width-cm 20, KEMAR at -90°: ITD %.0f µs (KEMAR as measured: %.0f µs)",
+                     wideCues.first?.itdMicroseconds ?? .nan, cues[3].itdMicroseconds))
+        #expect(wideCues.count == 2 && wideCues[0].itdMicroseconds < cues[3].itdMicroseconds * 1.15)
+        print(String(format: "HRTFSwitchDaemonTests compare: %.1f s", Date().timeIntervalSince(started)))
+    }
+
+    /// The cues of each burst in a recording: runs of 5 ms windows above −60 dBFS, measured past
+    /// their fades and tails.
+    static func burstCues(_ wavPath: String) throws -> [BinauralCues] {
+        let out = try AudioFileReader.read(path: wavPath)
         let left = out.channel(0), right = out.channel(1)
         let window = 240
         var bursts: [Range<Int>] = [], start: Int?
@@ -159,21 +186,10 @@ import Testing
             if loud, start == nil { start = w }
             if !loud, let s = start { bursts.append(s..<w); start = nil }
         }
-        #expect(bursts.count == 4, "\(bursts)")
-        guard bursts.count == 4 else { return }
-        let cues = bursts.map { b in
-            let body = (b.lowerBound + 1200)..<(b.upperBound - 2400)  // past the fades and the tail
-            return CueAnalysis.cues(left: Array(left[body]), right: Array(right[body]), sampleRateHz: Self.rateHz)
+        return bursts.map { b in
+            let body = (b.lowerBound + 1200)..<(b.upperBound - 2400)
+            return CueAnalysis.cues(left: Array(left[body]), right: Array(right[body]), sampleRateHz: rateHz)
         }
-        print("hrtf compare, ITD/ILD per burst: " + cues.map { String(format: "%.0f µs %.1f dB", $0.itdMicroseconds,
-                                                                       $0.interauralLevelDifferenceDecibels) }.joined(separator: ", "))
-        // A is the sphere (the wider ITD at 60° left), B KEMAR; then both on the right.
-        #expect(cues[0].itdMicroseconds > cues[1].itdMicroseconds + 40)
-        #expect(cues[1].itdMicroseconds > 400 && cues[1].itdMicroseconds < 600)
-        #expect(cues[2].itdMicroseconds < -600 && cues[3].itdMicroseconds < -600)
-        #expect(abs(cues[2].itdMicroseconds - cues[3].itdMicroseconds) > 20
-                || abs(cues[2].interauralLevelDifferenceDecibels - cues[3].interauralLevelDifferenceDecibels) > 1)
-        print(String(format: "HRTFSwitchDaemonTests compare: %.1f s", Date().timeIntervalSince(started)))
     }
 
     /// `hrtf test` with scripted answers: exact for the sphere (A), front/back mirrored for

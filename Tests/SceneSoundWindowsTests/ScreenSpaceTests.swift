@@ -164,12 +164,18 @@ import SceneSoundProtocol
     }
 
     /// KWin and GNOME Shell announce themselves by their names on the session bus, after the
-    /// variables of sway and Hyprland and before X11 (both run XWayland with a DISPLAY).
+    /// variables of sway and Hyprland and before X11 (both run XWayland with a DISPLAY), in a
+    /// Wayland session; on Xorg their windows are X11 windows.
     @Test func autoFindsKWinAndGNOMEShellOnTheSessionBus() {
-        let kwin = WindowBackendChoice.detect(environment: ["DISPLAY": ":1"]) { $0 == "org.kde.KWin" }
+        let wayland = ["DISPLAY": ":1", "WAYLAND_DISPLAY": "wayland-0"]
+        let kwin = WindowBackendChoice.detect(environment: wayland) { $0 == "org.kde.KWin" }
         #expect(kwin.choice == .kwin && kwin.reason == "org.kde.KWin is on the session bus")
-        #expect(WindowBackendChoice.detect(environment: ["DISPLAY": ":1"]) { $0 == "org.gnome.Shell" }.choice == .gnome)
+        #expect(WindowBackendChoice.detect(environment: wayland) { $0 == "org.gnome.Shell" }.choice == .gnome)
+        #expect(WindowBackendChoice.detect(environment: ["XDG_SESSION_TYPE": "wayland"]) { $0 == "org.gnome.Shell" }.choice == .gnome)
         #expect(WindowBackendChoice.detect(environment: ["SWAYSOCK": "/s"]) { _ in true }.choice == .sway)
-        #expect(WindowBackendChoice.detect(environment: ["DISPLAY": ":1"]) { $0 == "org.kde.plasmashell" }.choice == .x11)
+        #expect(WindowBackendChoice.detect(environment: wayland) { $0 == "org.kde.plasmashell" }.choice == .x11)
+        let xorg = WindowBackendChoice.detect(environment: ["DISPLAY": ":0", "XDG_SESSION_TYPE": "x11"]) { $0 == "org.gnome.Shell" }
+        #expect(xorg.choice == .x11 && xorg.reason == "DISPLAY is :0 (org.gnome.Shell is on the session bus, in an X11 session)")
+        #expect(WindowBackendChoice.detect(environment: ["DISPLAY": ":0"]) { $0 == "org.kde.KWin" }.choice == .x11)
     }
 }
