@@ -3,8 +3,15 @@
 // function pointers and its requests are variadic underneath: written in C.
 #include "wayland_outputs.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <string.h>
+#include <time.h>
 #include <wayland-client.h>
+
+// A compositor that stops answering must not hold the window source's thread (and the
+// daemon's exit, which joins it): each round trip waits this long at most.
+enum { roundtrip_timeout_ms = 2000 };
 
 struct reading {
     scenesound_wl_output *outputs;
@@ -82,6 +89,48 @@ static void on_global_remove(void *data, struct wl_registry *registry, uint32_t 
 
 static const struct wl_registry_listener registry_listener = { .global = on_global, .global_remove = on_global_remove };
 
+static void on_sync_done(void *data, struct wl_callback *callback, uint32_t serial) {
+    (void)serial;
+    *(int *)data = 1;
+    wl_callback_destroy(callback);
+}
+
+static const struct wl_callback_listener sync_listener = { .done = on_sync_done };
+
+static long now_ms(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return now.tv_sec * 1000L + now.tv_nsec / 1000000L;
+}
+
+// wl_display_roundtrip with a deadline: 0 once the compositor has answered, -1 on an error or
+// when it did not answer in time.
+static int roundtrip(struct wl_display *connection) {
+    int done = 0;
+    struct wl_callback *callback = wl_display_sync(connection);
+    if (!callback) return -1;
+    wl_callback_add_listener(callback, &sync_listener, &done);
+    long deadline = now_ms() + roundtrip_timeout_ms;
+    int failed = 0;
+    while (!done && !failed) {
+        if (wl_display_prepare_read(connection) != 0) {
+            failed = wl_display_dispatch_pending(connection) < 0;
+            continue;
+        }
+        long remaining = deadline - now_ms();
+        struct pollfd descriptor = { .fd = wl_display_get_fd(connection), .events = POLLIN };
+        int ready = wl_display_flush(connection) < 0 ? -1 : remaining > 0 ? poll(&descriptor, 1, (int)remaining) : 0;
+        if (ready <= 0) {
+            wl_display_cancel_read(connection);
+            failed = !(ready < 0 && errno == EINTR);
+            continue;
+        }
+        failed = wl_display_read_events(connection) < 0 || wl_display_dispatch_pending(connection) < 0;
+    }
+    if (!done) wl_callback_destroy(callback);
+    return done ? 0 : -1;
+}
+
 int scenesound_read_wayland_outputs(const char *display, scenesound_wl_output *outputs, int capacity) {
     struct wl_display *connection = wl_display_connect(display);
     if (!connection) return -1;
@@ -89,7 +138,7 @@ int scenesound_read_wayland_outputs(const char *display, scenesound_wl_output *o
     struct wl_registry *registry = wl_display_get_registry(connection);
     wl_registry_add_listener(registry, &registry_listener, &reading);
     // The globals, then the outputs' events (sent on bind, each ending with its "done").
-    int ok = wl_display_roundtrip(connection) >= 0 && wl_display_roundtrip(connection) >= 0;
+    int ok = roundtrip(connection) == 0 && roundtrip(connection) == 0;
     for (int i = 0; i < reading.count; i++) {
         if (wl_output_get_version(reading.proxies[i]) >= WL_OUTPUT_RELEASE_SINCE_VERSION) {
             wl_output_release(reading.proxies[i]);

@@ -65,4 +65,19 @@ import SceneSoundWindows
         #expect(monitors[0].widthMillimetres == 600 && monitors[0].heightMillimetres == 340 && monitors[0].physicalSizeSource == .waylandOutput)
         #expect(monitors[1].physicalSizeSource == .assumed96DPI)
     }
+
+    /// A compositor that accepts the connection and never answers holds the reading (the window
+    /// source's thread, and the daemon's exit that joins it) for one deadline, not for ever.
+    @Test func aCompositorThatNeverAnswersIsGivenUpOn() throws {
+        let path = "/tmp/sss-silent-wayland-\(getpid())"
+        unlink(path)
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener); unlink(path) }
+        try #require(withUnixSocketAddress(path) { bind(listener, $0, $1) } == 0 && listen(listener, 4) == 0)
+        let started = Date()
+        let outputs = WaylandOutputs.read(display: path)
+        let seconds = Date().timeIntervalSince(started)
+        print(String(format: "a silent compositor: given up after %.2f s", seconds))
+        #expect(outputs == nil && seconds >= 1.5 && seconds < 5)
+    }
 }
