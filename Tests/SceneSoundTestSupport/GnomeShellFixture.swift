@@ -173,7 +173,8 @@ public final class GnomeShellFixture {
             shell.kill()
             throw ToolFailure(command: "gnome-shell (running \(shell.isRunning))", status: 1, output: String(log.suffix(3000)))
         }
-        print("gnome-shell \(Self.shellMajorVersion)\(DesktopRoot.path.map { " from " + $0 } ?? "") \(shellStarts) answered after \(Int(Date().timeIntervalSince(started) * 1000)) ms")
+        if let root = DesktopRoot.path { print("GnomeShellFixture: from \(root): GNOME Shell \(Self.shellMajorVersion)") }
+        print("gnome-shell \(shellStarts) answered after \(Int(Date().timeIntervalSince(started) * 1000)) ms")
     }
 
     /// gnome-shell gone, as when it crashes (its Wayland clients lose their connection with it).

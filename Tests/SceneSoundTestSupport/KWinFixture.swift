@@ -156,15 +156,16 @@ public final class KWinFixture {
 
     /// A script's statements that put `c` on virtual desktop `number` (from 1), making it exist:
     /// 5.27 numbers desktops (`workspace.desktops` a count, `c.desktop` a number), 6 lists them
-    /// (`workspace.desktops` objects, `c.desktops` a list of them, `createDesktop`).
+    /// (`workspace.desktops` objects, `c.desktops` a list of them, `createDesktop`; 5.27 has a
+    /// `createDesktop` too, so the type of `workspace.desktops` tells them apart).
     public static func toDesktopScript(_ number: Int) -> String {
         """
-        if (typeof workspace.createDesktop === "function") {
-            while (workspace.desktops.length < \(number)) workspace.createDesktop(workspace.desktops.length, "Desktop " + (workspace.desktops.length + 1));
-            c.desktops = [workspace.desktops[\(number - 1)]];
-        } else {
+        if (typeof workspace.desktops === "number") {
             if (workspace.desktops < \(number)) workspace.desktops = \(number);
             c.desktop = \(number);
+        } else {
+            while (workspace.desktops.length < \(number)) workspace.createDesktop(workspace.desktops.length, "Desktop " + (workspace.desktops.length + 1));
+            c.desktops = [workspace.desktops[\(number - 1)]];
         }
         """
     }

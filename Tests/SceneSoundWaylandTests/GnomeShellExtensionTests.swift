@@ -26,7 +26,12 @@ import SceneSoundTestSupport
         let uuid = GnomeShellFixture.extensionUUID
         let signals = try gnome.monitorSignals()
         let mpv = try gnome.openMPV(["--idle=yes", "--ao=null", "--geometry=400x300", "--title=scenesound-test"])
-        let window = try gnome.waitForWindow(pid: mpv.pid)
+        var window = try gnome.waitForWindow(pid: mpv.pid)
+        // Shell 48 has mpv's window sized before it has its title (43 has both at once): each change is signalled.
+        try waitUntil(timeoutSeconds: 5, "the title") {
+            window = try gnome.window(pid: mpv.pid) ?? window
+            return window["title"] as? String == "scenesound-test"
+        }
         #expect(window["appId"] as? String == "mpv" && window["wmClass"] as? String == "mpv")
         #expect(window["title"] as? String == "scenesound-test")
         #expect(window["clientType"] as? String == "wayland" && window["x11WindowId"] is NSNull)
