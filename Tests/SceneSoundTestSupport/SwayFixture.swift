@@ -37,7 +37,8 @@ public final class SwayFixture {
         socketPath = ""
         socketPath = try waitForSocket()
         if let root = DesktopRoot.path {
-            print("SwayFixture: from \(root): \((try? swaymsg(["-t", "get_version"]))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?")")
+            let version = (try? swaymsg(["-t", "get_version"])).flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            print("SwayFixture: from \(root): sway \(version?["human_readable"] as? String ?? "?")")
         }
     }
 
