@@ -109,11 +109,11 @@ import SceneSoundTestSupport
         let restoredLevel = try WindowSceneTests.level(daemon)
 
         // On another virtual desktop: muffled too; back: as before.
-        try kwin.withWindow(pid: mpv.pid, "workspace.desktops = 2; c.desktop = 2;")
+        try kwin.withWindow(pid: mpv.pid, KWinFixture.toDesktopScript(2))
         try waitUntil(timeoutSeconds: 5, "on desktop 2") { try Self.scene(client, scene)?.state == "onOtherDesktop" }
         _ = try WindowSceneTests.cues(playing: scene, daemon: daemon, client: client)
         let otherDesktopLevel = try WindowSceneTests.level(daemon)
-        try kwin.withWindow(pid: mpv.pid, "c.desktop = 1;")
+        try kwin.withWindow(pid: mpv.pid, KWinFixture.toDesktopScript(1))
         try waitUntil(timeoutSeconds: 5, "back on desktop 1") { try Self.scene(client, scene)?.state == "visible" }
         print("KWin: window level visible \(leftLevel) dB, minimized \(minimizedLevel) dB, restored \(restoredLevel) dB, other desktop \(otherDesktopLevel) dB")
         #expect(minimizedLevel < leftLevel - 10)

@@ -10,7 +10,9 @@ import Foundation
 /// under the fixture's `XDG_CONFIG_HOME` (no dconf-service to activate), and `HOME` and the XDG
 /// directories are the fixture's own. Windows are moved and minimized through
 /// `org.gnome.Shell.Eval`, which 43 runs only in unsafe mode and has no `--unsafe-mode` option
-/// for: a test-only extension written here turns it on.
+/// for: a test-only extension written here turns it on. gnome-shell and mpv come from
+/// `DesktopRoot` (a newer Debian's, when checking by hand: GNOME 45 and later get the ES module
+/// variants of both extensions).
 public final class GnomeShellFixture {
     public static let extensionUUID = "scenesound-windows@scenesound.org"
     public static let objectPath = "/org/scenesound/Windows"
@@ -25,6 +27,13 @@ public final class GnomeShellFixture {
     private var buses: [ChildProcess] = []
     private var others: [ChildProcess] = []
     private var shellStarts = 0
+    /// GNOME Shell's major version (43, 48, …), from `gnome-shell --version`.
+    public static let shellMajorVersion: Int = {
+        let version = (try? DesktopRoot.run("/usr/bin/gnome-shell", ["--version"])) ?? ""
+        return Int(version.split(separator: " ").last?.split(separator: ".").first ?? "") ?? 43
+    }()
+    /// The extension's variant for that Shell: "43" (legacy scripts) or "45" (ES modules).
+    public static var extensionVariant: String { shellMajorVersion >= 45 ? "45" : "43" }
 
     /// `enableExtension`: SceneSound's extension enabled (it is always installed); without it
     /// the Shell runs as on a desktop where the user has not enabled it.
@@ -104,17 +113,17 @@ public final class GnomeShellFixture {
         return bus
     }
 
-    /// SceneSound's extension as `make install` installs it (43 variant), and the test-only one.
+    /// SceneSound's extension as `make install` installs it (the Shell's variant), and the test-only one.
     private func installExtensions() throws {
         let extensions = directory + "/data/gnome-shell/extensions"
-        try Self.installExtension(into: extensions, variant: "43")
+        try Self.installExtension(into: extensions, variant: Self.extensionVariant)
         let unsafeMode = extensions + "/" + Self.unsafeModeUUID
         try FileManager.default.createDirectory(atPath: unsafeMode, withIntermediateDirectories: true)
         try """
         {"uuid": "\(Self.unsafeModeUUID)", "name": "SceneSound test: unsafe mode",
-         "description": "Test only: lets org.gnome.Shell.Eval run the tests' scripts.", "shell-version": ["43", "44"]}
+         "description": "Test only: lets org.gnome.Shell.Eval run the tests' scripts.", "shell-version": ["\(Self.shellMajorVersion)"]}
         """.write(toFile: unsafeMode + "/metadata.json", atomically: true, encoding: .utf8)
-        try """
+        let legacy = """
         'use strict';
         function init() {
             return {
@@ -122,7 +131,15 @@ public final class GnomeShellFixture {
                 disable() { global.context.unsafe_mode = false; },
             };
         }
-        """.write(toFile: unsafeMode + "/extension.js", atomically: true, encoding: .utf8)
+        """
+        let module = """
+        import {Extension} from 'resource:///org/gnome/shell/extensions/extension.js';
+        export default class extends Extension {
+            enable() { global.context.unsafe_mode = true; }
+            disable() { global.context.unsafe_mode = false; }
+        }
+        """
+        try (Self.extensionVariant == "43" ? legacy : module).write(toFile: unsafeMode + "/extension.js", atomically: true, encoding: .utf8)
     }
 
     /// SceneSound's extension as `make install` installs it, in `variant` ("43" or "45").
@@ -141,7 +158,7 @@ public final class GnomeShellFixture {
     private func startShell(expectingExtension: Bool) throws {
         shellStarts += 1
         let started = Date()
-        let shell = try ChildProcess("/usr/bin/gnome-shell", ["--headless", "--wayland", "--no-x11", "--virtual-monitor", "1920x1080",
+        let shell = try DesktopRoot.start("/usr/bin/gnome-shell", ["--headless", "--wayland", "--no-x11", "--virtual-monitor", "1920x1080",
                                                           "--wayland-display", waylandDisplay],
                                  display: nil, outputPath: shellLogPath, errorPath: shellLogPath + ".err", environment: environment)
         self.shell = shell
@@ -156,6 +173,7 @@ public final class GnomeShellFixture {
             shell.kill()
             throw ToolFailure(command: "gnome-shell (running \(shell.isRunning))", status: 1, output: String(log.suffix(3000)))
         }
+        if let root = DesktopRoot.path { print("GnomeShellFixture: from \(root): GNOME Shell \(Self.shellMajorVersion)") }
         print("gnome-shell \(shellStarts) answered after \(Int(Date().timeIntervalSince(started) * 1000)) ms")
     }
 
@@ -245,8 +263,8 @@ public final class GnomeShellFixture {
 
     /// mpv with a native Wayland window (wl_shm, no GPU), idle or playing `arguments`' file.
     public func openMPV(_ arguments: [String] = ["--idle=yes", "--ao=null"], environment extra: [String: String] = [:]) throws -> ChildProcess {
-        let mpv = try ChildProcess("/usr/bin/mpv", ["--no-config", "--vo=wlshm", "--force-window=yes", "--really-quiet"] + arguments,
-                                   display: nil, environment: clientEnvironment.merging(extra) { $1 })
+        let mpv = try DesktopRoot.start("/usr/bin/mpv", ["--no-config", "--vo=wlshm", "--force-window=yes", "--really-quiet"] + arguments,
+                                        display: nil, environment: clientEnvironment.merging(extra) { $1 })
         others.append(mpv)
         return mpv
     }

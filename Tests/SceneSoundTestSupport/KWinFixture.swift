@@ -6,7 +6,9 @@ import Foundation
 /// ("Operation not permitted"): a copy of it, without the capability, runs. Windows are moved
 /// and minimized by KWin scripts of the test's own (`runScript`), as a user's drag would move
 /// them; what KWin says about a window comes back through a script's `print`, read from KWin's
-/// log. Everything is stopped by PID (`stopAll()` in the test's `defer`).
+/// log. Everything is stopped by PID (`stopAll()` in the test's `defer`). KWin and mpv come from
+/// `DesktopRoot` (a newer Debian's, when checking by hand: Plasma 6, whose scripting API the
+/// fixture's own scripts follow too).
 public final class KWinFixture {
     public let directory: String
     public let runtimeDirectory: String
@@ -16,6 +18,9 @@ public final class KWinFixture {
     private let binary: String
     private var windows: [ChildProcess] = []
     private var scriptCount = 0
+    /// KWin's major version (5 or 6), from its support information (`kwin_wayland --version`
+    /// aborts without a display).
+    public private(set) var majorVersion = 5
 
     public init() throws {
         var template = Array("/tmp/sss-kwin-XXXXXX".utf8CString)
@@ -26,23 +31,32 @@ public final class KWinFixture {
                                                 attributes: [.posixPermissions: 0o700])
         try FileManager.default.createDirectory(atPath: directory + "/home", withIntermediateDirectories: true)
         binary = directory + "/kwin_wayland"
-        try FileManager.default.copyItem(atPath: "/usr/bin/kwin_wayland", toPath: binary)
+        try FileManager.default.copyItem(atPath: DesktopRoot.hostPath("/usr/bin/kwin_wayland"), toPath: binary)
         bus = try PrivateSessionBus()
         kwin = try Self.start(binary: binary, directory: directory, runtimeDirectory: runtimeDirectory,
                               display: waylandDisplay, bus: bus, logIndex: 0)
         try waitUntilReady()
+        // "KWin version: 6.3.6"
+        let information = try dbusSend(["--dest=org.kde.KWin", "/KWin", "org.kde.KWin.supportInformation"])
+        if let range = information.range(of: "KWin version: "),
+           let major = Int(information[range.upperBound...].prefix { $0.isNumber }) {
+            majorVersion = major
+        }
+        if let root = DesktopRoot.path, let range = information.range(of: "KWin version: ") {
+            print("KWinFixture: from \(root): \(information[range.lowerBound...].prefix { $0 != "\n" })")
+        }
     }
 
     deinit { stopAll() }
 
     private static func start(binary: String, directory: String, runtimeDirectory: String, display: String,
                               bus: PrivateSessionBus, logIndex: Int) throws -> ChildProcess {
-        try ChildProcess(binary, ["--virtual", "--no-lockscreen", "--no-global-shortcuts", "--width", "1920", "--height", "1080",
+        try DesktopRoot.start(binary, ["--virtual", "--no-lockscreen", "--no-global-shortcuts", "--width", "1920", "--height", "1080",
                                   "--socket", display],
                          display: nil, errorPath: directory + "/kwin-\(logIndex).log",
                          environment: ["XDG_RUNTIME_DIR": runtimeDirectory, "DBUS_SESSION_BUS_ADDRESS": bus.address,
                                        "KWIN_COMPOSE": "Q", "HOME": directory + "/home", "XDG_CONFIG_HOME": directory + "/home/.config",
-                                       "QT_LOGGING_RULES": "js.debug=true"])
+                                       "QT_LOGGING_RULES": "js.debug=true;kwin_scripting.debug=true"])
     }
 
     private var logIndex = 0
@@ -94,8 +108,8 @@ public final class KWinFixture {
 
     /// mpv with a native Wayland window (wl_shm, no GPU).
     public func openMPV(_ arguments: [String] = ["--idle=yes", "--ao=null"], environment: [String: String] = [:]) throws -> ChildProcess {
-        let mpv = try ChildProcess("/usr/bin/mpv", ["--no-config", "--vo=wlshm", "--force-window=yes", "--really-quiet"] + arguments,
-                                   display: nil, environment: clientEnvironment.merging(environment) { $1 })
+        let mpv = try DesktopRoot.start("/usr/bin/mpv", ["--no-config", "--vo=wlshm", "--force-window=yes", "--really-quiet"] + arguments,
+                                        display: nil, environment: clientEnvironment.merging(environment) { $1 })
         windows.append(mpv)
         return mpv
     }
@@ -105,7 +119,8 @@ public final class KWinFixture {
         try runTool("/usr/bin/dbus-send", ["--bus=\(bus.address)", "--print-reply", "--type=method_call"] + arguments, display: nil)
     }
 
-    /// Loads and runs a KWin script of the test's own (JavaScript, 5.27's API: `run` on `/<id>`),
+    /// Loads and runs a KWin script of the test's own (JavaScript; `run` on `/<id>` in 5.27,
+    /// `/Scripting/Script<id>` in 6; `windowList` below lists the windows in either),
     /// then unloads it at once: 5.27 numbers a new script by how many are loaded, so a script
     /// left loaded while another is unloaded would share its number (and its object path) with
     /// the next one. Returns the moment just before `run` was sent.
@@ -129,17 +144,36 @@ public final class KWinFixture {
         guard let id = reply.split(whereSeparator: \.isWhitespace).last.flatMap({ Int($0) }), id >= 0 else {
             throw ToolFailure(command: "loadScript \(path)", status: 1, output: reply)
         }
-        return (name, "/\(id)")
+        return (name, majorVersion >= 6 ? "/Scripting/Script\(id)" : "/\(id)")
     }
 
     public func unloadScript(_ name: String) throws {
         try dbusSend(["--dest=org.kde.KWin", "/Scripting", "org.kde.kwin.Scripting.unloadScript", "string:\(name)"])
     }
 
+    /// A script's expression for every window, in 5.27's API and in 6's.
+    public static let windowList = "(typeof workspace.windowList === \"function\" ? workspace.windowList() : workspace.clientList())"
+
+    /// A script's statements that put `c` on virtual desktop `number` (from 1), making it exist:
+    /// 5.27 numbers desktops (`workspace.desktops` a count, `c.desktop` a number), 6 lists them
+    /// (`workspace.desktops` objects, `c.desktops` a list of them, `createDesktop`; 5.27 has a
+    /// `createDesktop` too, so the type of `workspace.desktops` tells them apart).
+    public static func toDesktopScript(_ number: Int) -> String {
+        """
+        if (typeof workspace.desktops === "number") {
+            if (workspace.desktops < \(number)) workspace.desktops = \(number);
+            c.desktop = \(number);
+        } else {
+            while (workspace.desktops.length < \(number)) workspace.createDesktop(workspace.desktops.length, "Desktop " + (workspace.desktops.length + 1));
+            c.desktops = [workspace.desktops[\(number - 1)]];
+        }
+        """
+    }
+
     /// The script body that moves process `pid`'s window (its frame) to (x, y), size kept.
     public static func moveScript(pid: pid_t, xPixels: Int, yPixels: Int) -> String {
         """
-        workspace.clientList().forEach(function (c) {
+        \(Self.windowList).forEach(function (c) {
             if (c.pid === \(pid) && c.normalWindow) {
                 c.frameGeometry = { x: \(xPixels), y: \(yPixels), width: c.frameGeometry.width, height: c.frameGeometry.height };
             }
@@ -159,7 +193,7 @@ public final class KWinFixture {
         let token = "SSS-WINDOW-\(scriptCount + 1)"
         try runScript("""
             var found = null;
-            workspace.clientList().forEach(function (c) {
+            \(Self.windowList).forEach(function (c) {
                 if (c.pid === \(pid) && c.normalWindow) {
                     var g = c.frameGeometry;
                     found = { id: String(c.internalId).replace(/[{}]/g, ""), rect: [g.x, g.y, g.width, g.height], minimized: c.minimized };
@@ -193,7 +227,7 @@ public final class KWinFixture {
     @discardableResult
     public func withWindow(pid: pid_t, _ body: String) throws -> Date {
         try runScript("""
-            workspace.clientList().forEach(function (c) {
+            \(Self.windowList).forEach(function (c) {
                 if (c.pid === \(pid) && c.normalWindow) { \(body) }
             });
             """)

@@ -5,6 +5,10 @@ import Foundation
 /// (exec keeps its pid and its connection) with a Wayland window, so the daemon can find the
 /// stream's window only by the client's pid.
 public func startProtocolClientBecomingMPV(socketPath: String, environment: [String: String]) throws -> ChildProcess {
+    // mpv from DesktopRoot: chroot(1) execs it in turn, keeping the pid and the open socket.
+    let (mpvExecutable, mpvArguments) = DesktopRoot.command("/usr/bin/mpv", ["--no-config", "--vo=wlshm", "--force-window=yes", "--really-quiet",
+                                                                            "--idle=yes", "--ao=null", "--geometry=400x300"])
+    let argv = ([mpvExecutable == "/usr/bin/mpv" ? "mpv" : mpvExecutable] + mpvArguments).map { "'\($0)'" }.joined(separator: ", ")
     let examples = PrivateSoundServer.repositoryRoot().appendingPathComponent("examples/python").path
     let script = """
         import os, sys
@@ -13,8 +17,7 @@ public func startProtocolClientBecomingMPV(socketPath: String, environment: [Str
         client = Client(path='\(socketPath)', name='window-test')
         client.open_stream(channels=1)
         os.set_inheritable(client.sock.fileno(), True)
-        os.execv('/usr/bin/mpv', ['mpv', '--no-config', '--vo=wlshm', '--force-window=yes', '--really-quiet',
-                                  '--idle=yes', '--ao=null', '--geometry=400x300'])
+        os.execv('\(mpvExecutable)', [\(argv)])
         """
     return try ChildProcess("/usr/bin/python3", ["-c", script], display: nil, environment: environment)
 }

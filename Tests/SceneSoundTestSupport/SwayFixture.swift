@@ -4,7 +4,8 @@ import Foundation
 /// renderer: no GPU, no input devices), with the native Wayland windows the test opens.
 /// sway 1.7 refuses to run as root ("Unable to drop root"), so it runs as `nobody` with a
 /// runtime directory that user owns; root's clients connect to its socket all the same.
-/// Everything is stopped by PID (`stopAll()` in the test's `defer`).
+/// Everything is stopped by PID (`stopAll()` in the test's `defer`). sway, swaymsg and mpv come
+/// from `DesktopRoot` (a newer Debian's, when checking by hand).
 public final class SwayFixture {
     public let runtimeDirectory: String
     /// The Wayland socket's name in the runtime directory, as sway picked it.
@@ -35,13 +36,17 @@ public final class SwayFixture {
         sway = try Self.startSway(runtimeDirectory: runtimeDirectory, configPath: configPath, logPath: logPath)
         socketPath = ""
         socketPath = try waitForSocket()
+        if let root = DesktopRoot.path {
+            let version = (try? swaymsg(["-t", "get_version"])).flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            print("SwayFixture: from \(root): sway \(version?["human_readable"] as? String ?? "?")")
+        }
     }
 
     deinit { stopAll() }
 
     private static func startSway(runtimeDirectory: String, configPath: String, logPath: String) throws -> ChildProcess {
-        try ChildProcess("/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "/usr/bin/sway", "-c", configPath],
-                         display: nil, errorPath: logPath,
+        try DesktopRoot.start("/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "/usr/bin/sway", "-c", configPath],
+                              display: nil, errorPath: logPath,
                          environment: ["XDG_RUNTIME_DIR": runtimeDirectory, "WLR_BACKENDS": "headless", "WLR_LIBINPUT_NO_DEVICES": "1",
                                        "WLR_RENDERER": "pixman", "HOME": "/nonexistent"])
     }
@@ -96,8 +101,8 @@ public final class SwayFixture {
     /// mpv with a native Wayland window (wl_shm, no GPU), idle or playing `arguments`' file; it
     /// floats (the config), so it moves with `move(pid:…)`.
     public func openMPV(_ arguments: [String] = ["--idle=yes", "--ao=null"], environment: [String: String] = [:]) throws -> ChildProcess {
-        let mpv = try ChildProcess("/usr/bin/mpv", ["--no-config", "--vo=wlshm", "--force-window=yes", "--really-quiet"] + arguments,
-                                   display: nil, environment: clientEnvironment.merging(environment) { $1 })
+        let mpv = try DesktopRoot.start("/usr/bin/mpv", ["--no-config", "--vo=wlshm", "--force-window=yes", "--really-quiet"] + arguments,
+                                        display: nil, environment: clientEnvironment.merging(environment) { $1 })
         windows.append(mpv)
         return mpv
     }
@@ -107,7 +112,7 @@ public final class SwayFixture {
     }
 
     private func swaymsg(socket: String, _ arguments: [String]) throws -> String {
-        try runTool("/usr/bin/swaymsg", ["-s", socket] + arguments, display: nil)
+        try DesktopRoot.run("/usr/bin/swaymsg", ["-s", socket] + arguments)
     }
 
     /// Runs a sway command on the views of process `pid`.
