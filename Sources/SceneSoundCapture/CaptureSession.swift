@@ -239,8 +239,7 @@ final class CaptureSession {
             pacer = MonitorRecorder(
                 context: context, streamIndex: nil, monitorSourceName: sink.name + ".monitor", rateHz: configuration.rateHz,
                 fragmentSeconds: configuration.fragmentSeconds, streamName: "SceneSound capture pacer", channels: .stereo,
-                inhibitsSuspend: serverIsPipeWire, isPassive: serverIsPipeWire, deliver: { [onsets] in onsets.mixDidArrive($0) },
-                delegate: self)
+                inhibitsSuspend: serverIsPipeWire, deliver: { [onsets] in onsets.mixDidArrive($0) }, delegate: self)
             // Ours becomes the default sink, so that a new stream starts there: taken over
             // before its first sample plays rather than moved after it was heard dry.
             whenRecordingContextsSettle { [weak self] in
@@ -782,9 +781,12 @@ final class CaptureSession {
     /// created on it, before the stream is rendered, so the mix has its first sample as when
     /// awake (suspending it by our own hand instead, the sink resumed before its monitor when
     /// we lifted it, and a block of the stream's start, 120 frames, was missing from every
-    /// recording in 2 plays of 3). On PipeWire every recording is passive (`node.passive`): it
-    /// never keeps a node running, stays linked while the sink suspends, and has the first
-    /// sample of whatever starts or resumes on it, without a wake first.
+    /// recording in 2 plays of 3). On PipeWire the mix's recording is corked (pipewire-pulse
+    /// 0.3.65), and resumes on the stream's first event, before WirePlumber has linked it;
+    /// each app's recording is passive (`node.passive`): it never keeps the app's node
+    /// running, stays linked while the sink suspends under a paused app, and has the app's
+    /// first sample when it resumes, without a wake first. (A passive mix recording, never
+    /// corked, cost event sounds on an idle sink their first quantum in ShortSoundTests.)
     private func rest() {
         guard phase == .capturing, !isResting else { return }
         isResting = true
@@ -793,13 +795,15 @@ final class CaptureSession {
             self.heartbeatTimer = nil
         }
         if let guardLink, !guardLink.rest() { return fail("the capture guard (pid \(guardLink.pid)) is gone") }
+        if serverIsPipeWire { pacer?.setCorked(true) }
         consumer.captureDidRest(true)
     }
 
-    /// Something may play: the heartbeat and route checks again.
+    /// Something may play: the mix's recording first, then the heartbeat and route checks.
     private func wake() {
         guard isResting, phase == .capturing else { return }
         isResting = false
+        if serverIsPipeWire { pacer?.setCorked(false) }
         beat()
         startRouteChecks()
         consumer.captureDidRest(false)

@@ -125,6 +125,13 @@ final class MonitorRecorder: StreamRecorder {
         }
     }
 
+    /// Pauses the recording (a corked record stream does not keep its source running, so the
+    /// sink can suspend) or resumes it.
+    func setCorked(_ corked: Bool) {
+        guard !isClosed, PA_STREAM_IS_GOOD(pa_stream_get_state(stream)) != 0 else { return }
+        if let operation = pa_stream_cork(stream, corked ? 1 : 0, nil, nil) { pa_operation_unref(operation) }
+    }
+
     private func stateChanged() {
         let state = pa_stream_get_state(stream)
         if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED {

@@ -42,7 +42,11 @@ import Testing
         return (count, offset)
     }
 
-    @Test(arguments: [PrivateSoundServer.Kind.pipeWire])
+    /// On PulseAudio the block its suspended sink renders before the monitor has resumed: one
+    /// fragment of the capture's recordings (10 ms here, the fixture's fragment).
+    static let pulseAudioBlockFrames = 480
+
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
     func aPausedAppLetsTheSinkSuspendAndIsCapturedFromItsFirstSampleWhenItResumes(kind: PrivateSoundServer.Kind) throws {
         let fixture = try CaptureOnServerTests.Fixture(kind, restAfterSeconds: 0.5)
         if kind == .pulseAudio { _ = try fixture.server.pactl(["load-module", "module-suspend-on-idle", "timeout=1"]) }
@@ -71,17 +75,24 @@ import Testing
         #expect(consumer.wait(timeoutSeconds: 10) { $0.framesWhileLocked(stream.streamIndex) >= framesAtResume + 48_000 })
         #expect(consumer.endedStreams.isEmpty, "\(kind): the app's capture ended")
         let captured = ShortSoundTests.withoutGaps(consumer.audio(of: stream.streamIndex))
-        // From past the stream's onset (what ShortSoundTests measures) to the end: one run of
-        // the file, with nothing of it missing where the pause was.
-        let onsetFrames = 2_048
-        let contiguous = Self.contiguousFrames(captured, source: source, from: onsetFrames)
-        print("\(kind) paused app: the capture rested, our sink \(try ourSinkState() ?? "?") after resuming; \(beforePause) frames before the pause, \(captured.count / 2) in all; the file sample for sample over \(contiguous) frames from frame \(onsetFrames)")
-        if contiguous < captured.count / 2 - onsetFrames - 16 {
-            let first = Self.run(captured, source: source, from: onsetFrames)
-            let next = Self.run(captured, source: source, from: onsetFrames + contiguous + 1)
-            print("\(kind) paused app: the run from captured frame \(onsetFrames) is file frame \(first.sourceFrame) on; from captured frame \(onsetFrames + contiguous + 1) it is file frame \(next.sourceFrame) on for \(next.frames) frames (\(next.sourceFrame - first.sourceFrame - contiguous - 1) file frames skipped)")
+        // From 0.1 s before the pause to 0.5 s after it: the file, sample for sample, with
+        // nothing of it missing where the pause was, or on PulseAudio one block (its suspended
+        // sink resumes before its monitor, see docs/CAPTURE.md). Only around the pause: on a
+        // loaded machine the app may run dry elsewhere, and PulseAudio then skips what it
+        // wrote late, whoever records it.
+        let windowStart = max(2_048, beforePause - 4_800), windowEnd = min(captured.count / 2, beforePause + 24_000)
+        let first = Self.run(captured, source: source, from: windowStart)
+        var skippedFrames = 0, breakFrame: Int?
+        if windowStart + first.frames < windowEnd {
+            breakFrame = windowStart + first.frames
+            let next = Self.run(captured, source: source, from: windowStart + first.frames)
+            skippedFrames = next.sourceFrame - (first.sourceFrame + first.frames)
+            #expect(windowStart + first.frames + next.frames >= windowEnd,
+                    "\(kind): after a break at captured frame \(windowStart + first.frames), the capture is the file for \(next.frames) frames only")
         }
-        #expect(contiguous >= captured.count / 2 - onsetFrames - 16,
-                "\(kind): the capture is the file for \(contiguous) frames only, the pause at frame \(beforePause) of \(captured.count / 2)")
+        print("\(kind) paused app: the capture rested and our sink SUSPENDED under the paused app; \(beforePause) frames captured before the pause; resumed \(breakFrame.map { "with \(skippedFrames) frames of the file missing at captured frame \($0)" } ?? "with nothing missing")")
+        let allowedFrames = kind == .pulseAudio ? Self.pulseAudioBlockFrames : 0
+        #expect(skippedFrames >= 0 && skippedFrames <= allowedFrames,
+                "\(kind): \(skippedFrames) frames of the file missing after the pause (at captured frame \(breakFrame ?? -1); \(beforePause) before the pause), \(allowedFrames) allowed")
     }
 }
