@@ -33,6 +33,8 @@ struct ss_pw_capture {
 	int was_linked;
 	int has_ended;
 	uint32_t channels;
+	/* Frames delivered so far: written on the data thread, read on the capture's. */
+	uint64_t frames_delivered;
 };
 
 static void on_core_error(void *data, uint32_t id, int seq, int res, const char *message)
@@ -153,8 +155,10 @@ static void on_process(void *data)
 			uint32_t offset = SPA_MIN(d->chunk->offset, d->maxsize);
 			uint32_t size = SPA_MIN(d->chunk->size, d->maxsize - offset);
 			uint32_t frames = size / (capture->channels * sizeof(float));
-			if (frames > 0 && !capture->has_ended)
+			if (frames > 0 && !capture->has_ended) {
 				capture->audio(capture->userdata, SPA_PTROFF(d->data, offset, const float), frames);
+				__atomic_fetch_add(&capture->frames_delivered, frames, __ATOMIC_RELAXED);
+			}
 		}
 		pw_stream_queue_buffer(capture->stream, buffer);
 	}
@@ -209,6 +213,10 @@ ss_pw_capture *ss_pw_capture_new(ss_pw_connection *connection, const char *name,
 			PW_KEY_NODE_RATE, rate,
 			/* Stereo: FL and FR copied, the sink's other six dropped rather than folded in. */
 			PW_KEY_STREAM_DONT_REMIX, channels == 2 ? "true" : "false",
+			/* Passive: its link (WirePlumber makes it passive for a passive node) does not
+			 * keep the app's node and our sink running, so an app that pauses lets the sink
+			 * suspend; the link stays, and the app's first sample after it resumes is here. */
+			PW_KEY_NODE_PASSIVE, "true",
 			NULL);
 
 	pw_loop_enter(connection->loop);
@@ -240,6 +248,11 @@ ss_pw_capture *ss_pw_capture_new(ss_pw_connection *connection, const char *name,
 		return NULL;
 	}
 	return capture;
+}
+
+uint64_t ss_pw_capture_frames(const ss_pw_capture *capture)
+{
+	return __atomic_load_n(&capture->frames_delivered, __ATOMIC_RELAXED);
 }
 
 void ss_pw_capture_free(ss_pw_capture *capture)

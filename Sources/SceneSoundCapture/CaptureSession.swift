@@ -79,6 +79,8 @@ final class CaptureSession {
     private var isResting = false
     /// Streams on our sink that are not corked, as last reported.
     private var playingInputs: Set<UInt32> = []
+    /// On pipewire-pulse: which streams reported corked are really paused.
+    private var pauses = PauseConfirmation()
     /// Counts the times the capture woke or went quiet: a rest timer of an older count is stale.
     private var restGeneration = 0
     private var routeChecksRunning = false
@@ -603,7 +605,7 @@ final class CaptureSession {
                 return MonitorRecorder(
                     context: recordingContext, streamIndex: index, monitorSourceName: sinkName + ".monitor",
                     rateHz: configuration.rateHz, fragmentSeconds: configuration.fragmentSeconds, streamName: name,
-                    channels: channels, deliver: deliver, delegate: self)
+                    channels: channels, isPassive: true, deliver: deliver, delegate: self)
             }
             if let pipeWire {
                 onsets.forget(index)
@@ -617,7 +619,7 @@ final class CaptureSession {
         return MonitorRecorder(
             context: context, streamIndex: index, monitorSourceName: sinkName + ".monitor", rateHz: configuration.rateHz,
             fragmentSeconds: configuration.fragmentSeconds, streamName: name, channels: channels,
-            inhibitsSuspend: serverIsPipeWire, deliver: deliver, delegate: self)
+            inhibitsSuspend: serverIsPipeWire, isPassive: serverIsPipeWire, deliver: deliver, delegate: self)
     }
 
     /// Stops capturing a stream without touching where it plays.
@@ -642,6 +644,7 @@ final class CaptureSession {
 
     private func streamEnded(_ index: UInt32) {
         if playingInputs.remove(index) != nil { inputsChanged() }
+        pauses.forget(index)
         release(index)
         onsets.forget(index)
         leftAlone.remove(index)
@@ -775,12 +778,35 @@ final class CaptureSession {
         // (pipewire-pulse reports the old sink for a moment), is ours.
         let tracked = streams[facts.index]
         let arriving = tracked.map { $0.isMoving || $0.isStillArriving(on: facts.sinkIndex) } ?? false
-        // On pipewire-pulse a stream's `corked` is not to be trusted (with 32 apps playing the
-        // capture rested under them and they ran dry for 70-300 ms, CaptureScaleTests): there
-        // any stream on our sink keeps the capture awake, a paused one too.
-        let playing = (facts.sinkIndex == captureSinkIndex || arriving) && (serverIsPipeWire || !facts.isCorked)
+        let playing = (facts.sinkIndex == captureSinkIndex || arriving) && !isPaused(facts)
         let changed = playing ? playingInputs.insert(facts.index).inserted : playingInputs.remove(facts.index) != nil
         if changed { inputsChanged() }
+    }
+
+    /// Whether a stream on our sink is paused by its app. On pipewire-pulse `corked` only
+    /// says its node is not running (a stream being linked or moved reads corked too): there
+    /// it is paused once `PauseConfirmation` has seen it stay corked with no frame recorded.
+    private func isPaused(_ facts: SinkInputFacts) -> Bool {
+        guard serverIsPipeWire else { return facts.isCorked }
+        guard facts.isCorked else {
+            pauses.forget(facts.index)
+            return false
+        }
+        if pauses.isPaused(facts.index) { return true }
+        if pauses.startLooking(facts.index, framesRecorded: streams[facts.index]?.recorder?.framesRecorded) {
+            after(seconds: PauseConfirmation.lookSeconds) { [weak self] in self?.lookForPause(facts.index) }
+        }
+        return false
+    }
+
+    private func lookForPause(_ index: UInt32) {
+        guard phase == .capturing else { return }
+        requests.sinkInput(index) { [weak self] facts in
+            guard let self, phase == .capturing, let captureSink else { return }
+            guard let facts else { return pauses.forget(index) }  // ended: its removal is on its way
+            pauses.looked(index, stillCorked: facts.isCorked, framesRecorded: streams[index]?.recorder?.framesRecorded)
+            notePlaying(facts, on: captureSink.index)
+        }
     }
 
     /// A stream playing wakes the capture at once; the last one stopping lets it rest after
@@ -806,7 +832,11 @@ final class CaptureSession {
     /// awake (suspending it by our own hand instead, the sink resumed before its monitor when
     /// we lifted it, and a block of the stream's start, 120 frames, was missing from every
     /// recording in 2 plays of 3). On PipeWire the mix's recording is corked (pipewire-pulse
-    /// 0.3.65), and resumes on the stream's first event, before WirePlumber has linked it.
+    /// 0.3.65), and resumes on the stream's first event, before WirePlumber has linked it;
+    /// each app's recording is passive (`node.passive`): it never keeps the app's node
+    /// running, stays linked while the sink suspends under a paused app, and has the app's
+    /// first sample when it resumes, without a wake first. (A passive mix recording, never
+    /// corked, cost event sounds on an idle sink their first quantum in ShortSoundTests.)
     private func rest() {
         guard phase == .capturing, !isResting else { return }
         isResting = true

@@ -7,6 +7,9 @@ protocol StreamRecorder: AnyObject {
     var streamIndex: UInt32? { get }
     /// Why it ended, as the server put it (nil while it runs).
     var failure: String? { get }
+    /// Frames recorded so far (read on the capture's thread): whether a stream's audio still
+    /// flows (`PauseConfirmation`).
+    var framesRecorded: Int { get }
     /// After this no callback comes. Idempotent.
     func close()
 }
@@ -37,13 +40,14 @@ final class MonitorRecorder: StreamRecorder {
     private weak var delegate: StreamRecorderDelegate?
     private var isClosed = false
     private(set) var failure: String?
+    private(set) var framesRecorded = 0
     /// Zeros handed out for a hole in the recording (the server skipped data), allocated once.
     private let silence: UnsafeMutableBufferPointer<Float>
 
     init?(
         context: OpaquePointer, streamIndex: UInt32?, monitorSourceName: String, rateHz: Int,
         fragmentSeconds: Double, streamName: String, channels kept: CaptureChannels, inhibitsSuspend: Bool = true,
-        deliver: @escaping (UnsafeBufferPointer<Float>) -> Void, delegate: StreamRecorderDelegate
+        isPassive: Bool = false, deliver: @escaping (UnsafeBufferPointer<Float>) -> Void, delegate: StreamRecorderDelegate
     ) {
         // Stereo: FL and FR alone, not remixed (both servers then copy those two channels and
         // drop the rest); surround: the sink's eight, of which the picker keeps the stream's.
@@ -51,7 +55,14 @@ final class MonitorRecorder: StreamRecorder {
         var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rateHz), channels: UInt8(recordedChannels))
         var channels = CaptureChannels.sinkChannelMap()
         if kept.isStereo { pa_channel_map_init_stereo(&channels) }
-        guard let stream = pa_stream_new(context, streamName, &spec, &channels) else { return nil }
+        // Passive (pipewire-pulse hands the property to the node, and WirePlumber makes its
+        // link passive): the recording never keeps the app's node or our sink running, so an
+        // app that pauses lets the sink suspend, and it stays linked, with the app's first
+        // sample when it resumes.
+        let properties = pa_proplist_new()
+        defer { pa_proplist_free(properties) }
+        if isPassive { pa_proplist_sets(properties, "node.passive", "true") }
+        guard let stream = pa_stream_new_with_proplist(context, streamName, &spec, &channels, properties) else { return nil }
         if let streamIndex, pa_stream_set_monitor_stream(stream, streamIndex) != 0 {
             pa_stream_unref(stream)
             return nil
@@ -137,6 +148,7 @@ final class MonitorRecorder: StreamRecorder {
             var byteCount = 0
             guard pa_stream_peek(stream, &data, &byteCount) == 0, byteCount > 0 else { return }
             let sampleCount = byteCount / MemoryLayout<Float>.size
+            framesRecorded += sampleCount / recordedChannels
             if let data {
                 let recorded = UnsafeBufferPointer(start: data.assumingMemoryBound(to: Float.self), count: sampleCount)
                 if recordedChannels == 2 { deliver(recorded) } else { picker.pick(recorded, deliver: deliver) }

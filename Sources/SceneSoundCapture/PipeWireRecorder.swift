@@ -108,6 +108,9 @@ final class PipeWireRecorder: StreamRecorder {
 
     deinit { close() }
 
+    /// Counted on libpipewire's data thread, read here atomically.
+    var framesRecorded: Int { capture.map { Int(ss_pw_capture_frames($0)) } ?? 0 }
+
     func close() {
         guard let capture else { return }
         self.capture = nil

@@ -61,6 +61,12 @@ import SceneSoundTestSupport
 
     static func sinkState(_ server: PrivatePulse) -> String? { sinkStates(server)["out"] }
 
+    /// How many sink inputs of the pausing app (mpv's `--audio-client-name`) the server has.
+    static func pausedAppStreamCount(_ server: PrivatePulse) -> Int {
+        let text = (try? run("/usr/bin/env", server.environment.map { "\($0.key)=\($0.value)" } + ["pactl", "list", "sink-inputs"])) ?? ""
+        return text.components(separatedBy: "application.name = \"pausing-app\"").count - 1
+    }
+
     struct Setup: CustomStringConvertible, Sendable {
         let kind: PrivateSoundServer.Kind
         let output: String
@@ -82,6 +88,8 @@ import SceneSoundTestSupport
         var cpuPercent = 0.0, wakeUpsPerSecond = 0.0
         var guardCPUPercent: Double?, guardWakeUpsPerSecond: Double?
         var sinkStates: [String: String] = [:]
+        /// The paused app's streams at the window's end: with the capture, still there (one).
+        var pausedAppStreams = 0
         var seconds = 0.0
         /// From starting the server to the idle window.
         var settleSeconds = 0.0
@@ -159,14 +167,8 @@ import SceneSoundTestSupport
                 try startApp(noise)
                 try waitUntil(timeoutSeconds: 10, "the app to be captured") { count("capturing ") > capturesBefore }
                 try waitUntil(timeoutSeconds: 10, "the app to be heard") { Self.sinkState(server) == "RUNNING" }
-                // On PipeWire a paused app keeps the capture awake (pipewire-pulse's `corked` is
-                // not trusted): the app ends there.
-                if setup.kind == .pulseAudio {
-                    try pauseApp()
-                } else if let app {
-                    kill(app.processIdentifier, SIGKILL)
-                    app.waitUntilExit()
-                }
+                // Paused, its stream kept, on both servers: nothing of ours may keep recording it.
+                try pauseApp()
             }
             try client.write(stream: stream, pcm: tone, bytesPerFrame: 2)
             try waitUntil(timeoutSeconds: 15, "the daemon to rest") { rests() >= 1 }
@@ -208,6 +210,7 @@ import SceneSoundTestSupport
                 figures.guardWakeUpsPerSecond = rate(guardBefore, guardAfter)
             }
             figures.sinkStates = IdleTests.sinkStates(server)
+            figures.pausedAppStreams = IdleTests.pausedAppStreamCount(server)
             return figures
         }
 
@@ -272,6 +275,7 @@ import SceneSoundTestSupport
                 if let cpu = figures.guardCPUPercent, let wakeUps = figures.guardWakeUpsPerSecond {
                     line += "; capture guard \(String(format: "%.3f", cpu)) %, \(String(format: "%.2f", wakeUps)) wake-ups a second"
                 }
+                if setup.captureApps { line += "; the paused app's streams: \(figures.pausedAppStreams)" }
                 line += "; sinks " + figures.sinkStates.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
                 print(line)
                 #expect(figures.cpuPercent <= 0.1, "\(setup): CPU \(figures.cpuPercent) % of a core")
@@ -281,6 +285,7 @@ import SceneSoundTestSupport
                     #expect((figures.guardCPUPercent ?? 1) <= 0.1, "\(setup): the guard's CPU \(figures.guardCPUPercent ?? -1) %")
                     #expect((figures.guardWakeUpsPerSecond ?? 99) <= 2, "\(setup): the guard's \(figures.guardWakeUpsPerSecond ?? -1) wake-ups a second")
                     #expect(figures.sinkStates["scenesound_capture"] == "SUSPENDED", "\(setup): \(figures.sinkStates)")
+                    #expect(figures.pausedAppStreams == 1, "\(setup): the paused app has \(figures.pausedAppStreams) streams, not one")
                 }
             }
         }

@@ -29,10 +29,13 @@ int ss_pw_connection_dispatch(ss_pw_connection *connection);
 void ss_pw_connection_free(ss_pw_connection *connection);
 
 /* Records the node whose object.serial is target_serial (on pipewire-pulse, a sink input's
- * index), asking the graph for a quantum of latency_frames, in 2 or 8 channels. NULL on failure. */
+ * index), asking the graph for a quantum of latency_frames, in 2 or 8 channels, as a passive
+ * node (it never keeps the app's node or its sink running). NULL on failure. */
 ss_pw_capture *ss_pw_capture_new(ss_pw_connection *connection, const char *name, uint32_t target_serial,
                                  uint32_t rate_hz, uint32_t latency_frames, uint32_t channels,
                                  ss_pw_capture_audio_cb audio, ss_pw_capture_ended_cb ended, void *userdata);
+/* Frames handed to the audio callback so far (read from any thread). */
+uint64_t ss_pw_capture_frames(const ss_pw_capture *capture);
 /* After this no callback comes. */
 void ss_pw_capture_free(ss_pw_capture *capture);
 
