@@ -857,6 +857,9 @@ final class CaptureSession {
         beat()
         startRouteChecks()
         consumer.captureDidRest(false)
+        // Woken by a new stream that may never play on our sink (put on another by the server's
+        // stream-restore, or by its app): rest again unless something plays here.
+        if playingInputs.isEmpty { inputsChanged() }
     }
 
     private func after(seconds: Double, _ body: @escaping () -> Void) {

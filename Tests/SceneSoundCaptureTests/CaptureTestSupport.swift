@@ -41,6 +41,7 @@ final class RecordingConsumer: AppCaptureConsumer, @unchecked Sendable {
     func captureDidRest(_ isResting: Bool) { locked { restChanges.append(isResting) } }
     var restsWhileLocked: Int { restChanges.filter { $0 }.count }
     var rests: Int { locked { restsWhileLocked } }
+    var wakes: Int { locked { restChanges.filter { !$0 }.count } }
 
     private func locked<T>(_ body: () -> T) -> T {
         condition.lock()

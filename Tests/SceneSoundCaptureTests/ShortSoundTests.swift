@@ -148,6 +148,29 @@ import Testing
         }
     }
 
+    /// A stream that starts on another sink (the app chose it: a headset) wakes the resting capture, which
+    /// cannot tell before it is created where it will play; it rests again, though the app plays
+    /// on there, since nothing plays on our sink.
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func anAppPlayingOnAnotherSinkLetsTheCaptureRestAgain(kind: PrivateSoundServer.Kind) throws {
+        let fixture = try CaptureOnServerTests.Fixture(kind, restAfterSeconds: 0.5)
+        try fixture.startCapturing()
+        let consumer = fixture.consumer
+        try #require(consumer.wait(timeoutSeconds: 10) { $0.restsWhileLocked > 0 }, "the capture did not rest")
+        let restsBefore = consumer.rests, wakesBefore = consumer.wakes
+        _ = try fixture.server.pactl(["load-module", "module-null-sink", "sink_name=sss_headset"])
+        let elsewhere = try fixture.play(try fixture.noise(seconds: 4, seed: 3).file, ["--device=sss_headset"])
+        defer { elsewhere.kill() }
+        #expect(consumer.wait(timeoutSeconds: 5) { $0.restChanges.count > restsBefore + wakesBefore }, "\(kind): the new stream did not wake the capture")
+        let woke = Date()
+        let restedAgain = consumer.wait(timeoutSeconds: 2.5) { $0.restsWhileLocked > restsBefore }
+        print(String(format: "\(kind): an app on another sink woke the capture; %@ %.2f s later, the app still playing: %@",
+                     restedAgain ? "it rested again" : "still awake", Date().timeIntervalSince(woke), elsewhere.isRunning ? "yes" : "no"))
+        #expect(restedAgain, "\(kind): the capture stayed awake")
+        #expect(elsewhere.isRunning)
+        #expect(consumer.startedStreams.isEmpty, "\(kind): the app on the other sink was taken")
+    }
+
     /// An event sound that starts while another app plays (music on, a notification comes): its
     /// capture is still the sound from its first sample, recovered from the mix less what the
     /// playing app's own recording says it put there. The music either starts on our sink or
