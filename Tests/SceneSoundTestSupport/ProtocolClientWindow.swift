@@ -3,8 +3,9 @@ import Foundation
 /// A protocol client that names no scene and owns a native window: the repository's Python
 /// client (`examples/python`, written from the spec alone) opens a stream, then becomes mpv
 /// (exec keeps its pid and its connection) with a Wayland window, so the daemon can find the
-/// stream's window only by the client's pid.
-public func startProtocolClientBecomingMPV(socketPath: String, environment: [String: String]) throws -> ChildProcess {
+/// stream's window only by the client's pid. `videoOutput` `x11` gives it an X11 window instead
+/// (under XWayland, with `DISPLAY` in `environment`).
+public func startProtocolClientBecomingMPV(socketPath: String, environment: [String: String], videoOutput: String = "wlshm") throws -> ChildProcess {
     let examples = PrivateSoundServer.repositoryRoot().appendingPathComponent("examples/python").path
     let script = """
         import os, sys
@@ -13,7 +14,7 @@ public func startProtocolClientBecomingMPV(socketPath: String, environment: [Str
         client = Client(path='\(socketPath)', name='window-test')
         client.open_stream(channels=1)
         os.set_inheritable(client.sock.fileno(), True)
-        os.execv('/usr/bin/mpv', ['mpv', '--no-config', '--vo=wlshm', '--force-window=yes', '--really-quiet',
+        os.execv('/usr/bin/mpv', ['mpv', '--no-config', '--vo=\(videoOutput)', '--force-window=yes', '--really-quiet',
                                   '--idle=yes', '--ao=null', '--geometry=400x300'])
         """
     return try ChildProcess("/usr/bin/python3", ["-c", script], display: nil, environment: environment)
