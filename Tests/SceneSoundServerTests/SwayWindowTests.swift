@@ -185,6 +185,31 @@ import SceneSoundTestSupport
         #expect(cues.itdMicroseconds < -100 && cues.interauralLevelDifferenceDecibels < -2, "\(daemon.log.suffix(1500))")
     }
 
+    /// An unmodified X11 app under sway's XWayland: mpv (`--vo=x11`) plays noise into a private
+    /// PulseAudio with its window at the right; `--capture-apps` finds that X11 window by mpv's pid.
+    @Test func anAppsStreamIsFoundByItsPidAndHeardFromItsXWaylandWindow() throws {
+        let server = try PrivateSoundServer(.pulseAudio)
+        defer { server.tearDown() }
+        let file = server.directory.appendingPathComponent("noise.raw")
+        try Data(WindowSceneTests.noise(seconds: 20)).write(to: file)
+        let sway = try SwayFixture()
+        defer { sway.stopAll() }
+        let mpv = try sway.openMPV(["--vo=x11", "--geometry=400x300", "--ao=pulse", "--loop-file=inf", "--demuxer=rawaudio",
+                                    "--demuxer-rawaudio-format=s16le", "--demuxer-rawaudio-channels=1", "--demuxer-rawaudio-rate=48000", file.path],
+                                   environment: server.clientEnvironment.merging(["DISPLAY": try sway.xDisplay()]) { $1 })
+        let xWindow = try sway.xWindowID(pid: mpv.pid)
+        _ = try sway.waitForView(pid: mpv.pid)
+        try sway.command(pid: mpv.pid, "move position 1480 300")
+        let daemon = try Daemon(extraArguments: ["--windows", "sway", "--capture-apps"],
+                                environment: ["SWAYSOCK": sway.socketPath].merging(server.clientEnvironment) { $1 })
+        let client = try RawClient(socketPath: daemon.socketPath)
+        let (cues, azimuthDegrees) = try WindowSceneTests.cuesOfCapturedApp(pid: mpv.pid, daemon: daemon, client: client)
+        let stream = try HeadTrackingTests.statusDocument(client).apps?.streams.first { $0.pid == Int(mpv.pid) }
+        print("sway: mpv's captured stream found by pid at its XWayland window \(stream?.window ?? "-") at azimuth \(azimuthDegrees)°: ITD \(cues.itdMicroseconds) µs, ILD \(cues.interauralLevelDifferenceDecibels) dB")
+        #expect(stream?.window == "0x" + String(xWindow, radix: 16))
+        #expect(cues.itdMicroseconds < -100 && cues.interauralLevelDifferenceDecibels < -2, "\(daemon.log.suffix(1500))")
+    }
+
     @Test func swayGoingAwayKeepsSoundsPlayingAndItsReturnIsPickedUp() throws {
         let setup = try OneNativeWindow(xPixels: 40)
         defer { setup.sway.stopAll() }
