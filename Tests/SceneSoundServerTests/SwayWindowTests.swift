@@ -122,6 +122,7 @@ import SceneSoundTestSupport
         #expect(left.itdMicroseconds > 100 && left.interauralLevelDifferenceDecibels > 2)
         #expect(right.itdMicroseconds < -100 && right.interauralLevelDifferenceDecibels < -2)
         #expect(try Self.scene(client, scene)?.rectPixels == rightRect)
+        #expect(followedSeconds < 0.1)
 
         // A protocol client that names no scene and shows an X11 window (mpv --vo=x11 on XWayland), found by its pid.
         let program = try startProtocolClientBecomingMPV(socketPath: daemon.socketPath, environment: ["DISPLAY": try sway.xDisplay()],
