@@ -132,6 +132,51 @@ import SceneSoundTestSupport
         }
     }
 
+    /// An X11 app under KWin's XWayland (`kwin_wayland --xwayland`, a real xterm): its `x11:`
+    /// scene is where KWin puts it (KWin's geometry is the truth; its `windowId` maps the X11 id
+    /// to the window), heard there and followed when moved; a protocol client with an X11 window
+    /// is found by its pid.
+    @Test func anXWaylandWindowsX11SceneIsHeardWhereKWinPutsItAndFollowed() throws {
+        let kwin = try KWinFixture(xwayland: true)
+        defer { kwin.stopAll() }
+        let xterm = try kwin.openXTerm(geometry: "60x20+700+100")
+        let xWindow = try kwin.xWindowID(pid: xterm.pid)
+        _ = try kwin.waitForWindow(pid: xterm.pid)
+        #expect(try kwin.window(pid: xterm.pid)?.xWindow == Int(xWindow))
+        try kwin.move(pid: xterm.pid, xPixels: 40, yPixels: 300)
+        let scene = SceneID.forX11Window(xWindow)
+        let daemon = try Daemon(extraArguments: ["--windows", "kwin"], environment: kwin.clientEnvironment)
+        let client = try RawClient(socketPath: daemon.socketPath)
+        try Self.waitForWindows(client, daemon: daemon, kwin: kwin)
+        let left = try WindowSceneTests.cues(playing: scene, daemon: daemon, client: client)
+        let leftRect = try #require(try kwin.window(pid: xterm.pid)).rect
+        let status = try Self.scene(client, scene)
+        #expect(status?.window == "0x" + String(xWindow, radix: 16))
+        #expect(status?.rectPixels == leftRect, "\(String(describing: status?.rectPixels)) \(leftRect)")
+
+        // Moved by a script, as a drag would; the scene follows KWin's geometry.
+        try kwin.move(pid: xterm.pid, xPixels: 1480, yPixels: 300)
+        try waitUntil(timeoutSeconds: 2, "the x11: scene to follow the move") { try Self.scene(client, scene)?.rectPixels?.first == 1480 }
+        let right = try WindowSceneTests.cues(playing: scene, daemon: daemon, client: client)
+        let rightRect = try #require(try kwin.window(pid: xterm.pid)).rect
+        print("KWin: XWayland xterm \(scene) (application \(status?.application ?? "-")) at the left (frame \(leftRect)) ITD \(left.itdMicroseconds) µs ILD \(left.interauralLevelDifferenceDecibels) dB; moved right (frame \(rightRect)) ITD \(right.itdMicroseconds) µs ILD \(right.interauralLevelDifferenceDecibels) dB")
+        #expect(left.itdMicroseconds > 100 && left.interauralLevelDifferenceDecibels > 2)
+        #expect(right.itdMicroseconds < -100 && right.interauralLevelDifferenceDecibels < -2)
+        #expect(try Self.scene(client, scene)?.rectPixels == rightRect)
+
+        // A protocol client that names no scene and shows an X11 window (mpv --vo=x11 on XWayland), found by its pid.
+        let program = try startProtocolClientBecomingMPV(socketPath: daemon.socketPath, environment: ["DISPLAY": try kwin.xDisplay()],
+                                                         videoOutput: "x11")
+        defer { program.kill() }
+        let programWindow = try kwin.xWindowID(pid: program.pid)
+        _ = try kwin.waitForWindow(pid: program.pid)
+        try kwin.move(pid: program.pid, xPixels: 40, yPixels: 600)
+        try waitUntil(timeoutSeconds: 10, "the client's scene to find its X11 window") {
+            let pidScene = try Self.scene(client, "pid:\(program.pid)")
+            return pidScene?.window == "0x" + String(programWindow, radix: 16) && (pidScene?.azimuthDegrees ?? 0) > 10
+        }
+    }
+
     /// Nothing but KWin may report windows: another client's call is refused, and a malformed
     /// report (sent through KWin itself) is one logged line, the last windows kept.
     @Test func onlyKWinReportsAndAMalformedReportIsOneLoggedLine() throws {

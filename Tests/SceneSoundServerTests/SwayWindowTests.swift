@@ -89,6 +89,54 @@ import SceneSoundTestSupport
         }
     }
 
+    /// An X11 app under sway's XWayland (a real xterm): its `x11:` scene is where sway puts it
+    /// (sway's geometry is the truth; its `window` field maps the X11 id to the view), heard
+    /// there and followed when moved; a protocol client with an X11 window is found by its pid.
+    @Test func anXWaylandWindowsX11SceneIsHeardWhereSwayPutsItAndFollowed() throws {
+        let sway = try SwayFixture()
+        defer { sway.stopAll() }
+        let xterm = try sway.openXTerm(geometry: "60x20+700+100")
+        let xWindow = try sway.xWindowID(pid: xterm.pid)
+        _ = try sway.waitForView(pid: xterm.pid)
+        #expect(try sway.viewWithXWindow(pid: xterm.pid)?.xWindow == Int(xWindow))
+        _ = try sway.swaymsg(["[class=XTerm] move position 40 300"])
+        let scene = SceneID.forX11Window(xWindow)
+        let daemon = try Daemon(extraArguments: ["--windows", "sway"], environment: ["SWAYSOCK": sway.socketPath])
+        let client = try RawClient(socketPath: daemon.socketPath)
+        let left = try WindowSceneTests.cues(playing: scene, daemon: daemon, client: client)
+        let leftRect = try #require(try sway.view(pid: xterm.pid)).rect
+        let status = try Self.scene(client, scene)
+        #expect(status?.window == "0x" + String(xWindow, radix: 16))
+        #expect(status?.application == "XTerm")
+        #expect(status?.rectPixels == leftRect)
+
+        // Moved by sway (floating: no event); the scene follows sway's geometry.
+        _ = try client.openStream(format: AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1), scene: scene)
+        _ = try sway.swaymsg(["[class=XTerm] move position 1480 300"])
+        let moved = Date()
+        try waitUntil(timeoutSeconds: 2, "the x11: scene to follow the move") { try Self.scene(client, scene)?.rectPixels?.first == 1482 }
+        let followedSeconds = Date().timeIntervalSince(moved)
+        let right = try WindowSceneTests.cues(playing: scene, daemon: daemon, client: client)
+        let rightRect = try #require(try sway.view(pid: xterm.pid)).rect
+        print("sway: XWayland xterm \(scene) at the left (content \(leftRect)) ITD \(left.itdMicroseconds) µs ILD \(left.interauralLevelDifferenceDecibels) dB; moved right (content \(rightRect)) ITD \(right.itdMicroseconds) µs ILD \(right.interauralLevelDifferenceDecibels) dB; followed within \(Int(followedSeconds * 1000)) ms")
+        #expect(left.itdMicroseconds > 100 && left.interauralLevelDifferenceDecibels > 2)
+        #expect(right.itdMicroseconds < -100 && right.interauralLevelDifferenceDecibels < -2)
+        #expect(try Self.scene(client, scene)?.rectPixels == rightRect)
+        #expect(followedSeconds < 0.1)
+
+        // A protocol client that names no scene and shows an X11 window (mpv --vo=x11 on XWayland), found by its pid.
+        let program = try startProtocolClientBecomingMPV(socketPath: daemon.socketPath, environment: ["DISPLAY": try sway.xDisplay()],
+                                                         videoOutput: "x11")
+        defer { program.kill() }
+        let programWindow = try sway.xWindowID(pid: program.pid)
+        _ = try sway.waitForView(pid: program.pid)
+        try sway.command(pid: program.pid, "move position 40 600")
+        try waitUntil(timeoutSeconds: 10, "the client's scene to find its X11 window") {
+            let pidScene = try Self.scene(client, "pid:\(program.pid)")
+            return pidScene?.window == "0x" + String(programWindow, radix: 16) && (pidScene?.azimuthDegrees ?? 0) > 10
+        }
+    }
+
     @Test func anotherWorkspaceAndTheScratchpadAreMuffled() throws {
         let setup = try OneNativeWindow(xPixels: 40)
         defer { setup.sway.stopAll() }
@@ -135,6 +183,31 @@ import SceneSoundTestSupport
         let (daemon, client) = (setup.daemon, setup.client)
         let (cues, azimuthDegrees) = try WindowSceneTests.cuesOfCapturedApp(pid: setup.mpv.pid, daemon: daemon, client: client)
         print("sway: mpv's captured stream found by pid at azimuth \(azimuthDegrees)°: ITD \(cues.itdMicroseconds) µs, ILD \(cues.interauralLevelDifferenceDecibels) dB")
+        #expect(cues.itdMicroseconds < -100 && cues.interauralLevelDifferenceDecibels < -2, "\(daemon.log.suffix(1500))")
+    }
+
+    /// An unmodified X11 app under sway's XWayland: mpv (`--vo=x11`) plays noise into a private
+    /// PulseAudio with its window at the right; `--capture-apps` finds that X11 window by mpv's pid.
+    @Test func anAppsStreamIsFoundByItsPidAndHeardFromItsXWaylandWindow() throws {
+        let server = try PrivateSoundServer(.pulseAudio)
+        defer { server.tearDown() }
+        let file = server.directory.appendingPathComponent("noise.raw")
+        try Data(WindowSceneTests.noise(seconds: 20)).write(to: file)
+        let sway = try SwayFixture()
+        defer { sway.stopAll() }
+        let mpv = try sway.openMPV(["--vo=x11", "--geometry=400x300", "--ao=pulse", "--loop-file=inf", "--demuxer=rawaudio",
+                                    "--demuxer-rawaudio-format=s16le", "--demuxer-rawaudio-channels=1", "--demuxer-rawaudio-rate=48000", file.path],
+                                   environment: server.clientEnvironment.merging(["DISPLAY": try sway.xDisplay()]) { $1 })
+        let xWindow = try sway.xWindowID(pid: mpv.pid)
+        _ = try sway.waitForView(pid: mpv.pid)
+        try sway.command(pid: mpv.pid, "move position 1480 300")
+        let daemon = try Daemon(extraArguments: ["--windows", "sway", "--capture-apps"],
+                                environment: ["SWAYSOCK": sway.socketPath].merging(server.clientEnvironment) { $1 })
+        let client = try RawClient(socketPath: daemon.socketPath)
+        let (cues, azimuthDegrees) = try WindowSceneTests.cuesOfCapturedApp(pid: mpv.pid, daemon: daemon, client: client)
+        let stream = try HeadTrackingTests.statusDocument(client).apps?.streams.first { $0.pid == Int(mpv.pid) }
+        print("sway: mpv's captured stream found by pid at its XWayland window \(stream?.window ?? "-") at azimuth \(azimuthDegrees)°: ITD \(cues.itdMicroseconds) µs, ILD \(cues.interauralLevelDifferenceDecibels) dB")
+        #expect(stream?.window == "0x" + String(xWindow, radix: 16))
         #expect(cues.itdMicroseconds < -100 && cues.interauralLevelDifferenceDecibels < -2, "\(daemon.log.suffix(1500))")
     }
 

@@ -21,8 +21,11 @@ public final class KWinFixture {
     /// KWin's major version (5 or 6), from its support information (`kwin_wayland --version`
     /// aborts without a display).
     public private(set) var majorVersion = 5
+    /// KWin runs XWayland (`--xwayland`): X11 apps' windows are its windows too.
+    public let xwayland: Bool
 
-    public init() throws {
+    public init(xwayland: Bool = false) throws {
+        self.xwayland = xwayland
         var template = Array("/tmp/sss-kwin-XXXXXX".utf8CString)
         guard let path = mkdtemp(&template) else { throw ToolFailure(command: "mkdtemp", status: errno, output: "") }
         directory = String(cString: path)
@@ -34,7 +37,7 @@ public final class KWinFixture {
         try FileManager.default.copyItem(atPath: DesktopRoot.hostPath("/usr/bin/kwin_wayland"), toPath: binary)
         bus = try PrivateSessionBus()
         kwin = try Self.start(binary: binary, directory: directory, runtimeDirectory: runtimeDirectory,
-                              display: waylandDisplay, bus: bus, logIndex: 0)
+                              display: waylandDisplay, bus: bus, logIndex: 0, xwayland: xwayland)
         try waitUntilReady()
         // "KWin version: 6.3.6"
         let information = try dbusSend(["--dest=org.kde.KWin", "/KWin", "org.kde.KWin.supportInformation"])
@@ -50,9 +53,9 @@ public final class KWinFixture {
     deinit { stopAll() }
 
     private static func start(binary: String, directory: String, runtimeDirectory: String, display: String,
-                              bus: PrivateSessionBus, logIndex: Int) throws -> ChildProcess {
+                              bus: PrivateSessionBus, logIndex: Int, xwayland: Bool) throws -> ChildProcess {
         try DesktopRoot.start(binary, ["--virtual", "--no-lockscreen", "--no-global-shortcuts", "--width", "1920", "--height", "1080",
-                                  "--socket", display],
+                                  "--socket", display] + (xwayland ? ["--xwayland"] : []),
                          display: nil, errorPath: directory + "/kwin-\(logIndex).log",
                          environment: ["XDG_RUNTIME_DIR": runtimeDirectory, "DBUS_SESSION_BUS_ADDRESS": bus.address,
                                        "KWIN_COMPOSE": "Q", "HOME": directory + "/home", "XDG_CONFIG_HOME": directory + "/home/.config",
@@ -79,6 +82,7 @@ public final class KWinFixture {
         for window in windows.reversed() { window.kill() }
         windows.removeAll()
         kwin.kill()
+        if xwayland { XDisplayFixture.removeDisplayLocked(byPID: kwin.pid) }
         bus.stop()
         try? FileManager.default.removeItem(atPath: directory)
     }
@@ -97,7 +101,7 @@ public final class KWinFixture {
         try? FileManager.default.removeItem(atPath: runtimeDirectory + "/" + waylandDisplay + ".lock")
         logIndex += 1
         kwin = try Self.start(binary: binary, directory: directory, runtimeDirectory: runtimeDirectory,
-                              display: waylandDisplay, bus: bus, logIndex: logIndex)
+                              display: waylandDisplay, bus: bus, logIndex: logIndex, xwayland: xwayland)
         try waitUntilReady()
     }
 
@@ -112,6 +116,34 @@ public final class KWinFixture {
                                         display: nil, environment: clientEnvironment.merging(environment) { $1 })
         windows.append(mpv)
         return mpv
+    }
+
+    /// KWin's XWayland display (`:N`, with `--xwayland`): KWin writes its own pid into the lock
+    /// file of the display it takes (`/tmp/.XN-lock`). XWayland runs as root, as the tests do.
+    public func xDisplay() throws -> String {
+        var found: String?
+        _ = waitUntil(timeoutSeconds: 10) {
+            found = XDisplayFixture.displayLocked(byPID: kwin.pid)
+            return found != nil
+        }
+        guard let found else { throw ToolFailure(command: "KWin's XWayland lock file (pid \(kwin.pid), --xwayland \(xwayland))", status: 1, output: "") }
+        return found
+    }
+
+    /// A real xterm under KWin's XWayland.
+    public func openXTerm(geometry: String) throws -> ChildProcess {
+        let xterm = try ChildProcess("/usr/bin/xterm", ["-geometry", geometry, "-e", "sleep", "600"], display: try xDisplay())
+        windows.append(xterm)
+        return xterm
+    }
+
+    /// The X11 id of process `pid`'s window on XWayland (xdotool, once it is mapped).
+    public func xWindowID(pid: pid_t) throws -> UInt32 {
+        let output = try runTool("/usr/bin/xdotool", ["search", "--sync", "--onlyvisible", "--pid", String(pid)], display: try xDisplay())
+        guard let line = output.split(separator: "\n").first, let id = UInt32(line) else {
+            throw ToolFailure(command: "xdotool search --pid \(pid)", status: 1, output: output)
+        }
+        return id
     }
 
     @discardableResult
@@ -188,15 +220,17 @@ public final class KWinFixture {
     }
 
     /// What KWin says of process `pid`'s window: its internalId (braces dropped) and frame
-    /// geometry [x, y, w, h], once it is managed. Through a script printing into KWin's log.
-    public func window(pid: pid_t) throws -> (internalID: String, rect: [Int], minimized: Bool)? {
+    /// geometry [x, y, w, h], once it is managed, and its X11 id (`windowId`, 0 for a native window).
+    /// Through a script printing into KWin's log.
+    public func window(pid: pid_t) throws -> (internalID: String, rect: [Int], minimized: Bool, xWindow: Int)? {
         let token = "SSS-WINDOW-\(scriptCount + 1)"
         try runScript("""
             var found = null;
             \(Self.windowList).forEach(function (c) {
                 if (c.pid === \(pid) && c.normalWindow) {
                     var g = c.frameGeometry;
-                    found = { id: String(c.internalId).replace(/[{}]/g, ""), rect: [g.x, g.y, g.width, g.height], minimized: c.minimized };
+                    found = { id: String(c.internalId).replace(/[{}]/g, ""), rect: [g.x, g.y, g.width, g.height], minimized: c.minimized,
+                             xWindow: c.windowId || 0 };
                 }
             });
             print("\(token) " + JSON.stringify(found));
@@ -209,7 +243,7 @@ public final class KWinFixture {
         guard let line, let json = line.range(of: token + " ").map({ line[$0.upperBound...] }),
               let object = try JSONSerialization.jsonObject(with: Data(json.utf8), options: [.fragmentsAllowed]) as? [String: Any],
               let id = object["id"] as? String, let rect = object["rect"] as? [Double] else { return nil }
-        return (id, rect.map { Int($0.rounded()) }, (object["minimized"] as? Bool) ?? false)
+        return (id, rect.map { Int($0.rounded()) }, (object["minimized"] as? Bool) ?? false, (object["xWindow"] as? Int) ?? 0)
     }
 
     /// Waits for process `pid`'s window to be managed; its internalId.

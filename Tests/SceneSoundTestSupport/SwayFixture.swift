@@ -26,11 +26,14 @@ public final class SwayFixture {
         // The config and log beside it, in a directory nobody can read (mkdtemp's 0700 is root's).
         configPath = runtimeDirectory + ".conf"
         logPath = runtimeDirectory + ".log"
-        // New windows float, so that `move position` places them anywhere (tiled ones fill the output).
+        // New windows float, so that `move position` places them anywhere (tiled ones fill the output);
+        // XWayland's too. XWayland starts lazily, on its first X11 client (`xDisplay()`).
         try """
         output HEADLESS-1 resolution 1920x1080 position 0,0
         for_window [app_id=".*"] floating enable
+        for_window [class=".*"] floating enable
         default_border pixel 2
+        xwayland enable
         """.write(toFile: configPath, atomically: true, encoding: .utf8)
         chmod(configPath, 0o644)
         sway = try Self.startSway(runtimeDirectory: runtimeDirectory, configPath: configPath, logPath: logPath)
@@ -76,6 +79,7 @@ public final class SwayFixture {
         for window in windows.reversed() { window.kill() }
         windows.removeAll()
         sway.kill()
+        XDisplayFixture.removeDisplayLocked(byPID: sway.pid)
         try? FileManager.default.removeItem(atPath: runtimeDirectory)
         try? FileManager.default.removeItem(atPath: configPath)
         try? FileManager.default.removeItem(atPath: logPath)
@@ -107,6 +111,44 @@ public final class SwayFixture {
         return mpv
     }
 
+    /// sway's XWayland display (`:N`), with root's X11 clients let in. wlroots writes sway's pid
+    /// into the lock file of the display it takes (`/tmp/.XN-lock`), and XWayland, run as
+    /// nobody, admits only that user until told otherwise (`xhost`, which also starts it).
+    public func xDisplay() throws -> String {
+        if let xDisplayName, xDisplayPID == sway.pid { return xDisplayName }
+        var found: String?
+        _ = waitUntil(timeoutSeconds: 10) {
+            found = XDisplayFixture.displayLocked(byPID: sway.pid)
+            return found != nil
+        }
+        guard let found else { throw ToolFailure(command: "sway's XWayland lock file (pid \(sway.pid))", status: 1, output: "") }
+        try runTool("/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "/usr/bin/xhost", "+si:localuser:root"],
+                    display: found)
+        xDisplayName = found
+        xDisplayPID = sway.pid
+        return found
+    }
+    private var xDisplayName: String?
+    private var xDisplayPID: pid_t = 0
+
+    /// A real xterm under sway's XWayland (X11 class `XTerm`); it floats, so it moves with
+    /// `command(pid:…)` or `[class=XTerm]`.
+    public func openXTerm(geometry: String) throws -> ChildProcess {
+        let xterm = try ChildProcess("/usr/bin/xterm", ["-geometry", geometry, "-e", "sleep", "600"], display: try xDisplay(),
+                                     environment: ["XDG_RUNTIME_DIR": runtimeDirectory])
+        windows.append(xterm)
+        return xterm
+    }
+
+    /// The X11 id of process `pid`'s window on XWayland (xdotool, once it is mapped).
+    public func xWindowID(pid: pid_t) throws -> UInt32 {
+        let output = try runTool("/usr/bin/xdotool", ["search", "--sync", "--onlyvisible", "--pid", String(pid)], display: try xDisplay())
+        guard let line = output.split(separator: "\n").first, let id = UInt32(line) else {
+            throw ToolFailure(command: "xdotool search --pid \(pid)", status: 1, output: output)
+        }
+        return id
+    }
+
     public func swaymsg(_ arguments: [String]) throws -> String {
         try swaymsg(socket: socketPath, arguments)
     }
@@ -122,12 +164,17 @@ public final class SwayFixture {
 
     /// The view of process `pid` in sway's tree: (con id, content rectangle [x, y, w, h]), once mapped.
     public func view(pid: pid_t) throws -> (conID: Int, rect: [Int])? {
+        try viewWithXWindow(pid: pid).map { ($0.conID, $0.rect) }
+    }
+
+    /// As `view(pid:)`, with the X11 id sway reports for an XWayland view (its `window`; nil for a native one).
+    public func viewWithXWindow(pid: pid_t) throws -> (conID: Int, rect: [Int], xWindow: Int?)? {
         let text = try swaymsg(["-t", "get_tree", "-r"])
         guard let tree = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else { return nil }
-        func find(_ node: [String: Any]) -> (Int, [Int])? {
+        func find(_ node: [String: Any]) -> (Int, [Int], Int?)? {
             if node["pid"] as? Int == Int(pid), node["shell"] is String, let id = node["id"] as? Int,
                let r = node["rect"] as? [String: Int], let w = node["window_rect"] as? [String: Int] {
-                return (id, [r["x"]! + w["x"]!, r["y"]! + w["y"]!, w["width"]!, w["height"]!])
+                return (id, [r["x"]! + w["x"]!, r["y"]! + w["y"]!, w["width"]!, w["height"]!], node["window"] as? Int)
             }
             for key in ["nodes", "floating_nodes"] {
                 for child in node[key] as? [[String: Any]] ?? [] { if let found = find(child) { return found } }

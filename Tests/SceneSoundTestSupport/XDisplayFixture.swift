@@ -45,6 +45,24 @@ public final class XDisplayFixture {
         return kill(pid, 0) == 0 && !isZombie(pid)
     }
 
+    /// The display (`:N`) whose lock file (`/tmp/.XN-lock`) names process `pid`: a compositor
+    /// that runs XWayland (wlroots, KWin) writes its own pid there. The pid is padded with
+    /// spaces and may be followed by a NUL: only its digits count.
+    public static func displayLocked(byPID pid: pid_t) -> String? {
+        let locks = ((try? FileManager.default.contentsOfDirectory(atPath: "/tmp")) ?? []).filter { $0.hasPrefix(".X") && $0.hasSuffix("-lock") }
+        return locks.first { name in
+            (try? String(contentsOfFile: "/tmp/" + name, encoding: .utf8)).map { String($0.filter(\.isNumber)) } == String(pid)
+        }.map { ":" + $0.dropFirst(2).dropLast(5) }
+    }
+
+    /// Removes the lock file and socket of a display whose lock names `pid` (a compositor killed
+    /// by the test leaves them behind).
+    public static func removeDisplayLocked(byPID pid: pid_t) {
+        guard let display = displayLocked(byPID: pid) else { return }
+        try? FileManager.default.removeItem(atPath: "/tmp/.X\(display.dropFirst())-lock")
+        try? FileManager.default.removeItem(atPath: "/tmp/.X11-unix/X\(display.dropFirst())")
+    }
+
     /// Processes orphaned to PID 1 stay zombies here; they hold no display.
     private static func isZombie(_ pid: pid_t) -> Bool {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
