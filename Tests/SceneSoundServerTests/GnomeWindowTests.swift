@@ -144,10 +144,8 @@ import SceneSoundTestSupport
         // Not at once: a Shell just started loads its extensions a moment later (10 s of grace).
         try waitUntil(timeoutSeconds: 20, "the hint in the log") { daemon.log.contains(hint) }
         let mpv = try gnome.openMPV(["--idle=yes", "--ao=null", "--geometry=400x300"])
-        // Placed and sized (Shell 48 manages the window a moment before it places it: a move before is undone).
-        try waitUntil(timeoutSeconds: 20, "mpv's window") {
-            (try? gnome.eval("global.display.list_all_windows().filter(w => w.get_pid() === \(mpv.pid) && w.get_frame_rect().width > 0).length")) == "1"
-        }
+        // Placed and shown (Shell 48 manages the window a moment before it places it: a move before is undone).
+        try waitUntil(timeoutSeconds: 20, "mpv's window") { gnome.isShown(pid: mpv.pid) }
         try gnome.moveWindow(pid: mpv.pid, xPixels: 40, yPixels: 300)
         Thread.sleep(forTimeInterval: 0.5)  // time for a wrongly repeated line
         let hintLines = daemon.log.components(separatedBy: "\n").filter { $0.contains(hint) }

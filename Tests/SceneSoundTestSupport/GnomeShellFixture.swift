@@ -223,15 +223,22 @@ public final class GnomeShellFixture {
         (try state()["windows"] as? [[String: Any]])?.first { $0["pid"] as? Int == Int(pid) }
     }
 
-    /// Waits for process `pid`'s window to be reported, placed and sized; its entry.
+    /// Waits for process `pid`'s window to be reported, placed and sized, and shown; its entry.
+    /// Shown: Mutter places a window as it first shows it, and a move made before (the window
+    /// sized already) is undone (seen once on 43 under load, and on 48).
     public func waitForWindow(pid: pid_t, timeoutSeconds: Double = 30) throws -> [String: Any] {
         var found: [String: Any]?
         _ = waitUntil(timeoutSeconds: timeoutSeconds, pollSeconds: 0.1) {
             found = try? window(pid: pid)
-            return (found?["widthPixels"] as? Int ?? 0) > 0
+            return (found?["widthPixels"] as? Int ?? 0) > 0 && isShown(pid: pid)
         }
         guard let found else { throw ToolFailure(command: "GNOME window of pid \(pid)", status: 1, output: (try? stateText()) ?? "") }
         return found
+    }
+
+    /// Whether process `pid`'s window is shown: its actor visible on the stage.
+    public func isShown(pid: pid_t) -> Bool {
+        (try? eval("\(metaWindow(pid: pid))?.get_compositor_private()?.visible === true")) == "true"
     }
 
     /// A script's expression for process `pid`'s Meta.Window.
