@@ -42,7 +42,7 @@ demo: deps
 
 # Heavy benchmarks live in the nested Benchmarks package: run and store them, print them, fail
 # if any render block allocated (p90 by the tool against Benchmarks/Thresholds, every block by
-# check_zero_mallocs.py), then compare with OpenAL Soft on the same scene, then the daemon's CPU
+# check_zero_mallocs.py), then compare with OpenAL Soft and a measured floor on the same scene, then the daemon's CPU
 # for 32 apps taken over by --capture-apps against 32 protocol streams (private PulseAudio);
 # OpenAL Soft's timbre and near field measured as TimbreTests and NearFieldTests measure ours.
 bench:

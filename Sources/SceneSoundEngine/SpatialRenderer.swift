@@ -1,3 +1,4 @@
+import CCPUFeatures
 import SceneSoundDSP
 import SceneSoundPlatform
 #if canImport(Glibc)
@@ -205,6 +206,7 @@ public final class SpatialRenderer {
         var bySpan = 0
         let finalPose = targetPose
         sources.forEachUnretained { index, source in
+            prefetchBusWork(after: index)
             if source.mode != .off && source.path.onBus && source.path.busMix >= 1
                 && source.path.voiceSilentFrames >= ringOutFrames {
                 renderSpan(source, pose: finalPose, offset: 0, frames: block, whollyOnBus: true)
@@ -250,6 +252,42 @@ public final class SpatialRenderer {
         // A switch renders twice for a few blocks: not a load to move voices to the bus for.
         if next == nil { governor.observe(renderSeconds: Double(MonotonicClock.nowNanoseconds() - started) * 1e-9,
                          blockSeconds: Double(block) / configuration.sampleRateHz) }
+    }
+
+    /// Asks for what rendering a source wholly on the bus reads, a few sources ahead of the
+    /// loop, in stages as each pointer becomes cheap to read: the source, then its voices and
+    /// input buffers, then its placement, bus voice and input samples. At 1024 sources each of
+    /// these is a cache miss the loop otherwise waits for, one after the other.
+    @inline(__always)
+    private func prefetchBusWork(after index: Int) {
+        let count = sources.count
+        sources.withUnsafeBufferPointer { sources in
+            if index + 8 < count {
+                scenesound_prefetch(Unmanaged.passUnretained(sources[index + 8]).toOpaque(), 256)
+            }
+            if index + 4 < count {
+                Unmanaged.passUnretained(sources[index + 4])._withUnsafeGuaranteedRef { source in
+                    scenesound_prefetch(Unmanaged.passUnretained(source.voices).toOpaque(), 64)
+                    scenesound_prefetch(source.planar, 8 * source.channelCount)
+                }
+            }
+            if index + 2 < count {
+                Unmanaged.passUnretained(sources[index + 2])._withUnsafeGuaranteedRef { source in
+                    let voices = source.voices
+                    scenesound_prefetch(voices.busPlacements, MemoryLayout<BusPlacement>.stride)
+                    voices.busVoices.withUnsafeBufferPointer { scenesound_prefetch($0.baseAddress, 8) }
+                    let history = source.historyFrames
+                    scenesound_prefetch(source.planar[0] - history, (history + configuration.blockFrames) * 4)
+                }
+            }
+            if index + 1 < count {
+                Unmanaged.passUnretained(sources[index + 1])._withUnsafeGuaranteedRef { source in
+                    source.voices.busVoices.withUnsafeBufferPointer { voices in
+                        if let voice = voices.first { scenesound_prefetch(Unmanaged.passUnretained(voice).toOpaque(), 192) }
+                    }
+                }
+            }
+        }
     }
 
     private func pull(_ source: RenderSource, frames: Int) {

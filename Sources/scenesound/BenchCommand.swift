@@ -29,6 +29,12 @@ struct BenchCommand: ParsableCommand {
     @Option(name: .customLong("seconds"), parsing: .unconditional, help: ArgumentHelp("Audio seconds to render (after a short warm-up).", valueName: "S"))
     var seconds: Double = 10
 
+    @Flag(name: .customLong("floor"), help: """
+        Measure the floor instead: each source's block read from its ring, then a plain FFT \
+        convolution (the sources the voice cap allows) or the bus's 32 multiply-adds a sample.
+        """)
+    var floor = false
+
     @OptionGroup var rendering: RenderingOptions
 
     static let ringRadiusMetres = 2.0
@@ -44,6 +50,7 @@ struct BenchCommand: ParsableCommand {
     }
 
     func run() throws {
+        if floor { return try runFloor() }
         let hrtf = try rendering.loadHRTF()
         let scene = BenchScene(hrtf: hrtf, busFilters: rendering.loadBusFilters(for: hrtf), sourceCount: sourceCount,
                                configuration: EngineConfiguration(sampleRateHz: Double(rendering.rateHz),
@@ -67,6 +74,28 @@ struct BenchCommand: ParsableCommand {
         ]
         print("{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}")
     }
+
+    /// The floor for the engine's split: as many sources on voices as the cap allows.
+    private func runFloor() throws {
+        let scene = BenchFloor(hrtf: try rendering.loadHRTF(), sourceCount: sourceCount,
+                               voiceCount: min(sourceCount, rendering.maximumHRTFVoices), blockFrames: rendering.blockFrames,
+                               sampleRateHz: Double(rendering.rateHz),
+                               spanFrames: EngineConfiguration.voiceSpanFrames(blockFrames: rendering.blockFrames))
+        let result = scene.measure(seconds: seconds)
+        let fields: [(String, String)] = [
+            ("cpu_seconds_per_audio_second", String(format: "%.4f", result.renderCPUSeconds / result.audioSeconds)),
+            ("sources", "\(sourceCount)"),
+            ("seconds", String(format: "%.3f", result.audioSeconds)),
+            ("block_frames", "\(rendering.blockFrames)"),
+            ("rate_hz", "\(rendering.rateHz)"),
+            ("floor", "true"),
+            ("hrtf_voices", "\(scene.voiceCount)"),
+            ("bus_voices", "\(sourceCount - scene.voiceCount)"),
+            ("kernels", "\"\(RenderKernels.fastest.name)\""),
+            ("wall_seconds", String(format: "%.3f", result.wallSeconds)),
+        ]
+        print("{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}")
+    }
 }
 
 /// The ring scene set up on an `Engine` exactly as the server would: one `EngineStream` per
@@ -75,8 +104,7 @@ struct BenchCommand: ParsableCommand {
 final class BenchScene {
     let engine: Engine
     let configuration: EngineConfiguration
-    private let rings: [AudioRing]
-    private let noise: [Float]
+    private let feeder: BenchRings
     private let output: UnsafeMutablePointer<Float>
     private var renderedFrames = 0
 
@@ -84,23 +112,17 @@ final class BenchScene {
         self.configuration = configuration
         engine = Engine(hrtf: hrtf, configuration: configuration, maximumStreams: sourceCount,
                         maximumScenes: sourceCount, busFilters: busFilters)
-        // One second of white noise (fixed seed); each source reads it from its own offset.
-        var state: UInt32 = 0x9E37_79B9
-        noise = (0..<Int(configuration.sampleRateHz)).map { _ in
-            state ^= state << 13; state ^= state >> 17; state ^= state << 5
-            return Float(state) / Float(UInt32.max) * 2 - 1
-        }
+        feeder = BenchRings(count: sourceCount, blockFrames: configuration.blockFrames,
+                            sampleRateHz: configuration.sampleRateHz)
         output = .allocate(capacity: 2 * configuration.blockFrames)
         // Offline there is no deadline to protect, and the blocks' wall-clock times on a busy
         // machine would have the governor move voices to the bus: the split is the cap's.
         engine.renderer.governor.simulatedLoadFraction = 0
 
         let gain = Float(0.3 / Double(sourceCount).squareRoot())  // keeps the mix near full scale
-        var rings: [AudioRing] = []
         var commands: [EngineCommand] = []
         for index in 0..<sourceCount {
-            let ring = AudioRing(capacityFrames: 4 * configuration.blockFrames, channelCount: 1)
-            let input = RingInput(ring: ring)
+            let input = RingInput(ring: feeder.rings[index])
             input.setIdle(false)
             let azimuth = 360.0 * Double(index) / Double(sourceCount)
             let position = SphericalPosition(azimuthDegrees: azimuth, distanceMetres: BenchCommand.ringRadiusMetres).cartesian
@@ -109,9 +131,7 @@ final class BenchScene {
             let stream = EngineStream(id: StreamID(index + 1), source: source, input: input, sceneIndex: index)
             commands.append(.placeScene(index: index, position: position, widthMetres: 0))
             commands.append(.addStream(stream))
-            rings.append(ring)
         }
-        self.rings = rings
         send(.setHeadPose(Self.headPose(atSeconds: 0), glide: false))
         for command in commands { send(command) }
         // The engine takes at most 512 commands a block; warm up until every stream is in and
@@ -169,14 +189,32 @@ final class BenchScene {
         renderedFrames += block
     }
 
-    /// The server's side: one block of noise into each ring that needs it. A plain indexed
-    /// loop: this program is built without optimisation in debug, and an enumerated,
-    /// filtered sequence there costs more per ring than the write itself.
-    private func feedRings() {
-        let block = configuration.blockFrames
+    private func feedRings() { feeder.feed(renderedFrames: renderedFrames) }
+}
+
+/// The streams' rings of the bench's scene and the server's side of them: one second of white
+/// noise (fixed seed), each source reading it from its own offset.
+final class BenchRings {
+    let rings: [AudioRing]
+    private let noise: [Float]
+    private let blockFrames: Int
+
+    init(count: Int, blockFrames: Int, sampleRateHz: Double) {
+        self.blockFrames = blockFrames
+        var state: UInt32 = 0x9E37_79B9
+        noise = (0..<Int(sampleRateHz)).map { _ in
+            state ^= state << 13; state ^= state >> 17; state ^= state << 5
+            return Float(state) / Float(UInt32.max) * 2 - 1
+        }
+        rings = (0..<count).map { _ in AudioRing(capacityFrames: 4 * blockFrames, channelCount: 1) }
+    }
+
+    /// One block of noise into each ring that needs it. A plain indexed loop: this program is
+    /// built without optimisation in debug, and an enumerated, filtered sequence there costs
+    /// more per ring than the write itself.
+    func feed(renderedFrames: Int) {
+        let block = blockFrames
         let span = noise.count - block
-        // A local copy: the property read for every ring is a dynamic exclusivity check.
-        let renderedFrames = renderedFrames
         noise.withUnsafeBufferPointer { noise in
             let base = noise.baseAddress!
             // Each ring lent, not retained: at 1024 rings the reference counting costs more
@@ -194,5 +232,4 @@ final class BenchScene {
             }
         }
     }
-
 }
