@@ -57,12 +57,7 @@ struct BenchCommand: ParsableCommand {
                                                                   blockFrames: rendering.blockFrames,
                                                                   maximumHRTFVoices: rendering.maximumHRTFVoices))
         let result = scene.measure(seconds: seconds)
-        let fields: [(String, String)] = [
-            ("cpu_seconds_per_audio_second", String(format: "%.4f", result.renderCPUSeconds / result.audioSeconds)),
-            ("sources", "\(sourceCount)"),
-            ("seconds", String(format: "%.3f", result.audioSeconds)),
-            ("block_frames", "\(rendering.blockFrames)"),
-            ("rate_hz", "\(rendering.rateHz)"),
+        let fields = commonFields(renderCPUSeconds: result.renderCPUSeconds, audioSeconds: result.audioSeconds) + [
             // The governor's split at the end of the run (voices: a stereo source counts two).
             ("hrtf_voices", "\(scene.engine.hrtfVoiceCount)"),
             ("bus_voices", "\(scene.engine.busVoiceCount)"),
@@ -75,6 +70,17 @@ struct BenchCommand: ParsableCommand {
         print("{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}")
     }
 
+    /// What every run prints first: the CPU per audio second and the run's shape.
+    private func commonFields(renderCPUSeconds: Double, audioSeconds: Double) -> [(String, String)] {
+        [
+            ("cpu_seconds_per_audio_second", String(format: "%.4f", renderCPUSeconds / audioSeconds)),
+            ("sources", "\(sourceCount)"),
+            ("seconds", String(format: "%.3f", audioSeconds)),
+            ("block_frames", "\(rendering.blockFrames)"),
+            ("rate_hz", "\(rendering.rateHz)"),
+        ]
+    }
+
     /// The floor for the engine's split: as many sources on voices as the cap allows.
     private func runFloor() throws {
         let scene = BenchFloor(hrtf: try rendering.loadHRTF(), sourceCount: sourceCount,
@@ -82,12 +88,7 @@ struct BenchCommand: ParsableCommand {
                                sampleRateHz: Double(rendering.rateHz),
                                spanFrames: EngineConfiguration.voiceSpanFrames(blockFrames: rendering.blockFrames))
         let result = scene.measure(seconds: seconds)
-        let fields: [(String, String)] = [
-            ("cpu_seconds_per_audio_second", String(format: "%.4f", result.renderCPUSeconds / result.audioSeconds)),
-            ("sources", "\(sourceCount)"),
-            ("seconds", String(format: "%.3f", result.audioSeconds)),
-            ("block_frames", "\(rendering.blockFrames)"),
-            ("rate_hz", "\(rendering.rateHz)"),
+        let fields = commonFields(renderCPUSeconds: result.renderCPUSeconds, audioSeconds: result.audioSeconds) + [
             ("floor", "true"),
             ("hrtf_voices", "\(scene.voiceCount)"),
             ("bus_voices", "\(sourceCount - scene.voiceCount)"),

@@ -152,3 +152,12 @@ public func waitUntil(timeoutSeconds: Double, _ what: String, _ condition: () th
         throw TestFailure("timed out after \(timeoutSeconds) s waiting for \(what)")
     }
 }
+
+/// The X11 id of process `pid`'s window on `display` (xdotool, waiting until it is mapped).
+public func mappedXWindowID(pid: pid_t, display: String) throws -> UInt32 {
+    let output = try runTool("/usr/bin/xdotool", ["search", "--sync", "--onlyvisible", "--pid", String(pid)], display: display)
+    guard let line = output.split(separator: "\n").first, let id = UInt32(line) else {
+        throw ToolFailure(command: "xdotool search --pid \(pid)", status: 1, output: output)
+    }
+    return id
+}

@@ -142,11 +142,7 @@ public final class SwayFixture {
 
     /// The X11 id of process `pid`'s window on XWayland (xdotool, once it is mapped).
     public func xWindowID(pid: pid_t) throws -> UInt32 {
-        let output = try runTool("/usr/bin/xdotool", ["search", "--sync", "--onlyvisible", "--pid", String(pid)], display: try xDisplay())
-        guard let line = output.split(separator: "\n").first, let id = UInt32(line) else {
-            throw ToolFailure(command: "xdotool search --pid \(pid)", status: 1, output: output)
-        }
-        return id
+        try mappedXWindowID(pid: pid, display: try xDisplay())
     }
 
     public func swaymsg(_ arguments: [String]) throws -> String {
