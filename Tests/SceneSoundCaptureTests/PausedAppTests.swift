@@ -8,18 +8,6 @@ import Testing
 /// the app's file, sample for sample, across the pause. The app is mpv, paused over its IPC
 /// socket as a user's media keys do: it corks its stream, which stays.
 @Suite(.serialized) struct PausedAppTests {
-    /// Sets mpv's `pause` property through its JSON IPC socket; returns once mpv answered.
-    static func setPaused(_ paused: Bool, socketPath: String) throws {
-        try waitUntil(timeoutSeconds: 10, "mpv's IPC socket") { FileManager.default.fileExists(atPath: socketPath) }
-        let socket = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(socket) }
-        guard withUnixSocketAddress(socketPath, { connect(socket, $0, $1) }) == 0 else { throw TestFailure("cannot reach mpv at \(socketPath)") }
-        let command = Array("{\"command\":[\"set_property\",\"pause\",\(paused)]}\n".utf8)
-        guard write(socket, command, command.count) == command.count else { throw TestFailure("cannot tell mpv to pause") }
-        var reply = [UInt8](repeating: 0, count: 256)
-        _ = read(socket, &reply, reply.count)
-    }
-
     /// Frames of `captured` (interleaved stereo, its silent gaps removed) that are `source`'s
     /// sample for sample, counted from `firstFrame` on, aligned where they match there.
     static func contiguousFrames(_ captured: [Float], source: [Int16], from firstFrame: Int) -> Int {
@@ -67,14 +55,14 @@ import Testing
         #expect(consumer.wait(timeoutSeconds: 10) { $0.framesWhileLocked(stream.streamIndex) >= 24_000 })
 
         let restsBefore = consumer.rests
-        try Self.setPaused(true, socketPath: socket)
+        try setMPVPaused(true, ipcSocketPath: socket)
         try #require(consumer.wait(timeoutSeconds: 10) { $0.restsWhileLocked > restsBefore }, "\(kind): the capture did not rest under the paused app")
         let ourSinkState = { try fixture.server.list("sinks").first { $0["name"] as? String == CaptureSinkProperties.sinkName }?["state"] as? String }
         #expect(try waitUntil(timeoutSeconds: 15) { try ourSinkState() == "SUSPENDED" }, "\(kind): our sink did not suspend under the paused app")
         #expect(try fixture.server.sinkInputs().contains { $0.application == "resuming-app" }, "\(kind): the paused app's stream is gone")
         let beforePause = ShortSoundTests.withoutGaps(consumer.audio(of: stream.streamIndex)).count / 2
 
-        try Self.setPaused(false, socketPath: socket)
+        try setMPVPaused(false, ipcSocketPath: socket)
         let framesAtResume = consumer.audio(of: stream.streamIndex).count / 2
         #expect(consumer.wait(timeoutSeconds: 10) { $0.framesWhileLocked(stream.streamIndex) >= framesAtResume + 48_000 })
         #expect(consumer.endedStreams.isEmpty, "\(kind): the app's capture ended")

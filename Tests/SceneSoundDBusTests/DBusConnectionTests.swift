@@ -146,7 +146,8 @@ import SceneSoundTestSupport
             return ours != nil
         }
         let thread = try #require(ours)
-        Thread.sleep(forTimeInterval: 0.2)  // the match's and the query's replies dispatched
+        // The match's and the query's replies dispatched: the thread asleep in poll().
+        try waitUntil(timeoutSeconds: 5, "the connection's thread asleep") { Self.isSleeping(thread: thread) }
         let before = Self.contextSwitches(thread: thread)
         Thread.sleep(forTimeInterval: 1)
         let wakeUps = Self.contextSwitches(thread: thread) - before
@@ -191,6 +192,13 @@ import SceneSoundTestSupport
             (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
                 .trimmingCharacters(in: .whitespacesAndNewlines) == name
         }
+    }
+
+    /// The thread's state in /proc is S (sleeping, here in poll()).
+    static func isSleeping(thread: String) -> Bool {
+        let stat = (try? String(contentsOfFile: "/proc/self/task/\(thread)/stat", encoding: .utf8)) ?? ""
+        guard let afterName = stat.range(of: ") ", options: .backwards) else { return false }
+        return stat[afterName.upperBound...].first == "S"
     }
 
     static func contextSwitches(thread: String) -> Int {

@@ -145,18 +145,6 @@ import SceneSoundTestSupport
             app = process
         }
 
-        /// Pauses mpv through its IPC socket (it corks its stream; the stream stays).
-        func pauseApp() throws {
-            let path = "\(configHome)/mpv.sock"
-            try waitUntil(timeoutSeconds: 10, "mpv's IPC socket") { FileManager.default.fileExists(atPath: path) }
-            let socket = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-            defer { close(socket) }
-            guard withUnixSocketAddress(path, { connect(socket, $0, $1) }) == 0 else { throw TestFailure("cannot reach mpv at \(path)") }
-            let command = Array("{\"command\":[\"set_property\",\"pause\",true]}\n".utf8)
-            guard write(socket, command, command.count) == command.count else { throw TestFailure("cannot pause mpv") }
-            var reply = [UInt8](repeating: 0, count: 256)
-            _ = read(socket, &reply, reply.count)  // its answer: the pause is done
-        }
 
         /// Up to the start of the idle window.
         func settle(noise: String) throws {
@@ -168,7 +156,7 @@ import SceneSoundTestSupport
                 try waitUntil(timeoutSeconds: 10, "the app to be captured") { count("capturing ") > capturesBefore }
                 try waitUntil(timeoutSeconds: 10, "the app to be heard") { Self.sinkState(server) == "RUNNING" }
                 // Paused, its stream kept, on both servers: nothing of ours may keep recording it.
-                try pauseApp()
+                try setMPVPaused(true, ipcSocketPath: "\(configHome)/mpv.sock")
             }
             try client.write(stream: stream, pcm: tone, bytesPerFrame: 2)
             try waitUntil(timeoutSeconds: 15, "the daemon to rest") { rests() >= 1 }

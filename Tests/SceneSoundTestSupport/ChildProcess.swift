@@ -161,3 +161,20 @@ public func mappedXWindowID(pid: pid_t, display: String) throws -> UInt32 {
     }
     return id
 }
+
+/// Sets mpv's `pause` property through its JSON IPC socket (`--input-ipc-server`), as a user's
+/// media keys do (it corks its stream, which stays); returns once mpv answered.
+public func setMPVPaused(_ paused: Bool, ipcSocketPath: String) throws {
+    try waitUntil(timeoutSeconds: 10, "mpv's IPC socket") { FileManager.default.fileExists(atPath: ipcSocketPath) }
+    let socket = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(socket) }
+    guard withUnixSocketAddress(ipcSocketPath, { connect(socket, $0, $1) }) == 0 else {
+        throw ToolFailure(command: "connect to mpv at \(ipcSocketPath)", status: errno, output: "")
+    }
+    let command = Array("{\"command\":[\"set_property\",\"pause\",\(paused)]}\n".utf8)
+    guard write(socket, command, command.count) == command.count else {
+        throw ToolFailure(command: "tell mpv pause \(paused)", status: errno, output: "")
+    }
+    var reply = [UInt8](repeating: 0, count: 256)
+    _ = read(socket, &reply, reply.count)
+}
