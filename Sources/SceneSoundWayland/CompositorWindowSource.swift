@@ -106,8 +106,7 @@ public final class CompositorWindowSource: WindowSource {
                 backoff.reset()
                 connected.store(true, ordering: .releasing)
                 report(nil)
-                let outputs = configuration.waylandDisplay.flatMap { WaylandOutputs.read(display: $0) } ?? []
-                let reason = runSession(session, outputs: outputs)
+                let reason = runSession(session)
                 session.close()
                 connected.store(false, ordering: .releasing)
                 if isStopping { break }
@@ -123,7 +122,9 @@ public final class CompositorWindowSource: WindowSource {
     }
 
     /// Returns why the session ended (unless stopping).
-    private func runSession(_ session: CompositorSession, outputs: [WaylandOutput]) -> CompositorError {
+    private func runSession(_ session: CompositorSession) -> CompositorError {
+        let display = configuration.waylandDisplay
+        var outputs = WaylandOutputsCache { display.flatMap { WaylandOutputs.read(display: $0) } }
         var schedule = PublishSchedule(minimumIntervalNanoseconds: UInt64(configuration.minimumPublishIntervalSeconds * 1e9))
         let pollNanoseconds = UInt64((configuration.pollWhilePlayingSeconds ?? 0) * 1e9)
         var dirty = true
@@ -150,7 +151,7 @@ public final class CompositorWindowSource: WindowSource {
                 if wait == 0 {
                     do {
                         var compositorState = try session.query()
-                        WaylandOutputs.applyPhysicalSizes(outputs, to: &compositorState.monitors)
+                        outputs.applyPhysicalSizes(to: &compositorState.monitors)
                         report(nil)
                         now = UInt64(MonotonicClock.nowNanoseconds())
                         if publishIfChanged(compositorState, newestEvent: newestEvent, now: now) { schedule.didPublish(now: now) }

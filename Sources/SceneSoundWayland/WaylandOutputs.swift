@@ -49,16 +49,53 @@ public enum WaylandOutputs {
     }
 
     /// Gives each monitor the millimetres of its `wl_output` (same name, else same origin), where
-    /// known; the rest keep their 96 dpi.
-    public static func applyPhysicalSizes(_ outputs: [WaylandOutput], to monitors: inout [Monitor]) {
+    /// known; the rest keep their 96 dpi. Returns whether every monitor had a `wl_output`.
+    @discardableResult
+    public static func applyPhysicalSizes(_ outputs: [WaylandOutput], to monitors: inout [Monitor]) -> Bool {
+        var everyMonitorFound = true
         for index in monitors.indices {
             let monitor = monitors[index]
             let match = outputs.first { $0.name != nil && $0.name == monitor.name }
                 ?? outputs.first { $0.xPixels == monitor.rectPixels.xPixels && $0.yPixels == monitor.rectPixels.yPixels }
+            if match == nil { everyMonitorFound = false }
             guard let match, match.hasPhysicalSize else { continue }
             monitors[index].widthMillimetres = Double(match.widthMillimetres)
             monitors[index].heightMillimetres = Double(match.heightMillimetres)
             monitors[index].physicalSizeSource = .waylandOutput
         }
+        return everyMonitorFound
+    }
+}
+
+/// The outputs' millimetres for a window source's monitors, read again only when the monitors
+/// the compositor reports change (one plugged in or out, moved, or given another mode): a
+/// Wayland round trip then, none while the desk stays as it is. A monitor that no `wl_output`
+/// matches (its compositor told of it before advertising the output) is looked for once more
+/// at the next query.
+struct WaylandOutputsCache {
+    private struct Placement: Equatable {
+        var name: String
+        var rectPixels: PixelRect
+    }
+
+    private let read: () -> [WaylandOutput]?
+    private var outputs: [WaylandOutput] = []
+    /// The monitors `outputs` were read for; nil: read at the next query.
+    private var readFor: [Placement]?
+    private var mayLookAgain = false
+    private(set) var readCount = 0
+
+    init(read: @escaping () -> [WaylandOutput]?) { self.read = read }
+
+    mutating func applyPhysicalSizes(to monitors: inout [Monitor]) {
+        let placements = monitors.map { Placement(name: $0.name, rectPixels: $0.rectPixels) }
+        let changed = placements != readFor
+        if changed || mayLookAgain {
+            outputs = read() ?? []
+            readCount += 1
+            mayLookAgain = changed
+            readFor = placements
+        }
+        if WaylandOutputs.applyPhysicalSizes(outputs, to: &monitors) { mayLookAgain = false }
     }
 }

@@ -81,3 +81,51 @@ import SceneSoundWindows
         #expect(outputs == nil && seconds >= 1.5 && seconds < 5)
     }
 }
+
+/// The millimetres follow the desk: read again when a monitor is plugged in, and only then.
+@Suite struct WaylandOutputsCacheTests {
+    static func monitor(_ name: String, x: Int) -> Monitor {
+        var monitor = WaylandOutputsTests.monitor(name: name)
+        monitor.rectPixels.xPixels = x
+        return monitor
+    }
+
+    static func output(_ name: String, x: Int, widthMillimetres: Int) -> WaylandOutput {
+        WaylandOutput(name: name, xPixels: x, yPixels: 0, widthMillimetres: widthMillimetres, heightMillimetres: 300,
+                      modeWidthPixels: 1920, modeHeightPixels: 1080, scale: 1)
+    }
+
+    @Test func aMonitorPluggedInIsMeasuredAndAnUnchangedDeskIsNotReadAgain() {
+        final class Compositor: @unchecked Sendable { var outputs: [WaylandOutput] = [] }
+        let compositor = Compositor()
+        compositor.outputs = [Self.output("DP-1", x: 0, widthMillimetres: 530)]
+        var cache = WaylandOutputsCache { compositor.outputs }
+        var monitors = [Self.monitor("DP-1", x: 0)]
+        cache.applyPhysicalSizes(to: &monitors)
+        #expect(monitors[0].widthMillimetres == 530 && cache.readCount == 1)
+        for _ in 0 ..< 3 {
+            var again = [Self.monitor("DP-1", x: 0)]
+            cache.applyPhysicalSizes(to: &again)
+            #expect(again[0].widthMillimetres == 530)
+        }
+        #expect(cache.readCount == 1, "read \(cache.readCount) times for an unchanged desk")
+
+        // A second monitor: its compositor reports it before its wl_output is advertised, so
+        // the first reading misses it; the next query looks once more and finds it.
+        var plugged = [Self.monitor("DP-1", x: 0), Self.monitor("HDMI-A-1", x: 1920)]
+        cache.applyPhysicalSizes(to: &plugged)
+        #expect(cache.readCount == 2 && plugged[1].physicalSizeSource == .assumed96DPI)
+        compositor.outputs.append(Self.output("HDMI-A-1", x: 1920, widthMillimetres: 600))
+        plugged = [Self.monitor("DP-1", x: 0), Self.monitor("HDMI-A-1", x: 1920)]
+        cache.applyPhysicalSizes(to: &plugged)
+        #expect(cache.readCount == 3 && plugged[1].widthMillimetres == 600 && plugged[1].physicalSizeSource == .waylandOutput)
+        plugged = [Self.monitor("DP-1", x: 0), Self.monitor("HDMI-A-1", x: 1920)]
+        cache.applyPhysicalSizes(to: &plugged)
+        #expect(cache.readCount == 3)
+
+        // One that never gets a wl_output (a synthetic name elsewhere) is not looked for at every query.
+        var ghost = [Self.monitor("DP-1", x: 0), Self.monitor("ghost", x: 5000)]
+        for _ in 0 ..< 4 { cache.applyPhysicalSizes(to: &ghost); ghost = [Self.monitor("DP-1", x: 0), Self.monitor("ghost", x: 5000)] }
+        #expect(cache.readCount == 5, "read \(cache.readCount) times")
+    }
+}
