@@ -16,10 +16,11 @@ final class RawClient: @unchecked Sendable {
     init(socketPath: String, handshake: Bool = true, name: String = "test") throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         let result = withUnixSocketAddress(socketPath) { connect(fd, $0, $1) }
-        guard result == 0 else {
-            close(fd)
-            throw TestFailure("connect: \(String(cString: strerror(errno)))")
-        }
+        // Not closed here: every stored property is set, so a throw from here on runs deinit,
+        // which closes it. (Closing it here too closed it twice; the second close hit whatever
+        // another thread had opened with that number meanwhile, e.g. IdleTests' concurrent
+        // setups, one waiting for its daemon's socket, another's client: "send: Bad file descriptor".)
+        guard result == 0 else { throw TestFailure("connect: \(String(cString: strerror(errno)))") }
         if handshake {
             let reply = try request(.hello(Hello(clientPID: UInt32(getpid()), clientName: name)))
             guard case .welcome(let w) = reply else { throw TestFailure("expected WELCOME, got \(reply)") }
