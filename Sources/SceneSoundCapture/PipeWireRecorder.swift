@@ -19,10 +19,9 @@ final class PipeWireConnection {
         ioEvent = api.pointee.io_new(api, ss_pw_connection_fd(handle), PA_IO_EVENT_INPUT, { _, _, _, _, userdata in
             Unmanaged<PipeWireConnection>.fromOpaque(userdata!).takeUnretainedValue().dispatch()
         }, Unmanaged.passUnretained(self).toOpaque())
-        if ioEvent == nil {
-            ss_pw_connection_free(handle)
-            return nil
-        }
+        // Every property is set by now, so returning nil runs deinit, whose close() frees the
+        // connection: freeing it here too freed it twice.
+        if ioEvent == nil { return nil }
     }
 
     deinit { close() }
