@@ -13,6 +13,10 @@
  * queued for the loop before the stream was disconnected still refers to it. */
 #define SS_PW_RETIRED_MAX 256
 
+/* EXPERIMENT */
+static int ss_debug_live_captures, ss_debug_live_streams;
+void ss_pw_debug_counts(int *captures, int *streams) { *captures = __atomic_load_n(&ss_debug_live_captures, __ATOMIC_RELAXED); *streams = __atomic_load_n(&ss_debug_live_streams, __ATOMIC_RELAXED); }
+
 struct ss_pw_connection {
 	struct pw_stream *retired[SS_PW_RETIRED_MAX];
 	int retired_count;
@@ -105,7 +109,7 @@ int ss_pw_connection_fd(const ss_pw_connection *connection)
 static void destroy_retired(ss_pw_connection *connection)
 {
 	for (int i = 0; i < connection->retired_count; i++)
-		pw_stream_destroy(connection->retired[i]);
+		{ pw_stream_destroy(connection->retired[i]); __atomic_fetch_sub(&ss_debug_live_streams, 1, __ATOMIC_RELAXED); }
 	connection->retired_count = 0;
 }
 
@@ -118,7 +122,7 @@ int ss_pw_connection_dispatch(ss_pw_connection *connection)
 	/* Only those retired before this dispatch: its iterations ran what was queued for them. */
 	if (retired > 0) {
 		for (int i = 0; i < retired; i++)
-			pw_stream_destroy(connection->retired[i]);
+			{ pw_stream_destroy(connection->retired[i]); __atomic_fetch_sub(&ss_debug_live_streams, 1, __ATOMIC_RELAXED); }
 		for (int i = retired; i < connection->retired_count; i++)
 			connection->retired[i - retired] = connection->retired[i];
 		connection->retired_count -= retired;
@@ -194,6 +198,7 @@ ss_pw_capture *ss_pw_capture_new(ss_pw_connection *connection, const char *name,
 	struct ss_pw_capture *capture = calloc(1, sizeof(*capture));
 	if (capture == NULL)
 		return NULL;
+	__atomic_fetch_add(&ss_debug_live_captures, 1, __ATOMIC_RELAXED);
 	capture->connection = connection;
 	capture->audio = audio;
 	capture->ended = ended;
@@ -223,9 +228,11 @@ ss_pw_capture *ss_pw_capture_new(ss_pw_connection *connection, const char *name,
 	capture->stream = pw_stream_new(connection->core, name, properties);
 	if (capture->stream == NULL) {
 		pw_loop_leave(connection->loop);
+		__atomic_fetch_sub(&ss_debug_live_captures, 1, __ATOMIC_RELAXED);
 		free(capture);
 		return NULL;
 	}
+	__atomic_fetch_add(&ss_debug_live_streams, 1, __ATOMIC_RELAXED);
 	pw_stream_add_listener(capture->stream, &capture->listener, &stream_events, capture);
 
 	uint8_t pod_buffer[1024];
@@ -267,6 +274,8 @@ void ss_pw_capture_free(ss_pw_capture *capture)
 		connection->retired[connection->retired_count++] = capture->stream;
 	} else {
 		pw_stream_destroy(capture->stream);
+		__atomic_fetch_sub(&ss_debug_live_streams, 1, __ATOMIC_RELAXED);
 	}
+	__atomic_fetch_sub(&ss_debug_live_captures, 1, __ATOMIC_RELAXED);
 	free(capture);
 }

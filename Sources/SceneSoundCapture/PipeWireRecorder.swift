@@ -1,6 +1,7 @@
 import CPipeWireCapture
 import CPulse
 import Foundation
+import Synchronization
 import SceneSoundPulse
 
 /// A connection to PipeWire itself, next to the pulse connection of a session whose server is
@@ -68,6 +69,7 @@ final class PipeWireConnection {
 /// only the first ready one is served each cycle and the others run dry for seconds, then
 /// arrive in bursts. One connection per stream would run into the server's 64 clients.
 final class PipeWireRecorder: StreamRecorder {
+    static let debugLive = Atomic<Int>(0)  // EXPERIMENT
     let streamIndex: UInt32?
     /// Where the audio goes (on libpipewire's data thread).
     private let deliver: (UnsafeBufferPointer<Float>) -> Void
@@ -104,9 +106,10 @@ final class PipeWireRecorder: StreamRecorder {
             },
             Unmanaged.passUnretained(self).toOpaque())
         if capture == nil { return nil }
+        Self.debugLive.add(1, ordering: .relaxed)
     }
 
-    deinit { close() }
+    deinit { close(); Self.debugLive.subtract(1, ordering: .relaxed) }
 
     /// Counted on libpipewire's data thread, read here atomically.
     var framesRecorded: Int { capture.map { Int(ss_pw_capture_frames($0)) } ?? 0 }

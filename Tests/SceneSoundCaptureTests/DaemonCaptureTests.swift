@@ -57,7 +57,7 @@ import Testing
                 display: display, outputPath: log.path + ".out", errorPath: log.path,
                 environment: server.clientEnvironment.merging([
                     "XDG_CACHE_HOME": NSTemporaryDirectory() + "scenesound-test-cache", "XDG_CONFIG_HOME": configHome,
-                ]) { $1 })
+                ].merging(ProcessInfo.processInfo.environment.filter { $0.key.hasPrefix("SCENESOUND_MALLOC") || $0.key.hasPrefix("MALLOC_") }) { $1 }) { $1 })
         }
 
         /// Stops the daemon cleanly and starts it again (its log starts over).
@@ -303,7 +303,13 @@ import Testing
             slots.map { "in use \($0.inUse), created \($0.created), freed \($0.freed), refused \($0.refused)" } ?? "none"
         }
         let slotsBefore = sceneSlots()
+        func rests() -> Int { desk.logText.components(separatedBy: "MEMDEBUG").count - 1 }
+        func atRest(_ count: Int) -> Int {
+            #expect(waitUntil(timeoutSeconds: 15) { rests() >= count })
+            return ProcessMemory.kilobytes(desk.daemon.pid, ProcessMemory.own)
+        }
         let ownMemoryBefore = ProcessMemory.kilobytes(desk.daemon.pid, ProcessMemory.own)
+        let restBefore = atRest(1)
         /// Twenty a second, each playing 0.3 s: several at once, starting and ending all the time.
         func burst(_ name: String) throws {
             let started = Date()
@@ -323,6 +329,7 @@ import Testing
             })
         }
         try burst("burst")
+        let rest1 = atRest(2)
         // The daemon lives on, with nothing on our sink.
         let captured = desk.logText.components(separatedBy: "capturing burst-").count - 1
         #expect(captured >= 50, "only \(captured) of 100 streams were captured")
@@ -349,8 +356,12 @@ import Testing
         // PipeWire from run to run.)
         try burst("again")
         let ownMemoryAfterAgain = ProcessMemory.kilobytes(desk.daemon.pid, ProcessMemory.own)
+        let rest2 = atRest(3)
         try burst("third")
         let ownMemoryAfterThird = ProcessMemory.kilobytes(desk.daemon.pid, ProcessMemory.own)
+        let rest3 = atRest(4)
+        print("\(kind) AT REST: \(restBefore) → \(rest1) → \(rest2) → \(rest3)")
+        print(desk.logText.split(separator: "\n").filter { $0.contains("MEMDEBUG") }.joined(separator: "\n"))
         let laterGrowth = min(ownMemoryAfterAgain - ownMemoryAfter, ownMemoryAfterThird - ownMemoryAfterAgain)
         print("\(kind): \(captured) of 100 short streams captured; daemon's own memory \(ownMemoryBefore) → \(ownMemoryAfter) → \(ownMemoryAfterAgain) → \(ownMemoryAfterThird) kB after each 100 (resident in all \(ProcessMemory.kilobytes(desk.daemon.pid, ProcessMemory.resident)) kB); scene slots \(described(slotsBefore)) → \(described(slotsAfter))")
         #expect(ownMemoryAfter - ownMemoryBefore < 40_000, "the daemon's memory grew \(ownMemoryAfter - ownMemoryBefore) kB")
