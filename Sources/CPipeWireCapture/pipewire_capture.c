@@ -13,10 +13,6 @@
  * queued for the loop before the stream was disconnected still refers to it. */
 #define SS_PW_RETIRED_MAX 256
 
-/* EXPERIMENT */
-static int ss_debug_live_captures, ss_debug_live_streams;
-void ss_pw_debug_counts(int *captures, int *streams) { *captures = __atomic_load_n(&ss_debug_live_captures, __ATOMIC_RELAXED); *streams = __atomic_load_n(&ss_debug_live_streams, __ATOMIC_RELAXED); }
-
 struct ss_pw_connection {
 	struct pw_stream *retired[SS_PW_RETIRED_MAX];
 	int retired_count;
@@ -109,7 +105,7 @@ int ss_pw_connection_fd(const ss_pw_connection *connection)
 static void destroy_retired(ss_pw_connection *connection)
 {
 	for (int i = 0; i < connection->retired_count; i++)
-		{ pw_stream_destroy(connection->retired[i]); __atomic_fetch_sub(&ss_debug_live_streams, 1, __ATOMIC_RELAXED); }
+		pw_stream_destroy(connection->retired[i]);
 	connection->retired_count = 0;
 }
 
@@ -122,7 +118,7 @@ int ss_pw_connection_dispatch(ss_pw_connection *connection)
 	/* Only those retired before this dispatch: its iterations ran what was queued for them. */
 	if (retired > 0) {
 		for (int i = 0; i < retired; i++)
-			{ pw_stream_destroy(connection->retired[i]); __atomic_fetch_sub(&ss_debug_live_streams, 1, __ATOMIC_RELAXED); }
+			pw_stream_destroy(connection->retired[i]);
 		for (int i = retired; i < connection->retired_count; i++)
 			connection->retired[i - retired] = connection->retired[i];
 		connection->retired_count -= retired;
@@ -198,7 +194,6 @@ ss_pw_capture *ss_pw_capture_new(ss_pw_connection *connection, const char *name,
 	struct ss_pw_capture *capture = calloc(1, sizeof(*capture));
 	if (capture == NULL)
 		return NULL;
-	__atomic_fetch_add(&ss_debug_live_captures, 1, __ATOMIC_RELAXED);
 	capture->connection = connection;
 	capture->audio = audio;
 	capture->ended = ended;
@@ -228,11 +223,9 @@ ss_pw_capture *ss_pw_capture_new(ss_pw_connection *connection, const char *name,
 	capture->stream = pw_stream_new(connection->core, name, properties);
 	if (capture->stream == NULL) {
 		pw_loop_leave(connection->loop);
-		__atomic_fetch_sub(&ss_debug_live_captures, 1, __ATOMIC_RELAXED);
 		free(capture);
 		return NULL;
 	}
-	__atomic_fetch_add(&ss_debug_live_streams, 1, __ATOMIC_RELAXED);
 	pw_stream_add_listener(capture->stream, &capture->listener, &stream_events, capture);
 
 	uint8_t pod_buffer[1024];
@@ -274,8 +267,6 @@ void ss_pw_capture_free(ss_pw_capture *capture)
 		connection->retired[connection->retired_count++] = capture->stream;
 	} else {
 		pw_stream_destroy(capture->stream);
-		__atomic_fetch_sub(&ss_debug_live_streams, 1, __ATOMIC_RELAXED);
 	}
-	__atomic_fetch_sub(&ss_debug_live_captures, 1, __ATOMIC_RELAXED);
 	free(capture);
 }

@@ -1,4 +1,3 @@
-import CPipeWireCapture
 import CPulse
 import Foundation
 import SceneSoundPlatform
@@ -848,27 +847,6 @@ final class CaptureSession {
         if let guardLink, !guardLink.rest() { return fail("the capture guard (pid \(guardLink.pid)) is gone") }
         if serverIsPipeWire { pacer?.setCorked(true) }
         consumer.captureDidRest(true)
-        debugMemory()  // EXPERIMENT
-    }
-
-    @_silgen_name("malloc_info") private static func mallocInfo(_ options: Int32, _ stream: UnsafeMutablePointer<FILE>?) -> Int32
-    @_silgen_name("malloc_trim") private static func mallocTrim(_ pad: Int) -> Int32
-    nonisolated(unsafe) private static var debugRests = 0
-    private func debugMemory() {
-        var captures: Int32 = 0, pwStreams: Int32 = 0
-        ss_pw_debug_counts(&captures, &pwStreams)
-        func anon() -> String { ((try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? "").split(separator: "\n").first { $0.hasPrefix("RssAnon") }.map(String.init) ?? "?" }
-        var line = "MEMDEBUG rest: tracked \(streams.count) relinking \(relinking.count) attachments \(attachments.count) leftAlone \(leftAlone.count) playing \(playingInputs.count) pwRecorders \(PipeWireRecorder.debugLive.load(ordering: .relaxed)) pwCaptures \(captures) pwStreams \(pwStreams) \(anon())"
-        if let path = ProcessInfo.processInfo.environment["SCENESOUND_MALLOC_INFO"] {
-            Self.debugRests += 1
-            if let file = fopen("\(path).\(getpid()).\(Self.debugRests).xml", "w") { _ = Self.mallocInfo(0, file); fclose(file) }
-        }
-        if ProcessInfo.processInfo.environment["SCENESOUND_MALLOC_TRIM"] != nil {
-            _ = Self.mallocTrim(0)
-            line += " after trim \(anon())"
-            if let path = ProcessInfo.processInfo.environment["SCENESOUND_MALLOC_INFO"], let file = fopen("\(path).\(getpid()).\(Self.debugRests).trimmed.xml", "w") { _ = Self.mallocInfo(0, file); fclose(file) }
-        }
-        FileHandle.standardError.write(Data((line + "\n").utf8))
     }
 
     /// Something may play: the mix's recording first, then the heartbeat and route checks.

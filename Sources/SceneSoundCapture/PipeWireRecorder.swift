@@ -1,7 +1,6 @@
 import CPipeWireCapture
 import CPulse
 import Foundation
-import Synchronization
 import SceneSoundPulse
 
 /// A connection to PipeWire itself, next to the pulse connection of a session whose server is
@@ -69,7 +68,6 @@ final class PipeWireConnection {
 /// only the first ready one is served each cycle and the others run dry for seconds, then
 /// arrive in bursts. One connection per stream would run into the server's 64 clients.
 final class PipeWireRecorder: StreamRecorder {
-    static let debugLive = Atomic<Int>(0)  // EXPERIMENT
     let streamIndex: UInt32?
     /// Where the audio goes (on libpipewire's data thread).
     private let deliver: (UnsafeBufferPointer<Float>) -> Void
@@ -106,10 +104,9 @@ final class PipeWireRecorder: StreamRecorder {
             },
             Unmanaged.passUnretained(self).toOpaque())
         if capture == nil { return nil }
-        Self.debugLive.add(1, ordering: .relaxed)
     }
 
-    deinit { close(); Self.debugLive.subtract(1, ordering: .relaxed) }
+    deinit { close() }
 
     /// Counted on libpipewire's data thread, read here atomically.
     var framesRecorded: Int { capture.map { Int(ss_pw_capture_frames($0)) } ?? 0 }

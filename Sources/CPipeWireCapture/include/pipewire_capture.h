@@ -39,5 +39,4 @@ uint64_t ss_pw_capture_frames(const ss_pw_capture *capture);
 /* After this no callback comes. */
 void ss_pw_capture_free(ss_pw_capture *capture);
 
-void ss_pw_debug_counts(int *captures, int *streams); /* EXPERIMENT */
 #endif
