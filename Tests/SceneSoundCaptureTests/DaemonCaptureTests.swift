@@ -356,7 +356,9 @@ import Testing
         let (capturedThird, ownMemoryAfterThird) = try burst("third")
         let laterGrowth = ownMemoryAfterThird - ownMemoryAfter
         print("\(kind): \(captured), \(capturedAgain), \(capturedThird) of 100 short streams captured; daemon's own memory at rest \(ownMemoryBefore) → \(ownMemoryAfter) → \(ownMemoryAfterAgain) → \(ownMemoryAfterThird) kB after each 100 (resident in all \(ProcessMemory.kilobytes(desk.daemon.pid, ProcessMemory.resident)) kB); scene slots \(described(slotsBefore)) → \(described(slotsAfter))")
-        let givenBack = desk.logText.split(separator: "\n").compactMap { $0.range(of: "free heap given back: ").map { line in line[$0.upperBound...] } }
+        let givenBack = desk.logText.split(separator: "\n").compactMap { line in
+            line.range(of: "free heap given back: ").map { String(line[$0.upperBound...]) }
+        }
         print("\(kind): at each rest, \(givenBack.joined(separator: "; "))")
         #expect(ownMemoryAfter - ownMemoryBefore < 10_000, "the daemon's memory grew \(ownMemoryAfter - ownMemoryBefore) kB")
         #expect(capturedAgain + capturedThird >= 100 && laterGrowth < 8 * (capturedAgain + capturedThird),
