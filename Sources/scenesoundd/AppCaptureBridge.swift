@@ -44,14 +44,25 @@ final class AppCaptureBridge: AppCaptureConsumer, @unchecked Sendable {
         return ChannelLayout.standard(channelCount: stream.channels.channelCount) ?? .stereo
     }
 
+    /// Streams were taken since the capture last rested: their memory is freed by then.
+    private let tookStreamsSinceRest = Atomic<Bool>(false)
+
     func captureDidRest(_ isResting: Bool) {
-        logger.info(isResting ? "app capture: nothing plays on the capture sink: resting" : "app capture: awake")
+        guard isResting else { return logger.info("app capture: awake") }
+        // Once per rest that follows captured streams, on the capture's thread; a rest after a
+        // wake that took nothing (a stream left alone, the guard asking) trims nothing.
+        guard tookStreamsSinceRest.exchange(false, ordering: .relaxed) else {
+            return logger.info("app capture: nothing plays on the capture sink: resting")
+        }
+        let trim = HeapTrim.giveBack()
+        logger.info("app capture: nothing plays on the capture sink: resting; free heap given back: own memory \(trim.beforeKilobytes) → \(trim.afterKilobytes) kB in \((trim.seconds * 10_000).rounded() / 10) ms")
     }
 
     func captureDidStart(_ stream: CapturedStreamIdentity) {
         let app = Self.app(stream)
         let window = stream.windowID.map { " window 0x\(String($0, radix: 16))" } ?? ""
         logger.info("capturing \(stream.applicationName ?? "?") (\(stream.binary ?? "?"), pid \(stream.processID.map(String.init) ?? "?")\(window)) as \(app.kind.rawValue)\(stream.eventID.map { " \($0)" } ?? ""), \(app.layout.channelCount) channels \(app.layout)")
+        tookStreamsSinceRest.store(true, ordering: .relaxed)
         let feed = streams.begin(app)
         let mono = stream.isMono ? StereoToMono() : nil
         feeds.withLock { $0[stream.streamIndex] = (feed, mono) }
