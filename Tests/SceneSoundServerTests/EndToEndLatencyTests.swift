@@ -120,12 +120,21 @@ import SceneSoundTestSupport
         let median = { (x: [Double]) in x.sorted()[x.count / 2] }
         let bound = Bounds.of(kind, output: output)
         #expect(median(writePlayed) < bound.writeMedianSeconds, "client write → sink, median \(Self.ms(median(writePlayed))) ms")
-        #expect(writePlayed.max()! < bound.worstSeconds, "client write → sink, worst \(Self.ms(writePlayed.max()!)) ms")
+        // The worst cases less what the machine itself stalled between the send and the sink
+        // (printed): a host that takes the CPUs for 40 ms delays whatever is in flight by that.
+        let writeStalls = zip(writes, writePlayed).map { rig.stallWatch.stalledSeconds(from: $0.seconds, to: $0.seconds + $1) }
+        let poseStalls = zip(flips.events, posePlayed).map { rig.stallWatch.stalledSeconds(from: $0.seconds, to: $0.seconds + $1) }
+        print("  \(rig.stallWatch.summary(from: writes[0].seconds, to: flips.events.last!.seconds + 0.1))")
+        let worstWrite = zip(writePlayed, writeStalls).map { $0 - $1 }.max()!, worstPose = zip(posePlayed, poseStalls).map { $0 - $1 }.max()!
+        #expect(worstWrite < bound.worstSeconds,
+                "client write → sink, worst \(Self.ms(writePlayed.max()!)) ms (\(Self.ms(worstWrite)) ms less the machine's stalls)")
         #expect(median(posePlayed) < bound.poseMedianSeconds, "head pose → sink, median \(Self.ms(median(posePlayed))) ms")
-        #expect(posePlayed.max()! < bound.worstSeconds, "head pose → sink, worst \(Self.ms(posePlayed.max()!)) ms")
+        #expect(worstPose < bound.worstSeconds,
+                "head pose → sink, worst \(Self.ms(posePlayed.max()!)) ms (\(Self.ms(worstPose)) ms less the machine's stalls)")
         // The two clocks are one (CLOCK_MONOTONIC): nothing is mixed before it was sent, nor
         // sooner than the render wait and PulseAudio's buffer allow.
-        #expect(writeMixed.min()! > 0.005 && poseMixed.min()! > 0.005)
+        #expect(writeMixed.min()! > 0.005 && poseMixed.min()! > 0.005,
+                "write → mixed at least \(Self.ms(writeMixed.min()!)) ms, pose → mixed at least \(Self.ms(poseMixed.min()!)) ms")
         // The sink's clock, reconstructed, agrees with the direct reads: a frame plays after it
         // is mixed by no more than the sink's configured latency (the capture hop, which delays
         // the reads, can make the difference slightly negative).
@@ -192,7 +201,9 @@ import SceneSoundTestSupport
             """)
         let median = played.dropLast().sorted()[afterRest.count / 2]
         #expect(median <= 0.030, "after rest, request → played median \(Self.ms(median)) ms")
-        #expect(played.dropLast().max()! <= 0.050, "after rest, worst \(Self.ms(played.dropLast().max()!)) ms")
+        let worst = zip(afterRest, played).map { $1 - rig.stallWatch.stalledSeconds(from: $0.seconds, to: $0.seconds + $1) }.max()!
+        print("  \(rig.stallWatch.summary(from: afterRest[0].seconds, to: awake.seconds + 0.1))")
+        #expect(worst <= 0.050, "after rest, worst \(Self.ms(played.dropLast().max()!)) ms (\(Self.ms(worst)) ms less the machine's stalls)")
         for peak in peaks.dropLast() {
             #expect(abs(peak / peaks.last! - 1) < 0.1, "a click after rest peaks at \(peak), awake \(peaks.last!)")
         }
@@ -335,6 +346,8 @@ final class LatencyRig {
     let client: RawClient
     let capture: TimedMonitorCapture
     let captureApps: Bool
+    /// The machine's own stalls (a virtual machine's host taking its CPUs), for the worst cases.
+    let stallWatch = MachineStallWatch()
 
     init(_ kind: PrivateSoundServer.Kind, output: String = "pulse", captureApps: Bool = false) throws {
         pulse = try PrivatePulse(kind)
