@@ -94,7 +94,7 @@ import Testing
         let captured = consumer.audio(of: stream.streamIndex)
 
         let match = try #require(TestSignal.match(captured: captured, source: source), "the capture is not the file")
-        #expect(match.residualDecibels < -60, "captured differs from the file by \(match.residualDecibels) dB")
+        #expect(match.residualDecibels < -60, "captured differs from the file by \(match.residualDecibels) dB; \(match.mismatch)")
         let capturedLevel = TestSignal.rmsDecibels(captured[...])
         let dryLevel = TestSignal.rmsDecibels(dry[...])
         #expect(dry.count >= 2 * 24_000)
@@ -146,12 +146,12 @@ import Testing
         // The stereo app: its own two channels, exactly.
         let stereoMatch = try #require(TestSignal.match(captured: consumer.audio(of: stereo.streamIndex), source: stereoSource),
                                        "the stereo capture is not the file")
-        #expect(stereoMatch.residualDecibels < -60, "stereo app captured off by \(stereoMatch.residualDecibels) dB")
+        #expect(stereoMatch.residualDecibels < -60, "stereo app captured off by \(stereoMatch.residualDecibels) dB; \(stereoMatch.mismatch)")
         // The mono app: the file in both channels, as a stereo sink made it before.
         let monoAsStereo = mono.flatMap { [$0, $0] }
         let monoMatch = try #require(TestSignal.match(captured: consumer.audio(of: monoStream.streamIndex), source: monoAsStereo),
                                      "the mono capture is not the file in both channels")
-        #expect(monoMatch.residualDecibels < -60, "mono app captured off by \(monoMatch.residualDecibels) dB")
+        #expect(monoMatch.residualDecibels < -60, "mono app captured off by \(monoMatch.residualDecibels) dB; \(monoMatch.mismatch)")
 
         // The 5.1 app: rear-left (channel 4) is the file, every other channel silent.
         let captured = consumer.audio(of: surround.streamIndex)
@@ -160,7 +160,7 @@ import Testing
         let rear = channel(4)
         let rearAsPair = rear.flatMap { [$0, $0] }, sourceAsPair = rearLeft.flatMap { [$0, $0] }
         let rearMatch = try #require(TestSignal.match(captured: rearAsPair, source: sourceAsPair), "rear-left is not the file")
-        #expect(rearMatch.residualDecibels < -60, "rear-left captured off by \(rearMatch.residualDecibels) dB")
+        #expect(rearMatch.residualDecibels < -60, "rear-left captured off by \(rearMatch.residualDecibels) dB; \(rearMatch.mismatch)")
         let rearLevel = TestSignal.rmsDecibels(rear[...])
         for index in [0, 1, 2, 3, 5] {
             let level = TestSignal.rmsDecibels(channel(index)[...])

@@ -106,7 +106,10 @@ enum TestSignal {
     /// Where `captured` (interleaved stereo float) lines up with `source` (interleaved s16),
     /// and the residual after aligning, in dB relative to the captured signal. nil if no
     /// stretch of 64 frames of the capture is found in the source.
-    static func match(captured: [Float], source: [Int16]) -> (sourceFrame: Int, capturedFrame: Int, residualDecibels: Double)? {
+    /// `mismatch`: for a failure's message, where the capture differs from the file (by more
+    /// than the tolerance) — its first and last differing captured frame, how many, of how many.
+    static func match(captured: [Float], source: [Int16])
+        -> (sourceFrame: Int, capturedFrame: Int, residualDecibels: Double, mismatch: String)? {
         let reference = source.map { Float($0) / 32768 }
         let frames = captured.count / 2, sourceFrames = reference.count / 2
         // Start in the middle of the capture, clear of where it began and ended.
@@ -122,16 +125,21 @@ enum TestSignal {
             }
             let offset = start - anchor  // source frame = captured frame + offset
             var signal = 0.0, error = 0.0
-            for frame in max(0, -offset) ..< min(frames, sourceFrames - offset) {
+            var differing: [Int] = []
+            let compared = max(0, -offset) ..< min(frames, sourceFrames - offset)
+            for frame in compared {
                 for channel in 0 ..< 2 {
                     let c = Double(captured[2 * frame + channel])
                     let r = Double(reference[2 * (frame + offset) + channel])
                     if c == 0 && error == 0 && signal == 0 { continue }  // leading silence before the stream was taken
                     signal += c * c
                     error += (c - r) * (c - r)
+                    if abs(c - r) > Double(tolerance), differing.last != frame { differing.append(frame) }
                 }
             }
-            return (start, anchor, 10 * log10(max(error, 1e-30) / max(signal, 1e-30)))
+            let mismatch = differing.isEmpty ? "none" : "captured frames \(differing.first!)...\(differing.last!) of \(compared): "
+                + "\(differing.count) differ (the match anchored at captured frame \(anchor), source frame \(start))"
+            return (start, anchor, 10 * log10(max(error, 1e-30) / max(signal, 1e-30)), mismatch)
         }
         return nil
     }
