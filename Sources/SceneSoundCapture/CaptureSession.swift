@@ -75,6 +75,10 @@ final class CaptureSession {
     private var relinking: [UInt32: Int] = [:]
     /// The server is pipewire-pulse (known once the guard has started).
     private var serverIsPipeWire = false
+    /// Every recording's fragment: on pipewire-pulse one that its graph keeps up with.
+    private var recordingFragmentSeconds: Double {
+        serverIsPipeWire ? Double(configuration.pipeWireQuantumFrames) / Double(configuration.rateHz) : configuration.fragmentSeconds
+    }
     /// Resting: nothing played on our sink for `restAfterSeconds` (see `rest()`).
     private var isResting = false
     /// Streams on our sink that are not corked, as last reported.
@@ -244,7 +248,7 @@ final class CaptureSession {
             captureSinkReported(sink)
             pacer = MonitorRecorder(
                 context: context, streamIndex: nil, monitorSourceName: sink.name + ".monitor", rateHz: configuration.rateHz,
-                fragmentSeconds: configuration.fragmentSeconds, streamName: "SceneSound capture pacer", channels: .stereo,
+                fragmentSeconds: recordingFragmentSeconds, streamName: "SceneSound capture pacer", channels: .stereo,
                 inhibitsSuspend: serverIsPipeWire, deliver: { [onsets] in onsets.mixDidArrive($0) }, delegate: self)
             // Ours becomes the default sink, so that a new stream starts there: taken over
             // before its first sample plays rather than moved after it was heard dry.
@@ -604,7 +608,7 @@ final class CaptureSession {
             if let recordingContext = idleRecordingContext() {
                 return MonitorRecorder(
                     context: recordingContext, streamIndex: index, monitorSourceName: sinkName + ".monitor",
-                    rateHz: configuration.rateHz, fragmentSeconds: configuration.fragmentSeconds, streamName: name,
+                    rateHz: configuration.rateHz, fragmentSeconds: recordingFragmentSeconds, streamName: name,
                     channels: channels, isPassive: true, deliver: deliver, delegate: self)
             }
             if let pipeWire {
@@ -618,7 +622,7 @@ final class CaptureSession {
         }
         return MonitorRecorder(
             context: context, streamIndex: index, monitorSourceName: sinkName + ".monitor", rateHz: configuration.rateHz,
-            fragmentSeconds: configuration.fragmentSeconds, streamName: name, channels: channels,
+            fragmentSeconds: recordingFragmentSeconds, streamName: name, channels: channels,
             inhibitsSuspend: serverIsPipeWire, isPassive: serverIsPipeWire, deliver: deliver, delegate: self)
     }
 
