@@ -470,6 +470,7 @@ final class CaptureSession {
             // move onto our 7.1 sink pipewire-pulse reports the sink's map as the stream's.
             identity.channels = tracked.identity.channels
             identity.isMono = tracked.identity.isMono
+            identity.recordingStepSeconds = tracked.identity.recordingStepSeconds
             if identity != tracked.identity {
                 tracked.identity = identity
                 streams[facts.index] = tracked
@@ -480,7 +481,9 @@ final class CaptureSession {
         guard !leftAlone.contains(facts.index) else { return }
         switch decision {
         case .take:
-            let identity = CapturedStreamIdentity(facts)
+            var identity = CapturedStreamIdentity(facts)
+            // Half of it: the queue, read at any moment, already holds half a piece on average.
+            identity.recordingStepSeconds = max(0, recordingFragmentSeconds - configuration.fragmentSeconds) / 2
             if facts.sinkIndex == captureSink.index {
                 streams[facts.index] = TrackedStream(identity: identity, recorder: nil, isMoving: false)
                 attach(facts.index)
