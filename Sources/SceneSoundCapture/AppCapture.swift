@@ -24,11 +24,19 @@ public final class AppCapture: @unchecked Sendable {
         public var rateHz: Int = 48_000
         /// The record streams' fragment: how often captured audio arrives.
         public var fragmentSeconds: Double = 0.005
+        /// The same on pipewire-pulse, for every recording (its graph runs at the smallest
+        /// quantum asked). pipewire-pulse 0.3 fills its apps' buffers on its main thread, one
+        /// cycle ahead: at 5.3 ms a busy machine made it miss whole cycles of every app at
+        /// once (nothing delivered, so nothing to record: up to 1.5 s a stream in 15 s); at
+        /// 0.020 (21 ms) it mostly kept up, but captured audio came 15 ms later and 100 short
+        /// streams took longer to play out (DaemonCaptureTests, red twice in three runs), so
+        /// the default stays (docs/MEASUREMENTS.md, "Captured streams on PipeWire under load").
+        public var pipeWireFragmentSeconds: Double = 0.005
         /// On PipeWire: the graph quantum the recordings ask for, the power of two of frames
         /// at or above one fragment (256 at 48 kHz: 5.3 ms).
         public var pipeWireQuantumFrames: Int {
             var frames = 1
-            while Double(frames) < fragmentSeconds * Double(rateHz) { frames *= 2 }
+            while Double(frames) < pipeWireFragmentSeconds * Double(rateHz) { frames *= 2 }
             return frames
         }
         /// `application.process.binary` (or `application.name`) values left alone.

@@ -75,6 +75,10 @@ final class CaptureSession {
     private var relinking: [UInt32: Int] = [:]
     /// The server is pipewire-pulse (known once the guard has started).
     private var serverIsPipeWire = false
+    /// Every recording's fragment: on pipewire-pulse one that its graph keeps up with.
+    private var recordingFragmentSeconds: Double {
+        serverIsPipeWire ? Double(configuration.pipeWireQuantumFrames) / Double(configuration.rateHz) : configuration.fragmentSeconds
+    }
     /// Resting: nothing played on our sink for `restAfterSeconds` (see `rest()`).
     private var isResting = false
     /// Streams on our sink that are not corked, as last reported.
@@ -244,7 +248,7 @@ final class CaptureSession {
             captureSinkReported(sink)
             pacer = MonitorRecorder(
                 context: context, streamIndex: nil, monitorSourceName: sink.name + ".monitor", rateHz: configuration.rateHz,
-                fragmentSeconds: configuration.fragmentSeconds, streamName: "SceneSound capture pacer", channels: .stereo,
+                fragmentSeconds: recordingFragmentSeconds, streamName: "SceneSound capture pacer", channels: .stereo,
                 inhibitsSuspend: serverIsPipeWire, deliver: { [onsets] in onsets.mixDidArrive($0) }, delegate: self)
             // Ours becomes the default sink, so that a new stream starts there: taken over
             // before its first sample plays rather than moved after it was heard dry.
@@ -466,6 +470,7 @@ final class CaptureSession {
             // move onto our 7.1 sink pipewire-pulse reports the sink's map as the stream's.
             identity.channels = tracked.identity.channels
             identity.isMono = tracked.identity.isMono
+            identity.recordingStepSeconds = tracked.identity.recordingStepSeconds
             if identity != tracked.identity {
                 tracked.identity = identity
                 streams[facts.index] = tracked
@@ -476,7 +481,9 @@ final class CaptureSession {
         guard !leftAlone.contains(facts.index) else { return }
         switch decision {
         case .take:
-            let identity = CapturedStreamIdentity(facts)
+            var identity = CapturedStreamIdentity(facts)
+            // Half of it: the queue, read at any moment, already holds half a piece on average.
+            identity.recordingStepSeconds = max(0, recordingFragmentSeconds - configuration.fragmentSeconds) / 2
             if facts.sinkIndex == captureSink.index {
                 streams[facts.index] = TrackedStream(identity: identity, recorder: nil, isMoving: false)
                 attach(facts.index)
@@ -604,7 +611,7 @@ final class CaptureSession {
             if let recordingContext = idleRecordingContext() {
                 return MonitorRecorder(
                     context: recordingContext, streamIndex: index, monitorSourceName: sinkName + ".monitor",
-                    rateHz: configuration.rateHz, fragmentSeconds: configuration.fragmentSeconds, streamName: name,
+                    rateHz: configuration.rateHz, fragmentSeconds: recordingFragmentSeconds, streamName: name,
                     channels: channels, isPassive: true, deliver: deliver, delegate: self)
             }
             if let pipeWire {
@@ -618,7 +625,7 @@ final class CaptureSession {
         }
         return MonitorRecorder(
             context: context, streamIndex: index, monitorSourceName: sinkName + ".monitor", rateHz: configuration.rateHz,
-            fragmentSeconds: configuration.fragmentSeconds, streamName: name, channels: channels,
+            fragmentSeconds: recordingFragmentSeconds, streamName: name, channels: channels,
             inhibitsSuspend: serverIsPipeWire, isPassive: serverIsPipeWire, deliver: deliver, delegate: self)
     }
 

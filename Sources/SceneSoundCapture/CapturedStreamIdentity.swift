@@ -21,6 +21,10 @@ public struct CapturedStreamIdentity: Sendable, Equatable {
     /// A one-channel app: recorded in stereo like any (its channel in both), and handed on to be
     /// played as one source, not as a pair.
     public var isMono: Bool
+    /// Latency its recording adds that the queue does not show: on PipeWire a whole quantum
+    /// arrives at once (1024 frames, 16 ms more than the 5 ms fragment the direct path's sink
+    /// step matches), of which the queue holds half on average (CaptureLatencyTests).
+    public var recordingStepSeconds: Double = 0
 
     public init(streamIndex: UInt32, properties: [String: String], channelPositions: [Int32] = []) {
         self.streamIndex = streamIndex

@@ -24,9 +24,12 @@ public final class CapturedAppStreams: @unchecked Sendable {
         /// Its captured channels: stereo for a mono or stereo app, a surround app's own
         /// (played as virtual speakers around its window).
         public var layout: ChannelLayout
+        /// How much later its recording hands audio on than the direct path's sink step.
+        public var recordingStepSeconds: Double
 
         public init(key: UInt64, applicationName: String?, binary: String?, processID: Int32?, windowID: UInt32?,
-                    mediaRole: String?, eventID: String?, layout: ChannelLayout = .stereo) {
+                    mediaRole: String?, eventID: String?, layout: ChannelLayout = .stereo, recordingStepSeconds: Double = 0) {
+            self.recordingStepSeconds = recordingStepSeconds
             self.key = key
             self.applicationName = applicationName
             self.binary = binary
@@ -367,7 +370,8 @@ extension CapturedAppStreams {
                 title: scene?.window?.title, scene: sceneID,
                 azimuthDegrees: position.azimuthDegrees,
                 addedLatencySeconds: Self.addedLatencySeconds(
-                    queuedSeconds: Double(entry.feed.ring.availableFrames) / rate, outputLatencySeconds: outputLatencySeconds),
+                    queuedSeconds: Double(entry.feed.ring.availableFrames) / rate, outputLatencySeconds: outputLatencySeconds)
+                    + entry.app.recordingStepSeconds,
                 starvedSeconds: Double(entry.feed.input.starvedFrameCount) / rate,
                 droppedSeconds: Double(entry.feed.droppedFrameCount) / rate)
         }

@@ -33,7 +33,7 @@ final class AppCaptureBridge: AppCaptureConsumer, @unchecked Sendable {
         CapturedAppStreams.App(
             key: UInt64(stream.streamIndex), applicationName: stream.applicationName, binary: stream.binary,
             processID: stream.processID, windowID: stream.windowID, mediaRole: stream.mediaRole, eventID: stream.eventID,
-            layout: layout(of: stream))
+            layout: layout(of: stream), recordingStepSeconds: stream.recordingStepSeconds)
     }
 
     /// The stream's channels as the engine places them; a map the engine does not know keeps
