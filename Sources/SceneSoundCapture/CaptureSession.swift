@@ -75,9 +75,10 @@ final class CaptureSession {
     private var relinking: [UInt32: Int] = [:]
     /// The server is pipewire-pulse (known once the guard has started).
     private var serverIsPipeWire = false
-    /// Every recording's fragment: on pipewire-pulse one that its graph keeps up with.
+    /// Every recording's fragment: on pipewire-pulse never shorter than its graph's quantum
+    /// is set to be (`pipeWireFragmentSeconds`; at the defaults the two are the same).
     private var recordingFragmentSeconds: Double {
-        serverIsPipeWire ? Double(configuration.pipeWireQuantumFrames) / Double(configuration.rateHz) : configuration.fragmentSeconds
+        serverIsPipeWire ? max(configuration.fragmentSeconds, configuration.pipeWireFragmentSeconds) : configuration.fragmentSeconds
     }
     /// Resting: nothing played on our sink for `restAfterSeconds` (see `rest()`).
     private var isResting = false

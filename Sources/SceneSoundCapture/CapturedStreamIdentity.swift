@@ -22,8 +22,9 @@ public struct CapturedStreamIdentity: Sendable, Equatable {
     /// played as one source, not as a pair.
     public var isMono: Bool
     /// Latency its recording adds that the queue does not show: on PipeWire a whole quantum
-    /// arrives at once (1024 frames, 16 ms more than the 5 ms fragment the direct path's sink
-    /// step matches), of which the queue holds half on average (CaptureLatencyTests).
+    /// arrives at once, and beyond the fragment the direct path's sink step matches (0 at the
+    /// defaults; with a 1024-frame quantum 16 ms more), the queue holds half of it on average
+    /// (CaptureLatencyTests).
     public var recordingStepSeconds: Double = 0
 
     public init(streamIndex: UInt32, properties: [String: String], channelPositions: [Int32] = []) {
