@@ -25,8 +25,11 @@ public protocol AppCaptureConsumer: AnyObject, Sendable {
     /// Nothing has played on the capture sink for a while and the capture rests (true), or
     /// something plays again (false). Optional.
     func captureDidRest(_ isResting: Bool)
+    /// Something the capture put right that the user may want to know of (one line). Optional.
+    func captureDidRepair(_ message: String)
 }
 
 extension AppCaptureConsumer {
     public func captureDidRest(_ isResting: Bool) {}
+    public func captureDidRepair(_ message: String) {}
 }

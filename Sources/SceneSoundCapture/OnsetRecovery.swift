@@ -202,6 +202,7 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
     func captureStateDidChange(_ state: AppCapture.State) { consumer.captureStateDidChange(state) }
     func captureDidChooseRealSink(_ sinkName: String) { consumer.captureDidChooseRealSink(sinkName) }
     func captureDidRest(_ isResting: Bool) { consumer.captureDidRest(isResting) }
+    func captureDidRepair(_ message: String) { consumer.captureDidRepair(message) }
 
     /// The stream is recorded anew (its recording had ended): the new recording's frames are
     /// not where the old one's were on the mix's timeline, so its place is found anew, and what

@@ -22,7 +22,13 @@ final class PipeWireConnection {
         // Every property is set by now, so returning nil runs deinit, whose close() frees the
         // connection: freeing it here too freed it twice.
         if ioEvent == nil { return nil }
+        ss_pw_connection_set_links_changed(handle, { userdata in
+            Unmanaged<PipeWireConnection>.fromOpaque(userdata!).takeUnretainedValue().onLinkAppeared?()
+        }, Unmanaged.passUnretained(self).toOpaque())
     }
+
+    /// Called on the capture's thread, from within a dispatch, when a link appeared in the graph.
+    var onLinkAppeared: (() -> Void)?
 
     deinit { close() }
 
@@ -36,6 +42,23 @@ final class PipeWireConnection {
         ioEvent = nil
         ss_pw_connection_free(handle)
     }
+
+    /// Links that take the node of a sink input (`appSerial`, its index on pipewire-pulse) to
+    /// an audio sink other than `sinkSerial`, as PipeWire's registry last told.
+    func strayLinks(appSerial: UInt32, sinkSerial: UInt32) -> [UInt32] {
+        var ids = [UInt32](repeating: 0, count: 16)
+        let count = ss_pw_connection_stray_links(handle, appSerial, sinkSerial, &ids, Int32(ids.count))
+        return Array(ids.prefix(Int(count)))
+    }
+
+    /// How many links from the node of `outputSerial` to that of `inputSerial` join two
+    /// different channel positions (left to right).
+    func crossedLinks(from outputSerial: UInt32, to inputSerial: UInt32) -> Int {
+        Int(ss_pw_connection_crossed_links(handle, outputSerial, inputSerial))
+    }
+
+    /// Asks PipeWire to destroy a link.
+    func destroyLink(_ id: UInt32) { ss_pw_connection_destroy_object(handle, id) }
 
     private func dispatch() {
         // A broken connection stays quiet: the pulse connection to the same server fails too,
@@ -109,6 +132,12 @@ final class PipeWireRecorder: StreamRecorder {
 
     /// Counted on libpipewire's data thread, read here atomically.
     var framesRecorded: Int { capture.map { Int(ss_pw_capture_frames($0)) } ?? 0 }
+
+    func nodeSerial(on pipeWire: PipeWireConnection) -> UInt32? {
+        guard let capture else { return nil }
+        let serial = ss_pw_connection_node_serial(pipeWire.handle, ss_pw_capture_node_id(capture))
+        return serial == UInt32.max ? nil : serial
+    }
 
     func close() {
         guard let capture else { return }

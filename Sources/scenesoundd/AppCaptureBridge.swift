@@ -90,6 +90,10 @@ final class AppCaptureBridge: AppCaptureConsumer, @unchecked Sendable {
         logger.warning("not capturing \(stream.applicationName ?? "?") (\(stream.binary ?? "?"), pid \(stream.processID.map(String.init) ?? "?"), stream \(stream.streamIndex)): \(reason)")
     }
 
+    func captureDidRepair(_ message: String) {
+        logger.warning("app capture: \(message)")
+    }
+
     func captureStateDidChange(_ state: AppCapture.State) {
         switch state {
         case .connecting:

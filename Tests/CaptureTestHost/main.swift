@@ -39,6 +39,7 @@ final class PrintingConsumer: AppCaptureConsumer, @unchecked Sendable {
     }
     func captureDidChooseRealSink(_ sinkName: String) { say("real-sink \(sinkName)") }
     func captureDidRest(_ isResting: Bool) { say(isResting ? "rest" : "awake") }
+    func captureDidRepair(_ message: String) { say("repaired \(message)") }
     func captureStateDidChange(_ state: AppCapture.State) {
         switch state {
         case .capturing(let sink): say("state capturing \(sink)")

@@ -36,6 +36,11 @@ final class RecordingConsumer: AppCaptureConsumer, @unchecked Sendable {
         onRealSink?(sinkName)
     }
 
+    /// What the capture put right (crossed or stray PipeWire links), as it said it.
+    private(set) var repairsWhileLocked: [String] = []
+    var repairs: [String] { locked { repairsWhileLocked } }
+    func captureDidRepair(_ message: String) { locked { repairsWhileLocked.append(message) } }
+
     /// Each time the capture went to rest (true) or woke (false).
     private(set) var restChanges: [Bool] = []
     func captureDidRest(_ isResting: Bool) { locked { restChanges.append(isResting) } }

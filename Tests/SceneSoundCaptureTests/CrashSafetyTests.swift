@@ -162,6 +162,9 @@ import Testing
         try server.pactl(["load-module", "module-null-sink", "sink_name=headset", "rate=48000"])
         let host = try Host(server: server)
         #expect(host.waitFor { $0.contains("real-sink \(PrivateSoundServer.sinkName)") }, "host said: \(host.lines)")
+        // While it runs: a choice made as the capture sets itself up can cross its own request
+        // making our sink the default (on PipeWire the later one wins, and the user's is lost).
+        #expect(host.waitFor { $0.contains { $0.hasPrefix("state capturing") } }, "host said: \(host.lines)")
         try server.pactl(["set-default-sink", "headset"])
         #expect(host.waitFor { $0.contains("real-sink headset") }, "host said: \(host.lines)")
         #expect(try waitUntil(timeoutSeconds: 5) { try server.defaultSinkName() == CaptureSinkProperties.sinkName })

@@ -195,6 +195,7 @@ import Testing
             #expect(capture.exactFrames >= frameCount - (kind == .pipeWire ? 1_024 : 0),
                     "\(kind) over another app, play \(play + 1): the capture is the sound for \(capture.exactFrames) frames only")
         }
+        if !consumer.repairs.isEmpty { print("\(kind): the capture repaired: \(consumer.repairs)") }
         // The music played on throughout.
         #expect(consumer.endedStreams.count == 3)
     }

@@ -143,11 +143,14 @@ import SceneSoundTestSupport
         #expect(writeMixed.min()! > 0.005 && poseMixed.min()! > 0.005,
                 "write → mixed at least \(Self.ms(writeMixed.min()!)) ms, pose → mixed at least \(Self.ms(poseMixed.min()!)) ms")
         // The sink's clock, reconstructed, agrees with the direct reads: a frame plays after it
-        // is mixed by no more than the sink's configured latency (the capture hop, which delays
-        // the reads, can make the difference slightly negative).
+        // is mixed by no more than the sink's configured latency. A read comes the capture hop's
+        // jitter after the fastest one, which the reconstructed clock is built on, so "mixed"
+        // is that much late: with PipeWire's 5.3 ms bursts (a frame sits 2.7 ms into its burst
+        // at the median) a 3 ms hop jitter makes the median slightly negative (−1.3 ms seen in
+        // CI with 2.9 ms of jitter). The lower bound allows the measured jitter, no more.
         if let sinkLatency {
-            #expect(median(sinkSlack) > -0.001 && median(sinkSlack) < sinkLatency + 0.001,
-                    "played − mixed median \(Self.ms(median(sinkSlack))) ms, sink latency \(Self.ms(sinkLatency)) ms")
+            #expect(median(sinkSlack) > -clock.hopJitterSeconds - 0.001 && median(sinkSlack) < sinkLatency + 0.001,
+                    "played − mixed median \(Self.ms(median(sinkSlack))) ms, sink latency \(Self.ms(sinkLatency)) ms, capture hop jitter \(Self.ms(clock.hopJitterSeconds)) ms")
         }
         // Cross-checks with what the server reports. On PipeWire the stream latency its pulse
         // server reports leaves out ~24–28 ms (measured: a write heard 40.7 ms after it, with

@@ -80,6 +80,24 @@ public final class PrivateSoundServer: @unchecked Sendable {
         try runTool("/usr/bin/pactl", ["--server=\(serverAddress)"] + arguments, display: nil, environment: clientEnvironment)
     }
 
+    /// Runs pw-link against this server (PipeWire only); its stdout.
+    @discardableResult
+    public func pwLink(_ arguments: [String]) throws -> String {
+        try runTool("/usr/bin/pw-link", arguments, display: nil, environment: ["PIPEWIRE_REMOTE": pipeWireSocketPath])
+    }
+
+    /// Every link from an output port to an input port, by port name ("node:port"), as
+    /// `pw-link --links` lists them (PipeWire only).
+    public func pipeWireLinks() throws -> [(output: String, input: String)] {
+        var links: [(String, String)] = []
+        var port: String?
+        for line in try pwLink(["--links"]).split(separator: "\n") {
+            if line.hasPrefix("  |-> "), let port { links.append((port, String(line.dropFirst(6)))) }
+            else if !line.hasPrefix("  ") { port = String(line) }
+        }
+        return links
+    }
+
     /// `pactl -f json list WHAT` (sinks, sink-inputs, modules, …), parsed.
     public func list(_ what: String) throws -> [[String: Any]] {
         let text = try pactl(["-f", "json", "list", what])

@@ -1,0 +1,63 @@
+import Foundation
+import SceneSoundCapture
+import SceneSoundTestSupport
+import Testing
+
+/// On PipeWire the graph's links are WirePlumber's, and WirePlumber (0.4.13) now and then makes
+/// wrong ones around a captured stream: its recording linked with left and right crossed, or
+/// the app left linked to the sink it played on besides ours. The capture watches the links
+/// (PipeWire's registry) and puts both right; here the wrong links are made by hand with
+/// pw-link, as WirePlumber made them.
+@Suite(.serialized) struct PipeWireLinkRepairTests {
+    /// The fixture capturing one app (paplay, stereo noise) that has played half a second.
+    static func capturingMusic() throws -> (CaptureOnServerTests.Fixture, [Int16], UInt32) {
+        let fixture = try CaptureOnServerTests.Fixture(.pipeWire)
+        try fixture.startCapturing()
+        #expect(try waitUntil(timeoutSeconds: 5) { try fixture.server.defaultSinkName() == CaptureSinkProperties.sinkName })
+        let music = try fixture.noise(seconds: 30, seed: 7)
+        _ = try fixture.play(music.file)
+        let stream = try fixture.firstCapturedStream()
+        try #require(fixture.consumer.wait(timeoutSeconds: 10) { $0.framesWhileLocked(stream.streamIndex) >= 24_000 })
+        return (fixture, music.samples, stream.streamIndex)
+    }
+
+    @Test func aRecordingLinkedWithItsChannelsCrossedIsMadeAnew() throws {
+        let (fixture, music, index) = try Self.capturingMusic()
+        let consumer = fixture.consumer
+        let recording = try #require(try fixture.server.pipeWireLinks().first {
+            $0.output == "paplay:output_FL" && $0.input.hasSuffix(":input_FL") && !$0.input.hasPrefix(CaptureSinkProperties.sinkName)
+        }, "no recording linked to the app").input.dropLast(":input_FL".count)
+        for channel in ["FL", "FR"] { try fixture.server.pwLink(["--disconnect", "paplay:output_\(channel)", "\(recording):input_\(channel)"]) }
+        // One crossed link is enough: the capture sees it as it appears and records anew (a
+        // second one, FR to FL, finds the recording gone).
+        try fixture.server.pwLink(["paplay:output_FL", "\(recording):input_FR"])
+        #expect(consumer.wait(timeoutSeconds: 3) { $0.repairsWhileLocked.contains { $0.contains("crossed") } },
+                "repairs: \(consumer.repairs)")
+        // What is captured from then on is the file, left as left: half a second of it.
+        let framesAtRepair = consumer.audio(of: index).count / 2
+        try #require(consumer.wait(timeoutSeconds: 5) { $0.framesWhileLocked(index) >= framesAtRepair + 36_000 })
+        let after = Array(consumer.audio(of: index).suffix(2 * 24_000))
+        let match = TestSignal.match(captured: after, source: music)
+        print("a recording linked crossed by hand: \(consumer.repairs); the capture since: "
+            + (match.map { String(format: "the file at frame %d, residual %.1f dB", $0.sourceFrame, $0.residualDecibels) } ?? "not the file"))
+        #expect(match.map { $0.residualDecibels < -60 } == true, "the capture since the repair: \(match?.mismatch ?? "not found in the file")")
+        #expect(fixture.consumer.leftStreams.isEmpty)
+    }
+
+    @Test func anAppAlsoLinkedToTheRealSinkIsUnlinkedFromIt() throws {
+        let (fixture, _, _) = try Self.capturingMusic()
+        let real = PrivateSoundServer.sinkName
+        for channel in ["FL", "FR"] { try fixture.server.pwLink(["paplay:output_\(channel)", "\(real):playback_\(channel)"]) }
+        let dry = { try fixture.server.pipeWireLinks().filter { $0.output.hasPrefix("paplay:") && $0.input.hasPrefix("\(real):") } }
+        #expect(try !dry().isEmpty, "the links by hand were not made")
+        let made = Date()
+        let undone = try waitUntil(timeoutSeconds: 4) { try dry().isEmpty }
+        print(String(format: "an app linked by hand to the real sink besides ours: unlinked %@ %.1f s later; %@",
+                     undone ? "" : "NOT", Date().timeIntervalSince(made), fixture.consumer.repairs.description))
+        #expect(undone, "still linked: \((try? dry()) ?? [])")
+        #expect(fixture.consumer.repairs.contains { $0.contains("also linked to another sink") }, "repairs: \(fixture.consumer.repairs)")
+        // Still captured, and still linked to ours.
+        #expect(try fixture.server.pipeWireLinks().contains { $0.output == "paplay:output_FL" && $0.input.hasPrefix(CaptureSinkProperties.sinkName) })
+        #expect(fixture.consumer.endedStreams.isEmpty)
+    }
+}
