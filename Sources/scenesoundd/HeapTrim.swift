@@ -9,7 +9,6 @@ import SceneSoundPlatform
 /// returns every free page. Called once as the capture goes to rest after taking streams,
 /// never on the render thread: it holds each arena's lock while it walks the free chunks.
 enum HeapTrim {
-    @_silgen_name("malloc_trim") private static func mallocTrim(_ pad: Int) -> Int32
 
     struct Outcome {
         /// `RssAnon` before and after, in kB.
@@ -21,7 +20,7 @@ enum HeapTrim {
     static func giveBack() -> Outcome {
         let before = ownKilobytes()
         let started = MonotonicClock.nowSeconds()
-        _ = mallocTrim(0)
+        GlibcMalloc.trim(padBytes: 0)
         let seconds = MonotonicClock.nowSeconds() - started
         return Outcome(beforeKilobytes: before, afterKilobytes: ownKilobytes(), seconds: seconds)
     }
@@ -31,5 +30,26 @@ enum HeapTrim {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("RssAnon:") }) else { return 0 }
         return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+}
+
+/// glibc's malloc calls of <malloc.h>, which Swift's Glibc module leaves out: found at run time
+/// and called with C's convention. Each returns nil where the C library has no such call.
+enum GlibcMalloc {
+    private static func function<T>(_ name: String, as type: T.Type) -> T? {
+        dlsym(UnsafeMutableRawPointer(bitPattern: 0), name).map { unsafeBitCast($0, to: type) }  // RTLD_DEFAULT
+    }
+
+    /// `malloc_trim`: 1 if memory was given back.
+    @discardableResult
+    static func trim(padBytes: Int) -> Int32? {
+        function("malloc_trim", as: (@convention(c) (Int) -> Int32).self)?(padBytes)
+    }
+
+    /// `mallopt(M_ARENA_MAX, count)`: 1 on success.
+    @discardableResult
+    static func setArenaMaximum(_ count: Int32) -> Int32? {
+        let arenaMaximumOption: Int32 = -8  // M_ARENA_MAX
+        return function("mallopt", as: (@convention(c) (Int32, Int32) -> Int32).self)?(arenaMaximumOption, count)
     }
 }

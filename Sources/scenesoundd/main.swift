@@ -24,9 +24,7 @@ func die(_ message: String, status: Int32) -> Never {
 
 // Two malloc arenas: the event loop does nearly all allocation, and per-thread arenas only
 // fragment a long-running server's memory (its resident size creeps up with every new peak).
-@_silgen_name("mallopt") func mallopt(_ parameter: Int32, _ value: Int32) -> Int32
-let mallocArenaMaximum: Int32 = -8  // M_ARENA_MAX in <malloc.h>, which Glibc's module map leaves out
-_ = mallopt(mallocArenaMaximum, 2)
+GlibcMalloc.setArenaMaximum(2)
 
 // The config file's settings come first, so that flags on the command line override them.
 var arguments = Array(CommandLine.arguments.dropFirst())

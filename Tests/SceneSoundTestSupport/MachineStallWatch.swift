@@ -23,7 +23,8 @@ public final class MachineStallWatch: @unchecked Sendable {
     private let lock = NSLock()
     private var recorded: [Stall] = []
     private var stopping = false
-    private var running = 0
+    /// Entered by each watching thread, left as it ends.
+    private let running = DispatchGroup()
     private var realTime = true
     private let startedSeconds: Double
     private let stealAtStart: Int
@@ -34,7 +35,7 @@ public final class MachineStallWatch: @unchecked Sendable {
         stealAtStart = Self.stealJiffies()
         let cpus = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
         for cpu in 0 ..< cpus {
-            lock.withLock { running += 1 }
+            running.enter()
             let thread = Thread { [self] in watch(cpu: cpu) }
             thread.name = "stall watch \(cpu)"
             thread.start()
@@ -47,8 +48,7 @@ public final class MachineStallWatch: @unchecked Sendable {
     @discardableResult
     public func stop() -> [Stall] {
         lock.withLock { stopping = true }
-        let deadline = Self.nowSeconds() + 1
-        while lock.withLock({ running > 0 }), Self.nowSeconds() < deadline { usleep(1000) }
+        _ = running.wait(timeout: .now() + 1)  // each ends within a millisecond of its next wake
         return stalls
     }
 
@@ -94,7 +94,7 @@ public final class MachineStallWatch: @unchecked Sendable {
     }
 
     private func watch(cpu: Int) {
-        defer { lock.withLock { running -= 1 } }
+        defer { running.leave() }
         var set = cpu_set_t()
         withUnsafeMutableBytes(of: &set) { bytes in
             bytes.storeBytes(of: bytes.load(fromByteOffset: cpu / 8, as: UInt8.self) | UInt8(1 << (cpu % 8)),
