@@ -14,7 +14,7 @@
  * queued for the loop before the stream was disconnected still refers to it. */
 #define SS_PW_RETIRED_MAX 256
 
-/* What the registry said of the graph's nodes and links, for ss_pw_connection_stray_links. */
+/* What the registry said of the graph (nodes, ports, links), for the stray and crossed link checks. */
 struct ss_pw_node { uint32_t id, serial; int is_sink; };
 struct ss_pw_port { uint32_t id; char channel[8]; };
 struct ss_pw_link { uint32_t id, output_node, input_node, output_port, input_port; };
