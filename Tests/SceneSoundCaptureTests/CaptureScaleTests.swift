@@ -112,10 +112,10 @@ import Testing
         // Settled: the first seconds (moves, the queues finding their level) are not judged.
         Thread.sleep(forTimeInterval: 3)
         let before = try status(socket, environment)
-        let measuredFrom = MachineStallWatch.nowSeconds()
+        let measuredFrom = MachineStallWatch.nowSeconds(), stealFrom = MachineStallWatch.hostStealSeconds()
         Thread.sleep(forTimeInterval: seconds)  // the run being measured
         let after = try status(socket, environment)
-        let measuredTo = MachineStallWatch.nowSeconds()
+        let measuredTo = MachineStallWatch.nowSeconds(), stealTo = MachineStallWatch.hostStealSeconds()
 
         let start = streams(before), end = streams(after)
         #expect(end.count == count, """
@@ -139,12 +139,17 @@ import Testing
         // seconds, and with the capture's threads at normal priority 0.1-1.6 s a minute.
         // Time in which the machine itself ran nothing (a virtual machine's host took the CPU:
         // one CI run starved every stream 60-128 ms a minute) is added to the bar: no software
-        // plays on through it. It is printed, and so is the host's steal time.
-        let stalledMilliseconds = stallWatch.stalledSeconds(from: measuredFrom, to: measuredTo) * 1000
-        print("\(kind): \(stallWatch.summary(from: measuredFrom, to: measuredTo))")
+        // plays on through it. That is the stalls the watch saw, or a quarter of the host's
+        // steal over the run where larger: the host takes the CPUs mostly in slices too short
+        // for the watch (under 5 ms), and on PipeWire the most-starved stream lost up to 16 %
+        // of the steal in nine runs (1.3-469 ms a minute for 200-3460 ms of steal;
+        // docs/MEASUREMENTS.md), as pipewire-pulse then misses its apps' 5.3 ms cycles; a
+        // quarter leaves room without hiding a loss of our own. Both are printed.
+        let stalledMilliseconds = max(stallWatch.stalledSeconds(from: measuredFrom, to: measuredTo), (stealTo - stealFrom) / 4) * 1000
+        print("\(kind): \(stallWatch.summary(from: measuredFrom, to: measuredTo)); \(String(format: "%.0f", (stealTo - stealFrom) * 1000)) ms of it over the measured run")
         let bar = 50 * seconds / 60 + stalledMilliseconds
         #expect(starvedMilliseconds.allSatisfy { $0 <= bar },
-                "starved \(starvedMilliseconds.sorted().suffix(6)) ms (bar \(bar) ms, of which the machine's own stalls \(stalledMilliseconds) ms)")
+                "starved \(starvedMilliseconds.sorted().suffix(6)) ms (bar \(bar) ms, of which the machine's own stalls or a quarter of the host's steal \(stalledMilliseconds) ms)")
         let stopped = (0 ..< count).filter { !players[$0].isRunning }
         #expect(stopped.isEmpty, "players stopped: \(stopped.map { "loop-\($0): \(playerErrors($0))" })")
     }

@@ -79,7 +79,7 @@ public final class MachineStallWatch: @unchecked Sendable {
     public func summary(from: Double, to: Double) -> String {
         let window = stalls(from: from, to: to)
         let longest = window.map(\.durationSeconds).max() ?? 0
-        let steal = Double(Self.stealJiffies() - stealAtStart) / Double(sysconf(Int32(_SC_CLK_TCK)))
+        let steal = Self.hostStealSeconds() - Double(stealAtStart) / Double(sysconf(Int32(_SC_CLK_TCK)))
         return String(format: "the machine stalled %d times (longest %.1f ms, %.1f ms with some CPU stalled; wakes over %.0f ms late, "
                           + "watched %@); host steal %.0f ms over the %.0f s watched",
                       window.count, longest * 1000, stalledSeconds(from: from, to: to) * 1000, thresholdSeconds * 1000,
@@ -120,6 +120,13 @@ public final class MachineStallWatch: @unchecked Sendable {
             }
             due = max(due + periodSeconds, now + periodSeconds / 2)
         }
+    }
+
+    /// The CPU time the host has taken from this machine since it booted, summed over its
+    /// CPUs (steal): time in which it ran nothing of its own, in slices too short for the
+    /// watch to see as well.
+    public static func hostStealSeconds() -> Double {
+        Double(stealJiffies()) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     /// The host's steal time over every CPU (the eighth number of /proc/stat's "cpu" line).
