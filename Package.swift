@@ -120,9 +120,19 @@ let package = Package(
         // The apps the user excluded from the capture: a file the CLI writes and the daemon follows.
         .target(name: "SceneSoundCaptureSettings"),
         .executableTarget(name: "scenesound-capture-guard", dependencies: ["SceneSoundCapture"]),
+        // `scenesound view`'s web server: the page, its WebSocket, the token, Host and Origin
+        // rules, and the model the page draws from the status document (NIO's HTTP/1 and
+        // WebSocket codecs). Knows no client: the CLI carries out what the page asks.
+        .target(name: "SceneSoundView", dependencies: [
+            "SceneSoundProtocol",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOWebSocket", package: "swift-nio"),
+        ], exclude: ["Page"]),
         .executableTarget(name: "scenesound", dependencies: [
             "SceneSoundEngine", "SceneSoundSOFA", "SceneSoundMedia", "SceneSoundClient", "SceneSoundThemes", "SceneSoundPlatform",
-            "SceneSoundCaptureSettings", "SceneSoundStatusJSON",
+            "SceneSoundCaptureSettings", "SceneSoundStatusJSON", "SceneSoundView",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -164,6 +174,10 @@ let package = Package(
         .testTarget(name: "SceneSoundWaylandTests", dependencies: ["SceneSoundWayland", "SceneSoundWindows", "SceneSoundProtocol", "SceneSoundTestSupport"]),
         .testTarget(name: "SceneSoundDBusTests", dependencies: ["SceneSoundDBus", "SceneSoundTestSupport"]),
         .testTarget(name: "SceneSoundX11Tests", dependencies: ["SceneSoundX11", "SceneSoundWindows", "SceneSoundTestSupport"]),
+        // The view's rules, and the real page in a headless Chromium against a real daemon.
+        .testTarget(name: "SceneSoundViewTests", dependencies: ["SceneSoundView", "SceneSoundProtocol", "SceneSoundStatusJSON",
+                                                               "SceneSoundTestSupport", "scenesound", "scenesoundd"],
+                    exclude: ["browser_scenario.py"]),
         .testTarget(name: "SceneSoundCaptureSettingsTests", dependencies: ["SceneSoundCaptureSettings"]),
         // A process running the capture that the capture tests kill, stop and hang.
         .executableTarget(name: "scenesound-capture-test-host", dependencies: ["SceneSoundCapture"],

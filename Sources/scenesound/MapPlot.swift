@@ -1,5 +1,6 @@
 import Foundation
 import SceneSoundProtocol
+import SceneSoundView
 
 /// `scenesound status --plot map.svg`: a top-down map of the listener and where things sound,
 /// drawn from the status document. Seen from above, the screen is at the top: x (right) runs
@@ -8,18 +9,15 @@ import SceneSoundProtocol
 struct MapPlot {
     let status: StatusDocument
 
-    private let sizePixels = 640.0
+    private let sizePixels = SceneGeometry.mapSizePixels
     private static let labelFontPixels = 12.0
     /// Labels are drawn at a fixed advance per character (`textLength`), so their boxes are
     /// known exactly and can be kept apart.
     private static let labelAdvancePixels = 7.0
 
     /// Metres shown: the screen plane and a margin either side of the listener.
-    private var metresAcross: Double {
-        let extents = status.monitors.flatMap { [abs($0.leftMetres), abs($0.rightMetres)] }
-            + status.scenes.map { abs($0.positionMetres.first ?? 0) * 1.1 }
-        return max(1.2, 2.4 * (extents.max() ?? 0.5))
-    }
+    /// The same as the live view's (`scenesound view`): `SceneGeometry`.
+    private var metresAcross: Double { SceneGeometry.metresAcross(status: status) }
 
     struct Source {
         let label: String
@@ -43,15 +41,12 @@ struct MapPlot {
     /// Map coordinates: the listener in the lower middle.
     private func point(x: Double, z: Double) -> (Double, Double) {
         let scale = sizePixels / metresAcross
-        return (sizePixels / 2 + x * scale, sizePixels * 0.72 + z * scale)
+        return (sizePixels / 2 + x * scale, sizePixels * SceneGeometry.listenerYFraction + z * scale)
     }
 
     /// Radius from the level: 4 px for a scene with nothing playing, 6 px (−60 dB and below)
     /// to 22 px (0 dB) for one with streams.
-    static func radius(levelDecibels: Double?) -> Double {
-        guard let level = levelDecibels else { return 4 }
-        return 6 + 16 * max(0, min(1, (level + 60) / 60))
-    }
+    static func radius(levelDecibels: Double?) -> Double { SceneGeometry.radiusPixels(levelDecibels: levelDecibels) }
 
     struct Box {
         var x: Double, y: Double, width: Double, height: Double
@@ -104,7 +99,7 @@ struct MapPlot {
         for monitor in status.monitors {
             let (x1, y1) = point(x: monitor.leftMetres, z: monitor.zMetres)
             let (x2, _) = point(x: monitor.rightMetres, z: monitor.zMetres)
-            body += ##"<line class="monitor" x1="\##(f(x1))" y1="\##(f(y1))" x2="\##(f(x2))" y2="\##(f(y1))" stroke="#555" stroke-width="6" stroke-linecap="butt"/>"## + "\n"
+            body += ##"<line class="monitor" x1="\##(f(x1))" y1="\##(f(y1))" x2="\##(f(x2))" y2="\##(f(y1))" stroke="\##(SceneGeometry.Colour.monitor)" stroke-width="6" stroke-linecap="butt"/>"## + "\n"
             let name = monitor.name + (monitor.primary ? " (primary)" : "")
             body += ##"<text class="monitor-name" x="\##(f(x1))" y="\##(f(y1 - 10))" font-family="sans-serif" font-size="11" fill="#555">\##(escape(name))</text>"## + "\n"
             reserved.append(Box(x: x1, y: y1 - 22, width: Double(name.count) * 7, height: 14))
@@ -113,8 +108,8 @@ struct MapPlot {
         }
         // The listener: a head with its nose along the gaze (yaw + = left).
         let noseX = lx - sin(yaw) * 28, noseY = ly - cos(yaw) * 28
-        body += ##"<circle class="listener" cx="\##(f(lx))" cy="\##(f(ly))" r="14" fill="#2d6cdf"/>"## + "\n"
-        body += ##"<line class="gaze" x1="\##(f(lx))" y1="\##(f(ly))" x2="\##(f(noseX))" y2="\##(f(noseY))" stroke="#2d6cdf" stroke-width="4"/>"## + "\n"
+        body += ##"<circle class="listener" cx="\##(f(lx))" cy="\##(f(ly))" r="14" fill="\##(SceneGeometry.Colour.listener)"/>"## + "\n"
+        body += ##"<line class="gaze" x1="\##(f(lx))" y1="\##(f(ly))" x2="\##(f(noseX))" y2="\##(f(noseY))" stroke="\##(SceneGeometry.Colour.listener)" stroke-width="4"/>"## + "\n"
 
         let sources = self.sources
         let circles = sources.map { source -> (x: Double, y: Double, r: Double) in
@@ -127,7 +122,7 @@ struct MapPlot {
         // Windows to scale, as wide as they are on the screen; labels keep off them too.
         for (source, circle) in zip(sources, circles) where source.widthMetres > 0 {
             let half = source.widthMetres / 2 * sizePixels / metresAcross
-            body += ##"<line class="window" x1="\##(f(circle.x - half))" y1="\##(f(circle.y))" x2="\##(f(circle.x + half))" y2="\##(f(circle.y))" stroke="#e0a030" stroke-width="10" opacity="0.7"/>"## + "\n"
+            body += ##"<line class="window" x1="\##(f(circle.x - half))" y1="\##(f(circle.y))" x2="\##(f(circle.x + half))" y2="\##(f(circle.y))" stroke="\##(SceneGeometry.Colour.window)" stroke-width="10" opacity="0.7"/>"## + "\n"
             reserved.append(Box(x: circle.x - half, y: circle.y - 5, width: 2 * half, height: 10))
         }
         let boxes = Self.layOutLabels(circles: circles, widths: labels.map { Double($0.count) * Self.labelAdvancePixels },
@@ -135,7 +130,7 @@ struct MapPlot {
         // Circles and leader lines first, every label over them.
         for (index, source) in sources.enumerated() {
             let circle = circles[index], box = boxes[index]
-            let colour = source.levelDecibels == nil ? "#c8c8c8" : source.visible ? "#d9452b" : "#999"
+            let colour = source.levelDecibels == nil ? SceneGeometry.Colour.silent : source.visible ? SceneGeometry.Colour.sounding : SceneGeometry.Colour.muffled
             body += ##"<circle class="source" cx="\##(f(circle.x))" cy="\##(f(circle.y))" r="\##(f(circle.r))" fill="\##(colour)" opacity="0.85"/>"## + "\n"
             // A label moved away from its circle is tied to it by a thin line.
             let nearest = (x: min(max(circle.x, box.x), box.x + box.width), y: min(max(circle.y, box.y), box.y + box.height))

@@ -1,0 +1,242 @@
+// SceneSound's live view: draws the scene the server reports (pushed over the WebSocket as the
+// model SceneModel.swift defines) the way `scenesound status --plot` draws it, and sends the
+// page's actions back as the CLI verbs' operations. Nothing happens while the page is hidden.
+"use strict";
+(function () {
+  const SVG = "http://www.w3.org/2000/svg";
+  const SIZE = 640, LISTENER_Y = SIZE * 0.72;   // SceneGeometry.mapSizePixels, listenerYFraction
+  const COLOUR = { listener: "#0072b2", window: "#e69f00", sounding: "#d55e00", muffled: "#999999",
+                   silent: "#c8c8c8", monitor: "#555555" };
+  const $ = (id) => document.getElementById(id);
+  let socket = null, latest = null, drawn = null, pending = false, nextID = 1, drag = null, setup = null;
+  let updates = 0;
+
+  // SceneGeometry.radiusPixels: 4 px with nothing playing, 6 (−60 dB) to 22 px (0 dB).
+  function radius(level) {
+    if (level === null || level === undefined) return 4;
+    return 6 + 16 * Math.max(0, Math.min(1, (level + 60) / 60));
+  }
+  function scale(model) { return SIZE / model.metres_across; }
+  function point(model, x, z) { const s = scale(model); return [SIZE / 2 + x * s, LISTENER_Y + z * s]; }
+  function el(name, attrs, parent) {
+    const node = document.createElementNS(SVG, name);
+    for (const k in attrs) node.setAttribute(k, attrs[k]);
+    if (parent) parent.appendChild(node);
+    return node;
+  }
+  function text(parent, x, y, cls, content) {
+    const t = el("text", { x: x.toFixed(1), y: y.toFixed(1), class: cls }, parent);
+    t.textContent = content;
+    return t;
+  }
+  function levelText(mark) {
+    if (mark.level_db === null || mark.level_db === undefined) return "nothing plays";
+    return mark.level_db <= -120 ? "silent" : Math.round(mark.level_db) + " dB";
+  }
+
+  function connect() {
+    socket = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws");
+    socket.onopen = () => { setConnection("live", false); sendVisibility(); };
+    socket.onclose = () => { setConnection("disconnected from scenesound view — retrying", true); socket = null; setTimeout(connect, 1000); };
+    socket.onmessage = (event) => {
+      if (document.hidden) return;
+      const message = JSON.parse(event.data);
+      if (message.type === "setup") { setup = message; fillSets(); }
+      else if (message.type === "state") {
+        latest = message;
+        if (!pending) { pending = true; requestAnimationFrame(render); }
+      } else if (message.type === "reply") {
+        say(message.message, !message.ok);
+      }
+    };
+  }
+  function setConnection(what, lost) { const c = $("connection"); c.textContent = what; c.classList.toggle("lost", lost); }
+  function sendVisibility() {
+    if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: "visible", visible: !document.hidden }));
+  }
+  document.addEventListener("visibilitychange", sendVisibility);
+  function act(action) {
+    if (!socket || socket.readyState !== WebSocket.OPEN) return say("not connected", true);
+    action.id = nextID++;
+    socket.send(JSON.stringify(action));
+  }
+  function say(message, error) { const m = $("message"); m.textContent = message; m.classList.toggle("error", !!error); }
+
+  function render() {
+    pending = false;
+    if (!latest) return;
+    updates++;
+    document.body.dataset.updates = String(updates);
+    if (latest.error) { setConnection(latest.error, true); return; }
+    setConnection("live", false);
+    const model = latest.scene;
+    drawn = model;
+    drawMap(model);
+    drawPanel(model);
+  }
+
+  function drawMap(model) {
+    const svg = $("map");
+    while (svg.childNodes.length > 1) svg.removeChild(svg.lastChild);
+    el("rect", { width: "100%", height: "100%", fill: "#fbfaf7" }, svg);
+    text(svg, 12, 22, "title", "seen from above (" + model.metres_across.toFixed(2) + " m across)");
+    for (const m of model.monitors) {
+      const [x1, y1] = point(model, m.left_metres, m.z_metres), [x2] = point(model, m.right_metres, m.z_metres);
+      el("line", { class: "monitor", x1, y1, x2, y2: y1, stroke: COLOUR.monitor, "stroke-width": 6 }, svg);
+      text(svg, x1, y1 - 10, "monitor-name", m.name + (m.primary ? " (primary)" : ""));
+    }
+    const [lx, ly] = point(model, 0, 0);
+    // The head: yaw + turns left, i.e. anticlockwise seen from above.
+    const head = el("g", { id: "head", "data-yaw-degrees": model.head_yaw_degrees,
+                           transform: "rotate(" + (-model.head_yaw_degrees) + " " + lx + " " + ly + ")" }, svg);
+    el("line", { x1: lx, y1: ly, x2: lx, y2: ly - 28, stroke: COLOUR.listener, "stroke-width": 4 }, head);
+    el("circle", { cx: lx, cy: ly, r: 14, fill: COLOUR.listener }, head);
+    el("circle", { cx: lx - 14, cy: ly, r: 4, fill: COLOUR.listener }, head);
+    el("circle", { cx: lx + 14, cy: ly, r: 4, fill: COLOUR.listener }, head);
+    const s = scale(model);
+    const labels = [];
+    for (const mark of model.marks) {
+      const [x, y] = point(model, mark.x_metres, mark.z_metres);
+      const visible = (mark.state || "visible") === "visible";
+      const g = el("g", { class: "mark" + (visible ? "" : " muffled") + (mark.alert ? " alert" : "") + (mark.placed ? " placed" : ""),
+                          "data-scene": mark.id, "data-x": x.toFixed(1), "data-y": y.toFixed(1),
+                          "data-azimuth-degrees": mark.azimuth_degrees, "data-distance-metres": mark.distance_metres,
+                          transform: "translate(" + x.toFixed(1) + " " + y.toFixed(1) + ")" }, svg);
+      if (mark.placed) {
+        g.setAttribute("tabindex", "0");
+        g.setAttribute("role", "button");
+        g.setAttribute("aria-label", mark.label + ": placed at " + mark.azimuth_degrees + "°, " + mark.distance_metres + " m; arrow keys move it");
+        g.addEventListener("pointerdown", (e) => startDrag(e, mark, g));
+        g.addEventListener("keydown", (e) => nudge(e, mark));
+      }
+      if (mark.width_metres > 0) {
+        const half = mark.width_metres / 2 * s;
+        el("line", { class: "window", x1: -half, y1: 0, x2: half, y2: 0, stroke: COLOUR.window, "stroke-width": 10, opacity: 0.7 }, g);
+      }
+      const r = radius(mark.level_db);
+      const colour = mark.level_db === null || mark.level_db === undefined ? COLOUR.silent : visible ? COLOUR.sounding : COLOUR.muffled;
+      el("circle", { class: "dot", cx: 0, cy: 0, r: r.toFixed(1), fill: colour, opacity: 0.85 }, g);
+      // The level meter under the mark: −60 to 0 dB.
+      if (mark.level_db !== null && mark.level_db !== undefined) {
+        const fill = Math.max(0, Math.min(1, (mark.level_db + 60) / 60));
+        el("rect", { class: "meter-bg", x: -15, y: r + 4, width: 30, height: 4, fill: "#e4e2dc" }, g);
+        el("rect", { class: "meter-fill", x: -15, y: r + 4, width: (30 * fill).toFixed(1), height: 4, fill: COLOUR.sounding }, g);
+      }
+      labels.push({ g, r, x, y, text: mark.label + " " + levelText(mark) });
+    }
+    // Labels right of their mark, else left, else pushed down a line until clear of the others.
+    const placed = [];
+    for (const l of labels) {
+      const width = l.text.length * 7, height = 14;
+      const tries = [[l.r + 4, -height / 2], [-l.r - 4 - width, -height / 2]];
+      for (let step = 1; step < 12; step++) tries.push([l.r + 4, -height / 2 + step * height], [-l.r - 4 - width, -height / 2 - step * height]);
+      let chosen = tries[0];
+      for (const [dx, dy] of tries) {
+        const box = { x: l.x + dx, y: l.y + dy, w: width, h: height };
+        if (box.x < 0 || box.x + width > SIZE) continue;
+        if (placed.some((p) => box.x < p.x + p.w && p.x < box.x + box.w && box.y < p.y + p.h && p.y < box.y + box.h)) continue;
+        chosen = [dx, dy]; placed.push(box); break;
+      }
+      text(l.g, chosen[0], chosen[1] + 11, "label", l.text);
+    }
+  }
+
+  function drawPanel(model) {
+    $("head-text").textContent = "yaw " + model.head_yaw_degrees.toFixed(1) + "°, pitch " + model.head_pitch_degrees.toFixed(1) +
+      "°, roll " + model.head_roll_degrees.toFixed(1) + "°";
+    $("tracker-text").textContent = model.tracker ? "tracker " + model.tracker + ", " + (model.tracker_poses_per_second || 0) + " poses/s" +
+      (model.tracking && model.tracking !== "full" ? ", tracking " + model.tracking : "") : "no tracker live";
+    $("hrtf-current").textContent = model.hrtf_path;
+    $("eq-current").textContent = model.headphone_eq_path || "none";
+    $("capture-text").textContent = model.capture_state === null || model.capture_state === undefined
+      ? "app capture is off (start scenesoundd with --capture-apps)" : "capture " + model.capture_state;
+    const apps = $("apps"); apps.replaceChildren();
+    for (const app of model.apps) {
+      const li = document.createElement("li"); li.dataset.app = app.name;
+      li.textContent = (app.application || app.name) + " (" + app.kind + ", " + app.azimuth_degrees.toFixed(0) + "°) ";
+      const b = document.createElement("button"); b.type = "button"; b.textContent = "Exclude"; b.dataset.exclude = app.name;
+      b.addEventListener("click", () => act({ action: "exclude", name: app.name }));
+      li.appendChild(b); apps.appendChild(li);
+    }
+    if (!model.apps.length) { const li = document.createElement("li"); li.textContent = "no app is playing"; apps.appendChild(li); }
+    const excluded = $("excluded"); excluded.replaceChildren();
+    for (const name of model.excluded_apps) {
+      const li = document.createElement("li"); li.dataset.excluded = name; li.textContent = name + " ";
+      const b = document.createElement("button"); b.type = "button"; b.textContent = "Include"; b.dataset.include = name;
+      b.addEventListener("click", () => act({ action: "include", name }));
+      li.appendChild(b); excluded.appendChild(li);
+    }
+    if (!model.excluded_apps.length) { const li = document.createElement("li"); li.textContent = "none"; excluded.appendChild(li); }
+    const scenes = $("scenes"); scenes.replaceChildren();
+    for (const mark of model.marks) {
+      const li = document.createElement("li"); li.dataset.scene = mark.id;
+      li.textContent = mark.label + ": " + mark.azimuth_degrees.toFixed(0) + "°, " + mark.distance_metres.toFixed(2) + " m, " +
+        levelText(mark) + ((mark.state || "visible") === "visible" ? "" : " (" + mark.state + ", muffled)") + (mark.alert ? " — alert" : "");
+      if (mark.level_db !== null && mark.level_db !== undefined) {
+        const meter = document.createElement("span"); meter.className = "meter"; meter.setAttribute("aria-hidden", "true");
+        const bar = document.createElement("span"); bar.style.width = (100 * Math.max(0, Math.min(1, (mark.level_db + 60) / 60))) + "%";
+        meter.appendChild(bar); li.appendChild(meter);
+      }
+      scenes.appendChild(li);
+    }
+    if (!model.marks.length) { const li = document.createElement("li"); li.textContent = "no scenes"; scenes.appendChild(li); }
+  }
+
+  function fillSets() {
+    for (const id of ["hrtf-set", "hrtf-other"]) {
+      const select = $(id); select.replaceChildren();
+      for (const name of setup.hrtf_sets) { const o = document.createElement("option"); o.value = name; o.textContent = name; select.appendChild(o); }
+    }
+    if (setup.hrtf_sets.length > 1) $("hrtf-other").selectedIndex = 1;
+  }
+
+  // Dragging a placed scene: the mark follows the pointer; on release the scene is placed there
+  // (`scene place`) and what is drawn next is where the server put it.
+  function toMetres(event) {
+    const svg = $("map"), p = svg.createSVGPoint();
+    p.x = event.clientX; p.y = event.clientY;
+    const q = p.matrixTransform(svg.getScreenCTM().inverse()), s = scale(drawn);
+    return [(q.x - SIZE / 2) / s, (q.y - LISTENER_Y) / s, q.x, q.y];
+  }
+  function placeAt(mark, x, z) {
+    const azimuth = Math.atan2(-x, -z) * 180 / Math.PI, distance = Math.max(0.05, Math.min(1000, Math.hypot(x, z)));
+    act({ action: "place", scene: mark.id, azimuth_degrees: Math.round(azimuth * 10) / 10, elevation_degrees: 0,
+          distance_metres: Math.round(distance * 100) / 100 });
+  }
+  function startDrag(event, mark, g) {
+    event.preventDefault();
+    drag = { mark, g };
+    g.setPointerCapture(event.pointerId);
+    g.addEventListener("pointermove", moveDrag);
+    g.addEventListener("pointerup", endDrag, { once: true });
+  }
+  function moveDrag(event) {
+    if (!drag) return;
+    const [, , px, py] = toMetres(event);
+    drag.g.setAttribute("transform", "translate(" + px.toFixed(1) + " " + py.toFixed(1) + ")");
+  }
+  function endDrag(event) {
+    if (!drag) return;
+    drag.g.removeEventListener("pointermove", moveDrag);
+    const [x, z] = toMetres(event);
+    placeAt(drag.mark, x, z);
+    drag = null;
+  }
+  function nudge(event, mark) {
+    const steps = { ArrowLeft: [5, 0], ArrowRight: [-5, 0], ArrowUp: [0, 0.1], ArrowDown: [0, -0.1] };
+    const step = steps[event.key];
+    if (!step) return;
+    event.preventDefault();
+    act({ action: "place", scene: mark.id, azimuth_degrees: ((mark.azimuth_degrees + step[0] + 540) % 360) - 180,
+          elevation_degrees: 0, distance_metres: Math.round(Math.max(0.1, mark.distance_metres + step[1]) * 100) / 100 });
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    $("recenter").addEventListener("click", () => act({ action: "recenter" }));
+    $("hrtf-use").addEventListener("click", () => act({ action: "hrtf_use", name: $("hrtf-set").value }));
+    $("hrtf-compare").addEventListener("click", () => act({ action: "hrtf_compare", name: $("hrtf-set").value, other: $("hrtf-other").value }));
+    $("eq-use").addEventListener("click", () => act({ action: "eq_use", path: $("eq-path").value }));
+    $("eq-none").addEventListener("click", () => act({ action: "eq_use", path: "none" }));
+    connect();
+  });
+})();

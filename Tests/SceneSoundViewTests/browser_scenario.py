@@ -1,0 +1,201 @@
+#!/usr/bin/python3
+"""Drives `scenesound view`'s page in a real headless Chromium (Debian's chromium and
+chromium-driver, through python3-selenium) for SceneSoundViewTests, and prints one JSON object
+of what it saw: times from a change on the desktop to the page showing it, what the page shows
+after its controls were used, the HTTP status of requests the server must refuse.
+
+Usage: browser_scenario.py CONFIG_JSON. Each step runs only when its keys are in the config.
+The Swift test starts and stops everything else (daemon, X, PulseAudio, the view) by PID and
+checks the server's side of each step."""
+import http.client
+import json
+import os
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select
+
+cfg = json.loads(sys.argv[1])
+out = {"steps": []}
+
+
+def wait(condition, timeout_seconds, what):
+    """Polls every 5 ms; the seconds it took, or raises naming what never came."""
+    start = time.monotonic()
+    while True:
+        try:
+            if condition():
+                return time.monotonic() - start
+        except Exception:
+            pass
+        if time.monotonic() - start > timeout_seconds:
+            raise TimeoutError(f"{what}: not within {timeout_seconds} s")
+        time.sleep(0.005)
+
+
+def js(script, *args):
+    return driver.execute_script(script, *args)
+
+
+def mark_place(scene):
+    """The server's azimuth (degrees) and distance (metres) of a scene, as the page shows it."""
+    return js("const g = document.querySelector('g.mark[data-scene=\"' + arguments[0] + '\"]');"
+              "return g ? [parseFloat(g.dataset.azimuthDegrees), parseFloat(g.dataset.distanceMetres)] : null;", scene)
+
+
+def mark_position(scene):
+    return js("const g = document.querySelector('g.mark[data-scene=\"' + arguments[0] + '\"]');"
+              "return g ? [parseFloat(g.dataset.x), parseFloat(g.dataset.y)] : null;", scene)
+
+
+def refused_statuses():
+    """Requests the server must refuse, sent by hand: (status, reason) of each."""
+    url = urllib.parse.urlsplit(cfg["url"])
+    host, port = url.hostname, url.port
+    token = urllib.parse.parse_qs(url.query)["token"][0]
+    good_host = f"127.0.0.1:{port}"
+    websocket = {"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "13",
+                 "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}
+    cookie = {"Cookie": f"scenesound_view_{port}={token}"}
+    cases = {
+        "no_token": ("/", {"Host": good_host}),
+        "wrong_token": ("/?token=" + "0" * 32, {"Host": good_host}),
+        "foreign_host": (f"/?token={token}", {"Host": f"attacker.example:{port}"}),
+        "foreign_origin": (f"/?token={token}", {"Host": good_host, "Origin": "http://attacker.example"}),
+        "websocket_no_token": ("/ws", {"Host": good_host, "Origin": f"http://{good_host}", **websocket}),
+        "websocket_foreign_origin": ("/ws", {"Host": good_host, "Origin": "http://attacker.example", **websocket, **cookie}),
+        "websocket_foreign_host": ("/ws", {"Host": f"attacker.example:{port}", "Origin": f"http://attacker.example:{port}",
+                                           **websocket, **cookie}),
+        # The control: the same upgrade as the page's is accepted.
+        "websocket_allowed": ("/ws", {"Host": good_host, "Origin": f"http://{good_host}", **websocket, **cookie}),
+        "page_with_cookie": ("/", {"Host": good_host, **cookie}),
+    }
+    result = {}
+    for name, (path, headers) in cases.items():
+        connection = http.client.HTTPConnection(host, port, timeout=5)
+        connection.putrequest("GET", path, skip_host=True, skip_accept_encoding=True)
+        for key, value in headers.items():
+            connection.putheader(key, value)
+        connection.endheaders()
+        response = connection.getresponse()
+        result[name] = response.status
+        connection.close()
+    return result
+
+
+profile = tempfile.mkdtemp(prefix="scenesound-view-chromium-")
+options = Options()
+options.binary_location = cfg.get("chromium", "/usr/bin/chromium")
+for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,720", "--no-first-run",
+                 "--disable-extensions", "--disable-background-networking", "--disable-sync", "--hide-scrollbars",
+                 "--force-device-scale-factor=1", f"--user-data-dir={profile}"]:
+    options.add_argument(argument)
+driver = webdriver.Chrome(service=Service(cfg.get("chromedriver", "/usr/bin/chromedriver")), options=options)
+try:
+    # The page's own area at 1280x720 (a headless window's size includes its frame).
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": 1280, "height": 720, "deviceScaleFactor": 1, "mobile": False})
+    driver.get(cfg["url"])
+    out["first_state_seconds"] = wait(lambda: int(js("return document.body.dataset.updates || '0'")) >= 1, 15, "the first scene")
+    out["address_after_token"] = driver.current_url
+    out["viewport"] = js("return [window.innerWidth, window.innerHeight]")
+
+    if "app" in cfg:
+        app = cfg["app"]
+        out["app_shown_seconds"] = wait(lambda: driver.find_elements(By.CSS_SELECTOR, f'li[data-app="{app}"]'), 20, f"the app {app} listed")
+        out["app_mark_seconds"] = wait(lambda: js("return [...document.querySelectorAll('#scenes li')].some(li => li.textContent.includes(arguments[0]))"
+                                                  " || [...document.querySelectorAll('g.mark')].length > 0", app), 10, "the app's mark")
+        out["steps"].append("app shown")
+
+    if "window_scene" in cfg:
+        scene = cfg["window_scene"]
+        wait(lambda: mark_position(scene) is not None, 10, f"the mark of {scene}")
+        before = mark_position(scene)
+        env = dict(os.environ, DISPLAY=cfg["display"])
+        start = time.monotonic()
+        subprocess.run(["xdotool", "windowmove", cfg["window_id"], str(cfg["move_to_x"]), str(cfg["move_to_y"])], env=env, check=True)
+        issued = time.monotonic() - start
+        wait(lambda: abs(mark_position(scene)[0] - before[0]) > 5, 5, "the window's mark moving")
+        out["window_move_ms"] = (time.monotonic() - start) * 1000
+        out["xdotool_ms"] = issued * 1000
+        out["window_mark_before"] = before
+        out["window_mark_after"] = mark_position(scene)
+        out["steps"].append("window moved")
+
+    if "opentrack_port" in cfg:
+        yaw = cfg["opentrack_yaw_degrees"]
+        packet = struct.pack("<6d", 0, 0, 0, yaw, 0, 0)
+        sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        start = time.monotonic()
+        sender.sendto(packet, ("127.0.0.1", cfg["opentrack_port"]))
+        out["head_turn_ms"] = wait(lambda: abs(float(js("return document.getElementById('head').dataset.yawDegrees")) - yaw) < 1, 5,
+                                   "the head turning") * 1000
+        out["head_transform"] = js("return document.getElementById('head').getAttribute('transform')")
+        sender.close()
+        out["steps"].append("head turned")
+
+    if "placed_scene" in cfg:
+        scene = cfg["placed_scene"]
+        wait(lambda: mark_position(scene) is not None, 10, f"the mark of {scene}")
+        before = mark_place(scene)
+        element = driver.find_element(By.CSS_SELECTOR, f'g.mark[data-scene="{scene}"]')
+        # The keyboard: focus the mark, one step left (+5°).
+        element.send_keys(Keys.ARROW_LEFT)
+        wait(lambda: abs(mark_place(scene)[0] - before[0]) > 1, 5, "the placed mark moving by the keyboard")
+        out["keyboard_from"] = before
+        out["keyboard_to"] = mark_place(scene)
+        # The pointer: drag it 80 px towards the screen (further away).
+        before = mark_place(scene)
+        element = driver.find_element(By.CSS_SELECTOR, f'g.mark[data-scene="{scene}"] circle.dot')
+        ActionChains(driver).click_and_hold(element).move_by_offset(0, -40).move_by_offset(0, -40).release().perform()
+        wait(lambda: mark_place(scene)[1] > before[1] + 0.05, 5, "the placed mark moving by a drag")
+        out["dragged_from"] = before
+        out["dragged_to"] = mark_place(scene)
+        out["steps"].append("scene placed")
+
+    if "screenshot" in cfg:
+        time.sleep(0.3)  # the alert flash and meters settle: a picture, not a measurement
+        driver.save_screenshot(cfg["screenshot"])
+        out["steps"].append("screenshot")
+
+    if "app" in cfg:
+        app = cfg["app"]
+        driver.find_element(By.CSS_SELECTOR, f'button[data-exclude="{app}"]').click()
+        out["app_excluded_seconds"] = wait(lambda: driver.find_elements(By.CSS_SELECTOR, f'li[data-excluded="{app}"]')
+                                           and not driver.find_elements(By.CSS_SELECTOR, f'li[data-app="{app}"]'), 10,
+                                           f"{app} shown as left alone")
+        out["message_after_exclude"] = driver.find_element(By.ID, "message").text
+        out["steps"].append("app excluded")
+
+    if "hrtf_set" in cfg:
+        name = cfg["hrtf_set"]
+        Select(driver.find_element(By.ID, "hrtf-set")).select_by_value(name)
+        driver.find_element(By.ID, "hrtf-use").click()
+        out["hrtf_switch_seconds"] = wait(lambda: name in driver.find_element(By.ID, "hrtf-current").text, 90, f"the HRTF set {name} in use")
+        out["hrtf_shown"] = driver.find_element(By.ID, "hrtf-current").text
+        out["steps"].append("hrtf chosen")
+
+    if cfg.get("refusals"):
+        out["statuses"] = refused_statuses()
+        out["steps"].append("refusals")
+
+    out["console_errors"] = [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+except Exception as error:
+    out["error"] = f"{type(error).__name__}: {error}"
+    try:
+        out["page_text"] = driver.find_element(By.TAG_NAME, "body").text[:2000]
+    except Exception:
+        pass
+finally:
+    driver.quit()
+print(json.dumps(out))
