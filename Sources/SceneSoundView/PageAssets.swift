@@ -140,9 +140,12 @@ enum PageAssets {
             t.textContent = content;
             return t;
           }
+          function hasLevel(mark) { return mark.level_db !== null && mark.level_db !== undefined; }
           function levelText(mark) {
-            if (mark.level_db === null || mark.level_db === undefined) return "nothing plays";
-            return mark.level_db <= -120 ? "silent" : Math.round(mark.level_db) + " dB";
+            // Captured apps' streams have no level in the server's status: named, not metered.
+            const apps = mark.apps.length ? mark.apps.join(", ") + " playing" + (hasLevel(mark) ? ", " : " (no level reported)") : "";
+            if (!hasLevel(mark)) return apps || "nothing plays";
+            return apps + (mark.level_db <= -120 ? "silent" : Math.round(mark.level_db) + " dB");
           }
 
           function connect() {
@@ -224,31 +227,40 @@ enum PageAssets {
                 const half = mark.width_metres / 2 * s;
                 el("line", { class: "window", x1: -half, y1: 0, x2: half, y2: 0, stroke: COLOUR.window, "stroke-width": 10, opacity: 0.7 }, g);
               }
-              const r = radius(mark.level_db);
-              const colour = mark.level_db === null || mark.level_db === undefined ? COLOUR.silent : visible ? COLOUR.sounding : COLOUR.muffled;
+              // An app playing with no level reported is drawn as sounding, at a middle size.
+              const sounding = hasLevel(mark) || mark.apps.length > 0;
+              const r = hasLevel(mark) ? radius(mark.level_db) : mark.apps.length ? radius(-30) : radius(null);
+              const colour = !sounding ? COLOUR.silent : visible ? COLOUR.sounding : COLOUR.muffled;
               el("circle", { class: "dot", cx: 0, cy: 0, r: r.toFixed(1), fill: colour, opacity: 0.85 }, g);
               // The level meter under the mark: −60 to 0 dB.
-              if (mark.level_db !== null && mark.level_db !== undefined) {
+              if (hasLevel(mark)) {
                 const fill = Math.max(0, Math.min(1, (mark.level_db + 60) / 60));
                 el("rect", { class: "meter-bg", x: -15, y: r + 4, width: 30, height: 4, fill: "#e4e2dc" }, g);
                 el("rect", { class: "meter-fill", x: -15, y: r + 4, width: (30 * fill).toFixed(1), height: 4, fill: COLOUR.sounding }, g);
               }
               labels.push({ g, r, x, y, text: mark.label + " " + levelText(mark) });
             }
-            // Labels right of their mark, else left, else pushed down a line until clear of the others.
-            const placed = [];
+            // Labels right of their mark, else left, else a line further down or up, clear of the
+            // marks and of the labels placed before (as the --plot map lays them out). Measured as drawn.
+            const placed = labels.map((l) => ({ x: l.x - l.r, y: l.y - l.r, w: 2 * l.r, h: 2 * l.r }));
             for (const l of labels) {
-              const width = l.text.length * 7, height = 14;
+              const t = text(l.g, 0, 0, "label", l.text);
+              const width = t.getComputedTextLength(), height = 14;
               const tries = [[l.r + 4, -height / 2], [-l.r - 4 - width, -height / 2]];
-              for (let step = 1; step < 12; step++) tries.push([l.r + 4, -height / 2 + step * height], [-l.r - 4 - width, -height / 2 - step * height]);
+              for (let step = 1; step < 16; step++) {
+                for (const dy of [step * height, -step * height]) tries.push([l.r + 4, -height / 2 + dy], [-l.r - 4 - width, -height / 2 + dy]);
+              }
               let chosen = tries[0];
               for (const [dx, dy] of tries) {
                 const box = { x: l.x + dx, y: l.y + dy, w: width, h: height };
-                if (box.x < 0 || box.x + width > SIZE) continue;
+                if (box.y < 28) continue;
                 if (placed.some((p) => box.x < p.x + p.w && p.x < box.x + box.w && box.y < p.y + p.h && p.y < box.y + box.h)) continue;
-                chosen = [dx, dy]; placed.push(box); break;
+                chosen = [dx, dy];
+                break;
               }
-              text(l.g, chosen[0], chosen[1] + 11, "label", l.text);
+              placed.push({ x: l.x + chosen[0], y: l.y + chosen[1], w: width, h: height });
+              t.setAttribute("x", chosen[0].toFixed(1));
+              t.setAttribute("y", (chosen[1] + 11).toFixed(1));
             }
           }
 
@@ -283,7 +295,7 @@ enum PageAssets {
               const li = document.createElement("li"); li.dataset.scene = mark.id;
               li.textContent = mark.label + ": " + mark.azimuth_degrees.toFixed(0) + "°, " + mark.distance_metres.toFixed(2) + " m, " +
                 levelText(mark) + ((mark.state || "visible") === "visible" ? "" : " (" + mark.state + ", muffled)") + (mark.alert ? " — alert" : "");
-              if (mark.level_db !== null && mark.level_db !== undefined) {
+              if (hasLevel(mark)) {
                 const meter = document.createElement("span"); meter.className = "meter"; meter.setAttribute("aria-hidden", "true");
                 const bar = document.createElement("span"); bar.style.width = (100 * Math.max(0, Math.min(1, (mark.level_db + 60) / 60))) + "%";
                 meter.appendChild(bar); li.appendChild(meter);

@@ -22,7 +22,8 @@ public struct SceneModel: Codable, Equatable, Sendable {
         public var xMetres: Double, zMetres: Double
         public var azimuthDegrees: Double, distanceMetres: Double
         public var widthMetres: Double
-        /// The loudest stream at it (dB re full scale); nil when none plays there.
+        /// The loudest of its clients' streams (dB re full scale); nil when none plays there.
+        /// The status reports no level for captured apps' streams: `apps` names those.
         public var levelDecibels: Double?
         /// An alert plays there now.
         public var alert: Bool
@@ -34,7 +35,8 @@ public struct SceneModel: Codable, Equatable, Sendable {
     }
 
     public struct App: Codable, Equatable, Sendable {
-        /// The name `apps exclude` takes: the binary, else the application name.
+        /// The name `apps exclude` takes: the application name (what the app calls itself,
+        /// as pavucontrol shows it), else the binary.
         public var name: String
         public var application: String?
         public var scene: String
@@ -93,7 +95,7 @@ public struct SceneModel: Codable, Equatable, Sendable {
         }
         captureState = status.apps?.state
         apps = appStreams.map {
-            App(name: $0.binary ?? $0.application ?? "?", application: $0.application, scene: $0.scene, kind: $0.kind,
+            App(name: $0.application ?? $0.binary ?? "?", application: $0.application, scene: $0.scene, kind: $0.kind,
                 azimuthDegrees: r($0.azimuthDegrees, 0.1))
         }
         excludedApps = status.apps?.excluded ?? []
