@@ -178,7 +178,8 @@ enum PageAssets {
 
           function render() {
             pending = false;
-            if (!latest) return;
+            // A drag in progress keeps its mark: the scene is drawn again as the drag ends.
+            if (!latest || drag) return;
             updates++;
             document.body.dataset.updates = String(updates);
             if (latest.error) { setConnection(latest.error, true); return; }
@@ -329,9 +330,8 @@ enum PageAssets {
           function startDrag(event, mark, g) {
             event.preventDefault();
             drag = { mark, g };
-            g.setPointerCapture(event.pointerId);
-            g.addEventListener("pointermove", moveDrag);
-            g.addEventListener("pointerup", endDrag, { once: true });
+            window.addEventListener("pointermove", moveDrag);
+            window.addEventListener("pointerup", endDrag, { once: true });
           }
           function moveDrag(event) {
             if (!drag) return;
@@ -339,11 +339,12 @@ enum PageAssets {
             drag.g.setAttribute("transform", "translate(" + px.toFixed(1) + " " + py.toFixed(1) + ")");
           }
           function endDrag(event) {
+            window.removeEventListener("pointermove", moveDrag);
             if (!drag) return;
-            drag.g.removeEventListener("pointermove", moveDrag);
             const [x, z] = toMetres(event);
             placeAt(drag.mark, x, z);
             drag = null;
+            if (!pending) { pending = true; requestAnimationFrame(render); }
           }
           function nudge(event, mark) {
             const steps = { ArrowLeft: [5, 0], ArrowRight: [-5, 0], ArrowUp: [0, 0.1], ArrowDown: [0, -0.1] };

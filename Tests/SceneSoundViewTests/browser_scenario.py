@@ -154,11 +154,11 @@ try:
         wait(lambda: abs(mark_place(scene)[0] - before[0]) > 1, 5, "the placed mark moving by the keyboard")
         out["keyboard_from"] = before
         out["keyboard_to"] = mark_place(scene)
-        # The pointer: drag it 80 px towards the screen (further away).
+        # The pointer: drag it 60 px towards the listener (nearer), staying on the map.
         before = mark_place(scene)
         element = driver.find_element(By.CSS_SELECTOR, f'g.mark[data-scene="{scene}"] circle.dot')
-        ActionChains(driver).click_and_hold(element).move_by_offset(0, -40).move_by_offset(0, -40).release().perform()
-        wait(lambda: mark_place(scene)[1] > before[1] + 0.05, 5, "the placed mark moving by a drag")
+        ActionChains(driver).click_and_hold(element).move_by_offset(0, 30).move_by_offset(0, 30).release().perform()
+        wait(lambda: mark_place(scene)[1] < before[1] - 0.05, 5, "the placed mark moving by a drag")
         out["dragged_from"] = before
         out["dragged_to"] = mark_place(scene)
         out["steps"].append("scene placed")
