@@ -120,7 +120,7 @@ enum PageAssets {
                            silent: "#c8c8c8", monitor: "#555555" };
           const $ = (id) => document.getElementById(id);
           let socket = null, latest = null, drawn = null, pending = false, nextID = 1, drag = null, setup = null;
-          let updates = 0;
+          let updates = 0, received = 0;
 
           // SceneGeometry.radiusPixels: 4 px with nothing playing, 6 (−60 dB) to 22 px (0 dB).
           function radius(level) {
@@ -153,6 +153,8 @@ enum PageAssets {
             socket.onopen = () => { setConnection("live", false); sendVisibility(); };
             socket.onclose = () => { setConnection("disconnected from scenesound view — retrying", true); socket = null; setTimeout(connect, 1000); };
             socket.onmessage = (event) => {
+              received++;
+              document.body.dataset.received = String(received);
               if (document.hidden) return;
               const message = JSON.parse(event.data);
               if (message.type === "setup") { setup = message; fillSets(); }

@@ -83,7 +83,8 @@ import Testing
         let config: [String: Any] = [
             "url": url, "display": x.display, "app": "viewtest",
             "window_scene": "notes", "window_id": String(window), "move_to_x": 1100, "move_to_y": 300,
-            "opentrack_port": opentrackPort, "opentrack_yaw_degrees": 60,
+            "opentrack_port": opentrackPort, "opentrack_yaw_degrees": 60, "hidden_yaw_degrees": 20,
+            "minimize_window_id": String(window), "screenshot_4k": Self.screenshotPath.replacingOccurrences(of: "1280x720", with: "3840x2160"),
             "placed_scene": "radio", "screenshot": screenshot, "hrtf_set": "sphere", "refusals": true,
         ]
         let configText = String(decoding: try JSONSerialization.data(withJSONObject: config), as: UTF8.self)
@@ -105,6 +106,12 @@ import Testing
         // An opentrack pose turns the head on the page (well within the 100 ms a push may take).
         let headMilliseconds = try #require(result["head_turn_ms"] as? Double, "\(report)")
         #expect(headMilliseconds < 200, "\(report)")
+        // Hidden, the page is sent nothing and draws nothing; visible again, it shows the head
+        // as it is now.
+        #expect(result["received_while_hidden"] as? Int == 0 && result["drawn_while_hidden"] as? Int == 0, "\(report)")
+        #expect((result["head_after_visible_ms"] as? Double ?? .infinity) < 500, "\(report)")
+        // A minimized window's mark is dimmed (its sound is muffled).
+        #expect((result["muffled_ms"] as? Double ?? .infinity) < 1000, "\(report)")
         // The keyboard and a drag placed the scene: the server reports where the page put it.
         let dragged = try #require(result["dragged_to"] as? [Double], "\(report)")
         let (listed, scenes) = cli(["scene", "list", "--json", "--socket", socket])

@@ -144,6 +144,28 @@ try:
         sender.close()
         out["steps"].append("head turned")
 
+    if "hidden_yaw_degrees" in cfg:
+        # The page hidden (as a browser reports a background tab): it tells the server, which
+        # then sends it nothing, and it draws nothing, until it is visible again.
+        def set_hidden(hidden):
+            js("Object.defineProperty(document, 'hidden', {configurable: true, get: () => arguments[0]});"
+               "Object.defineProperty(document, 'visibilityState', {configurable: true, get: () => arguments[0] ? 'hidden' : 'visible'});"
+               "document.dispatchEvent(new Event('visibilitychange'));", hidden)
+        set_hidden(True)
+        received = int(js("return document.body.dataset.received"))
+        updates = int(js("return document.body.dataset.updates"))
+        yaw = cfg["hidden_yaw_degrees"]
+        sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        sender.sendto(struct.pack("<6d", 0, 0, 0, yaw, 0, 0), ("127.0.0.1", cfg["opentrack_port"]))
+        time.sleep(0.5)  # a negative check: nothing may arrive in this half second
+        out["received_while_hidden"] = int(js("return document.body.dataset.received")) - received
+        out["drawn_while_hidden"] = int(js("return document.body.dataset.updates")) - updates
+        set_hidden(False)
+        out["head_after_visible_ms"] = wait(lambda: abs(float(js("return document.getElementById('head').dataset.yawDegrees")) - yaw) < 1,
+                                            5, "the head drawn once visible again") * 1000
+        sender.close()
+        out["steps"].append("hidden and visible")
+
     if "placed_scene" in cfg:
         scene = cfg["placed_scene"]
         wait(lambda: mark_position(scene) is not None, 10, f"the mark of {scene}")
@@ -184,6 +206,19 @@ try:
         out["hrtf_switch_seconds"] = wait(lambda: name in driver.find_element(By.ID, "hrtf-current").text, 90, f"the HRTF set {name} in use")
         out["hrtf_shown"] = driver.find_element(By.ID, "hrtf-current").text
         out["steps"].append("hrtf chosen")
+
+    if "minimize_window_id" in cfg:
+        scene = cfg["window_scene"]
+        subprocess.run(["xdotool", "windowminimize", cfg["minimize_window_id"]], env=dict(os.environ, DISPLAY=cfg["display"]), check=True)
+        out["muffled_ms"] = wait(lambda: js("return document.querySelector('g.mark[data-scene=\"' + arguments[0] + '\"]').classList.contains('muffled')",
+                                           scene), 5, "the minimized window's mark dimmed") * 1000
+        out["steps"].append("window minimized")
+
+    if "screenshot_4k" in cfg:
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": 3840, "height": 2160, "deviceScaleFactor": 1, "mobile": False})
+        time.sleep(0.3)
+        driver.save_screenshot(cfg["screenshot_4k"])
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": 1280, "height": 720, "deviceScaleFactor": 1, "mobile": False})
 
     if cfg.get("refusals"):
         out["statuses"] = refused_statuses()
