@@ -86,7 +86,7 @@ enum PageAssets {
         #map { flex: 1; width: 100%; min-height: 0; }
         .hint { margin: 0.2rem 0 0; color: var(--muted); font-size: 0.85rem; }
         #panel { overflow-y: auto; padding: 0 1rem 1rem; border-left: 1px solid #ddd; }
-        #panel p { margin: 0.2rem 0; }
+        #panel p { margin: 0.2rem 0; overflow-wrap: anywhere; }
         ul { list-style: none; padding: 0; margin: 0; }
         li { display: flex; align-items: center; gap: 0.5rem; padding: 0.15rem 0; flex-wrap: wrap; }
         button, select, input { font: inherit; padding: 0.15rem 0.5rem; }
@@ -197,12 +197,16 @@ enum PageAssets {
             while (svg.childNodes.length > 1) svg.removeChild(svg.lastChild);
             el("rect", { width: "100%", height: "100%", fill: "#fbfaf7" }, svg);
             text(svg, 12, 22, "title", "seen from above (" + model.metres_across.toFixed(2) + " m across)");
+            // What labels keep off: monitors, their names, windows, marks, the head (as on the --plot map).
+            const reserved = [];
             for (const m of model.monitors) {
               const [x1, y1] = point(model, m.left_metres, m.z_metres), [x2] = point(model, m.right_metres, m.z_metres);
               el("line", { class: "monitor", x1, y1, x2, y2: y1, stroke: COLOUR.monitor, "stroke-width": 6 }, svg);
-              text(svg, x1, y1 - 10, "monitor-name", m.name + (m.primary ? " (primary)" : ""));
+              const name = text(svg, x1, y1 - 10, "monitor-name", m.name + (m.primary ? " (primary)" : ""));
+              reserved.push({ x: x1, y: y1 - 5, w: x2 - x1, h: 10 }, { x: x1, y: y1 - 22, w: name.getComputedTextLength(), h: 14 });
             }
             const [lx, ly] = point(model, 0, 0);
+            reserved.push({ x: lx - 30, y: ly - 30, w: 60, h: 60 });
             // The head: yaw + turns left, i.e. anticlockwise seen from above.
             const head = el("g", { id: "head", "data-yaw-degrees": model.head_yaw_degrees,
                                    transform: "rotate(" + (-model.head_yaw_degrees) + " " + lx + " " + ly + ")" }, svg);
@@ -229,6 +233,7 @@ enum PageAssets {
               if (mark.width_metres > 0) {
                 const half = mark.width_metres / 2 * s;
                 el("line", { class: "window", x1: -half, y1: 0, x2: half, y2: 0, stroke: COLOUR.window, "stroke-width": 10, opacity: 0.7 }, g);
+                reserved.push({ x: x - half, y: y - 5, w: 2 * half, h: 10 });
               }
               // An app playing with no level reported is drawn as sounding, at a middle size.
               const sounding = hasLevel(mark) || mark.apps.length > 0;
@@ -245,7 +250,7 @@ enum PageAssets {
             }
             // Labels right of their mark, else left, else a line further down or up, clear of the
             // marks and of the labels placed before (as the --plot map lays them out). Measured as drawn.
-            const placed = labels.map((l) => ({ x: l.x - l.r, y: l.y - l.r, w: 2 * l.r, h: 2 * l.r }));
+            const placed = reserved.concat(labels.map((l) => ({ x: l.x - l.r, y: l.y - l.r, w: 2 * l.r, h: 2 * l.r })));
             for (const l of labels) {
               const t = text(l.g, 0, 0, "label", l.text);
               const width = t.getComputedTextLength(), height = 14;
