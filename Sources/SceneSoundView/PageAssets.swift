@@ -142,8 +142,10 @@ enum PageAssets {
           }
           function hasLevel(mark) { return mark.level_db !== null && mark.level_db !== undefined; }
           function levelText(mark) {
-            // Captured apps' streams have no level in the server's status: named, not metered.
-            const apps = mark.apps.length ? mark.apps.join(", ") + " playing" + (hasLevel(mark) ? ", " : " (no level reported)") : "";
+            // Captured apps' streams and the server's plays (system sounds, alerts) have no level in
+            // the server's status: named or counted, not metered.
+            const names = mark.apps.concat(mark.unlisted_sounds ? [mark.unlisted_sounds + (mark.unlisted_sounds > 1 ? " sounds" : " sound")] : []);
+            const apps = names.length ? names.join(", ") + " playing" + (hasLevel(mark) ? ", " : " (no level reported)") : "";
             if (!hasLevel(mark)) return apps || "nothing plays";
             return apps + (mark.level_db <= -120 ? "silent" : Math.round(mark.level_db) + " dB");
           }
@@ -188,8 +190,24 @@ enum PageAssets {
             setConnection("live", false);
             const model = latest.scene;
             drawn = model;
+            // Drawn anew each time: the keyboard's focus goes back to the same mark or button.
+            const focused = focusKey(document.activeElement);
             drawMap(model);
             drawPanel(model);
+            if (focused) {
+              const again = document.querySelector(focused);
+              if (again && again !== document.activeElement) again.focus();
+            }
+          }
+          function focusKey(element) {
+            if (!element || !element.dataset) return null;
+            for (const key of ["scene", "exclude", "include"]) {
+              if (element.dataset[key] !== undefined) {
+                const tag = element.tagName.toLowerCase() === "g" ? "g.mark" : element.tagName.toLowerCase();
+                return tag + "[data-" + key + "=\"" + CSS.escape(element.dataset[key]) + "\"]";
+              }
+            }
+            return null;
           }
 
           function drawMap(model) {
@@ -236,8 +254,9 @@ enum PageAssets {
                 reserved.push({ x: x - half, y: y - 5, w: 2 * half, h: 10 });
               }
               // An app playing with no level reported is drawn as sounding, at a middle size.
-              const sounding = hasLevel(mark) || mark.apps.length > 0;
-              const r = hasLevel(mark) ? radius(mark.level_db) : mark.apps.length ? radius(-30) : radius(null);
+              const unmetered = mark.apps.length + mark.unlisted_sounds > 0;
+              const sounding = hasLevel(mark) || unmetered;
+              const r = hasLevel(mark) ? radius(mark.level_db) : unmetered ? radius(-30) : radius(null);
               const colour = !sounding ? COLOUR.silent : visible ? COLOUR.sounding : COLOUR.muffled;
               el("circle", { class: "dot", cx: 0, cy: 0, r: r.toFixed(1), fill: colour, opacity: 0.85 }, g);
               // The level meter under the mark: −60 to 0 dB.

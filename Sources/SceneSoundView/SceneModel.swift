@@ -30,6 +30,9 @@ public struct SceneModel: Codable, Equatable, Sendable {
         public var streams: Int
         /// Captured apps playing there.
         public var apps: [String]
+        /// Sounds at it that the status counts but does not list (plays: system sounds and
+        /// alerts played from the server's sample cache), so with no level and no kind.
+        public var unlistedSounds: Int
         /// Placed by hand (`scene place`): the page lets it be dragged.
         public var placed: Bool
     }
@@ -91,6 +94,7 @@ public struct SceneModel: Codable, Equatable, Sendable {
                         alert: playing.contains { $0.kind == "alert" } || apps.contains { $0.kind == "alert" },
                         streams: scene.streams ?? streams.count,
                         apps: apps.map { $0.application ?? $0.binary ?? "?" },
+                        unlistedSounds: max(0, (scene.streams ?? 0) - streams.count - apps.count),
                         placed: scene.kind == "fixed")
         }
         captureState = status.apps?.state
@@ -120,7 +124,7 @@ extension SceneModel.Mark {
     enum CodingKeys: String, CodingKey {
         case id, label, kind, state, xMetres = "x_metres", zMetres = "z_metres", azimuthDegrees = "azimuth_degrees"
         case distanceMetres = "distance_metres", widthMetres = "width_metres", levelDecibels = "level_db", alert, streams
-        case apps, placed
+        case apps, unlistedSounds = "unlisted_sounds", placed
     }
 }
 

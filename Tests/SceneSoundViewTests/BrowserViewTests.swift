@@ -65,6 +65,18 @@ import Testing
         children.append(app)
         try waitUntil(timeoutSeconds: 15, "the app captured") { log().contains("capturing ") }
 
+        // A client's stream with a level (a meter on the page), and an app's alert (a desktop
+        // warning as libcanberra plays it: flashing).
+        let player = try ChildProcess(Self.binaries.appendingPathComponent("scenesound").path,
+                                      ["play", noise, "--scene", "radio", "--socket", socket], display: nil, environment: environment)
+        children.append(player)
+        let alertFile = directory + "/alert.wav"
+        _ = try runTool("/usr/bin/sox", ["-n", "-r", "48000", "-c", "1", "-b", "16", alertFile, "synth", "20", "sine", "880", "vol", "0.2"], display: nil)
+        let alert = try sound.startClient("/usr/bin/paplay", ["--client-name=alerter", "--property=event.id=dialog-warning", alertFile])
+        children.append(alert)
+        let eq = directory + "/HD 600 ParametricEQ.txt"
+        try "Preamp: -3.0 dB\nFilter 1: ON PK Fc 2500 Hz Gain -3.0 dB Q 1.41\n".write(toFile: eq, atomically: true, encoding: .utf8)
+
         let viewOutput = directory + "/view.out"
         let view = try ChildProcess(Self.binaries.appendingPathComponent("scenesound").path,
                                     ["view", "--no-browser", "--socket", socket], display: x.display,
@@ -86,6 +98,7 @@ import Testing
             "opentrack_port": opentrackPort, "opentrack_yaw_degrees": 60, "hidden_yaw_degrees": 20,
             "minimize_window_id": String(window), "screenshot_4k": Self.screenshotPath.replacingOccurrences(of: "1280x720", with: "3840x2160"),
             "placed_scene": "radio", "screenshot": screenshot, "hrtf_set": "sphere", "refusals": true,
+            "metered_scene": "radio", "alert_app": "alerter", "compare_with": "default", "eq_path": eq, "recenter": true,
         ]
         let configText = String(decoding: try JSONSerialization.data(withJSONObject: config), as: UTF8.self)
         let started = Date()
@@ -110,6 +123,8 @@ import Testing
         // as it is now.
         #expect(result["received_while_hidden"] as? Int == 0 && result["drawn_while_hidden"] as? Int == 0, "\(report)")
         #expect((result["head_after_visible_ms"] as? Double ?? .infinity) < 500, "\(report)")
+        // A client's stream shows its level, an alert flashes.
+        #expect(result["meter_seconds"] != nil && result["alert_seconds"] != nil, "\(report)")
         // A minimized window's mark is dimmed (its sound is muffled).
         #expect((result["muffled_ms"] as? Double ?? .infinity) < 1000, "\(report)")
         // The keyboard and a drag placed the scene: the server reports where the page put it.
@@ -131,6 +146,11 @@ import Testing
         let document = try StatusDocument.jsonDecoder().decode(StatusDocument.self, from: Data(statusText.utf8))
         #expect(document.hrtf.path == sphere, "status reports \(document.hrtf.path)")
         #expect((result["hrtf_shown"] as? String) == sphere)
+        // Compared on the page: played through the verb, and the set in use stays.
+        #expect((result["message_after_compare"] as? String)?.hasPrefix("done: scenesound hrtf compare sphere default") == true, "\(report)")
+        // The EQ chosen on the page and the recentred head are what the server reports.
+        #expect(document.headphoneEQ?.path == eq, "status reports \(String(describing: document.headphoneEQ))")
+        #expect(abs(document.head.yawDegrees) < 0.5, "status reports yaw \(document.head.yawDegrees)")
         // Requests without the token, from another site or for another host are refused; the
         // page's own upgrade is not.
         let statuses = try #require(result["statuses"] as? [String: Int], "\(report)")

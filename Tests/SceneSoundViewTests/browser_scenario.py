@@ -22,6 +22,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
@@ -42,6 +43,17 @@ def wait(condition, timeout_seconds, what):
         if time.monotonic() - start > timeout_seconds:
             raise TimeoutError(f"{what}: not within {timeout_seconds} s")
         time.sleep(0.005)
+
+
+def fresh(action):
+    """Runs `action` on elements found anew: the page draws itself anew with every update (up
+    to 30 a second), so an element found a moment ago may be gone."""
+    for _ in range(50):
+        try:
+            return action()
+        except StaleElementReferenceException:
+            time.sleep(0.01)
+    return action()
 
 
 def js(script, *args):
@@ -117,6 +129,21 @@ try:
                                                   " || [...document.querySelectorAll('g.mark')].length > 0", app), 10, "the app's mark")
         out["steps"].append("app shown")
 
+    if "metered_scene" in cfg:
+        scene = cfg["metered_scene"]
+        out["meter_seconds"] = wait(lambda: js("const g = document.querySelector('g.mark[data-scene=\"' + arguments[0] + '\"]');"
+                                               "return !!g && !!g.querySelector('rect.meter-fill') && / -?[0-9]+ dB$/.test(g.querySelector('text').textContent)",
+                                               scene), 10, f"a level meter at {scene}")
+        out["meter_label"] = js("return document.querySelector('g.mark[data-scene=\"' + arguments[0] + '\"] text').textContent", scene)
+        out["steps"].append("meter shown")
+
+    if "alert_app" in cfg:
+        app = cfg["alert_app"]
+        out["alert_seconds"] = wait(lambda: js("return [...document.querySelectorAll('g.mark.alert')].some(g => g.textContent.includes(arguments[0])"
+                                               " && getComputedStyle(g.querySelector('.dot')).animationName === 'flash')", app),
+                                    10, f"the alert of {app} flashing")
+        out["steps"].append("alert flashing")
+
     if "window_scene" in cfg:
         scene = cfg["window_scene"]
         wait(lambda: mark_position(scene) is not None, 10, f"the mark of {scene}")
@@ -170,16 +197,17 @@ try:
         scene = cfg["placed_scene"]
         wait(lambda: mark_position(scene) is not None, 10, f"the mark of {scene}")
         before = mark_place(scene)
-        element = driver.find_element(By.CSS_SELECTOR, f'g.mark[data-scene="{scene}"]')
-        # The keyboard: focus the mark, one step left (+5°).
-        element.send_keys(Keys.ARROW_LEFT)
+        # The keyboard: focus the mark (it keeps the focus as the page is drawn anew), one step
+        # left (+5°).
+        js("document.querySelector('g.mark[data-scene=\"' + arguments[0] + '\"]').focus()", scene)
+        ActionChains(driver).send_keys(Keys.ARROW_LEFT).perform()
         wait(lambda: abs(mark_place(scene)[0] - before[0]) > 1, 5, "the placed mark moving by the keyboard")
         out["keyboard_from"] = before
         out["keyboard_to"] = mark_place(scene)
         # The pointer: drag it 60 px towards the listener (nearer), staying on the map.
         before = mark_place(scene)
-        element = driver.find_element(By.CSS_SELECTOR, f'g.mark[data-scene="{scene}"] circle.dot')
-        ActionChains(driver).click_and_hold(element).move_by_offset(0, 30).move_by_offset(0, 30).release().perform()
+        fresh(lambda: ActionChains(driver).click_and_hold(driver.find_element(By.CSS_SELECTOR, f'g.mark[data-scene="{scene}"] circle.dot'))
+              .move_by_offset(0, 30).move_by_offset(0, 30).release().perform())
         wait(lambda: mark_place(scene)[1] < before[1] - 0.05, 5, "the placed mark moving by a drag")
         out["dragged_from"] = before
         out["dragged_to"] = mark_place(scene)
@@ -192,7 +220,7 @@ try:
 
     if "app" in cfg:
         app = cfg["app"]
-        driver.find_element(By.CSS_SELECTOR, f'button[data-exclude="{app}"]').click()
+        fresh(lambda: driver.find_element(By.CSS_SELECTOR, f'button[data-exclude="{app}"]').click())
         out["app_excluded_seconds"] = wait(lambda: driver.find_elements(By.CSS_SELECTOR, f'li[data-excluded="{app}"]')
                                            and not driver.find_elements(By.CSS_SELECTOR, f'li[data-app="{app}"]'), 10,
                                            f"{app} shown as left alone")
@@ -206,6 +234,27 @@ try:
         out["hrtf_switch_seconds"] = wait(lambda: name in driver.find_element(By.ID, "hrtf-current").text, 90, f"the HRTF set {name} in use")
         out["hrtf_shown"] = driver.find_element(By.ID, "hrtf-current").text
         out["steps"].append("hrtf chosen")
+
+    if "compare_with" in cfg:
+        Select(driver.find_element(By.ID, "hrtf-other")).select_by_value(cfg["compare_with"])
+        driver.find_element(By.ID, "hrtf-compare").click()
+        out["compare_seconds"] = wait(lambda: driver.find_element(By.ID, "message").text.startswith("done: scenesound hrtf compare"), 120,
+                                      "the A/B comparison played")
+        out["message_after_compare"] = driver.find_element(By.ID, "message").text
+        out["steps"].append("hrtf compared")
+
+    if "eq_path" in cfg:
+        field = driver.find_element(By.ID, "eq-path")
+        field.send_keys(cfg["eq_path"])
+        driver.find_element(By.ID, "eq-use").click()
+        out["eq_seconds"] = wait(lambda: driver.find_element(By.ID, "eq-current").text == cfg["eq_path"], 10, "the EQ in use")
+        out["steps"].append("eq chosen")
+
+    if cfg.get("recenter"):
+        driver.find_element(By.ID, "recenter").click()
+        out["recenter_seconds"] = wait(lambda: abs(float(js("return document.getElementById('head').dataset.yawDegrees"))) < 0.5, 5,
+                                       "the head recentred")
+        out["steps"].append("recentered")
 
     if "minimize_window_id" in cfg:
         scene = cfg["window_scene"]
