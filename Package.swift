@@ -80,7 +80,7 @@ let package = Package(
         .executableTarget(name: "scenesoundd", dependencies: [
             "SceneSoundServer", "SceneSoundCapture", "SceneSoundCaptureSettings", "scenesound-capture-guard", "SceneSoundOutputs", "SceneSoundSOFA", "SceneSoundEngine", "SceneSoundDSP",
             "SceneSoundWindows", "SceneSoundX11", "SceneSoundWayland", "SceneSoundDBus",
-            "SceneSoundPipeWire",
+            "SceneSoundPipeWire", "SceneSoundProtocol", "SceneSoundCLI",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "TOMLKit", package: "TOMLKit"),
@@ -120,11 +120,14 @@ let package = Package(
         // The apps the user excluded from the capture: a file the CLI writes and the daemon follows.
         .target(name: "SceneSoundCaptureSettings"),
         .executableTarget(name: "scenesound-capture-guard", dependencies: ["SceneSoundCapture"]),
-        .executableTarget(name: "scenesound", dependencies: [
+        // The `scenesound` command line's verbs, as a library: the `scenesound` program runs it,
+        // and so does scenesoundd when called by that name (one binary in the packages).
+        .target(name: "SceneSoundCLI", dependencies: [
             "SceneSoundEngine", "SceneSoundSOFA", "SceneSoundMedia", "SceneSoundClient", "SceneSoundThemes", "SceneSoundPlatform",
-            "SceneSoundCaptureSettings", "SceneSoundStatusJSON",
+            "SceneSoundCaptureSettings", "SceneSoundStatusJSON", "SceneSoundProtocol",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+        .executableTarget(name: "scenesound", dependencies: ["SceneSoundCLI"]),
 
         .testTarget(name: "SceneSoundPlatformTests", dependencies: ["SceneSoundPlatform"]),
         .testTarget(name: "SceneSoundDSPTests", dependencies: ["SceneSoundDSP", "SceneSoundKernelConformance"]),
