@@ -4,7 +4,7 @@
 export PATH := /opt/swift/usr/bin:$(PATH)
 SWIFT ?= swift
 
-.PHONY: all deps build test soak fuzz demo bench clean docs
+.PHONY: all deps build test soak fuzz demo bench clean docs deb package-test
 
 all: build
 
@@ -56,7 +56,18 @@ bench:
 	scripts/bench-capture
 
 clean:
-	rm -rf .build Benchmarks/.build out
+	rm -rf .build .build-release Benchmarks/.build out dist
+
+# The Debian packages scenesound, libscenesound0 and libscenesound-dev in dist/, the programs
+# with the Swift runtime linked in, checked by lintian (docs/PACKAGING.md).
+deb:
+	scripts/deps package
+	scripts/make-deb
+
+# The packages installed on clean Debian 12 and 13 (debootstrap chroots, cached outside the
+# repository) that never saw Swift, run there against a PulseAudio of their own, removed.
+package-test: deb
+	scripts/package-test
 
 # The Swift client's API documentation (DocC, swift-docc-plugin) as a static site in
 # .build/docs/SceneSoundClient (open index.html through any web server).

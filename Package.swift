@@ -80,7 +80,7 @@ let package = Package(
         .executableTarget(name: "scenesoundd", dependencies: [
             "SceneSoundServer", "SceneSoundCapture", "SceneSoundCaptureSettings", "scenesound-capture-guard", "SceneSoundOutputs", "SceneSoundSOFA", "SceneSoundEngine", "SceneSoundDSP",
             "SceneSoundWindows", "SceneSoundX11", "SceneSoundWayland", "SceneSoundDBus",
-            "SceneSoundPipeWire",
+            "SceneSoundPipeWire", "SceneSoundProtocol", "SceneSoundCLI",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "TOMLKit", package: "TOMLKit"),
@@ -130,11 +130,14 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOWebSocket", package: "swift-nio"),
         ], exclude: ["Page"]),
-        .executableTarget(name: "scenesound", dependencies: [
+        // The `scenesound` command line's verbs, as a library: the `scenesound` program runs it,
+        // and so does scenesoundd when called by that name (one binary in the packages).
+        .target(name: "SceneSoundCLI", dependencies: [
             "SceneSoundEngine", "SceneSoundSOFA", "SceneSoundMedia", "SceneSoundClient", "SceneSoundThemes", "SceneSoundPlatform",
-            "SceneSoundCaptureSettings", "SceneSoundStatusJSON", "SceneSoundView",
+            "SceneSoundCaptureSettings", "SceneSoundStatusJSON", "SceneSoundProtocol", "SceneSoundView",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+        .executableTarget(name: "scenesound", dependencies: ["SceneSoundCLI"]),
 
         .testTarget(name: "SceneSoundPlatformTests", dependencies: ["SceneSoundPlatform"]),
         .testTarget(name: "SceneSoundDSPTests", dependencies: ["SceneSoundDSP", "SceneSoundKernelConformance"]),

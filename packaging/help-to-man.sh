@@ -14,7 +14,7 @@ help=$("$program" --help)
 summary=$(printf '%s\n' "$help" | sed -n 's/^OVERVIEW: //p' | head -n 1)
 cat <<HEADER
 .\\" -*- coding: UTF-8 -*-
-.TH $(echo "$name" | tr '[:lower:]' '[:upper:]') $section "" "SceneSound 0.1.0" "SceneSound"
+.TH $(echo "$name" | tr '[:lower:]' '[:upper:]') $section "" "SceneSound $("$program" --version)" "SceneSound"
 .SH NAME
 $name \\- $summary
 .SH DESCRIPTION

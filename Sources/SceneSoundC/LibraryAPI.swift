@@ -1,4 +1,5 @@
 import Glibc
+import SceneSoundProtocol
 
 // Library-wide functions: version, error texts, memory.
 
@@ -7,7 +8,7 @@ public func scenesound_version() -> UnsafePointer<CChar> {
     cString(libraryVersion)
 }
 
-let libraryVersion: StaticString = "0.1.0"
+let libraryVersion = SceneSoundRelease.staticVersion
 
 @_cdecl("scenesound_strerror")
 public func scenesound_strerror(_ status: Int32) -> UnsafePointer<CChar> {

@@ -58,11 +58,13 @@ public final class AppCapture: @unchecked Sendable {
             self.guardExecutable = guardExecutable
         }
 
-        /// The guard installed next to `executable` (the daemon's own path), if it is there.
-        public static func guardExecutable(besides executable: String) -> String? {
-            let path = URL(fileURLWithPath: executable).deletingLastPathComponent()
-                .appendingPathComponent("scenesound-capture-guard").path
-            return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+        /// The guard of the daemon at `executable`, if it is installed: next to it (a build
+        /// tree), else in `../libexec/scenesound/` (an installed prefix, the packages' place).
+        public static func guardExecutable(forDaemonAt executable: String) -> String? {
+            let directory = URL(fileURLWithPath: executable).deletingLastPathComponent()
+            return [directory, directory.deletingLastPathComponent().appendingPathComponent("libexec/scenesound")]
+                .map { $0.appendingPathComponent("scenesound-capture-guard").path }
+                .first { FileManager.default.isExecutableFile(atPath: $0) }
         }
     }
 

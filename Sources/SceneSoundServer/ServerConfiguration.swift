@@ -1,9 +1,10 @@
 /// Limits and settings of the socket server. Every limit is configurable (flags, config file).
 import SceneSoundDSP
+import SceneSoundProtocol
 
 public struct ServerConfiguration: Sendable {
     public var socketPath: String
-    public var serverName = "scenesoundd 0.1"
+    public var serverName = "scenesoundd \(SceneSoundRelease.version)"
     public var maximumClients = 64
     public var maximumStreamsPerClient = 16
     public var maximumFrameBytes = 262_144

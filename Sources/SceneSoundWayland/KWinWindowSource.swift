@@ -36,12 +36,13 @@ public enum KWinWindowSource {
         CompositorWindowSource.Configuration(pollWhilePlayingSeconds: 5)
     }
 
-    /// The script shipped with SceneSound: installed beside the programs
-    /// (`PREFIX/share/scenesound/kwin/scenesound.js` for `PREFIX/bin/scenesoundd`), else in the
-    /// source tree the program was built in (tests, `swift run`).
+    /// The script shipped with SceneSound: installed where KWin keeps packaged scripts
+    /// (`PREFIX/share/kwin/scripts/scenesound/contents/code/main.js` for
+    /// `PREFIX/bin/scenesoundd`), else in the source tree the program was built in (tests,
+    /// `swift run`).
     public static func scriptTemplatePath(executablePath: String) -> String? {
         let executableDirectory = URL(fileURLWithPath: executablePath).deletingLastPathComponent()
-        var candidates = [executableDirectory.deletingLastPathComponent().appendingPathComponent("share/scenesound/kwin/scenesound.js").path]
+        var candidates = [executableDirectory.deletingLastPathComponent().appendingPathComponent(installedScriptPath).path]
         var directory = executableDirectory
         while directory.path != "/" {
             candidates.append(directory.appendingPathComponent("share/kwin/scenesound.js").path)
@@ -50,6 +51,8 @@ public enum KWinWindowSource {
         return candidates.first { FileManager.default.isReadableFile(atPath: $0) }
     }
 
+    /// Below the installation prefix.
+    public static let installedScriptPath = "share/kwin/scripts/scenesound/contents/code/main.js"
     static let busNamePlaceholder = "@SCENESOUND_BUS_NAME@"
 }
 

@@ -4,19 +4,22 @@ import SceneSoundDSP
 import SceneSoundEngine
 import SceneSoundWindows
 import SceneSoundOutputs
+import SceneSoundProtocol
 import SceneSoundServer
 import SceneSoundSOFA
 import Logging
+import SceneSoundCLI
 
-extension Room: ExpressibleByArgument {}
-extension HRTFEqualization: ExpressibleByArgument {}
+// Room and HRTFEqualization are ExpressibleByArgument through SceneSoundCLI, which this
+// program carries (ProgramName): a second conformance in one program would be redundant.
 
 /// The daemon's flags (README "The daemon"). Every flag is checked here, before anything
 /// starts, and a bad value is one line naming the flag and what it accepts.
 struct DaemonOptions: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scenesoundd",
-        abstract: "The SceneSound sound server: spatial, head-tracked, window-anchored audio.")
+        abstract: "The SceneSound sound server: spatial, head-tracked, window-anchored audio.",
+        version: SceneSoundRelease.version)
 
     @Option(help: ArgumentHelp("A TOML config file; every flag has a key (max_clients for --max-clients). Default: $XDG_CONFIG_HOME/scenesound/config.toml.", valueName: "FILE"))
     var config: String?

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import SceneSoundCapture
+import SceneSoundCLI
 import SceneSoundCaptureSettings
 import SceneSoundDBus
 import SceneSoundDSP
@@ -16,6 +17,12 @@ import SceneSoundX11
 
 // scenesoundd: loads the HRTF set, starts the engine on the chosen output and serves the
 // socket until SIGINT or SIGTERM, then shuts down cleanly (the wav file finalised).
+
+switch ProgramName(invokedAs: CommandLine.arguments.first ?? "") {
+case .commandLine: SceneSoundCLI.run(arguments: Array(CommandLine.arguments.dropFirst()))
+case .captureGuard: exit(CaptureGuard.run(arguments: Array(CommandLine.arguments.dropFirst())))
+case .daemon: break
+}
 
 func die(_ message: String, status: Int32) -> Never {
     FileHandle.standardError.write(Data("scenesoundd: \(message)\n".utf8))
@@ -230,7 +237,7 @@ func startWindowTracking() {
     case .kwin:
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
         guard let script = KWinWindowSource.scriptTemplatePath(executablePath: executable) else {
-            logger.error("--windows kwin: SceneSound's KWin script (share/scenesound/kwin/scenesound.js) is not installed beside \(executable); scenes stay at fixed positions")
+            logger.error("--windows kwin: SceneSound's KWin script (\(KWinWindowSource.installedScriptPath)) is not installed for \(executable); scenes stay at fixed positions")
             return
         }
         server.startWindowTracking(settings: anchoring) { onSnapshot in
@@ -281,8 +288,8 @@ func startWindowTracking() {
 // their windows. Its guard (next to this executable) undoes it if this process dies or hangs.
 func startAppCapture() -> (AppCapture?, CapturedAppStreams?) {
     let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
-    guard let guardExecutable = AppCapture.Configuration.guardExecutable(besides: executable) else {
-        logger.error("--capture-apps: scenesound-capture-guard is not installed next to \(executable); not capturing (without it a crash would leave apps silent)")
+    guard let guardExecutable = AppCapture.Configuration.guardExecutable(forDaemonAt: executable) else {
+        logger.error("--capture-apps: scenesound-capture-guard is not installed next to \(executable) nor in ../libexec/scenesound/; not capturing (without it a crash would leave apps silent)")
         return (nil, nil)
     }
     let streams = CapturedAppStreams(server: server)

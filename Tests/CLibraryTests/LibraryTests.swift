@@ -30,10 +30,28 @@ import Testing
         let dynamic = try run("readelf", ["-d", library.library]).output
         #expect(dynamic.contains("Library soname: [libscenesound.so.0]"))
         for file in ["lib/libscenesound.so", "lib/pkgconfig/scenesound.pc", "bin/scenesound", "bin/scenesoundd",
-                     "bin/scenesound-capture-guard",
+                     "libexec/scenesound/scenesound-capture-guard", "share/kwin/scripts/scenesound/metadata.json",
+                     "share/kwin/scripts/scenesound/contents/code/main.js",
                      "lib/systemd/user/scenesound.service", "share/man/man1/scenesoundd.1", "share/man/man1/scenesound.1"] {
             #expect(FileManager.default.fileExists(atPath: library.prefix + "/" + file), "\(file)")
         }
+    }
+
+    /// One program installed, three names (ProgramName): `scenesound` and the guard are links
+    /// to scenesoundd, and each runs as the program it is named.
+    @Test func theInstalledProgramRunsAsEachOfItsNames() throws {
+        let library = try installed()
+        let manager = FileManager.default
+        #expect(try manager.destinationOfSymbolicLink(atPath: library.prefix + "/bin/scenesound") == "scenesoundd")
+        #expect(try manager.destinationOfSymbolicLink(atPath: library.prefix + "/libexec/scenesound/scenesound-capture-guard")
+                == "../../bin/scenesoundd")
+        let cli = try run(library.prefix + "/bin/scenesound", ["--help"])
+        #expect(cli.status == 0 && cli.output.contains("USAGE: scenesound <subcommand>"), "\(cli.text)")
+        let daemon = try run(library.prefix + "/bin/scenesoundd", ["--help"])
+        #expect(daemon.status == 0 && daemon.output.contains("USAGE: scenesoundd"), "\(daemon.text)")
+        // The guard's own error for an unknown flag, its exit status 2.
+        let guardProgram = try run(library.prefix + "/libexec/scenesound/scenesound-capture-guard", ["--no-such-flag"])
+        #expect(guardProgram.status == 2 && guardProgram.text.contains("scenesound-capture-guard:"), "\(guardProgram.text)")
     }
 
     @Test func alertOnWindowIsHeard() throws {

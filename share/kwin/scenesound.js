@@ -13,6 +13,9 @@
 (function () {
     "use strict";
     var service = "@SCENESOUND_BUS_NAME@";
+    // Installed where KWin lists packaged scripts, so a user may enable it by hand: without the
+    // daemon's copy (a bus name starts with ':') it has no one to report to, and does nothing.
+    if (service.charAt(0) !== ":") return;
     var plasma6 = typeof workspace.windowList === "function";
 
     function windowList() { return plasma6 ? workspace.windowList() : workspace.clientList(); }

@@ -5,6 +5,7 @@ import SceneSoundEngine
 import SceneSoundMedia
 import SceneSoundSOFA
 
+// Also the daemon's --room and --hrtf-eq: scenesoundd links this module (one conformance per program).
 extension Room: ExpressibleByArgument {}
 extension HRTFEqualization: ExpressibleByArgument {}
 
