@@ -26,6 +26,9 @@ public struct StatusDocument: Codable, Equatable, Sendable {
     public var sceneSlots: SceneSlots?
     /// The headphone equalization in use; absent when none.
     public var headphoneEQ: HeadphoneEQ?
+    /// System and alert sounds playing now from the server's sample cache (absent from servers
+    /// before it).
+    public var plays: [Play]?
 
     public init(version: Int = StatusDocument.currentVersion, server: Server, output: Output, hrtf: HRTF, head: Head,
                 display: Display, monitors: [Monitor], clients: [Client], scenes: [Scene], streams: [Stream],
@@ -52,6 +55,7 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         case version, server, output, hrtf, head, display, monitors, clients, scenes, streams, render, health, apps
         case sceneSlots = "scene_slots"
         case headphoneEQ = "headphone_eq"
+        case plays
     }
 
     /// An AutoEQ ParametricEQ.txt applied to the whole mix, after the binaural stage.
@@ -494,6 +498,28 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         }
     }
 
+    /// A system or alert sound playing from the sample cache (`SAMPLE_PLAY`).
+    public struct Play: Codable, Equatable, Sendable {
+        public var id: Int
+        /// `system` or `alert`.
+        public var kind: String
+        /// The scene it plays at.
+        public var scene: String
+        /// Its level over the last blocks, after its volume (dB re full scale; −120: silent).
+        public var levelDecibels: Double
+
+        public init(id: Int, kind: String, scene: String, levelDecibels: Double) {
+            self.id = id
+            self.kind = kind
+            self.scene = scene
+            self.levelDecibels = levelDecibels
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case id, kind, scene, levelDecibels = "level_db"
+        }
+    }
+
     /// Counters since the server started.
     /// The app capture (`--capture-apps`).
     public struct Apps: Codable, Equatable, Sendable {
@@ -537,10 +563,13 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         public var addedLatencySeconds: Double
         public var starvedSeconds: Double
         public var droppedSeconds: Double
+        /// Its level over the last blocks, as a client stream's `level_db` (absent from servers
+        /// before it).
+        public var levelDecibels: Double?
 
         public init(application: String?, binary: String?, pid: Int?, kind: String, eventID: String?, window: String?,
                     windowFoundBy: String, title: String?, scene: String, azimuthDegrees: Double, addedLatencySeconds: Double,
-                    starvedSeconds: Double, droppedSeconds: Double) {
+                    starvedSeconds: Double, droppedSeconds: Double, levelDecibels: Double? = nil) {
             self.application = application
             self.binary = binary
             self.pid = pid
@@ -554,12 +583,13 @@ public struct StatusDocument: Codable, Equatable, Sendable {
             self.addedLatencySeconds = addedLatencySeconds
             self.starvedSeconds = starvedSeconds
             self.droppedSeconds = droppedSeconds
+            self.levelDecibels = levelDecibels
         }
 
         enum CodingKeys: String, CodingKey {
             case application, binary, pid, kind, eventID = "event_id", window, windowFoundBy = "window_found_by", title, scene
             case azimuthDegrees = "azimuth_degrees", addedLatencySeconds = "added_latency_seconds"
-            case starvedSeconds = "starved_seconds", droppedSeconds = "dropped_seconds"
+            case starvedSeconds = "starved_seconds", droppedSeconds = "dropped_seconds", levelDecibels = "level_db"
         }
     }
 

@@ -373,7 +373,8 @@ extension CapturedAppStreams {
                     queuedSeconds: Double(entry.feed.ring.availableFrames) / rate, outputLatencySeconds: outputLatencySeconds)
                     + entry.app.recordingStepSeconds,
                 starvedSeconds: Double(entry.feed.input.starvedFrameCount) / rate,
-                droppedSeconds: Double(entry.feed.droppedFrameCount) / rate)
+                droppedSeconds: Double(entry.feed.droppedFrameCount) / rate,
+                levelDecibels: max(StatusReport.silenceDecibels, entry.feed.input.recentLevelDecibels))
         }
         return StatusDocument.Apps(state: captureState, started: startedCount, ended: endedCount, excluded: excluded,
                                    streams: streams)

@@ -13,6 +13,10 @@ final class SamplePlayback {
         let playID: UInt32
         weak var session: ClientSession?
         let stream: EngineStream
+        let kind: StreamKind
+        /// The scene it was played at, as resolved then.
+        let sceneID: String
+        let volumeDecibels: Float
         /// The output frame by which the last sample is out, once the engine knows it.
         var endsAtOutputFrame: Int?
     }
@@ -59,6 +63,15 @@ final class SamplePlayback {
     }
 
     var activePlayCount: Int { plays.count }
+
+    /// The plays sounding now, for the status (`plays`), oldest first.
+    var status: [StatusDocument.Play] {
+        plays.values.sorted { $0.stream.id < $1.stream.id }.map { play in
+            StatusDocument.Play(id: Int(play.playID), kind: "\(play.kind)", scene: play.sceneID,
+                                levelDecibels: max(StatusReport.silenceDecibels,
+                                                   play.stream.input.recentLevelDecibels + Double(play.volumeDecibels)))
+        }
+    }
     var cachedSampleCount: Int { cache.count }
     var cachedBytes: Int { cache.totalBytes }
 
@@ -151,7 +164,9 @@ final class SamplePlayback {
         let queuedFrame = renderedFrames()
         engineStreams.add(stream)
         commands.push(.notifyWhenDrained(stream.id, throughFrame: sample.frameCount))
-        plays[stream.id] = ActivePlay(playID: playID, session: session, stream: stream)
+        plays[stream.id] = ActivePlay(playID: playID, session: session, stream: stream, kind: request.kind,
+                                      sceneID: scenes.resolved(request.sceneID, peerPID: session.peerPID),
+                                      volumeDecibels: request.volumeDecibels)
         logger.debug("play \(playID) '\(request.name)' (\(request.kind)) queued at output frame \(queuedFrame)")
         if request.kind == .alert {
             requestAttention(for: scenes.resolved(request.sceneID, peerPID: session.peerPID), demanded: request.demandAttention)

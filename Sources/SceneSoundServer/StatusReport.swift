@@ -16,7 +16,7 @@ struct StatusReport {
         let counters = core.counters
         let commands = core.commands
         let ordered = core.sessions.all
-        return StatusDocument(
+        var document = StatusDocument(
             server: .init(software: core.configuration.serverName, pid: Int(getpid()),
                           uptimeSeconds: Date().timeIntervalSince(core.startTime), socket: core.configuration.socketPath),
             output: .init(kind: output.kind, target: output.target, rateHz: configuration.sampleRateHz,
@@ -51,6 +51,8 @@ struct StatusReport {
                           requestsRefusedEngineBehind: commands.refusedRequests),
             apps: core.capturedApps?.status,
             sceneSlots: sceneSlots, headphoneEQ: core.headphoneEQ.status)
+        document.plays = core.samples.status
+        return document
     }
 
     /// Motion to sound: pose arrival → render thread, plus the limiter's look-ahead and the

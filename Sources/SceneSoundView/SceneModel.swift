@@ -22,16 +22,16 @@ public struct SceneModel: Codable, Equatable, Sendable {
         public var xMetres: Double, zMetres: Double
         public var azimuthDegrees: Double, distanceMetres: Double
         public var widthMetres: Double
-        /// The loudest of its clients' streams (dB re full scale); nil when none plays there.
-        /// The status reports no level for captured apps' streams: `apps` names those.
+        /// The loudest of what plays there — clients' streams, captured apps, system and alert
+        /// sounds — in dB re full scale; nil when none plays there (or the server reports no level).
         public var levelDecibels: Double?
         /// An alert plays there now.
         public var alert: Bool
         public var streams: Int
         /// Captured apps playing there.
         public var apps: [String]
-        /// Sounds at it that the status counts but does not list (plays: system sounds and
-        /// alerts played from the server's sample cache), so with no level and no kind.
+        /// Sounds at it that the status counts but does not list (from a server before `plays`
+        /// was reported), so with no level and no kind.
         public var unlistedSounds: Int
         /// Placed by hand (`scene place`): the page lets it be dragged.
         public var placed: Bool
@@ -85,16 +85,19 @@ public struct SceneModel: Codable, Equatable, Sendable {
             guard scene.positionMetres.count == 3 else { return nil }
             let streams = status.streams.filter { $0.scene == scene.id }
             let apps = appStreams.filter { $0.scene == scene.id }
+            let plays = (status.plays ?? []).filter { $0.scene == scene.id }
             let playing = streams.filter { $0.state == "playing" }
+            let levels = streams.map(\.levelDecibels) + apps.compactMap(\.levelDecibels) + plays.map(\.levelDecibels)
             return Mark(id: scene.id, label: scene.label, kind: scene.kind, state: scene.state,
                         xMetres: r(scene.positionMetres[0], 0.001), zMetres: r(scene.positionMetres[2], 0.001),
                         azimuthDegrees: r(scene.azimuthDegrees, 0.1), distanceMetres: r(scene.distanceMetres, 0.001),
                         widthMetres: r(scene.widthMetres ?? 0, 0.001),
-                        levelDecibels: streams.map(\.levelDecibels).max().map { r(max($0, -120), 1) },
-                        alert: playing.contains { $0.kind == "alert" } || apps.contains { $0.kind == "alert" },
+                        levelDecibels: levels.max().map { r(max($0, -120), 1) },
+                        alert: playing.contains { $0.kind == "alert" } || apps.contains { $0.kind == "alert" }
+                            || plays.contains { $0.kind == "alert" },
                         streams: scene.streams ?? streams.count,
                         apps: apps.map { $0.application ?? $0.binary ?? "?" },
-                        unlistedSounds: max(0, (scene.streams ?? 0) - streams.count - apps.count),
+                        unlistedSounds: max(0, (scene.streams ?? 0) - streams.count - apps.count - plays.count),
                         placed: scene.kind == "fixed")
         }
         captureState = status.apps?.state

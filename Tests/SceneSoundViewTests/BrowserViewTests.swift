@@ -74,6 +74,11 @@ import Testing
         _ = try runTool("/usr/bin/sox", ["-n", "-r", "48000", "-c", "1", "-b", "16", alertFile, "synth", "20", "sine", "880", "vol", "0.2"], display: nil)
         let alert = try sound.startClient("/usr/bin/paplay", ["--client-name=alerter", "--property=event.id=dialog-warning", alertFile])
         children.append(alert)
+        // And an alert played by the server from its sample cache, at a placed scene.
+        #expect(cli(["scene", "place", "chime", "--azimuth", "50", "--socket", socket]).0 == 0)
+        let alertPlay = try ChildProcess(Self.binaries.appendingPathComponent("scenesound").path,
+                                         ["alert", alertFile, "--scene", "chime", "--socket", socket], display: nil, environment: environment)
+        children.append(alertPlay)
         let eq = directory + "/HD 600 ParametricEQ.txt"
         try "Preamp: -3.0 dB\nFilter 1: ON PK Fc 2500 Hz Gain -3.0 dB Q 1.41\n".write(toFile: eq, atomically: true, encoding: .utf8)
 
@@ -98,7 +103,7 @@ import Testing
             "opentrack_port": opentrackPort, "opentrack_yaw_degrees": 60, "hidden_yaw_degrees": 20,
             "minimize_window_id": String(window), "screenshot_4k": Self.screenshotPath.replacingOccurrences(of: "1280x720", with: "3840x2160"),
             "placed_scene": "radio", "screenshot": screenshot, "hrtf_set": "sphere", "refusals": true,
-            "metered_scene": "radio", "alert_app": "alerter", "compare_with": "default", "eq_path": eq, "recenter": true,
+            "metered_scene": "radio", "alert_app": "alerter", "alert_play_scene": "chime", "compare_with": "default", "eq_path": eq, "recenter": true,
         ]
         let configText = String(decoding: try JSONSerialization.data(withJSONObject: config), as: UTF8.self)
         let started = Date()
@@ -124,7 +129,7 @@ import Testing
         #expect(result["received_while_hidden"] as? Int == 0 && result["drawn_while_hidden"] as? Int == 0, "\(report)")
         #expect((result["head_after_visible_ms"] as? Double ?? .infinity) < 500, "\(report)")
         // A client's stream shows its level, an alert flashes.
-        #expect(result["meter_seconds"] != nil && result["alert_seconds"] != nil, "\(report)")
+        #expect(result["meter_seconds"] != nil && result["alert_seconds"] != nil && result["alert_play_seconds"] != nil, "\(report)")
         // A minimized window's mark is dimmed (its sound is muffled).
         #expect((result["muffled_ms"] as? Double ?? .infinity) < 1000, "\(report)")
         // The keyboard and a drag placed the scene: the server reports where the page put it.

@@ -107,9 +107,25 @@ import Testing
                    "governor_moves_to_bus":0,"governor_moves_to_hrtf":0,"rejected_frames":0,"dropped_engine_events":0,
                    "engine_commands_deferred":0,"engine_commands_waiting":0,"requests_refused_engine_behind":0}}
         """
-        let status = try StatusDocument.jsonDecoder().decode(StatusDocument.self, from: Data(json.utf8))
+        var status = try StatusDocument.jsonDecoder().decode(StatusDocument.self, from: Data(json.utf8))
         let model = SceneModel(status: status)
         #expect(model.headYawDegrees == 12.3)
+        defer {
+            // An alert played from the sample cache flashes its scene, with its level; a captured
+            // app's level is its mark's.
+            status.plays = [.init(id: 7, kind: "alert", scene: "x11:0x1", levelDecibels: -31.2)]
+            status.scenes[0].streams = 1
+            let withPlay = SceneModel(status: status)
+            let window = withPlay.marks.first { $0.id == "x11:0x1" }
+            #expect(window?.alert == true && window?.levelDecibels == -31 && window?.unlistedSounds == 0)
+            status.plays = nil
+            status.apps = .init(state: "capturing", started: 1, ended: 0, excluded: [], streams: [
+                .init(application: "mpv", binary: "mpv", pid: 9, kind: "playback", eventID: nil, window: "0x1", windowFoundBy: "pid",
+                      title: nil, scene: "x11:0x1", azimuthDegrees: 10, addedLatencySeconds: 0.02, starvedSeconds: 0,
+                      droppedSeconds: 0, levelDecibels: -12.6)])
+            let withApp = SceneModel(status: status).marks.first { $0.id == "x11:0x1" }
+            #expect(withApp?.levelDecibels == -13 && withApp?.alert == false && withApp?.apps == ["mpv"])
+        }
         let window = try #require(model.marks.first { $0.id == "x11:0x1" })
         #expect(window.state == "minimized" && window.levelDecibels == nil && !window.alert && window.widthMetres == 0.4 && !window.placed)
         let bell = try #require(model.marks.first { $0.id == "bell" })

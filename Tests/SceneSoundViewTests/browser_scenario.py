@@ -144,6 +144,16 @@ try:
                                     10, f"the alert of {app} flashing")
         out["steps"].append("alert flashing")
 
+    if "alert_play_scene" in cfg:
+        # An alert played from the server's sample cache (`scenesound alert`): its scene flashes
+        # and shows the play's level.
+        scene = cfg["alert_play_scene"]
+        out["alert_play_seconds"] = wait(lambda: js("const g = document.querySelector('g.mark.alert[data-scene=\"' + arguments[0] + '\"]');"
+                                                    "return !!g && getComputedStyle(g.querySelector('.dot')).animationName === 'flash'"
+                                                    " && !!g.querySelector('rect.meter-fill')", scene),
+                                         10, f"the alert played at {scene} flashing with its level")
+        out["steps"].append("alert play flashing")
+
     if "window_scene" in cfg:
         scene = cfg["window_scene"]
         wait(lambda: mark_position(scene) is not None, 10, f"the mark of {scene}")
