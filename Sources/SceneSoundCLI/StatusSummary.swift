@@ -58,6 +58,13 @@ struct StatusSummary {
         if !document.scenes.isEmpty { lines.append(indented(document.scenes.map(sceneRow))) }
         lines.append("streams  \(document.streams.count)")
         if !document.streams.isEmpty { lines.append(indented(document.streams.map(streamRow))) }
+        if let plays = document.plays, !plays.isEmpty {
+            lines.append("sounds   \(plays.count) (system and alert sounds from the server's cache)")
+            lines.append(indented(plays.map { play in
+                ["#\(play.id)", play.kind, "scene " + (document.scenes.first { $0.id == play.scene }?.label ?? play.scene),
+                 play.levelDecibels <= -120 ? "silent" : String(format: "level %.1f dB", play.levelDecibels)]
+            }))
+        }
         return lines.joined(separator: "\n")
     }
 

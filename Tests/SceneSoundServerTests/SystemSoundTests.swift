@@ -10,6 +10,36 @@ import SceneSoundProtocol
 @Suite(.serialized) struct SystemSoundTests {
     typealias Support = SampleTestSupport
 
+    /// A sound from the cache is listed in `status` while it plays (`plays`: kind, scene,
+    /// level), in the JSON and the summary, and gone once it has played.
+    @Test func statusListsAnAlertWhileItPlays() throws {
+        let daemon = try Daemon()
+        let socket = ["--socket", daemon.socketPath]
+        let file = daemon.directory + "/long-alert.wav"
+        let writer = try AudioFileWriter(path: file, sampleRateHz: 48000, channelCount: 1)
+        try writer.write((0..<(48000 * 3)).map { Float(0.3 * sin(2 * Double.pi * 660 * Double($0) / 48000)) })
+        try writer.finish()
+        #expect(try CommandLineTests.runCLI(["scene", "place", "chime", "--azimuth", "50"] + socket).status == 0)
+        let alert = Process()
+        alert.executableURL = Daemon.binaries.appendingPathComponent("scenesound")
+        alert.arguments = ["alert", file, "--scene", "chime"] + socket
+        try alert.run()
+        defer { if alert.isRunning { alert.terminate() }; alert.waitUntilExit() }
+        var listed: StatusDocument.Play?
+        try waitUntil(timeoutSeconds: 10, "the alert listed in status") {
+            let json = try CommandLineTests.runCLI(["status", "--json"] + socket).output
+            listed = try StatusSchema.decode(json).plays?.first { $0.scene == "chime" && $0.levelDecibels > -60 }
+            return listed != nil
+        }
+        #expect(listed?.kind == "alert", "\(String(describing: listed))")
+        let summary = try CommandLineTests.runCLI(["status"] + socket).output
+        #expect(summary.contains("sounds   1") && summary.contains("alert") && summary.contains("scene chime"), "\(summary)")
+        alert.waitUntilExit()
+        #expect(alert.terminationStatus == 0)
+        let after = try StatusSchema.decode(try CommandLineTests.runCLI(["status", "--json"] + socket).output)
+        #expect(after.plays?.isEmpty == true, "\(String(describing: after.plays))")
+    }
+
     @Test(arguments: ["bell", "dialog-warning", "message-new-instant", "complete"])
     func themeSoundsPlayOnTheSideOfTheirScene(name: String) throws {
         // The set as measured: the onset ITD of a chime below is read against KEMAR's own
