@@ -10,8 +10,8 @@ import SceneSoundStatusJSON
 struct AppsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apps",
-        abstract: "Apps whose sound scenesoundd --capture-apps plays from their windows; exclude or include one.",
-        subcommands: [AppsListCommand.self, AppsExcludeCommand.self, AppsIncludeCommand.self],
+        abstract: "Apps whose sound scenesoundd --capture-apps plays from their windows; exclude or include one, or set its spatial mode.",
+        subcommands: [AppsListCommand.self, AppsExcludeCommand.self, AppsIncludeCommand.self, AppsSpatialCommand.self],
         defaultSubcommand: AppsListCommand.self)
 }
 
@@ -79,6 +79,43 @@ struct AppsIncludeCommand: ParsableCommand {
         let (changed, path) = try list.update { $0.remove(name) }
         guard changed else { throw RuntimeError("\(name) is not in \(path); 'scenesound apps' lists what is excluded") }
         print("included \(name) again")
+    }
+}
+
+struct AppsSpatialCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "spatial",
+        abstract: "How an app's captured sound plays: anchored at its window (the default), head-locked, or off (plain stereo); kept across restarts.")
+
+    @Argument(help: "The app's binary or application name.")
+    var name: String
+
+    @Argument(help: ArgumentHelp("anchored, head-locked or off.", valueName: "MODE"))
+    var mode: String
+
+    @Option(name: .customLong("choices"), help: ArgumentHelp("The file kept (default: $XDG_CONFIG_HOME/scenesound/capture-spatial).", valueName: "FILE"))
+    var path: String?
+
+    func validate() throws {
+        if case .failure(let error) = CaptureExclusionList.validate(name) { throw ValidationError("NAME: \(error.message)") }
+        guard CaptureSpatialChoices.modes.contains(mode) else {
+            throw ValidationError("MODE '\(mode)' is not one (accepted: \(CaptureSpatialChoices.modes.joined(separator: ", ")))")
+        }
+    }
+
+    func run() throws {
+        guard let path = path ?? CaptureSpatialChoices.defaultPath() else {
+            throw RuntimeError("no place for the choice: set HOME or XDG_CONFIG_HOME, or pass --choices FILE")
+        }
+        var choices: CaptureSpatialChoices
+        do { choices = try CaptureSpatialChoices.load(path: path) } catch {
+            throw RuntimeError("cannot read \(path): \(error.localizedDescription)")
+        }
+        guard choices.set(name, mode: mode) else { return print("\(name) plays \(mode) already") }
+        do { try choices.save(path: path) } catch {
+            throw RuntimeError("cannot write \(path): \(error.localizedDescription)")
+        }
+        print("\(name) plays \(mode) (in \(path); a running scenesoundd switches its streams within a second)")
     }
 }
 

@@ -187,6 +187,9 @@ struct VerbRunner: Sendable {
         case "exclude", "include":
             guard let name = action.name else { return nil }
             return ["apps", action.action, name] + exclusionArguments
+        case "app_spatial":
+            guard let name = action.name, let mode = action.mode else { return nil }
+            return ["apps", "spatial", name, mode]
         case "hrtf_use":
             guard let name = action.name else { return nil }
             return ["hrtf", "use", name] + socketArguments
@@ -207,7 +210,7 @@ struct VerbRunner: Sendable {
         guard let arguments = arguments(for: action) else { return (false, "unknown or incomplete action '\(action.action)'") }
         // A name or path starting with "-" would be read as an option: refused (no app, set,
         // scene or file the page offers starts so).
-        guard ![action.scene, action.name, action.other, action.path].contains(where: { $0?.hasPrefix("-") == true }) else {
+        guard ![action.scene, action.name, action.other, action.path, action.mode].contains(where: { $0?.hasPrefix("-") == true }) else {
             return (false, "a name starting with '-' is not accepted here")
         }
         let shown = "scenesound " + arguments.filter { !socketArguments.contains($0) && !exclusionArguments.contains($0) }.joined(separator: " ")

@@ -14,9 +14,7 @@ public struct CaptureExclusionList: Equatable, Sendable {
 
     /// The file, from the environment: `$XDG_CONFIG_HOME` if absolute, else `$HOME/.config`.
     public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
-        let base = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? environment["HOME"].map { $0 + "/.config" }
-        return base.map { $0 + "/scenesound/capture-exclude" }
+        CaptureSettingsFile.path("capture-exclude", environment: environment)
     }
 
     /// A name as the list keeps it, or why it cannot be one.
@@ -65,11 +63,7 @@ public struct CaptureExclusionList: Equatable, Sendable {
         return CaptureExclusionList(text: try String(contentsOfFile: path, encoding: .utf8))
     }
 
-    /// Written whole to a temporary file, then renamed over the old one, so the daemon never
-    /// reads half a list.
     public func save(path: String) throws {
-        let directory = (path as NSString).deletingLastPathComponent
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        try CaptureSettingsFile.write(text, to: path)
     }
 }

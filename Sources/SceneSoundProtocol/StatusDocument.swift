@@ -566,10 +566,12 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         /// Its level over the last blocks, as a client stream's `level_db` (absent from servers
         /// before it).
         public var levelDecibels: Double?
+        /// `anchored`, `head-locked` or `off`, as the user chose for the app (`apps spatial`).
+        public var spatial: String?
 
         public init(application: String?, binary: String?, pid: Int?, kind: String, eventID: String?, window: String?,
                     windowFoundBy: String, title: String?, scene: String, azimuthDegrees: Double, addedLatencySeconds: Double,
-                    starvedSeconds: Double, droppedSeconds: Double, levelDecibels: Double? = nil) {
+                    starvedSeconds: Double, droppedSeconds: Double, levelDecibels: Double? = nil, spatial: String? = nil) {
             self.application = application
             self.binary = binary
             self.pid = pid
@@ -584,12 +586,13 @@ public struct StatusDocument: Codable, Equatable, Sendable {
             self.starvedSeconds = starvedSeconds
             self.droppedSeconds = droppedSeconds
             self.levelDecibels = levelDecibels
+            self.spatial = spatial
         }
 
         enum CodingKeys: String, CodingKey {
             case application, binary, pid, kind, eventID = "event_id", window, windowFoundBy = "window_found_by", title, scene
             case azimuthDegrees = "azimuth_degrees", addedLatencySeconds = "added_latency_seconds"
-            case starvedSeconds = "starved_seconds", droppedSeconds = "dropped_seconds", levelDecibels = "level_db"
+            case starvedSeconds = "starved_seconds", droppedSeconds = "dropped_seconds", levelDecibels = "level_db", spatial
         }
     }
 

@@ -162,6 +162,7 @@ public final class CapturedAppStreams: @unchecked Sendable {
         var streamID: StreamID
         var feed: Feed
         var placement: Placement
+        var spatialMode: SceneSoundProtocol.SpatialMode
     }
 
     private let eventLoop: EventLoop
@@ -171,6 +172,9 @@ public final class CapturedAppStreams: @unchecked Sendable {
     public private(set) var endedCount = 0
     /// For status: the apps left alone, and what the capture is doing.
     private(set) var excluded: [String] = []
+    /// The spatial mode the user chose per app (binary or application name; `scenesound apps
+    /// spatial`); an app not named plays anchored.
+    private var spatialModeByName: [String: SceneSoundProtocol.SpatialMode] = [:]
     private(set) var captureState = "starting"
 
     private let rest: OutputRest
@@ -237,10 +241,10 @@ public final class CapturedAppStreams: @unchecked Sendable {
         }
         let stream = core.engineStreams.make(
             .play, input: feed.input, channelCount: app.layout.channelCount,
-            layout: app.layout == .stereo ? nil : app.layout, kind: kind, spatialMode: .anchored, volumeDecibels: 0,
+            layout: app.layout == .stereo ? nil : app.layout, kind: kind, spatialMode: spatialMode(for: app), volumeDecibels: 0,
             sceneIndex: sceneIndex(placement))
         core.engineStreams.add(stream)
-        entries[app.key] = Entry(app: app, streamID: stream.id, feed: feed, placement: placement)
+        entries[app.key] = Entry(app: app, streamID: stream.id, feed: feed, placement: placement, spatialMode: spatialMode(for: app))
         startedCount += 1
         if app.kind == .alert {
             // The rule protocol alerts follow (the app cannot ask for it: only the server's setting
@@ -315,6 +319,49 @@ public final class CapturedAppStreams: @unchecked Sendable {
         eventLoop.execute { [self] in excluded = names }
     }
 
+    /// The apps' spatial modes by name (`anchored`, `head-locked`, `off`; others ignored): new
+    /// streams start in theirs, playing ones switch now.
+    public func setSpatialModes(_ modeByName: [String: String]) {
+        let modes = modeByName.compactMapValues(Self.spatialMode(named:))
+        eventLoop.execute { [self] in
+            spatialModeByName = modes
+            for (key, entry) in entries where spatialMode(for: entry.app) != entry.spatialMode {
+                switchSpatialMode(key, to: spatialMode(for: entry.app))
+            }
+        }
+    }
+
+    private func spatialMode(for app: App) -> SceneSoundProtocol.SpatialMode {
+        app.binary.flatMap { spatialModeByName[$0] } ?? app.applicationName.flatMap { spatialModeByName[$0] } ?? .anchored
+    }
+
+    static func spatialMode(named name: String) -> SceneSoundProtocol.SpatialMode? {
+        switch name {
+        case "anchored": .anchored
+        case "head-locked": .headLocked
+        case "off": .off
+        default: nil
+        }
+    }
+
+    /// Switched under a fade: out over one block, the mode, back in over the next, so that
+    /// neither the jump from the binaural to the plain path nor the voices' cut tails click.
+    private func switchSpatialMode(_ key: UInt64, to mode: SceneSoundProtocol.SpatialMode) {
+        guard var entry = entries[key] else { return }
+        entry.spatialMode = mode
+        entries[key] = entry
+        let streams = core.engineStreams, id = entry.streamID
+        streams.setGain(id, linear: 0)
+        let blockSeconds = Double(core.engine.configuration.blockFrames) / core.engine.configuration.sampleRateHz
+        eventLoop.scheduleTask(in: .nanoseconds(Int64(2 * blockSeconds * 1e9) + 2_000_000)) { [self] in
+            // Still the same stream, and still meant to play this way.
+            guard let now = entries[key], now.streamID == id, now.spatialMode == mode else { return }
+            streams.setMode(id, mode)
+            streams.setGain(id, linear: 1)
+        }
+        core.logger.info("captured stream of \(entry.app.applicationName ?? entry.app.binary ?? "?") plays \(EngineStreams.engineMode(mode).rawValue) now")
+    }
+
     /// "capturing", "connecting", "interrupted: why", "stopped".
     public func setCaptureState(_ state: String) {
         eventLoop.execute { [self] in captureState = state }
@@ -374,7 +421,8 @@ extension CapturedAppStreams {
                     + entry.app.recordingStepSeconds,
                 starvedSeconds: Double(entry.feed.input.starvedFrameCount) / rate,
                 droppedSeconds: Double(entry.feed.droppedFrameCount) / rate,
-                levelDecibels: max(StatusReport.silenceDecibels, entry.feed.input.recentLevelDecibels))
+                levelDecibels: max(StatusReport.silenceDecibels, entry.feed.input.recentLevelDecibels),
+                spatial: EngineStreams.engineMode(entry.spatialMode).rawValue)
         }
         return StatusDocument.Apps(state: captureState, started: startedCount, ended: endedCount, excluded: excluded,
                                    streams: streams)

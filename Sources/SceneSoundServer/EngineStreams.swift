@@ -74,6 +74,17 @@ final class EngineStreams {
         commands.push(.addStream(stream))
     }
 
+    /// The stream's gain from the next block on (the renderer ramps to it over that block).
+    func setGain(_ id: StreamID, linear: Float) {
+        commands.push(.setGain(id, linear: linear))
+    }
+
+    /// The stream's spatial mode from the next block on, switched as it is: fade it out first
+    /// (`setGain`) where the switch must not be heard.
+    func setMode(_ id: StreamID, _ mode: SceneSoundProtocol.SpatialMode) {
+        commands.push(.setMode(id, Self.engineMode(mode)))
+    }
+
     /// Stops the stream in the engine; it counts until `released`.
     func remove(_ id: StreamID) {
         commands.push(.removeStream(id))

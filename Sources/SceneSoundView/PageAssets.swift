@@ -201,7 +201,7 @@ enum PageAssets {
           }
           function focusKey(element) {
             if (!element || !element.dataset) return null;
-            for (const key of ["scene", "exclude", "include"]) {
+            for (const key of ["scene", "exclude", "include", "spatial"]) {
               if (element.dataset[key] !== undefined) {
                 const tag = element.tagName.toLowerCase() === "g" ? "g.mark" : element.tagName.toLowerCase();
                 return tag + "[data-" + key + "=\"" + CSS.escape(element.dataset[key]) + "\"]";
@@ -306,7 +306,19 @@ enum PageAssets {
               li.textContent = (app.application || app.name) + " (" + app.kind + ", " + app.azimuth_degrees.toFixed(0) + "°) ";
               const b = document.createElement("button"); b.type = "button"; b.textContent = "Exclude"; b.dataset.exclude = app.name;
               b.addEventListener("click", () => act({ action: "exclude", name: app.name }));
-              li.appendChild(b); apps.appendChild(li);
+              li.appendChild(b);
+              if (app.spatial) {
+                // How it plays: at its window, with the head, or plain stereo (apps spatial).
+                const select = document.createElement("select"); select.dataset.spatial = app.name;
+                select.setAttribute("aria-label", "how " + (app.application || app.name) + " plays");
+                for (const [mode, label] of [["anchored", "at its window"], ["head-locked", "with the head"], ["off", "plain stereo"]]) {
+                  const option = document.createElement("option"); option.value = mode; option.textContent = label;
+                  option.selected = mode === app.spatial; select.appendChild(option);
+                }
+                select.addEventListener("change", () => act({ action: "app_spatial", name: app.name, mode: select.value }));
+                li.appendChild(document.createTextNode(" ")); li.appendChild(select);
+              }
+              apps.appendChild(li);
             }
             if (!model.apps.length) { const li = document.createElement("li"); li.textContent = "no app is playing"; apps.appendChild(li); }
             const excluded = $("excluded"); excluded.replaceChildren();

@@ -45,6 +45,8 @@ public struct SceneModel: Codable, Equatable, Sendable {
         public var scene: String
         public var kind: String
         public var azimuthDegrees: Double
+        /// `anchored`, `head-locked` or `off` (`apps spatial`); nil from a server before it.
+        public var spatial: String?
     }
 
     public var headYawDegrees: Double
@@ -103,7 +105,7 @@ public struct SceneModel: Codable, Equatable, Sendable {
         captureState = status.apps?.state
         apps = appStreams.map {
             App(name: $0.application ?? $0.binary ?? "?", application: $0.application, scene: $0.scene, kind: $0.kind,
-                azimuthDegrees: r($0.azimuthDegrees, 0.1))
+                azimuthDegrees: r($0.azimuthDegrees, 0.1), spatial: $0.spatial)
         }
         excludedApps = status.apps?.excluded ?? []
     }
@@ -133,7 +135,7 @@ extension SceneModel.Mark {
 
 extension SceneModel.App {
     enum CodingKeys: String, CodingKey {
-        case name, application, scene, kind, azimuthDegrees = "azimuth_degrees"
+        case name, application, scene, kind, azimuthDegrees = "azimuth_degrees", spatial
     }
 }
 

@@ -8,7 +8,8 @@ import Synchronization
 /// One thing the page asks for. Each maps onto a CLI verb's protocol operation, carried out by
 /// the `scenesound view` command (the module knows no client): `place` (`scene place`),
 /// `exclude` / `include` (`apps exclude|include`), `hrtf_use` (`hrtf use`), `hrtf_compare`
-/// (`hrtf compare`), `eq_use` (`eq use`), `recenter` (`head recenter`).
+/// (`hrtf compare`), `eq_use` (`eq use`), `recenter` (`head recenter`), `app_spatial`
+/// (`apps spatial`).
 public struct ViewAction: Codable, Sendable, Equatable {
     public var id: Int
     public var action: String
@@ -22,9 +23,11 @@ public struct ViewAction: Codable, Sendable, Equatable {
     public var other: String?
     /// `eq_use`'s file, or "none".
     public var path: String?
+    /// `app_spatial`'s mode: `anchored`, `head-locked` or `off`.
+    public var mode: String?
 
     public init(id: Int, action: String, scene: String? = nil, azimuthDegrees: Double? = nil, elevationDegrees: Double? = nil,
-                distanceMetres: Double? = nil, name: String? = nil, other: String? = nil, path: String? = nil) {
+                distanceMetres: Double? = nil, name: String? = nil, other: String? = nil, path: String? = nil, mode: String? = nil) {
         self.id = id
         self.action = action
         self.scene = scene
@@ -34,11 +37,12 @@ public struct ViewAction: Codable, Sendable, Equatable {
         self.name = name
         self.other = other
         self.path = path
+        self.mode = mode
     }
 
     enum CodingKeys: String, CodingKey {
         case id, action, scene, azimuthDegrees = "azimuth_degrees", elevationDegrees = "elevation_degrees"
-        case distanceMetres = "distance_metres", name, other, path
+        case distanceMetres = "distance_metres", name, other, path, mode
     }
 }
 

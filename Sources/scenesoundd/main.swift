@@ -293,9 +293,9 @@ func startAppCapture() -> (AppCapture?, CapturedAppStreams?) {
         return (nil, nil)
     }
     let streams = CapturedAppStreams(server: server)
-    let exclusions = ExclusionFollower(configured: options.captureExclude, logger: logger)
+    let settings = CaptureSettingsFollower(configured: options.captureExclude, logger: logger)
     var captureConfiguration = AppCapture.Configuration(
-        excludedBinaries: exclusions.current, guardExecutable: guardExecutable)
+        excludedBinaries: settings.current.excluded, guardExecutable: guardExecutable)
     captureConfiguration.rateHz = options.rateHz
     let configuredSink: String?
     switch outputSpecification {
@@ -313,12 +313,14 @@ func startAppCapture() -> (AppCapture?, CapturedAppStreams?) {
         (output as? PipeWireAudioOutput)?.pin(toSink: sink)
     }
     let capture = AppCapture(configuration: captureConfiguration, consumer: bridge)
-    streams.setExcluded(exclusions.current.sorted())
+    streams.setExcluded(settings.current.excluded.sorted())
+    streams.setSpatialModes(settings.current.spatial.modeByName)
     do {
         try capture.start()
-        exclusions.follow { names in
-            capture.setExcludedBinaries(names)
-            streams.setExcluded(names.sorted())
+        settings.follow { now in
+            capture.setExcludedBinaries(now.excluded)
+            streams.setExcluded(now.excluded.sorted())
+            streams.setSpatialModes(now.spatial.modeByName)
         }
         return (capture, streams)
     } catch {

@@ -146,6 +146,39 @@ import Testing
         #expect(right.itdMicroseconds < -100 && right.interauralLevelDifferenceDecibels < -2, "right window: \(right)")
     }
 
+    /// `scenesound apps spatial NAME off` while the app plays: its stream switches from its
+    /// window's cues to plain stereo (a mono file: the same in both ears), `status` says so, and
+    /// back to anchored it is at its window again; the choice holds for the app's next stream.
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func anAppsSpatialModeChosenByNameSwitchesItsStreamAsItPlays(kind: PrivateSoundServer.Kind) throws {
+        let desk = try Desk(kind)
+        let file = try Self.noiseFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        try desk.start("/usr/bin/paplay", ["--client-name=spatialtest", "--property=window.x11.xid=\(desk.leftWindow)", file.path])
+        #expect(desk.waitForCaptures(1), "\(desk.logText)")
+        func spatial() -> String? {
+            let (status, text) = desk.cli(["status", "--json", "--socket", desk.socket])
+            guard status == 0, let apps = (try? StatusSchema.decode(text))?.apps else { return nil }
+            return apps.streams.first { $0.application == "spatialtest" }?.spatial
+        }
+        #expect(spatial() == "anchored")
+        let anchored = try desk.cuesOnTheSink()
+
+        let (chose, said) = desk.cli(["apps", "spatial", "spatialtest", "off"])
+        #expect(chose == 0 && said.contains("spatialtest plays off"), "\(said)")
+        #expect(waitUntil(timeoutSeconds: 3) { spatial() == "off" }, "\(desk.logText.suffix(1500))")
+        let plain = try desk.cuesOnTheSink()
+        #expect(anchored.itdMicroseconds > 100 && anchored.interauralLevelDifferenceDecibels > 2, "at its window: \(anchored)")
+        #expect(abs(plain.itdMicroseconds) < 20 && abs(plain.interauralLevelDifferenceDecibels) < 0.5, "off: \(plain)")
+
+        #expect(desk.cli(["apps", "spatial", "spatialtest", "anchored"]).0 == 0)
+        #expect(waitUntil(timeoutSeconds: 3) { spatial() == "anchored" })
+        let again = try desk.cuesOnTheSink()
+        #expect(again.itdMicroseconds > 100 && again.interauralLevelDifferenceDecibels > 2, "anchored again: \(again)")
+        let (bad, refused) = desk.cli(["apps", "spatial", "spatialtest", "binaural"])
+        #expect(bad == 2 && refused.contains("accepted: anchored, head-locked, off"), "\(refused)")
+    }
+
     /// KEMAR's own cues for horizontal directions: 0.2 s of noise through its measured responses.
     static func datasetCues(azimuthDegrees: [Double]) throws -> [BinauralCues] {
         let measurements = try SOFAFile.load(path: SOFAFile.defaultPath).resampled(to: 48_000)

@@ -98,7 +98,7 @@ import Testing
 
         let screenshot = Self.screenshotPath
         let config: [String: Any] = [
-            "url": url, "display": x.display, "app": "viewtest",
+            "url": url, "display": x.display, "app": "viewtest", "app_spatial_mode": "off",
             "window_scene": "notes", "window_id": String(window), "move_to_x": 1100, "move_to_y": 300,
             "opentrack_port": opentrackPort, "opentrack_yaw_degrees": 60, "hidden_yaw_degrees": 20,
             "minimize_window_id": String(window), "screenshot_4k": Self.screenshotPath.replacingOccurrences(of: "1280x720", with: "3840x2160"),
@@ -128,6 +128,11 @@ import Testing
         // as it is now.
         #expect(result["received_while_hidden"] as? Int == 0 && result["drawn_while_hidden"] as? Int == 0, "\(report)")
         #expect((result["head_after_visible_ms"] as? Double ?? .infinity) < 500, "\(report)")
+        // The app's spatial mode chosen on the page: the server reported it, and it is kept.
+        #expect(result["app_spatial_seconds"] != nil, "\(report)")
+        let choices = (try? String(contentsOfFile: directory + "/config/scenesound/capture-spatial", encoding: .utf8)) ?? ""
+        #expect(choices.contains("off viewtest"), "\(choices)")
+        #expect((try? String(contentsOfFile: daemonLog, encoding: .utf8))?.contains("plays off now") == true)
         // A client's stream shows its level, an alert flashes.
         #expect(result["meter_seconds"] != nil && result["alert_seconds"] != nil && result["alert_play_seconds"] != nil, "\(report)")
         // A minimized window's mark is dimmed (its sound is muffled).

@@ -228,6 +228,17 @@ try:
         driver.save_screenshot(cfg["screenshot"])
         out["steps"].append("screenshot")
 
+    if "app_spatial_mode" in cfg:
+        # The app's spatial mode chosen on the page (`apps spatial`): its select shows what the
+        # server then reports.
+        app, mode = cfg["app"], cfg["app_spatial_mode"]
+        fresh(lambda: Select(driver.find_element(By.CSS_SELECTOR, f'select[data-spatial="{app}"]')).select_by_value(mode))
+        out["app_spatial_seconds"] = wait(lambda: fresh(lambda: driver.find_element(By.CSS_SELECTOR, f'select[data-spatial="{app}"]')
+                                                        .get_attribute("value")) == mode
+                                          and driver.find_element(By.ID, "message").text.startswith("done: scenesound apps spatial"),
+                                          10, f"{app} playing {mode}")
+        out["steps"].append("app spatial mode chosen")
+
     if "app" in cfg:
         app = cfg["app"]
         fresh(lambda: driver.find_element(By.CSS_SELECTOR, f'button[data-exclude="{app}"]').click())
