@@ -73,6 +73,18 @@ public enum CaptureGuard {
         var isResting = false
         var buffer = [UInt8](repeating: 0, count: 256)
         var sinkName: [UInt8]?
+        // A server event taken in the same round as the daemon's `r` may have come after the
+        // daemon went to rest (and then hung): it must be asked about too, or the app that
+        // caused it stays silent on our sink until another event.
+        var eventThisRound = false
+        func askWhetherAlive() -> Bool {
+            // Alive? Any byte after this answers; none within the limit is a hang.
+            var ping = UInt8(ascii: "p")
+            if send(descriptor, &ping, 1, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) < 0, errno == EPIPE { return false }
+            isResting = false
+            lastBeat = Date()
+            return true
+        }
         while true {
             let remaining = hangSeconds - Date().timeIntervalSince(lastBeat)
             if remaining <= 0, !isResting { return .daemonHung }
@@ -84,15 +96,11 @@ public enum CaptureGuard {
                 return .daemonEnded
             }
             if ready == 0 { return .daemonHung }
+            eventThisRound = false
             if pollers.count > 1, pollers[1].revents != 0 {
                 drainServerEvents()
-                if isResting {
-                    // Alive? Any byte after this answers; none within the limit is a hang.
-                    var ping = UInt8(ascii: "p")
-                    if send(descriptor, &ping, 1, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) < 0, errno == EPIPE { return .daemonEnded }
-                    isResting = false
-                    lastBeat = Date()
-                }
+                eventThisRound = true
+                if isResting, !askWhetherAlive() { return .daemonEnded }
             }
             guard pollers[0].revents != 0 else { continue }
             let count = read(descriptor, &buffer, buffer.count)
@@ -108,6 +116,7 @@ public enum CaptureGuard {
                     sinkName!.append(byte)
                 }
             }
+            if isResting, eventThisRound, !askWhetherAlive() { return .daemonEnded }
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import SceneSoundCapture
 import Testing
 
@@ -126,6 +127,37 @@ import Testing
         let start = Date()
         #expect(CaptureGuard.waitForDaemon(descriptor: ends[1], hangSeconds: 5) == .daemonEnded)
         #expect(Date().timeIntervalSince(start) < 1)
+    }
+
+    /// An app that starts just as the daemon goes to rest and hangs: the server's event and the
+    /// daemon's `r` reach the guard in the same round. The guard still asks the daemon, and
+    /// with no answer within the limit it is hung (before, the guard rested on and the app
+    /// stayed silent on our sink until some other event).
+    @Test func aServerEventArrivingWithTheRestIsAskedAbout() throws {
+        var ends: [Int32] = [-1, -1], events: [Int32] = [-1, -1]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+        #expect(pipe(&events) == 0)
+        defer { [ends[1], events[0], events[1]].forEach { close($0) } }
+        var rest = UInt8(ascii: "r"), event = UInt8(1)
+        #expect(write(ends[0], &rest, 1) == 1 && write(events[1], &event, 1) == 1)
+        let ended = DispatchSemaphore(value: 0)
+        let result = Mutex<CaptureGuard.Ending?>(nil)
+        let guardSide = ends[1], eventSide = events[0]
+        Thread {
+            let ending = CaptureGuard.waitForDaemon(descriptor: guardSide, hangSeconds: 0.3, serverEvents: eventSide,
+                                                    drainServerEvents: { var byte = UInt8(0); _ = read(eventSide, &byte, 1) })
+            result.withLock { $0 = ending }
+            ended.signal()
+        }.start()
+        let returned = ended.wait(timeout: .now() + 3) == .success
+        var asked = UInt8(0)
+        let readAsked = returned ? read(ends[0], &asked, 1) : 0
+        // The daemon's end closed: a guard still resting wakes up (ended) and the thread finishes.
+        close(ends[0])
+        if !returned { _ = ended.wait(timeout: .now() + 3) }
+        #expect(returned, "the guard rested on with the event unasked")
+        #expect(result.withLock { $0 } == .daemonHung)
+        #expect(readAsked == 1 && asked == UInt8(ascii: "p"), "the guard asked the daemon")
     }
 
     @Test func theDaemonNamesTheRealSinkToItsGuard() throws {
