@@ -70,6 +70,128 @@ import Testing
         node.stop()
         #expect(waitUntil(timeoutSeconds: 5) { !((try? server.pwLink(["--output"])) ?? "").contains(Self.nodeName) }, "our node outlived stop()")
     }
+
+    /// Additive, as the probe measured it: the app keeps WirePlumber's own link to "out" and is
+    /// also linked into set 0; the render puts that set's FL on our FR. The app's clicks are on
+    /// its left only, so one recording of the sink's monitor has the direct click on FL and ours
+    /// on FR: the frames between them are what the node adds.
+    @Test func anAppLinkedIntoASetIsHeardInTheSameCycleAsPlayedDirectly() throws {
+        let server = try PrivateSoundServer(.pipeWire)
+        let box = NodeBox()
+        let node = Self.makeNode(server, sets: 2) { event in
+            if case .appAppeared(let app, _) = event { box.node?.link(set: 0, toApp: app, channels: [0, 1]) }
+        }
+        box.node = node
+        defer {
+            node.stop()
+            server.tearDown()
+        }
+        try node.start { cycle in
+            let left = cycle.output(0), right = cycle.output(1)
+            left.update(repeating: 0, count: cycle.frames)
+            if let input = cycle.input(set: 0, channel: 0) { right.update(from: input, count: cycle.frames) }
+            else { right.update(repeating: 0, count: cycle.frames) }
+        }
+        try Self.waitForOutputs(node)
+        let clicks = (0 ..< 5).map { 4_800 + $0 * 9_600 }
+        let file = server.directory.appendingPathComponent("clicks.wav")
+        var left = [Float](repeating: 0, count: 57_600)
+        for at in clicks { left[at] = 0.9 }
+        try writeWAV(file, left: left, right: [Float](repeating: 0, count: left.count))
+
+        let recording = try MonitorRecording(server)
+        defer { recording.stop() }
+        try waitUntil(timeoutSeconds: 5, "parec recording") { recording.frames >= 4_800 }
+        let paplay = try server.startClient("/usr/bin/paplay", [file.path])
+        defer { paplay.kill() }
+        try waitUntil(timeoutSeconds: 10, "paplay to finish") { !paplay.isRunning }
+        let framesAtEnd = recording.frames
+        try waitUntil(timeoutSeconds: 5, "0.2 s more recorded") { recording.frames >= framesAtEnd + 9_600 }
+        let samples = try recording.samples()
+        let direct = clickFrames(samples, channel: 0), through = clickFrames(samples, channel: 1)
+        print("clicks played directly at \(direct), through the node at \(through)")
+        try #require(direct.count == clicks.count && through.count == clicks.count, "direct \(direct), through the node \(through)")
+        let offsets = zip(direct, through).map { $1 - $0 }
+        print("frames added by the node: \(offsets) (quantum \(node.quantumFrames ?? 0))")
+        #expect(offsets.allSatisfy { $0 >= 0 && $0 <= (node.quantumFrames ?? 256) }, "\(offsets)")
+        #expect(zip(direct, direct.dropFirst()).allSatisfy { $1 - $0 == 9_600 }, "the direct clicks themselves moved: \(direct)")
+    }
+
+    /// An unmodified app parked on our park sink by the `default` metadata (set in the app
+    /// node's own registry event, before WirePlumber links it) and linked into set 0: the render
+    /// closure gets the file's samples exactly, from the first; the app is linked to the park
+    /// sink and to us, not to "out". When our connection closes (stop: the targets cleared),
+    /// WirePlumber puts the app back on "out" within 3 s.
+    @Test func aParkedAppReachesTheRenderSampleForSampleAndIsBackOnTheSinkWhenWeStop() throws {
+        let server = try PrivateSoundServer(.pipeWire)
+        let box = NodeBox()
+        let node = Self.makeNode(server, sets: 2) { event in
+            switch event {
+            case .parkSinkReady(let park): box.set(park: park)
+            case .appAppeared(let app, _):
+                guard let park = box.park, let node = box.node else { return }
+                box.set(app: app)
+                node.setTarget(ofApp: app, to: park)
+                node.link(set: 0, toApp: app, channels: [0, 1])
+            default: break
+            }
+        }
+        box.node = node
+        let capture = CapturedSet(capacityFrames: 4 * Self.rateHz)
+        defer {
+            node.stop()
+            server.tearDown()
+        }
+        try node.start { capture.render($0) }
+        #expect(node.createParkSink(named: "scenesound-park-test") == 0)
+        try waitUntil(timeoutSeconds: 5, "our park sink") { box.park != nil }
+        try Self.waitForOutputs(node)
+
+        var generator = SystemRandomNumberGenerator()
+        let fileFrames = 3 * Self.rateHz
+        let left = (0 ..< fileFrames).map { _ in Float(Int16.random(in: -8_000 ... 8_000, using: &generator)) / 32_768 }
+        let right = (0 ..< fileFrames).map { _ in Float(Int16.random(in: -8_000 ... 8_000, using: &generator)) / 32_768 }
+        let file = server.directory.appendingPathComponent("noise.wav")
+        try writeWAV(file, left: left, right: right)
+        let paplay = try server.startClient("/usr/bin/paplay", [file.path])
+        defer { paplay.kill() }
+        try waitUntil(timeoutSeconds: 10, "a second of the app in set 0") { capture.frames >= Self.rateHz + 4_800 }
+        let app = try #require(box.app)
+        let ours = try #require(node.nodeID), park = try #require(box.park), out = try #require(node.nodeID(named: "out"))
+        let targets = Set(node.links(ofNode: app).map(\.inputNodeID))
+        #expect(targets == [ours, park], "the app is linked to \(targets.map { node.node(id: $0)?.name ?? "\($0)" })")
+        #expect(!targets.contains(out))
+        #expect(try Self.sinkOf(server, application: "paplay") == "scenesound-park-test")
+
+        let (capturedLeft, capturedRight) = capture.snapshot()
+        let start = try #require(capturedLeft.indices.first { capturedLeft[$0] != 0 || capturedRight[$0] != 0 }, "nothing captured")
+        let compared = min(Self.rateHz, capturedLeft.count - start)
+        let mismatches = (0 ..< compared).filter { abs(capturedLeft[start + $0] - left[$0]) > 1e-4 || abs(capturedRight[start + $0] - right[$0]) > 1e-4 }
+        print("captured \(capturedLeft.count) frames, the file from frame \(start); \(mismatches.count) of \(compared) frames differ (first at \(mismatches.first.map(String.init) ?? "-"))")
+        #expect(compared == Self.rateHz)
+        #expect(mismatches.isEmpty, "first mismatch at \(mismatches.first ?? 0): captured \(capturedLeft[start + (mismatches.first ?? 0)]) vs file \(left[mismatches.first ?? 0])")
+
+        // Our connection closes: node, park sink and links go; the app is played directly again.
+        let stopped = Date()
+        node.stop()
+        try waitUntil(timeoutSeconds: 3, "the app back on out") { try Self.sinkOf(server, application: "paplay") == "out" }
+        print("the app was back on out \(Int(Date().timeIntervalSince(stopped) * 1000)) ms after stop()")
+        #expect(paplay.isRunning, "the app ended before it could be moved back (file too short)")
+    }
+
+    /// Waits for our node's ports, links its outputs to "out" and waits for the two links.
+    static func waitForOutputs(_ node: PipeWireGraphNode) throws {
+        try waitUntil(timeoutSeconds: 5, "our node's ports") { node.nodeID.map { node.ports(ofNode: $0).count } == node.configuration.inputSetCount * 8 + 2 }
+        node.linkOutputs(toSink: "out")
+        try waitUntil(timeoutSeconds: 5, "our outputs linked to out") {
+            guard let ours = node.nodeID, let out = node.nodeID(named: "out") else { return false }
+            return node.links(ofNode: ours).filter { $0.inputNodeID == out }.count == 2
+        }
+    }
+
+    static func sinkOf(_ server: PrivateSoundServer, application: String) throws -> String? {
+        try PipeWireOutputTests.ourStream(server, application: application)?.sink
+    }
 }
 
 /// A sine per channel into the node's outputs, phase carried across cycles (data thread).
@@ -91,3 +213,94 @@ final class GraphTone: @unchecked Sendable {
 }
 
 typealias GraphEventLog = SceneSoundTestSupport.EventLog<PipeWireGraphNode.Event>
+
+final class NodeBox: @unchecked Sendable {
+    var node: PipeWireGraphNode?
+    private let ids = Mutex<(park: UInt32?, app: UInt32?)>((nil, nil))
+    var park: UInt32? { ids.withLock { $0.park } }
+    var app: UInt32? { ids.withLock { $0.app } }
+    func set(park: UInt32) { ids.withLock { $0.park = park } }
+    func set(app: UInt32) { ids.withLock { $0.app = $0.app ?? app } }
+}
+
+/// Set 0's FL and FR as the render closure got them (from the first cycle it had a buffer), also
+/// played on our outputs. Buffers made before the node runs; the count published with release.
+final class CapturedSet: @unchecked Sendable {
+    private let left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>
+    private let capacity: Int
+    private let count = Atomic<Int>(0)
+    init(capacityFrames: Int) {
+        capacity = capacityFrames
+        left = .allocate(capacity: capacityFrames)
+        right = .allocate(capacity: capacityFrames)
+    }
+    deinit { left.deallocate(); right.deallocate() }
+    var frames: Int { count.load(ordering: .acquiring) }
+    func render(_ cycle: PipeWireGraphNode.Cycle) {
+        let outLeft = cycle.output(0), outRight = cycle.output(1)
+        guard let l = cycle.input(set: 0, channel: 0) else {
+            outLeft.update(repeating: 0, count: cycle.frames)
+            outRight.update(repeating: 0, count: cycle.frames)
+            return
+        }
+        let r = cycle.input(set: 0, channel: 1)
+        outLeft.update(from: l, count: cycle.frames)
+        if let r { outRight.update(from: r, count: cycle.frames) } else { outRight.update(repeating: 0, count: cycle.frames) }
+        let at = count.load(ordering: .relaxed)
+        let n = min(cycle.frames, capacity - at)
+        guard n > 0 else { return }
+        (left + at).update(from: l, count: n)
+        if let r { (right + at).update(from: r, count: n) } else { (right + at).update(repeating: 0, count: n) }
+        count.store(at + n, ordering: .releasing)
+    }
+    func snapshot() -> ([Float], [Float]) {
+        let n = frames
+        return (Array(UnsafeBufferPointer(start: left, count: n)), Array(UnsafeBufferPointer(start: right, count: n)))
+    }
+}
+
+/// parec of "out"'s monitor into a file, float32 stereo, for as long as the test wants.
+final class MonitorRecording {
+    let file: URL
+    private let parec: ChildProcess
+    init(_ server: PrivateSoundServer) throws {
+        file = server.directory.appendingPathComponent("monitor-\(UUID().uuidString.prefix(6)).raw")
+        parec = try server.startClient("/usr/bin/parec", [
+            "--device=out.monitor", "--format=float32le", "--channels=2", "--rate=48000", "--raw", "--latency-msec=20", file.path,
+        ])
+    }
+    var frames: Int { ((try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0) / 8 }
+    func stop() { parec.kill() }
+    func samples() throws -> [Float] {
+        stop()
+        let data = try Data(contentsOf: file)
+        return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+    }
+}
+
+/// The frames (of an interleaved stereo recording) where a channel first rises above 0.3, one
+/// per click (a click is one sample; anything within 100 frames after it is the same click).
+func clickFrames(_ interleaved: [Float], channel: Int) -> [Int] {
+    var frames: [Int] = []
+    for frame in 0 ..< interleaved.count / 2 where abs(interleaved[2 * frame + channel]) > 0.3 {
+        if let last = frames.last, frame - last < 100 { continue }
+        frames.append(frame)
+    }
+    return frames
+}
+
+/// A 16-bit stereo WAV at 48 kHz (what paplay reads through libsndfile).
+func writeWAV(_ url: URL, left: [Float], right: [Float]) throws {
+    var data = Data()
+    func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
+    let bytes = left.count * 4
+    data.append(contentsOf: Array("RIFF".utf8)); append(UInt32(36 + bytes))
+    data.append(contentsOf: Array("WAVEfmt ".utf8)); append(UInt32(16)); append(UInt16(1)); append(UInt16(2))
+    append(UInt32(48_000)); append(UInt32(48_000 * 4)); append(UInt16(4)); append(UInt16(16))
+    data.append(contentsOf: Array("data".utf8)); append(UInt32(bytes))
+    for i in left.indices {
+        append(Int16(clamping: Int((left[i] * 32_768).rounded())))
+        append(Int16(clamping: Int((right[i] * 32_768).rounded())))
+    }
+    try data.write(to: url)
+}
