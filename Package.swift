@@ -147,7 +147,10 @@ let package = Package(
         // Runs the real binaries (built as dependencies) as a user would.
         .testTarget(name: "IntegrationTests", dependencies: ["scenesound", "SceneSoundDSP", "SceneSoundMedia", "SceneSoundSOFA"]),
         .testTarget(name: "SceneSoundPulseTests", dependencies: ["SceneSoundPulse", "SceneSoundDSP", "SceneSoundTestSupport"]),
-        .testTarget(name: "SceneSoundPipeWireTests", dependencies: ["SceneSoundPipeWire", "SceneSoundTestSupport", "SceneSoundDSP"]),
+        .testTarget(name: "SceneSoundPipeWireTests", dependencies: ["SceneSoundPipeWire", "SceneSoundTestSupport", "SceneSoundDSP",
+                                                                   "scenesound-graph-test-host"]),
+        // A process holding the graph node, parking apps, that the graph node tests SIGKILL.
+        .executableTarget(name: "scenesound-graph-test-host", dependencies: ["SceneSoundPipeWire"], path: "Tests/GraphTestHost"),
         .testTarget(name: "SceneSoundProtocolTests", dependencies: ["SceneSoundProtocol"]),
         .testTarget(name: "SceneSoundServerTests", dependencies: [
             "scenesoundd", "scenesound", "scenesound-two-windows", "scenesound-capture-guard", "SceneSoundServer", "SceneSoundTestSupport", "SceneSoundProtocol", "SceneSoundDSP", "SceneSoundMedia",

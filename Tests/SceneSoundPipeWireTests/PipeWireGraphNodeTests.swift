@@ -149,7 +149,8 @@ import Testing
 
         var generator = SystemRandomNumberGenerator()
         let fileFrames = 3 * Self.rateHz
-        let left = (0 ..< fileFrames).map { _ in Float(Int16.random(in: -8_000 ... 8_000, using: &generator)) / 32_768 }
+        var left = (0 ..< fileFrames).map { _ in Float(Int16.random(in: -8_000 ... 8_000, using: &generator)) / 32_768 }
+        left[0] = 0.25  // the first sample is never silence: it marks where the file starts
         let right = (0 ..< fileFrames).map { _ in Float(Int16.random(in: -8_000 ... 8_000, using: &generator)) / 32_768 }
         let file = server.directory.appendingPathComponent("noise.wav")
         try writeWAV(file, left: left, right: right)
@@ -177,6 +178,38 @@ import Testing
         try waitUntil(timeoutSeconds: 3, "the app back on out") { try Self.sinkOf(server, application: "paplay") == "out" }
         print("the app was back on out \(Int(Date().timeIntervalSince(stopped) * 1000)) ms after stop()")
         #expect(paplay.isRunning, "the app ended before it could be moved back (file too short)")
+    }
+
+    /// The crash: the process holding the node (scenesound-graph-test-host) is SIGKILLed while
+    /// an app is parked on its park sink. Node, park sink and links go with its connection, the
+    /// metadata target names a sink that is gone, and WirePlumber puts the app back on "out"
+    /// within 3 s.
+    @Test func aParkedAppIsBackOnTheSinkWithin3SecondsOfTheNodesProcessBeingKilled() throws {
+        let server = try PrivateSoundServer(.pipeWire)
+        defer { server.tearDown() }
+        let log = server.directory.appendingPathComponent("host.log")
+        let hostPath = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("scenesound-graph-test-host").path
+        let host = try ChildProcess(hostPath, [server.pipeWireSocketPath], display: nil, outputPath: log.path)
+        defer { host.kill() }
+        func said() -> String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+        try waitUntil(timeoutSeconds: 10, "the host's node ready") { said().contains("ready\n") || !host.isRunning }
+        try #require(host.isRunning, "the host ended: \(said())")
+
+        let file = server.directory.appendingPathComponent("tone.wav")
+        let tone = (0 ..< 6 * Self.rateHz).map { Float(sin(2 * Double.pi * 440 * Double($0) / Double(Self.rateHz)) * 0.25) }
+        try writeWAV(file, left: tone, right: tone)
+        let paplay = try server.startClient("/usr/bin/paplay", [file.path])
+        defer { paplay.kill() }
+        try waitUntil(timeoutSeconds: 5, "the app parked") { try Self.sinkOf(server, application: "paplay") == "scenesound-park-test" }
+        #expect(said().contains("parked "), "\(said())")
+
+        let killed = Date()
+        host.kill()
+        try waitUntil(timeoutSeconds: 3, "the app back on out") { try Self.sinkOf(server, application: "paplay") == "out" }
+        print("the app was back on out \(Int(Date().timeIntervalSince(killed) * 1000)) ms after SIGKILL of the node's process")
+        #expect(paplay.isRunning, "the app ended before it could be moved back")
+        #expect(waitUntil(timeoutSeconds: 3) { !((try? server.pwLink(["--output"])) ?? "x").contains("scenesound-graph-test-host") }, "our node outlived its process")
     }
 
     /// Waits for our node's ports, links its outputs to "out" and waits for the two links.
