@@ -163,6 +163,7 @@ import Testing
         #expect(targets == [ours, park], "the app is linked to \(targets.map { node.node(id: $0)?.name ?? "\($0)" })")
         #expect(!targets.contains(out))
         #expect(try Self.sinkOf(server, application: "paplay") == "scenesound-park-test")
+        #expect(try Self.metadataTargets(server, node: app).count == 2, "target.object and target.node written")
 
         let (capturedLeft, capturedRight) = capture.snapshot()
         let start = try #require(capturedLeft.indices.first { capturedLeft[$0] != 0 || capturedRight[$0] != 0 }, "nothing captured")
@@ -177,6 +178,9 @@ import Testing
         node.stop()
         try waitUntil(timeoutSeconds: 3, "the app back on out") { try Self.sinkOf(server, application: "paplay") == "out" }
         print("the app was back on out \(Int(Date().timeIntervalSince(stopped) * 1000)) ms after stop()")
+        // A target we wrote would outlive our connection: stop() cleared them.
+        let leftOver = try Self.metadataTargets(server, node: app)
+        #expect(leftOver.isEmpty, "\(leftOver)")
         #expect(paplay.isRunning, "the app ended before it could be moved back (file too short)")
     }
 
@@ -220,6 +224,12 @@ import Testing
             guard let ours = node.nodeID, let out = node.nodeID(named: "out") else { return false }
             return node.links(ofNode: ours).filter { $0.inputNodeID == out }.count == 2
         }
+    }
+
+    /// The `default` metadata's target.* entries on a node, as pw-metadata lists them.
+    static func metadataTargets(_ server: PrivateSoundServer, node: UInt32) throws -> [String] {
+        try runTool("/usr/bin/pw-metadata", ["-n", "default"], display: nil, environment: ["PIPEWIRE_REMOTE": server.pipeWireSocketPath])
+            .split(separator: "\n").filter { $0.contains("id:\(node) key:'target.") }.map(String.init)
     }
 
     static func sinkOf(_ server: PrivateSoundServer, application: String) throws -> String? {
