@@ -6,7 +6,7 @@ import Testing
 
 /// `PipeWireGraphNode` against a private PipeWire 0.3 + WirePlumber + pipewire-pulse, with
 /// unmodified `paplay`: the node and its port pool in the graph, its outputs playing on the null
-/// sink "out", an app linked into a set in the same graph cycle as it plays directly, an app
+/// sink "out" (and following the default sink), an app linked into a set in the same graph cycle as it plays directly, an app
 /// parked on our park sink by the `default` metadata reaching the render closure sample for
 /// sample, and back on "out" when our connection closes.
 @Suite(.serialized) struct PipeWireGraphNodeTests {
@@ -45,7 +45,7 @@ import Testing
         let sink = try #require(node.nodeID(named: "out").flatMap { node.node(id: $0) })
         #expect(sink.mediaClass == "Audio/Sink" && sink.serial > 0)
 
-        node.linkOutputs(toSink: "out")
+        node.linkOutputs(toSink: nil)  // the default sink, "out"
         let expectedLinks = [("out_FL", "playback_FL"), ("out_FR", "playback_FR")].map { ("\(Self.nodeName):\($0.0)", "out:\($0.1)") }
         #expect(waitUntil(timeoutSeconds: 5) {
             let links = (try? server.pipeWireLinks()) ?? []
@@ -63,6 +63,15 @@ import Testing
         #expect(l.allSatisfy { abs($0 / (0.5 / 2.squareRoot()) - 1) < 0.05 }, "left windows \(l)")
         #expect(r.allSatisfy { abs($0 / (0.25 / 2.squareRoot()) - 1) < 0.05 }, "right windows \(r)")
         #expect(node.quantumFrames == 256 && node.rateHz == Self.rateHz)
+
+        // Following the default sink: a new default takes our outputs.
+        try server.pactl(["load-module", "module-null-sink", "sink_name=other", "rate=48000"])
+        try server.pactl(["set-default-sink", "other"])
+        #expect(waitUntil(timeoutSeconds: 5) {
+            guard let other = node.nodeID(named: "other") else { return false }
+            let targets = node.links(ofNode: ours).map(\.inputNodeID)
+            return targets.count == 2 && targets.allSatisfy { $0 == other }
+        }, "our links go to \(node.links(ofNode: ours).map { node.node(id: $0.inputNodeID)?.name ?? "?" })")
 
         // Unlinked: the outputs go, the node stays.
         node.unlinkOutputs()
