@@ -26,6 +26,15 @@ struct ss_view {
 	uint32_t link_count, link_capacity;
 };
 
+/* A stream node bound for its info: application.process.id is not in the registry's global. */
+struct ss_node_binding {
+	struct spa_list link;
+	struct ss_pw_graph *graph;
+	uint32_t id;
+	struct pw_proxy *proxy;
+	struct spa_hook listener;
+};
+
 struct ss_pw_graph {
 	struct ss_pw_graph_config config;
 	char *remote, *node_name;
@@ -44,6 +53,7 @@ struct ss_pw_graph {
 	struct pw_metadata *metadata;
 	struct spa_hook metadata_listener;
 	struct ss_view view;
+	struct spa_list bindings;
 	int started, disconnected, ready_reported, sync_seq, synced;
 
 	/* The port pool (made before connecting) and their global ids once announced. */
@@ -87,6 +97,9 @@ struct ss_pw_graph_node_info *ss_view_node_named(struct ss_view *view, const cha
 int ss_view_add(struct ss_view *view, uint32_t id, const char *type, const struct spa_dict *props);
 /* Removes the object; returns its kind as above. */
 int ss_view_remove(struct ss_view *view, uint32_t id);
+/* Binds a stream node for its info (its process id), unbinds one or all. */
+void ss_view_bind_stream(struct ss_pw_graph *g, uint32_t id);
+void ss_view_unbind(struct ss_pw_graph *g, uint32_t id);
 
 static const char *const SS_CHANNELS[SS_PW_GRAPH_SET_CHANNELS] = { "FL", "FR", "FC", "LFE", "RL", "RR", "SL", "SR" };
 

@@ -123,8 +123,10 @@ static void on_global(void *data, uint32_t id, uint32_t permissions, const char 
 		if (g->park_sink != NULL && strcmp(node->name, g->park_name) == 0) {
 			g->park_id = id;
 			ss_graph_emit(g, SS_PW_GRAPH_PARK_SINK_READY, id, node->name);
-		} else if (strcmp(node->media_class, "Stream/Output/Audio") == 0 && id != g->node_id) {
-			ss_graph_emit(g, SS_PW_GRAPH_APP_APPEARED, id, node->name);
+		} else if (strncmp(node->media_class, "Stream/", 7) == 0) {
+			ss_view_bind_stream(g, id);
+			if (strcmp(node->media_class, "Stream/Output/Audio") == 0)
+				ss_graph_emit(g, SS_PW_GRAPH_APP_APPEARED, id, node->name);
 		}
 	} else if (kind == 3) {
 		struct ss_pw_graph_link_info *link = &g->view.links[g->view.link_count - 1];
@@ -142,6 +144,7 @@ static void on_global_remove(void *data, uint32_t id)
 	int was_app = node != NULL && strcmp(node->media_class, "Stream/Output/Audio") == 0;
 	int kind = ss_view_remove(&g->view, id);
 	if (kind == 1) {
+		ss_view_unbind(g, id);
 		for (uint32_t s = 0; s < g->config.input_sets; s++)
 			if (g->set_app[s] == id)
 				ss_graph_free_set(g, s);
@@ -205,6 +208,7 @@ ss_pw_graph *ss_pw_graph_new(const struct ss_pw_graph_config *config, ss_pw_grap
 	g->event = event;
 	g->userdata = userdata;
 	g->policy = -1;
+	spa_list_init(&g->bindings);
 	g->scratch = calloc(2 * SS_MAX_SCRATCH_FRAMES, sizeof(float));
 	g->loop = pw_thread_loop_new("scenesound-graph", NULL);
 	if (g->node_name == NULL || g->scratch == NULL || g->loop == NULL)
@@ -330,6 +334,7 @@ void ss_pw_graph_stop(ss_pw_graph *g)
 			pw_core_disconnect(g->core);
 		}
 		g->core = NULL;
+		ss_view_unbind(g, 0);
 		ss_view_clear(&g->view);
 		__atomic_store_n(&g->node_id, 0, __ATOMIC_RELAXED);
 		g->ready_reported = 0;

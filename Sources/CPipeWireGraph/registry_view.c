@@ -1,6 +1,7 @@
 /* One view of PipeWire's registry: nodes, ports and links as announced, with lookups. Meant to
  * serve the graph node, the output and the capture alike (issue 28, item 6). Loop thread only;
- * the exported lookups take the loop's lock and copy out. */
+ * the exported lookups take the loop's lock and copy out. Stream nodes are also bound for their
+ * info, since the registry's global leaves out application.process.id. */
 #include "graph_internal.h"
 
 #include <stdio.h>
@@ -115,6 +116,49 @@ int ss_view_remove(struct ss_view *view, uint32_t id)
 			return 3;
 		}
 	return 0;
+}
+
+/* ---- Stream nodes' info: application.process.id (0 until it arrives). ---- */
+
+static void on_node_info(void *data, const struct pw_node_info *info)
+{
+	struct ss_node_binding *binding = data;
+	const char *pid = info->props != NULL ? spa_dict_lookup(info->props, PW_KEY_APP_PROCESS_ID) : NULL;
+	struct ss_pw_graph_node_info *node = ss_view_node(&binding->graph->view, binding->id);
+	if (pid != NULL && node != NULL)
+		node->process_id = (int32_t)strtol(pid, NULL, 10);
+}
+
+static const struct pw_node_events node_events = { PW_VERSION_NODE_EVENTS, .info = on_node_info };
+
+void ss_view_bind_stream(struct ss_pw_graph *g, uint32_t id)
+{
+	struct ss_node_binding *binding = calloc(1, sizeof(*binding));
+	if (binding == NULL)
+		return;
+	binding->proxy = pw_registry_bind(g->registry, id, PW_TYPE_INTERFACE_Node, PW_VERSION_NODE, 0);
+	if (binding->proxy == NULL) {
+		free(binding);
+		return;
+	}
+	binding->graph = g;
+	binding->id = id;
+	pw_proxy_add_object_listener(binding->proxy, &binding->listener, &node_events, binding);
+	spa_list_append(&g->bindings, &binding->link);
+}
+
+/* id 0: all of them. */
+void ss_view_unbind(struct ss_pw_graph *g, uint32_t id)
+{
+	struct ss_node_binding *binding, *next;
+	spa_list_for_each_safe(binding, next, &g->bindings, link) {
+		if (id != 0 && binding->id != id)
+			continue;
+		spa_list_remove(&binding->link);
+		spa_hook_remove(&binding->listener);
+		pw_proxy_destroy(binding->proxy);
+		free(binding);
+	}
 }
 
 /* ---- Exported lookups: under the loop's lock, copied out. ---- */

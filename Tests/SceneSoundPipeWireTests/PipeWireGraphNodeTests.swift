@@ -168,6 +168,8 @@ import Testing
         try waitUntil(timeoutSeconds: 10, "a second of the app in set 0") { capture.frames >= Self.rateHz + 4_800 }
         let app = try #require(box.app)
         let ours = try #require(node.nodeID), park = try #require(box.park), out = try #require(node.nodeID(named: "out"))
+        #expect(node.node(id: app)?.mediaClass == "Stream/Output/Audio")
+        #expect(waitUntil(timeoutSeconds: 2) { node.node(id: app)?.processID == paplay.pid }, "\(String(describing: node.node(id: app)))")
         let targets = Set(node.links(ofNode: app).map(\.inputNodeID))
         #expect(targets == [ours, park], "the app is linked to \(targets.map { node.node(id: $0)?.name ?? "\($0)" })")
         #expect(!targets.contains(out))
@@ -220,7 +222,7 @@ import Testing
         let killed = Date()
         host.kill()
         try waitUntil(timeoutSeconds: 3, "the app back on out") { try Self.sinkOf(server, application: "paplay") == "out" }
-        print("the app was back on out \(Int(Date().timeIntervalSince(killed) * 1000)) ms after SIGKILL of the node's process")
+        print("the app was back on out \(Int(Date().timeIntervalSince(killed) * 1000)) ms after SIGKILL of the node's process; the metadata left: \((try? Self.metadataTargets(server, node: nil)) ?? [])")
         #expect(paplay.isRunning, "the app ended before it could be moved back")
         #expect(waitUntil(timeoutSeconds: 3) { !((try? server.pwLink(["--output"])) ?? "x").contains("scenesound-graph-test-host") }, "our node outlived its process")
     }
@@ -236,9 +238,9 @@ import Testing
     }
 
     /// The `default` metadata's target.* entries on a node, as pw-metadata lists them.
-    static func metadataTargets(_ server: PrivateSoundServer, node: UInt32) throws -> [String] {
+    static func metadataTargets(_ server: PrivateSoundServer, node: UInt32?) throws -> [String] {
         try runTool("/usr/bin/pw-metadata", ["-n", "default"], display: nil, environment: ["PIPEWIRE_REMOTE": server.pipeWireSocketPath])
-            .split(separator: "\n").filter { $0.contains("id:\(node) key:'target.") }.map(String.init)
+            .split(separator: "\n").filter { $0.contains("\(node.map { "id:\($0) " } ?? "")key:'target.") }.map(String.init)
     }
 
     static func sinkOf(_ server: PrivateSoundServer, application: String) throws -> String? {

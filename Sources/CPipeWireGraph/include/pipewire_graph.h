@@ -54,7 +54,8 @@ struct ss_pw_graph_config {
 struct ss_pw_graph_node_info {
 	uint32_t id;
 	uint64_t serial;
-	int32_t process_id;         /* application.process.id, 0 if none */
+	int32_t process_id;         /* application.process.id (Stream/ nodes, from the node's info:
+	                               0 until it arrives, or if none) */
 	char media_class[64];
 	char name[SS_PW_GRAPH_TEXT];
 };
