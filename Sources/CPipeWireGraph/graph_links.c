@@ -50,6 +50,14 @@ void ss_graph_unlink_outputs(struct ss_pw_graph *g)
 	g->linked_sink = 0;
 }
 
+static int linked_elsewhere(struct ss_pw_graph *g, uint32_t app, uint32_t own)
+{
+	for (uint32_t i = 0; i < g->view.link_count; i++)
+		if (g->view.links[i].output_node == app && g->view.links[i].input_node != own)
+			return 1;
+	return 0;
+}
+
 /* Whatever the graph now allows: our ports' ids, our outputs to the sink, apps' new ports. */
 void ss_graph_update(struct ss_pw_graph *g)
 {
@@ -95,8 +103,17 @@ void ss_graph_update(struct ss_pw_graph *g)
 			ss_graph_destroy_proxies(g->out_links, SS_OUT_LINKS);
 	}
 	for (uint32_t s = 0; s < g->config.input_sets; s++) {
-		if (g->set_app[s] == 0)
+		/* Only once the session manager has linked the app (to the park sink, or wherever):
+		 * WirePlumber 0.4.13 leaves an app that already has links of ours unlinked, and the
+		 * app then never plays (seen under load, 1 run in 12). */
+		if (g->set_app[s] == 0 || !linked_elsewhere(g, g->set_app[s], own))
 			continue;
+		/* MONO goes to FL and FR only from an app with that one output port: two ports both
+		 * MONO (seen while the app's ports were being set up, under load) summed L+R into
+		 * both channels of the set. */
+		int outputs = 0;
+		for (uint32_t i = 0; i < g->view.port_count; i++)
+			outputs += g->view.ports[i].info.node == g->set_app[s] && g->view.ports[i].info.is_output;
 		int used = 0;
 		while (used < 2 * SS_PW_GRAPH_SET_CHANNELS && g->set_links[s][used] != NULL)
 			used++;
@@ -105,7 +122,7 @@ void ss_graph_update(struct ss_pw_graph *g)
 			if (port->info.node != g->set_app[s] || !port->info.is_output)
 				continue;
 			for (int c = 0; c < SS_PW_GRAPH_SET_CHANNELS; c++) {
-				int matches = strcmp(port->info.channel, SS_CHANNELS[c]) == 0 || (c < 2 && strcmp(port->info.channel, "MONO") == 0);
+				int matches = strcmp(port->info.channel, SS_CHANNELS[c]) == 0 || (c < 2 && outputs == 1 && strcmp(port->info.channel, "MONO") == 0);
 				if (!matches || !(g->set_mask[s] & (1u << c)) || (port->linked_mask & (1u << c)) || g->in_ids[s][c] == 0
 						|| used >= 2 * SS_PW_GRAPH_SET_CHANNELS)
 					continue;
@@ -191,6 +208,9 @@ int ss_pw_graph_create_park_sink(ss_pw_graph *g, const char *name)
 				PW_KEY_NODE_DESCRIPTION, "SceneSound park sink", PW_KEY_MEDIA_CLASS, "Audio/Sink",
 				"audio.channels", "8", "audio.position", "[ FL FR FC LFE RL RR SL SR ]",
 				PW_KEY_NODE_VIRTUAL, "true", "monitor.channel-volumes", "true",
+				/* Passive: the app's link to it alone does not start the app; our link into
+				 * a set, made after it, does, so the set gets the app's first cycle. */
+				PW_KEY_NODE_PASSIVE, "true",
 				PW_KEY_OBJECT_LINGER, "false", NULL);
 		g->park_sink = pw_core_create_object(g->core, "adapter", PW_TYPE_INTERFACE_Node, PW_VERSION_NODE, &props->dict, 0);
 		pw_properties_free(props);

@@ -180,7 +180,9 @@ static void on_core_error(void *data, uint32_t id, int seq, int res, const char 
 {
 	struct ss_pw_graph *g = data;
 	(void)seq;
-	if (id == PW_ID_CORE && res == -EPIPE && !g->disconnected) {
+	if (id != PW_ID_CORE) {
+		ss_graph_emit(g, SS_PW_GRAPH_ERROR, id, message);
+	} else if (res == -EPIPE && !g->disconnected) {
 		g->disconnected = 1;
 		g->synced = 1;
 		pw_thread_loop_signal(g->loop, false);

@@ -37,6 +37,8 @@ public final class PipeWireGraphNode: @unchecked Sendable {
         case linkRemoved(linkID: UInt32)
         case parkSinkReady(nodeID: UInt32)
         case disconnected(reason: String)
+        /// The server refused something of ours (a link, the park sink): the proxy's id, why.
+        case refused(proxyID: UInt32, reason: String)
     }
 
     /// One cycle's buffers, valid during the render call only (on the data thread).
@@ -112,6 +114,7 @@ public final class PipeWireGraphNode: @unchecked Sendable {
                         case Int(SS_PW_GRAPH_LINK_ADDED.rawValue): callbacks.events(.linkAdded(linkID: id))
                         case Int(SS_PW_GRAPH_LINK_REMOVED.rawValue): callbacks.events(.linkRemoved(linkID: id))
                         case Int(SS_PW_GRAPH_PARK_SINK_READY.rawValue): callbacks.events(.parkSinkReady(nodeID: id))
+                        case Int(SS_PW_GRAPH_ERROR.rawValue): callbacks.events(.refused(proxyID: id, reason: text))
                         default: callbacks.events(.disconnected(reason: text))
                         }
                     }, userdata)

@@ -25,9 +25,11 @@ let node = PipeWireGraphNode(configuration: .init(remote: CommandLine.arguments[
         host.lock.withLock { host.park = park }
     case .appAppeared(let app, _):
         guard let park = host.lock.withLock({ host.park }), let node = host.node else { return }
-        node.setTarget(ofApp: app, to: park)
-        node.link(set: 0, toApp: app, channels: [0, 1])
-        say("parked \(app)")
+        let targeted = node.setTarget(ofApp: app, to: park)
+        let linked = node.link(set: 0, toApp: app, channels: [0, 1])
+        say("parked \(app) (target \(targeted), link \(linked))")
+    case .refused(let proxy, let why):
+        say("refused \(proxy): \(why)")
     default: break
     }
 }

@@ -37,6 +37,7 @@ enum ss_pw_graph_event {
 	SS_PW_GRAPH_LINK_REMOVED = 5,   /* id: the link */
 	SS_PW_GRAPH_PARK_SINK_READY = 6,/* id: our park sink's node */
 	SS_PW_GRAPH_DISCONNECTED = 7,   /* the connection is lost (detail: why); once */
+	SS_PW_GRAPH_ERROR = 8,          /* the server refused something of ours (id: its proxy; detail: why) */
 };
 
 /* On the loop thread; detail is valid during the call. Must not call stop or free. */
@@ -92,8 +93,9 @@ void ss_pw_graph_free(ss_pw_graph *graph);
 /* Our node's id, 0 until known. */
 uint32_t ss_pw_graph_node_id(ss_pw_graph *graph);
 /* Links the app node's output ports into set (by audio.channel; MONO to FL and FR), only the
- * channels in channel_mask (bit c = channel c of FL FR FC LFE RL RR SL SR; 0 = all); ports the
- * app announces later are linked as they come. The set is in use until unlinked or the app's
+ * channels in channel_mask (bit c = channel c of FL FR FC LFE RL RR SL SR; 0 = all), once the
+ * session manager has linked the app somewhere (the park sink); ports the app announces later
+ * are linked as they come. The set is in use until unlinked or the app's
  * node goes. 0, -EINVAL (bad set), -EBUSY (set in use by another app), -ENOENT (no such node). */
 int ss_pw_graph_link_set(ss_pw_graph *graph, uint32_t set, uint32_t app_node, uint32_t channel_mask);
 void ss_pw_graph_unlink_set(ss_pw_graph *graph, uint32_t set);
