@@ -146,8 +146,9 @@ public final class PipeWireGraphNode: @unchecked Sendable {
     // MARK: Operations (on the loop thread, under its lock)
 
     /// Links the app node's output ports into `set` by channel (MONO to FL and FR), only the
-    /// channels in `channels` (indices 0 FL … 7 SR; nil = every one the app has); ports it adds
-    /// later are linked as they come. Errno-style failure: EBUSY (another app's set), ENOENT.
+    /// channels in `channels` (indices 0 FL … 7 SR; nil = every one the app has), once the
+    /// session manager has linked the app (to the park sink); ports it adds later are linked as
+    /// they come. Errno-style failure: EBUSY (another app's set), ENOENT.
     @discardableResult
     public func link(set: Int, toApp appNodeID: UInt32, channels: [Int]? = nil) -> Int32 {
         guard let handle = live else { return -1 }
