@@ -50,6 +50,30 @@ void ss_graph_unlink_outputs(struct ss_pw_graph *g)
 	g->linked_sink = 0;
 }
 
+static struct ss_pw_graph_port_info *find_port(struct ss_pw_graph *g, uint32_t id)
+{
+	for (uint32_t i = 0; i < g->view.port_count; i++)
+		if (g->view.ports[i].info.id == id)
+			return &g->view.ports[i].info;
+	return NULL;
+}
+
+/* An app's ports can be announced again with the same ids and other channels while WirePlumber
+ * sets them up (seen under load: our FL input linked to a port that became FR, both channels of
+ * the set then L+R). A link of ours whose two ports' channels no longer agree goes. */
+static void drop_crossed_links(struct ss_pw_graph *g, uint32_t set, uint32_t own)
+{
+	for (uint32_t i = 0; i < g->view.link_count; i++) {
+		struct ss_pw_graph_link_info *link = &g->view.links[i];
+		if (link->output_node != g->set_app[set] || link->input_node != own)
+			continue;
+		struct ss_pw_graph_port_info *from = find_port(g, link->output_port), *to = find_port(g, link->input_port);
+		if (from == NULL || to == NULL || strcmp(from->channel, to->channel) == 0 || strcmp(from->channel, "MONO") == 0)
+			continue;
+		pw_registry_destroy(g->registry, link->id);
+	}
+}
+
 static int linked_elsewhere(struct ss_pw_graph *g, uint32_t app, uint32_t own)
 {
 	for (uint32_t i = 0; i < g->view.link_count; i++)
@@ -108,6 +132,7 @@ void ss_graph_update(struct ss_pw_graph *g)
 		 * app then never plays (seen under load, 1 run in 12). */
 		if (g->set_app[s] == 0 || !linked_elsewhere(g, g->set_app[s], own))
 			continue;
+		drop_crossed_links(g, s, own);
 		/* MONO goes to FL and FR only from an app with that one output port: two ports both
 		 * MONO (seen while the app's ports were being set up, under load) summed L+R into
 		 * both channels of the set. */

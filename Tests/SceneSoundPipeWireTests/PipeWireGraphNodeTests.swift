@@ -203,7 +203,7 @@ import Testing
         let same = { (c: Int, f: Int) in abs(capturedLeft[c] - left[f]) <= 1e-4 && abs(capturedRight[c] - right[f]) <= 1e-4 }
         let fileFrame = (0 ..< 9_600).first { f in (0 ..< 8).allSatisfy { same(start + $0, f + $0) } }
         let walk = fileFrame.map { Alignment(capturedLeft, capturedRight, from: start, file: left, right, fileFrame: $0, frames: Self.rateHz) }
-        print("parked app in the closure: levels \(capturedLevels) (file \(fileLevels)); exactly the file from its frame \(fileFrame.map(String.init) ?? "(not found)")\(walk.map { ": " + $0.summary } ?? "")")
+        print("parked app in the closure: the app's output ports \(node.ports(ofNode: app).filter(\.isOutput).map(\.channel)), links to us \(node.links(ofNode: app).filter { $0.inputNodeID == ours }.map { link in "\(link.id):\(link.outputPortID)\(node.ports(ofNode: app).first { $0.id == link.outputPortID }?.channel ?? "?")->\(node.ports(ofNode: ours).first { $0.id == link.inputPortID }?.name ?? "?")" }), events \(events.events.filter { if case .linkAdded = $0 { false } else if case .linkRemoved = $0 { false } else { true } }); levels \(capturedLevels) (file \(fileLevels)); exactly the file from its frame \(fileFrame.map(String.init) ?? "(not found)")\(walk.map { ": " + $0.summary } ?? "")")
         #expect(zip(capturedLevels, fileLevels).allSatisfy { abs($0 / $1 - 1) < 0.05 }, "levels \(capturedLevels), the file's \(fileLevels)")
 
         // Our connection closes: node, park sink and links go; the app is played directly again.
