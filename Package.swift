@@ -65,7 +65,11 @@ let package = Package(
         .target(name: "SceneSoundStatusJSON", dependencies: ["SceneSoundProtocol"]),
         // PipeWire's own playback stream (the calls, in C: its loop and stream API are macros).
         .target(name: "CPipeWireOutput", dependencies: ["CPipeWire"], linkerSettings: [.linkedLibrary("m")]),
-        .target(name: "SceneSoundPipeWire", dependencies: ["CPipeWireOutput", "SceneSoundPlatform"]),
+        // SceneSound as one real-time node of the graph (issue 28): a pw_filter with a fixed port
+        // pool, its own links, park sink and metadata targets, and one view of the registry.
+        // Built and tested; the daemon does not use it yet.
+        .target(name: "CPipeWireGraph", dependencies: ["CPipeWire"]),
+        .target(name: "SceneSoundPipeWire", dependencies: ["CPipeWireOutput", "CPipeWireGraph", "SceneSoundPlatform"]),
         // Output backends: pipewire, pulse, wav, null. They own the thread that drives the engine.
         .target(name: "SceneSoundOutputs", dependencies: ["SceneSoundEngine", "SceneSoundMedia", "SceneSoundPulse", "SceneSoundPipeWire",
                                                           "SceneSoundPlatform"]),
@@ -153,7 +157,10 @@ let package = Package(
         // Runs the real binaries (built as dependencies) as a user would.
         .testTarget(name: "IntegrationTests", dependencies: ["scenesound", "SceneSoundDSP", "SceneSoundMedia", "SceneSoundSOFA"]),
         .testTarget(name: "SceneSoundPulseTests", dependencies: ["SceneSoundPulse", "SceneSoundDSP", "SceneSoundTestSupport"]),
-        .testTarget(name: "SceneSoundPipeWireTests", dependencies: ["SceneSoundPipeWire", "SceneSoundTestSupport", "SceneSoundDSP"]),
+        .testTarget(name: "SceneSoundPipeWireTests", dependencies: ["SceneSoundPipeWire", "SceneSoundTestSupport", "SceneSoundDSP",
+                                                                   "scenesound-graph-test-host"]),
+        // A process holding the graph node, parking apps, that the graph node tests SIGKILL.
+        .executableTarget(name: "scenesound-graph-test-host", dependencies: ["SceneSoundPipeWire"], path: "Tests/GraphTestHost"),
         .testTarget(name: "SceneSoundProtocolTests", dependencies: ["SceneSoundProtocol"]),
         .testTarget(name: "SceneSoundServerTests", dependencies: [
             "scenesoundd", "scenesound", "scenesound-two-windows", "scenesound-capture-guard", "SceneSoundServer", "SceneSoundTestSupport", "SceneSoundProtocol", "SceneSoundDSP", "SceneSoundMedia",

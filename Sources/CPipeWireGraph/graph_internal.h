@@ -1,0 +1,114 @@
+/* Shared between the two files of CPipeWireGraph; not part of its interface. */
+#ifndef SCENESOUND_PIPEWIRE_GRAPH_INTERNAL_H
+#define SCENESOUND_PIPEWIRE_GRAPH_INTERNAL_H
+
+#include "pipewire_graph.h"
+
+#include <pipewire/pipewire.h>
+#include <pipewire/filter.h>
+#include <pipewire/extensions/metadata.h>
+
+#define SS_MAX_SCRATCH_FRAMES 8192
+#define SS_OUT_LINKS 4
+
+struct ss_view_port {
+	struct ss_pw_graph_port_info info;
+	uint32_t linked_mask;   /* for an app's port: channels of its set we linked it to */
+};
+
+/* One view of the registry: nodes, ports, links (loop thread). */
+struct ss_view {
+	struct ss_pw_graph_node_info *nodes;
+	uint32_t node_count, node_capacity;
+	struct ss_view_port *ports;
+	uint32_t port_count, port_capacity;
+	struct ss_pw_graph_link_info *links;
+	uint32_t link_count, link_capacity;
+};
+
+/* A stream node bound for its info: application.process.id is not in the registry's global. */
+struct ss_node_binding {
+	struct spa_list link;
+	struct ss_pw_graph *graph;
+	uint32_t id;
+	struct pw_proxy *proxy;
+	struct spa_hook listener;
+};
+
+struct ss_pw_graph {
+	struct ss_pw_graph_config config;
+	char *remote, *node_name;
+	ss_pw_graph_process_cb process;
+	ss_pw_graph_event_cb event;
+	void *userdata;
+
+	struct pw_thread_loop *loop;
+	struct pw_context *context;
+	struct pw_core *core;
+	struct spa_hook core_listener;
+	struct pw_registry *registry;
+	struct spa_hook registry_listener;
+	struct pw_filter *filter;
+	struct spa_hook filter_listener;
+	struct pw_metadata *metadata;
+	struct spa_hook metadata_listener;
+	struct ss_view view;
+	struct spa_list bindings;
+	int started, disconnected, ready_reported, sync_seq, synced;
+
+	/* The port pool (made before connecting) and their global ids once announced. */
+	void *in_ports[SS_PW_GRAPH_MAX_SETS][SS_PW_GRAPH_SET_CHANNELS];
+	void *out_ports[2];
+	uint32_t in_ids[SS_PW_GRAPH_MAX_SETS][SS_PW_GRAPH_SET_CHANNELS];
+	uint32_t out_ids[2];
+	uint32_t set_app[SS_PW_GRAPH_MAX_SETS];
+	uint32_t set_mask[SS_PW_GRAPH_MAX_SETS];
+	struct pw_proxy *set_links[SS_PW_GRAPH_MAX_SETS][2 * SS_PW_GRAPH_SET_CHANNELS];
+
+	/* Outputs: wanted (follow_default or sink_name), and the links made. */
+	int outputs_wanted, follow_default;
+	char sink_name[SS_PW_GRAPH_TEXT], default_sink[SS_PW_GRAPH_TEXT];
+	uint32_t linked_sink;
+	struct pw_proxy *out_links[SS_OUT_LINKS];
+
+	struct pw_proxy *park_sink;
+	char park_name[SS_PW_GRAPH_TEXT];
+	uint32_t park_id;
+	uint32_t targeted[256];   /* app nodes whose metadata targets we wrote */
+	uint32_t targeted_count;
+
+	/* The data thread's: pointer tables filled every cycle, scratch outputs. */
+	const float *cycle_inputs[SS_PW_GRAPH_MAX_SETS * SS_PW_GRAPH_SET_CHANNELS];
+	float *cycle_outputs[2];
+	float *scratch;
+	/* Written on the data or loop thread, read anywhere. */
+	int set_in_use[SS_PW_GRAPH_MAX_SETS];
+	uint32_t node_id;
+	uint64_t cycles;
+	uint32_t quantum_frames, rate_hz;
+	int policy;
+};
+
+/* registry_view.c */
+void ss_view_clear(struct ss_view *view);
+struct ss_pw_graph_node_info *ss_view_node(struct ss_view *view, uint32_t id);
+struct ss_pw_graph_node_info *ss_view_node_named(struct ss_view *view, const char *name);
+/* Adds what a registry global announced; returns 1 node, 2 port, 3 link, 0 nothing. */
+int ss_view_add(struct ss_view *view, uint32_t id, const char *type, const struct spa_dict *props);
+/* Removes the object; returns its kind as above. */
+int ss_view_remove(struct ss_view *view, uint32_t id);
+/* Binds a stream node for its info (its process id), unbinds one or all. */
+void ss_view_bind_stream(struct ss_pw_graph *g, uint32_t id);
+void ss_view_unbind(struct ss_pw_graph *g, uint32_t id);
+
+static const char *const SS_CHANNELS[SS_PW_GRAPH_SET_CHANNELS] = { "FL", "FR", "FC", "LFE", "RL", "RR", "SL", "SR" };
+
+/* pipewire_graph.c */
+void ss_graph_emit(struct ss_pw_graph *g, int event, uint32_t id, const char *detail);
+/* graph_links.c: what to link now that the graph changed; sets, outputs, proxies let go. */
+void ss_graph_update(struct ss_pw_graph *g);
+void ss_graph_free_set(struct ss_pw_graph *g, uint32_t set);
+void ss_graph_unlink_outputs(struct ss_pw_graph *g);
+void ss_graph_destroy_proxies(struct pw_proxy **proxies, int count);
+
+#endif

@@ -1,0 +1,295 @@
+/* The graph node's operations: links into the port pool and to the sink, the park sink, the
+ * `default` metadata targets (loop thread; each exported one takes the loop's lock). */
+#include "graph_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Links (link-factory, object.linger=false: they die with our connection). ---- */
+
+static struct pw_proxy *make_link(struct ss_pw_graph *g, uint32_t out_node, uint32_t out_port, uint32_t in_node, uint32_t in_port)
+{
+	struct pw_properties *props = pw_properties_new(PW_KEY_OBJECT_LINGER, "false", NULL);
+	if (props == NULL)
+		return NULL;
+	pw_properties_setf(props, PW_KEY_LINK_OUTPUT_NODE, "%u", out_node);
+	pw_properties_setf(props, PW_KEY_LINK_OUTPUT_PORT, "%u", out_port);
+	pw_properties_setf(props, PW_KEY_LINK_INPUT_NODE, "%u", in_node);
+	pw_properties_setf(props, PW_KEY_LINK_INPUT_PORT, "%u", in_port);
+	struct pw_proxy *proxy = pw_core_create_object(g->core, "link-factory", PW_TYPE_INTERFACE_Link, PW_VERSION_LINK,
+			&props->dict, 0);
+	pw_properties_free(props);
+	return proxy;
+}
+
+void ss_graph_destroy_proxies(struct pw_proxy **proxies, int count)
+{
+	for (int i = 0; i < count; i++)
+		if (proxies[i] != NULL) {
+			pw_proxy_destroy(proxies[i]);
+			proxies[i] = NULL;
+		}
+}
+
+void ss_graph_free_set(struct ss_pw_graph *g, uint32_t set)
+{
+	__atomic_store_n(&g->set_in_use[set], 0, __ATOMIC_RELEASE);
+	ss_graph_destroy_proxies(g->set_links[set], 2 * SS_PW_GRAPH_SET_CHANNELS);
+	for (uint32_t i = 0; i < g->view.port_count; i++)
+		if (g->view.ports[i].info.node == g->set_app[set])
+			g->view.ports[i].linked_mask = 0;
+	g->set_app[set] = 0;
+	g->set_mask[set] = 0;
+}
+
+void ss_graph_unlink_outputs(struct ss_pw_graph *g)
+{
+	ss_graph_destroy_proxies(g->out_links, SS_OUT_LINKS);
+	g->linked_sink = 0;
+}
+
+static struct ss_pw_graph_port_info *find_port(struct ss_pw_graph *g, uint32_t id)
+{
+	for (uint32_t i = 0; i < g->view.port_count; i++)
+		if (g->view.ports[i].info.id == id)
+			return &g->view.ports[i].info;
+	return NULL;
+}
+
+/* An app's ports can be announced again with the same ids and other channels while WirePlumber
+ * sets them up (seen under load: our FL input linked to a port that became FR, both channels of
+ * the set then L+R). A link of ours whose two ports' channels no longer agree goes. */
+static void drop_crossed_links(struct ss_pw_graph *g, uint32_t set, uint32_t own)
+{
+	for (uint32_t i = 0; i < g->view.link_count; i++) {
+		struct ss_pw_graph_link_info *link = &g->view.links[i];
+		if (link->output_node != g->set_app[set] || link->input_node != own)
+			continue;
+		struct ss_pw_graph_port_info *from = find_port(g, link->output_port), *to = find_port(g, link->input_port);
+		if (from == NULL || to == NULL || strcmp(from->channel, to->channel) == 0 || strcmp(from->channel, "MONO") == 0)
+			continue;
+		pw_registry_destroy(g->registry, link->id);
+	}
+}
+
+static int linked_elsewhere(struct ss_pw_graph *g, uint32_t app, uint32_t own)
+{
+	for (uint32_t i = 0; i < g->view.link_count; i++)
+		if (g->view.links[i].output_node == app && g->view.links[i].input_node != own)
+			return 1;
+	return 0;
+}
+
+/* Whatever the graph now allows: our ports' ids, our outputs to the sink, apps' new ports. */
+void ss_graph_update(struct ss_pw_graph *g)
+{
+	uint32_t own = g->node_id;
+	if (own == 0 || g->core == NULL)
+		return;
+	uint32_t known = 0;
+	for (uint32_t i = 0; i < g->view.port_count; i++) {
+		struct ss_pw_graph_port_info *port = &g->view.ports[i].info;
+		unsigned set;
+		char channel[8];
+		if (port->node != own)
+			continue;
+		if (sscanf(port->name, "in_%u_%7s", &set, channel) == 2 && set < g->config.input_sets) {
+			for (int c = 0; c < SS_PW_GRAPH_SET_CHANNELS; c++)
+				if (strcmp(channel, SS_CHANNELS[c]) == 0) {
+					g->in_ids[set][c] = port->id;
+					known++;
+				}
+		} else if (strcmp(port->name, "out_FL") == 0 || strcmp(port->name, "out_FR") == 0) {
+			g->out_ids[port->name[5] == 'R'] = port->id;
+			known++;
+		}
+	}
+	if (!g->ready_reported && known == g->config.input_sets * SS_PW_GRAPH_SET_CHANNELS + 2) {
+		g->ready_reported = 1;
+		ss_graph_emit(g, SS_PW_GRAPH_NODE_READY, own, NULL);
+	}
+	if (g->outputs_wanted && g->linked_sink == 0 && g->out_ids[0] && g->out_ids[1]) {
+		struct ss_pw_graph_node_info *sink = ss_view_node_named(&g->view, g->follow_default ? g->default_sink : g->sink_name);
+		int made = 0;
+		for (uint32_t i = 0; sink != NULL && i < g->view.port_count && made < SS_OUT_LINKS; i++) {
+			struct ss_pw_graph_port_info *port = &g->view.ports[i].info;
+			if (port->node != sink->id || port->is_output)
+				continue;
+			for (int c = 0; c < 2; c++)
+				if (strcmp(port->channel, SS_CHANNELS[c]) == 0 || strcmp(port->channel, "MONO") == 0)
+					g->out_links[made++] = make_link(g, own, g->out_ids[c], sink->id, port->id);
+		}
+		if (made >= 2)
+			g->linked_sink = sink->id;
+		else
+			ss_graph_destroy_proxies(g->out_links, SS_OUT_LINKS);
+	}
+	for (uint32_t s = 0; s < g->config.input_sets; s++) {
+		/* Only once the session manager has linked the app (to the park sink, or wherever):
+		 * WirePlumber 0.4.13 leaves an app that already has links of ours unlinked, and the
+		 * app then never plays (seen under load, 1 run in 12). */
+		if (g->set_app[s] == 0 || !linked_elsewhere(g, g->set_app[s], own))
+			continue;
+		drop_crossed_links(g, s, own);
+		/* MONO goes to FL and FR only from an app with that one output port: two ports both
+		 * MONO (seen while the app's ports were being set up, under load) summed L+R into
+		 * both channels of the set. */
+		int outputs = 0;
+		for (uint32_t i = 0; i < g->view.port_count; i++)
+			outputs += g->view.ports[i].info.node == g->set_app[s] && g->view.ports[i].info.is_output;
+		int used = 0;
+		while (used < 2 * SS_PW_GRAPH_SET_CHANNELS && g->set_links[s][used] != NULL)
+			used++;
+		for (uint32_t i = 0; i < g->view.port_count; i++) {
+			struct ss_view_port *port = &g->view.ports[i];
+			if (port->info.node != g->set_app[s] || !port->info.is_output)
+				continue;
+			for (int c = 0; c < SS_PW_GRAPH_SET_CHANNELS; c++) {
+				int matches = strcmp(port->info.channel, SS_CHANNELS[c]) == 0 || (c < 2 && outputs == 1 && strcmp(port->info.channel, "MONO") == 0);
+				if (!matches || !(g->set_mask[s] & (1u << c)) || (port->linked_mask & (1u << c)) || g->in_ids[s][c] == 0
+						|| used >= 2 * SS_PW_GRAPH_SET_CHANNELS)
+					continue;
+				port->linked_mask |= 1u << c;
+				g->set_links[s][used++] = make_link(g, g->set_app[s], port->info.id, own, g->in_ids[s][c]);
+			}
+		}
+	}
+}
+
+/* ---- The exported operations. ---- */
+
+int ss_pw_graph_link_set(ss_pw_graph *g, uint32_t set, uint32_t app_node, uint32_t channel_mask)
+{
+	if (set >= g->config.input_sets)
+		return -EINVAL;
+	int result = 0;
+	pw_thread_loop_lock(g->loop);
+	if (ss_view_node(&g->view, app_node) == NULL)
+		result = -ENOENT;
+	else if (g->set_app[set] != 0 && g->set_app[set] != app_node)
+		result = -EBUSY;
+	else if (g->set_app[set] == 0) {
+		g->set_app[set] = app_node;
+		g->set_mask[set] = channel_mask != 0 ? channel_mask : 0xff;
+		__atomic_store_n(&g->set_in_use[set], 1, __ATOMIC_RELEASE);
+		ss_graph_update(g);
+	}
+	pw_thread_loop_unlock(g->loop);
+	return result;
+}
+
+void ss_pw_graph_unlink_set(ss_pw_graph *g, uint32_t set)
+{
+	if (set >= g->config.input_sets)
+		return;
+	pw_thread_loop_lock(g->loop);
+	ss_graph_free_set(g, set);
+	pw_thread_loop_unlock(g->loop);
+}
+
+uint32_t ss_pw_graph_set_app(ss_pw_graph *g, uint32_t set)
+{
+	if (set >= g->config.input_sets)
+		return 0;
+	pw_thread_loop_lock(g->loop);
+	uint32_t app = g->set_app[set];
+	pw_thread_loop_unlock(g->loop);
+	return app;
+}
+
+void ss_pw_graph_link_outputs(ss_pw_graph *g, const char *sink_name)
+{
+	pw_thread_loop_lock(g->loop);
+	ss_graph_unlink_outputs(g);
+	g->outputs_wanted = 1;
+	g->follow_default = sink_name == NULL;
+	snprintf(g->sink_name, sizeof(g->sink_name), "%s", sink_name != NULL ? sink_name : "");
+	ss_graph_update(g);
+	pw_thread_loop_unlock(g->loop);
+}
+
+void ss_pw_graph_unlink_outputs(ss_pw_graph *g)
+{
+	pw_thread_loop_lock(g->loop);
+	g->outputs_wanted = 0;
+	ss_graph_unlink_outputs(g);
+	pw_thread_loop_unlock(g->loop);
+}
+
+int ss_pw_graph_create_park_sink(ss_pw_graph *g, const char *name)
+{
+	int result = 0;
+	pw_thread_loop_lock(g->loop);
+	if (g->core == NULL)
+		result = -ENOTCONN;
+	else if (g->park_sink != NULL)
+		result = -EALREADY;
+	else {
+		snprintf(g->park_name, sizeof(g->park_name), "%s", name);
+		struct pw_properties *props = pw_properties_new(
+				"factory.name", "support.null-audio-sink", PW_KEY_NODE_NAME, name,
+				PW_KEY_NODE_DESCRIPTION, "SceneSound park sink", PW_KEY_MEDIA_CLASS, "Audio/Sink",
+				"audio.channels", "8", "audio.position", "[ FL FR FC LFE RL RR SL SR ]",
+				PW_KEY_NODE_VIRTUAL, "true", "monitor.channel-volumes", "true",
+				/* Passive: the app's link to it alone does not start the app; our link into
+				 * a set, made after it, does, so the set gets the app's first cycle. */
+				PW_KEY_NODE_PASSIVE, "true",
+				PW_KEY_OBJECT_LINGER, "false", NULL);
+		g->park_sink = pw_core_create_object(g->core, "adapter", PW_TYPE_INTERFACE_Node, PW_VERSION_NODE, &props->dict, 0);
+		pw_properties_free(props);
+		if (g->park_sink == NULL)
+			result = -errno;
+	}
+	pw_thread_loop_unlock(g->loop);
+	return result;
+}
+
+void ss_pw_graph_destroy_park_sink(ss_pw_graph *g)
+{
+	pw_thread_loop_lock(g->loop);
+	if (g->park_sink != NULL)
+		pw_proxy_destroy(g->park_sink);
+	g->park_sink = NULL;
+	g->park_id = 0;
+	pw_thread_loop_unlock(g->loop);
+}
+
+uint32_t ss_pw_graph_park_sink_id(ss_pw_graph *g)
+{
+	pw_thread_loop_lock(g->loop);
+	uint32_t id = g->park_id;
+	pw_thread_loop_unlock(g->loop);
+	return id;
+}
+
+int ss_pw_graph_set_target(ss_pw_graph *g, uint32_t app_node, uint32_t target_node)
+{
+	int result = 0;
+	pw_thread_loop_lock(g->loop);
+	struct ss_pw_graph_node_info *target = target_node != 0 ? ss_view_node(&g->view, target_node) : NULL;
+	if (g->metadata == NULL)
+		result = -EAGAIN;
+	else if (target_node != 0 && target == NULL)
+		result = -ENOENT;
+	else {
+		char serial[24], id[16];
+		if (target != NULL) {
+			snprintf(serial, sizeof(serial), "%llu", (unsigned long long)target->serial);
+			snprintf(id, sizeof(id), "%u", target_node);
+		}
+		/* target.object (the serial) is what WirePlumber reads first: ids are reused. */
+		pw_metadata_set_property(g->metadata, app_node, "target.object", target ? "Spa:Id" : NULL, target ? serial : NULL);
+		pw_metadata_set_property(g->metadata, app_node, "target.node", target ? "Spa:Id" : NULL, target ? id : NULL);
+		uint32_t i = 0;
+		while (i < g->targeted_count && g->targeted[i] != app_node)
+			i++;
+		if (target != NULL && i == g->targeted_count && g->targeted_count < SPA_N_ELEMENTS(g->targeted))
+			g->targeted[g->targeted_count++] = app_node;
+		else if (target == NULL && i < g->targeted_count)
+			g->targeted[i] = g->targeted[--g->targeted_count];
+	}
+	pw_thread_loop_unlock(g->loop);
+	return result;
+}

@@ -1,0 +1,125 @@
+#ifndef SCENESOUND_PIPEWIRE_GRAPH_H
+#define SCENESOUND_PIPEWIRE_GRAPH_H
+
+#include <stdint.h>
+
+/* SceneSound as one real-time node of the PipeWire graph (issue 28; docs/CAPTURE.md, "The graph
+ * path on PipeWire"): a pw_filter (RT_PROCESS, data thread real-time) with two outputs (FL FR)
+ * and a pool of input sets of 8 mono f32 ports (FL FR FC LFE RL RR SL SR), every port added
+ * before the filter connects and never added or removed while it runs; apps' output ports are
+ * linked into a set by us (link-factory, object.linger=false), apps are parked on a silent 7.1
+ * sink made by our connection through the `default` metadata. Beside it, one view of the
+ * registry (nodes, ports, links) with lookups.
+ *
+ * Threads: a pw_thread_loop of its own runs the connection, the registry and every operation
+ * below (each takes the loop's lock, which is recursive: event callbacks may call them). The
+ * process callback runs on libpipewire's data thread under the real-time rules: nothing there
+ * allocates, locks, logs or waits. No reconnection: a lost connection is reported once. */
+
+#define SS_PW_GRAPH_SET_CHANNELS 8
+#define SS_PW_GRAPH_MAX_SETS 64
+#define SS_PW_GRAPH_TEXT 128
+
+typedef struct ss_pw_graph ss_pw_graph;
+
+/* Every cycle, on the data thread. inputs: set_count * 8 pointers, set s channel c at
+ * [s * 8 + c]; NULL = silence (the set is not in use or the port has no link). outputs: FL, FR,
+ * never NULL (scratch while unlinked), to be filled with frames samples each. frames and
+ * rate_hz are the cycle's quantum and rate, read from the position every cycle. */
+typedef void (*ss_pw_graph_process_cb)(void *userdata, const float *const *inputs, uint32_t set_count,
+                                       float *const *outputs, uint32_t frames, uint32_t rate_hz);
+
+enum ss_pw_graph_event {
+	SS_PW_GRAPH_NODE_READY = 1,     /* id: our node; all its ports are in the registry */
+	SS_PW_GRAPH_APP_APPEARED = 2,   /* id: a Stream/Output/Audio node; detail: its node.name */
+	SS_PW_GRAPH_APP_GONE = 3,       /* id: that node (its set, if any, is free again) */
+	SS_PW_GRAPH_LINK_ADDED = 4,     /* id: the link; detail: "out_node:out_port->in_node:in_port" */
+	SS_PW_GRAPH_LINK_REMOVED = 5,   /* id: the link */
+	SS_PW_GRAPH_PARK_SINK_READY = 6,/* id: our park sink's node */
+	SS_PW_GRAPH_DISCONNECTED = 7,   /* the connection is lost (detail: why); once */
+	SS_PW_GRAPH_ERROR = 8,          /* the server refused something of ours (id: its proxy; detail: why) */
+};
+
+/* On the loop thread; detail is valid during the call. Must not call stop or free. */
+typedef void (*ss_pw_graph_event_cb)(void *userdata, int event, uint32_t id, const char *detail);
+
+struct ss_pw_graph_config {
+	const char *remote;         /* core socket's absolute path, or NULL for libpipewire's lookup */
+	const char *node_name;
+	uint32_t input_sets;        /* 1 ... SS_PW_GRAPH_MAX_SETS */
+	uint32_t quantum_frames;    /* node.latency asked, e.g. 256 */
+	uint32_t rate_hz;           /* e.g. 48000 */
+};
+
+/* ---- The registry view (loop thread's copy; the lookups copy out under the lock). ---- */
+struct ss_pw_graph_node_info {
+	uint32_t id;
+	uint64_t serial;
+	int32_t process_id;         /* application.process.id (Stream/ nodes, from the node's info:
+	                               0 until it arrives, or if none) */
+	char media_class[64];
+	char name[SS_PW_GRAPH_TEXT];
+};
+struct ss_pw_graph_port_info {
+	uint32_t id, node;
+	int32_t is_output;
+	char channel[16];           /* audio.channel */
+	char name[64];              /* port.name */
+};
+struct ss_pw_graph_link_info {
+	uint32_t id, output_node, output_port, input_node, input_port;
+};
+
+/* 0 and *info filled, or -1 when no such node. */
+int ss_pw_graph_node(ss_pw_graph *graph, uint32_t id, struct ss_pw_graph_node_info *info);
+/* A node's id by node.name, 0 when none. */
+uint32_t ss_pw_graph_find_node(ss_pw_graph *graph, const char *name);
+/* Nodes of that media.class (NULL: all), ports of a node (node 0: all), links touching a node
+ * (node 0: all): how many exist; at most capacity are copied. */
+uint32_t ss_pw_graph_nodes(ss_pw_graph *graph, const char *media_class, struct ss_pw_graph_node_info *out, uint32_t capacity);
+uint32_t ss_pw_graph_ports(ss_pw_graph *graph, uint32_t node, struct ss_pw_graph_port_info *out, uint32_t capacity);
+uint32_t ss_pw_graph_links(ss_pw_graph *graph, uint32_t node, struct ss_pw_graph_link_info *out, uint32_t capacity);
+
+/* ---- The node. ---- */
+ss_pw_graph *ss_pw_graph_new(const struct ss_pw_graph_config *config, ss_pw_graph_process_cb process,
+                             ss_pw_graph_event_cb event, void *userdata);
+/* Starts the loop thread, connects, makes the filter with its whole port pool. 0 or -errno. */
+int ss_pw_graph_start(ss_pw_graph *graph);
+/* Clears every metadata target we set (and waits for the server to have it), destroys our
+ * links, park sink and node, disconnects, joins the loop thread. Not from a callback. */
+void ss_pw_graph_stop(ss_pw_graph *graph);
+void ss_pw_graph_free(ss_pw_graph *graph);
+
+/* Our node's id, 0 until known. */
+uint32_t ss_pw_graph_node_id(ss_pw_graph *graph);
+/* Links the app node's output ports into set (by audio.channel; MONO to FL and FR), only the
+ * channels in channel_mask (bit c = channel c of FL FR FC LFE RL RR SL SR; 0 = all), once the
+ * session manager has linked the app somewhere (the park sink); ports the app announces later
+ * are linked as they come. The set is in use until unlinked or the app's
+ * node goes. 0, -EINVAL (bad set), -EBUSY (set in use by another app), -ENOENT (no such node). */
+int ss_pw_graph_link_set(ss_pw_graph *graph, uint32_t set, uint32_t app_node, uint32_t channel_mask);
+void ss_pw_graph_unlink_set(ss_pw_graph *graph, uint32_t set);
+/* The app node a set is linked to, 0 when free. */
+uint32_t ss_pw_graph_set_app(ss_pw_graph *graph, uint32_t set);
+/* Links our FL FR to the sink of that node.name, NULL = the default sink (followed when
+ * `default.audio.sink` changes); links made as soon as both sides' ports exist. */
+void ss_pw_graph_link_outputs(ss_pw_graph *graph, const char *sink_name);
+void ss_pw_graph_unlink_outputs(ss_pw_graph *graph);
+/* Our silent park sink (adapter + support.null-audio-sink, 7.1, node.virtual,
+ * object.linger=false: it dies with our connection; never a driver by priority). */
+int ss_pw_graph_create_park_sink(ss_pw_graph *graph, const char *name);
+void ss_pw_graph_destroy_park_sink(ss_pw_graph *graph);
+/* The park sink's node id, 0 until it is in the registry. */
+uint32_t ss_pw_graph_park_sink_id(ss_pw_graph *graph);
+/* `default` metadata target.object (the target's serial) and target.node (its id) on the app's
+ * node; target_node 0 clears them. 0, -ENOENT (unknown node), -EAGAIN (no metadata yet). */
+int ss_pw_graph_set_target(ss_pw_graph *graph, uint32_t app_node, uint32_t target_node);
+
+/* Read anywhere, lock-free. */
+uint64_t ss_pw_graph_cycles(const ss_pw_graph *graph);
+uint32_t ss_pw_graph_quantum_frames(const ss_pw_graph *graph);
+uint32_t ss_pw_graph_rate_hz(const ss_pw_graph *graph);
+/* The data thread's scheduling policy at its first cycle (SCHED_FIFO = 1), -1 before. */
+int ss_pw_graph_data_thread_policy(const ss_pw_graph *graph);
+
+#endif

@@ -1,0 +1,371 @@
+/* The graph node: a pw_filter with a fixed port pool, its links, its park sink and the
+ * `default` metadata targets (header: pipewire_graph.h; the figures behind each choice:
+ * docs/CAPTURE.md, "The graph path on PipeWire"). */
+#define _GNU_SOURCE
+#include "graph_internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void ss_graph_emit(struct ss_pw_graph *g, int event, uint32_t id, const char *detail)
+{
+	if (g->event != NULL)
+		g->event(g->userdata, event, id, detail != NULL ? detail : "");
+}
+
+/* ---- The data thread: never allocates, locks, logs or waits. ---- */
+
+static void on_process(void *data, struct spa_io_position *position)
+{
+	struct ss_pw_graph *g = data;
+	uint32_t frames = position->clock.duration, rate = position->clock.rate.denom;
+	if (__atomic_load_n(&g->policy, __ATOMIC_RELAXED) < 0)
+		__atomic_store_n(&g->policy, sched_getscheduler(0) & ~SCHED_RESET_ON_FORK, __ATOMIC_RELAXED);
+	for (uint32_t s = 0; s < g->config.input_sets; s++) {
+		int in_use = __atomic_load_n(&g->set_in_use[s], __ATOMIC_ACQUIRE);
+		for (uint32_t c = 0; c < SS_PW_GRAPH_SET_CHANNELS; c++)
+			g->cycle_inputs[s * SS_PW_GRAPH_SET_CHANNELS + c] =
+				in_use ? pw_filter_get_dsp_buffer(g->in_ports[s][c], frames) : NULL;
+	}
+	for (int i = 0; i < 2; i++) {
+		float *out = pw_filter_get_dsp_buffer(g->out_ports[i], frames);
+		if (out == NULL && frames > SS_MAX_SCRATCH_FRAMES)
+			return;   /* a quantum beyond any PipeWire's maximum: nothing to render into */
+		g->cycle_outputs[i] = out != NULL ? out : g->scratch + i * SS_MAX_SCRATCH_FRAMES;
+	}
+	g->process(g->userdata, g->cycle_inputs, g->config.input_sets, g->cycle_outputs, frames, rate);
+	__atomic_store_n(&g->quantum_frames, frames, __ATOMIC_RELAXED);
+	__atomic_store_n(&g->rate_hz, rate, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&g->cycles, 1, __ATOMIC_RELAXED);
+}
+
+/* On 0.3.65 a client's data thread stays SCHED_OTHER unless client-rt.conf's module-rt raised
+ * it, and under load the graph then waits for it (10-15 gaps per app with two busy loops);
+ * where nothing raised it, it gets what today's capture gives it, SCHED_FIFO 20, if permitted. */
+static int make_data_thread_realtime(struct spa_loop *loop, bool async, uint32_t seq, const void *data,
+		size_t size, void *user_data)
+{
+	(void)loop; (void)async; (void)seq; (void)data; (void)size; (void)user_data;
+	int policy = sched_getscheduler(0) & ~SCHED_RESET_ON_FORK;
+	if (policy != SCHED_FIFO && policy != SCHED_RR) {
+		struct sched_param parameters = { .sched_priority = 20 };
+		pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters);
+	}
+	return 0;
+}
+
+static void on_filter_state(void *data, enum pw_filter_state old, enum pw_filter_state state, const char *error)
+{
+	struct ss_pw_graph *g = data;
+	(void)old; (void)state; (void)error;
+	uint32_t id = pw_filter_get_node_id(g->filter);
+	__atomic_store_n(&g->node_id, id == SPA_ID_INVALID ? 0 : id, __ATOMIC_RELAXED);
+	ss_graph_update(g);
+}
+
+static const struct pw_filter_events filter_events = {
+	PW_VERSION_FILTER_EVENTS, .state_changed = on_filter_state, .process = on_process,
+};
+
+/* ---- Registry, metadata, core. ---- */
+
+static void on_metadata_property(void *data, uint32_t subject, const char *key, const char *type, const char *value);
+static int metadata_property(void *data, uint32_t subject, const char *key, const char *type, const char *value)
+{
+	on_metadata_property(data, subject, key, type, value);
+	return 0;
+}
+static const struct pw_metadata_events metadata_events = { PW_VERSION_METADATA_EVENTS, .property = metadata_property };
+
+/* `default.audio.sink` is JSON: { "name": "out" }. */
+static void on_metadata_property(void *data, uint32_t subject, const char *key, const char *type, const char *value)
+{
+	struct ss_pw_graph *g = data;
+	(void)type;
+	if (subject != PW_ID_CORE || key == NULL || strcmp(key, "default.audio.sink") != 0)
+		return;
+	char name[SS_PW_GRAPH_TEXT] = "";
+	const char *at = value != NULL ? strstr(value, "\"name\"") : NULL;
+	if (at != NULL && (at = strchr(at + 6, '"')) != NULL) {
+		const char *end = strchr(at + 1, '"');
+		if (end != NULL)
+			snprintf(name, sizeof(name), "%.*s", (int)(end - at - 1), at + 1);
+	}
+	if (strcmp(name, g->default_sink) == 0)
+		return;
+	snprintf(g->default_sink, sizeof(g->default_sink), "%s", name);
+	if (g->outputs_wanted && g->follow_default)
+		ss_graph_unlink_outputs(g);
+	ss_graph_update(g);
+}
+
+static void on_global(void *data, uint32_t id, uint32_t permissions, const char *type, uint32_t version, const struct spa_dict *props)
+{
+	struct ss_pw_graph *g = data;
+	(void)permissions; (void)version;
+	if (strcmp(type, PW_TYPE_INTERFACE_Metadata) == 0) {
+		const char *name = props != NULL ? spa_dict_lookup(props, PW_KEY_METADATA_NAME) : NULL;
+		if (name != NULL && strcmp(name, "default") == 0 && g->metadata == NULL) {
+			g->metadata = pw_registry_bind(g->registry, id, type, PW_VERSION_METADATA, 0);
+			if (g->metadata != NULL)
+				pw_metadata_add_listener(g->metadata, &g->metadata_listener, &metadata_events, g);
+		}
+		return;
+	}
+	int kind = ss_view_add(&g->view, id, type, props);
+	if (kind == 1) {
+		struct ss_pw_graph_node_info *node = ss_view_node(&g->view, id);
+		if (g->park_sink != NULL && strcmp(node->name, g->park_name) == 0) {
+			g->park_id = id;
+			ss_graph_emit(g, SS_PW_GRAPH_PARK_SINK_READY, id, node->name);
+		} else if (strncmp(node->media_class, "Stream/", 7) == 0) {
+			ss_view_bind_stream(g, id);
+			if (strcmp(node->media_class, "Stream/Output/Audio") == 0)
+				ss_graph_emit(g, SS_PW_GRAPH_APP_APPEARED, id, node->name);
+		}
+	} else if (kind == 3) {
+		struct ss_pw_graph_link_info *link = &g->view.links[g->view.link_count - 1];
+		char detail[64];
+		snprintf(detail, sizeof(detail), "%u:%u->%u:%u", link->output_node, link->output_port, link->input_node, link->input_port);
+		ss_graph_emit(g, SS_PW_GRAPH_LINK_ADDED, id, detail);
+	}
+	ss_graph_update(g);
+}
+
+static void on_global_remove(void *data, uint32_t id)
+{
+	struct ss_pw_graph *g = data;
+	struct ss_pw_graph_node_info *node = ss_view_node(&g->view, id);
+	int was_app = node != NULL && strcmp(node->media_class, "Stream/Output/Audio") == 0;
+	int kind = ss_view_remove(&g->view, id);
+	if (kind == 1) {
+		ss_view_unbind(g, id);
+		for (uint32_t s = 0; s < g->config.input_sets; s++)
+			if (g->set_app[s] == id)
+				ss_graph_free_set(g, s);
+		for (uint32_t i = 0; i < g->targeted_count; i++)
+			if (g->targeted[i] == id)   /* the server drops a gone node's metadata */
+				g->targeted[i--] = g->targeted[--g->targeted_count];
+		if (id == g->park_id)
+			g->park_id = 0;
+		if (id == g->linked_sink)
+			ss_graph_unlink_outputs(g);
+		if (was_app)
+			ss_graph_emit(g, SS_PW_GRAPH_APP_GONE, id, NULL);
+	} else if (kind == 3) {
+		ss_graph_emit(g, SS_PW_GRAPH_LINK_REMOVED, id, NULL);
+	}
+	ss_graph_update(g);
+}
+
+static const struct pw_registry_events registry_events = {
+	PW_VERSION_REGISTRY_EVENTS, .global = on_global, .global_remove = on_global_remove,
+};
+
+static void on_core_done(void *data, uint32_t id, int seq)
+{
+	struct ss_pw_graph *g = data;
+	if (id == PW_ID_CORE && seq == g->sync_seq) {
+		g->synced = 1;
+		pw_thread_loop_signal(g->loop, false);
+	}
+}
+
+static void on_core_error(void *data, uint32_t id, int seq, int res, const char *message)
+{
+	struct ss_pw_graph *g = data;
+	(void)seq;
+	if (id != PW_ID_CORE) {
+		ss_graph_emit(g, SS_PW_GRAPH_ERROR, id, message);
+	} else if (res == -EPIPE && !g->disconnected) {
+		g->disconnected = 1;
+		g->synced = 1;
+		pw_thread_loop_signal(g->loop, false);
+		ss_graph_emit(g, SS_PW_GRAPH_DISCONNECTED, 0, message);
+	}
+}
+
+static const struct pw_core_events core_events = { PW_VERSION_CORE_EVENTS, .done = on_core_done, .error = on_core_error };
+
+/* ---- Life cycle. ---- */
+
+ss_pw_graph *ss_pw_graph_new(const struct ss_pw_graph_config *config, ss_pw_graph_process_cb process,
+		ss_pw_graph_event_cb event, void *userdata)
+{
+	if (config->input_sets < 1 || config->input_sets > SS_PW_GRAPH_MAX_SETS || process == NULL)
+		return NULL;
+	pw_init(NULL, NULL);
+	struct ss_pw_graph *g = calloc(1, sizeof(*g));
+	if (g == NULL)
+		return NULL;
+	g->config = *config;
+	g->remote = config->remote != NULL ? strdup(config->remote) : NULL;
+	g->node_name = strdup(config->node_name != NULL ? config->node_name : "scenesound");
+	g->process = process;
+	g->event = event;
+	g->userdata = userdata;
+	g->policy = -1;
+	spa_list_init(&g->bindings);
+	g->scratch = calloc(2 * SS_MAX_SCRATCH_FRAMES, sizeof(float));
+	g->loop = pw_thread_loop_new("scenesound-graph", NULL);
+	if (g->node_name == NULL || g->scratch == NULL || g->loop == NULL)
+		goto fail;
+	/* client-rt.conf (0.3.x): its module-rt makes the data thread real-time; later versions
+	 * have no such file and do it themselves. */
+	g->context = pw_context_new(pw_thread_loop_get_loop(g->loop), pw_properties_new(PW_KEY_CONFIG_NAME, "client-rt.conf", NULL), 0);
+	if (g->context == NULL)
+		g->context = pw_context_new(pw_thread_loop_get_loop(g->loop), NULL, 0);
+	if (g->context == NULL)
+		goto fail;
+	return g;
+fail:
+	ss_pw_graph_free(g);
+	return NULL;
+}
+
+static int connect_node(struct ss_pw_graph *g)
+{
+	struct pw_properties *props = pw_properties_new(NULL, NULL);
+	if (g->remote != NULL)
+		pw_properties_set(props, PW_KEY_REMOTE_NAME, g->remote);
+	g->core = pw_context_connect(g->context, props, 0);
+	if (g->core == NULL)
+		return -errno;
+	pw_core_add_listener(g->core, &g->core_listener, &core_events, g);
+	g->registry = pw_core_get_registry(g->core, PW_VERSION_REGISTRY, 0);
+	pw_registry_add_listener(g->registry, &g->registry_listener, &registry_events, g);
+	pw_loop_invoke(pw_data_loop_get_loop(pw_context_get_data_loop(g->context)), make_data_thread_realtime, 0, NULL, 0, false, NULL);
+	/* No media.class: WirePlumber leaves the node alone; we make every link ourselves. */
+	struct pw_properties *node_props = pw_properties_new(
+			PW_KEY_MEDIA_TYPE, "Audio", PW_KEY_MEDIA_CATEGORY, "Filter", PW_KEY_MEDIA_ROLE, "DSP",
+			PW_KEY_NODE_NAME, g->node_name, PW_KEY_NODE_ALWAYS_PROCESS, "true", NULL);
+	pw_properties_setf(node_props, PW_KEY_NODE_LATENCY, "%u/%u", g->config.quantum_frames, g->config.rate_hz);
+	g->filter = pw_filter_new(g->core, g->node_name, node_props);
+	if (g->filter == NULL)
+		return -errno;
+	pw_filter_add_listener(g->filter, &g->filter_listener, &filter_events, g);
+	char name[32];
+	for (uint32_t s = 0; s < g->config.input_sets; s++)
+		for (int c = 0; c < SS_PW_GRAPH_SET_CHANNELS; c++) {
+			snprintf(name, sizeof(name), "in_%u_%s", s, SS_CHANNELS[c]);
+			g->in_ports[s][c] = pw_filter_add_port(g->filter, PW_DIRECTION_INPUT, PW_FILTER_PORT_FLAG_MAP_BUFFERS, 0,
+					pw_properties_new(PW_KEY_FORMAT_DSP, "32 bit float mono audio", PW_KEY_PORT_NAME, name,
+						PW_KEY_AUDIO_CHANNEL, SS_CHANNELS[c], NULL), NULL, 0);
+			if (g->in_ports[s][c] == NULL)
+				return -ENOMEM;
+		}
+	for (int c = 0; c < 2; c++) {
+		snprintf(name, sizeof(name), "out_%s", SS_CHANNELS[c]);
+		g->out_ports[c] = pw_filter_add_port(g->filter, PW_DIRECTION_OUTPUT, PW_FILTER_PORT_FLAG_MAP_BUFFERS, 0,
+				pw_properties_new(PW_KEY_FORMAT_DSP, "32 bit float mono audio", PW_KEY_PORT_NAME, name,
+					PW_KEY_AUDIO_CHANNEL, SS_CHANNELS[c], NULL), NULL, 0);
+		if (g->out_ports[c] == NULL)
+			return -ENOMEM;
+	}
+	return pw_filter_connect(g->filter, PW_FILTER_FLAG_RT_PROCESS, NULL, 0);
+}
+
+int ss_pw_graph_start(ss_pw_graph *g)
+{
+	if (g->started)
+		return -EALREADY;
+	int result = pw_thread_loop_start(g->loop);
+	if (result < 0)
+		return result;
+	pw_thread_loop_lock(g->loop);
+	g->started = 1;
+	result = connect_node(g);
+	pw_thread_loop_unlock(g->loop);
+	if (result < 0)
+		ss_pw_graph_stop(g);
+	return result < 0 ? result : 0;
+}
+
+/* Clears our metadata targets and waits (≤ 1 s) until the server has done so: a target we
+ * wrote outlives our connection. */
+static void clear_targets(struct ss_pw_graph *g)
+{
+	if (g->metadata == NULL || g->disconnected || g->targeted_count == 0)
+		return;
+	while (g->targeted_count > 0)
+		ss_pw_graph_set_target(g, g->targeted[g->targeted_count - 1], 0);
+	g->synced = 0;
+	g->sync_seq = pw_core_sync(g->core, PW_ID_CORE, 0);
+	while (!g->synced)
+		if (pw_thread_loop_timed_wait(g->loop, 1) != 0)
+			break;
+}
+
+void ss_pw_graph_stop(ss_pw_graph *g)
+{
+	if (g == NULL || g->loop == NULL)
+		return;
+	pw_thread_loop_lock(g->loop);
+	int was_started = g->started;
+	g->started = 0;
+	if (was_started) {
+		clear_targets(g);
+		for (uint32_t s = 0; s < g->config.input_sets; s++)
+			ss_graph_free_set(g, s);
+		ss_graph_unlink_outputs(g);
+		g->outputs_wanted = 0;
+		if (g->park_sink != NULL)
+			pw_proxy_destroy(g->park_sink);
+		g->park_sink = NULL;
+		g->park_id = 0;
+		if (g->filter != NULL)
+			pw_filter_destroy(g->filter);
+		g->filter = NULL;
+		if (g->metadata != NULL) {
+			spa_hook_remove(&g->metadata_listener);
+			pw_proxy_destroy((struct pw_proxy *)g->metadata);
+		}
+		g->metadata = NULL;
+		if (g->registry != NULL) {
+			spa_hook_remove(&g->registry_listener);
+			pw_proxy_destroy((struct pw_proxy *)g->registry);
+		}
+		g->registry = NULL;
+		if (g->core != NULL) {
+			spa_hook_remove(&g->core_listener);
+			pw_core_disconnect(g->core);
+		}
+		g->core = NULL;
+		ss_view_unbind(g, 0);
+		ss_view_clear(&g->view);
+		__atomic_store_n(&g->node_id, 0, __ATOMIC_RELAXED);
+		g->ready_reported = 0;
+		memset(g->in_ids, 0, sizeof(g->in_ids));
+		memset(g->out_ids, 0, sizeof(g->out_ids));
+	}
+	pw_thread_loop_unlock(g->loop);
+	if (was_started)
+		pw_thread_loop_stop(g->loop);
+}
+
+void ss_pw_graph_free(ss_pw_graph *g)
+{
+	if (g == NULL)
+		return;
+	ss_pw_graph_stop(g);
+	if (g->context != NULL)
+		pw_context_destroy(g->context);
+	if (g->loop != NULL)
+		pw_thread_loop_destroy(g->loop);
+	ss_view_clear(&g->view);
+	free(g->scratch);
+	free(g->remote);
+	free(g->node_name);
+	free(g);
+}
+
+uint32_t ss_pw_graph_node_id(ss_pw_graph *g) { return __atomic_load_n(&g->node_id, __ATOMIC_RELAXED); }
+uint64_t ss_pw_graph_cycles(const ss_pw_graph *g) { return __atomic_load_n(&g->cycles, __ATOMIC_RELAXED); }
+uint32_t ss_pw_graph_quantum_frames(const ss_pw_graph *g) { return __atomic_load_n(&g->quantum_frames, __ATOMIC_RELAXED); }
+uint32_t ss_pw_graph_rate_hz(const ss_pw_graph *g) { return __atomic_load_n(&g->rate_hz, __ATOMIC_RELAXED); }
+int ss_pw_graph_data_thread_policy(const ss_pw_graph *g) { return __atomic_load_n(&g->policy, __ATOMIC_RELAXED); }

@@ -1,0 +1,251 @@
+import CPipeWireGraph
+import Synchronization
+
+/// SceneSound as one real-time node of the PipeWire graph (issue 28; docs/CAPTURE.md, "The graph
+/// path on PipeWire"): a `pw_filter` with two outputs (FL FR) and a pool of input sets of 8 mono
+/// ports (FL FR FC LFE RL RR SL SR), all made before it connects; apps' output ports linked into
+/// a set by us, apps parked on a silent sink of ours through the `default` metadata. Built and
+/// tested; not yet used by the daemon. No reconnection: a lost connection is reported once.
+public final class PipeWireGraphNode: @unchecked Sendable {
+    public static let channelsPerSet = Int(SS_PW_GRAPH_SET_CHANNELS)
+    public static let maximumInputSets = Int(SS_PW_GRAPH_MAX_SETS)
+
+    public struct Configuration: Sendable {
+        /// PipeWire's core socket (absolute path); nil = libpipewire's lookup.
+        public var remote: String?
+        public var nodeName: String
+        public var inputSetCount: Int
+        /// The quantum asked of the graph (`node.latency`); each cycle's own is in `Cycle`.
+        public var quantumFrames: Int
+        public var rateHz: Int
+        public init(remote: String? = nil, nodeName: String = "scenesound", inputSetCount: Int = 32,
+                    quantumFrames: Int = 256, rateHz: Int = 48_000) {
+            self.remote = remote; self.nodeName = nodeName; self.inputSetCount = inputSetCount
+            self.quantumFrames = quantumFrames; self.rateHz = rateHz
+        }
+    }
+
+    /// Delivered on the node's loop thread; a handler may call the operations below (not `stop`).
+    public enum Event: Sendable, Equatable {
+        /// Our node and all its ports are in the registry.
+        case nodeReady(nodeID: UInt32)
+        /// A `Stream/Output/Audio` node (an app's playback) appeared: the moment to park it.
+        case appAppeared(nodeID: UInt32, nodeName: String)
+        /// That node went; its set, if any, is free again.
+        case appGone(nodeID: UInt32)
+        case linkAdded(linkID: UInt32)
+        case linkRemoved(linkID: UInt32)
+        case parkSinkReady(nodeID: UInt32)
+        case disconnected(reason: String)
+        /// The server refused something of ours (a link, the park sink): the proxy's id, why.
+        case refused(proxyID: UInt32, reason: String)
+    }
+
+    /// One cycle's buffers, valid during the render call only (on the data thread).
+    public struct Cycle {
+        let inputs: UnsafePointer<UnsafePointer<Float>?>
+        let outputs: UnsafePointer<UnsafeMutablePointer<Float>?>
+        public let inputSetCount: Int
+        /// The cycle's quantum and rate, read from the graph's position this cycle.
+        public let frames: Int
+        public let rateHz: Int
+        /// A set's channel (0 FL … 7 SR): nil = silence (the set is free or that port unlinked).
+        public func input(set: Int, channel: Int) -> UnsafePointer<Float>? {
+            precondition(set < inputSetCount && channel < PipeWireGraphNode.channelsPerSet)
+            return inputs[set * PipeWireGraphNode.channelsPerSet + channel]
+        }
+        /// Output 0 (FL) or 1 (FR), `frames` samples to fill; never nil.
+        public func output(_ channel: Int) -> UnsafeMutablePointer<Float> { outputs[channel]! }
+    }
+
+    public struct Node: Sendable, Equatable {
+        public let id: UInt32, serial: UInt64, processID: Int32, mediaClass: String, name: String
+    }
+    public struct Port: Sendable, Equatable {
+        public let id: UInt32, nodeID: UInt32, isOutput: Bool, channel: String, name: String
+    }
+    public struct Link: Sendable, Equatable {
+        public let id: UInt32, outputNodeID: UInt32, outputPortID: UInt32, inputNodeID: UInt32, inputPortID: UInt32
+    }
+
+    public let configuration: Configuration
+    private let callbacks: Callbacks
+    private var handle: OpaquePointer?
+    private let lifecycle = Mutex<Bool>(false)  // started
+
+    private final class Callbacks {
+        let events: @Sendable (Event) -> Void
+        var render: (Cycle) -> Void = { _ in }
+        init(events: @escaping @Sendable (Event) -> Void) { self.events = events }
+    }
+
+    public init(configuration: Configuration, events: @escaping @Sendable (Event) -> Void = { _ in }) {
+        self.configuration = configuration
+        callbacks = Callbacks(events: events)
+    }
+
+    deinit { if let handle { ss_pw_graph_free(handle) } }
+
+    /// Connects and makes the node with its whole port pool. `render` runs every cycle on the
+    /// data thread under the real-time rules, and must fill both outputs.
+    public func start(render: @escaping (Cycle) -> Void) throws(PipeWireOutputError) {
+        guard (1 ... Self.maximumInputSets).contains(configuration.inputSetCount), configuration.quantumFrames > 0,
+              configuration.rateHz > 0 else {
+            throw .invalidConfiguration("\(configuration.inputSetCount) input sets, \(configuration.quantumFrames) frames at \(configuration.rateHz) Hz")
+        }
+        try lifecycle.withLock { started throws(PipeWireOutputError) in
+            guard !started else { throw .alreadyStarted }
+            callbacks.render = render
+            let userdata = Unmanaged.passUnretained(callbacks).toOpaque()
+            let made: OpaquePointer? = withOptionalCString(configuration.remote) { remote in
+                configuration.nodeName.withCString { name in
+                    var config = ss_pw_graph_config(remote: remote, node_name: name, input_sets: UInt32(configuration.inputSetCount),
+                                                    quantum_frames: UInt32(configuration.quantumFrames), rate_hz: UInt32(configuration.rateHz))
+                    return ss_pw_graph_new(&config, { userdata, inputs, sets, outputs, frames, rate in
+                        let callbacks = Unmanaged<Callbacks>.fromOpaque(userdata!).takeUnretainedValue()
+                        callbacks.render(Cycle(inputs: inputs!, outputs: outputs!, inputSetCount: Int(sets), frames: Int(frames), rateHz: Int(rate)))
+                    }, { userdata, event, id, detail in
+                        let callbacks = Unmanaged<Callbacks>.fromOpaque(userdata!).takeUnretainedValue()
+                        let text = detail.map { String(cString: $0) } ?? ""
+                        switch Int(event) {
+                        case Int(SS_PW_GRAPH_NODE_READY.rawValue): callbacks.events(.nodeReady(nodeID: id))
+                        case Int(SS_PW_GRAPH_APP_APPEARED.rawValue): callbacks.events(.appAppeared(nodeID: id, nodeName: text))
+                        case Int(SS_PW_GRAPH_APP_GONE.rawValue): callbacks.events(.appGone(nodeID: id))
+                        case Int(SS_PW_GRAPH_LINK_ADDED.rawValue): callbacks.events(.linkAdded(linkID: id))
+                        case Int(SS_PW_GRAPH_LINK_REMOVED.rawValue): callbacks.events(.linkRemoved(linkID: id))
+                        case Int(SS_PW_GRAPH_PARK_SINK_READY.rawValue): callbacks.events(.parkSinkReady(nodeID: id))
+                        case Int(SS_PW_GRAPH_ERROR.rawValue): callbacks.events(.refused(proxyID: id, reason: text))
+                        default: callbacks.events(.disconnected(reason: text))
+                        }
+                    }, userdata)
+                }
+            }
+            guard let made else { throw .unavailable("libpipewire could not make the graph node's loop and context") }
+            let result = ss_pw_graph_start(made)
+            guard result == 0 else {
+                ss_pw_graph_free(made)
+                throw .unavailable("cannot connect the graph node (error \(-result))")
+            }
+            handle = made
+            started = true
+        }
+    }
+
+    /// Clears the metadata targets we wrote (waiting for the server), destroys our links, park
+    /// sink and node, disconnects. `render` is not called afterwards. Idempotent; not from a handler.
+    public func stop() {
+        lifecycle.withLock { started in
+            guard started, let handle else { return }
+            ss_pw_graph_stop(handle)
+            started = false
+        }
+    }
+
+    private var live: OpaquePointer? { lifecycle.withLock { $0 ? handle : nil } }
+
+    // MARK: Operations (on the loop thread, under its lock)
+
+    /// Links the app node's output ports into `set` by channel (MONO to FL and FR), only the
+    /// channels in `channels` (indices 0 FL … 7 SR; nil = every one the app has), once the
+    /// session manager has linked the app (to the park sink); ports it adds later are linked as
+    /// they come. Errno-style failure: EBUSY (another app's set), ENOENT.
+    @discardableResult
+    public func link(set: Int, toApp appNodeID: UInt32, channels: [Int]? = nil) -> Int32 {
+        guard let handle = live else { return -1 }
+        let mask = channels.map { $0.reduce(UInt32(0)) { $0 | (1 << UInt32($1)) } } ?? 0
+        return -ss_pw_graph_link_set(handle, UInt32(set), appNodeID, mask)
+    }
+    public func unlink(set: Int) { if let handle = live { ss_pw_graph_unlink_set(handle, UInt32(set)) } }
+    /// The app node a set is linked to, nil when free.
+    public func app(inSet set: Int) -> UInt32? { live.flatMap { let id = ss_pw_graph_set_app($0, UInt32(set)); return id == 0 ? nil : id } }
+    /// Our outputs to the sink of that `node.name`; nil = the default sink, followed.
+    public func linkOutputs(toSink sinkName: String?) {
+        guard let handle = live else { return }
+        withOptionalCString(sinkName) { ss_pw_graph_link_outputs(handle, $0) }
+    }
+    public func unlinkOutputs() { if let handle = live { ss_pw_graph_unlink_outputs(handle) } }
+    /// Our silent 7.1 park sink, made by our connection (it goes with it).
+    @discardableResult
+    public func createParkSink(named name: String) -> Int32 {
+        guard let handle = live else { return -1 }
+        return -name.withCString { ss_pw_graph_create_park_sink(handle, $0) }
+    }
+    public func destroyParkSink() { if let handle = live { ss_pw_graph_destroy_park_sink(handle) } }
+    public var parkSinkNodeID: UInt32? { live.flatMap { let id = ss_pw_graph_park_sink_id($0); return id == 0 ? nil : id } }
+    /// `default` metadata `target.object`/`target.node` of the app's node: the target node
+    /// (e.g. the park sink), nil = cleared (WirePlumber puts it back on the default at once).
+    @discardableResult
+    public func setTarget(ofApp appNodeID: UInt32, to targetNodeID: UInt32?) -> Int32 {
+        guard let handle = live else { return -1 }
+        return -ss_pw_graph_set_target(handle, appNodeID, targetNodeID ?? 0)
+    }
+
+    // MARK: State and the registry view
+
+    public var nodeID: UInt32? { handle.flatMap { let id = ss_pw_graph_node_id($0); return id == 0 ? nil : id } }
+    public var cycleCount: Int { handle.map { Int(ss_pw_graph_cycles($0)) } ?? 0 }
+    public var quantumFrames: Int? { handle.flatMap { let n = Int(ss_pw_graph_quantum_frames($0)); return n > 0 ? n : nil } }
+    public var rateHz: Int? { handle.flatMap { let n = Int(ss_pw_graph_rate_hz($0)); return n > 0 ? n : nil } }
+    /// Whether the data thread ran SCHED_FIFO or SCHED_RR at its first cycle (nil before).
+    public var dataThreadIsRealTime: Bool? {
+        guard let handle else { return nil }
+        let policy = ss_pw_graph_data_thread_policy(handle)
+        return policy < 0 ? nil : policy == 1 || policy == 2
+    }
+
+    public func node(id: UInt32) -> Node? {
+        guard let handle = live else { return nil }
+        var info = ss_pw_graph_node_info()
+        return ss_pw_graph_node(handle, id, &info) == 0 ? Node(info) : nil
+    }
+    public func nodeID(named name: String) -> UInt32? {
+        guard let handle = live else { return nil }
+        let id = name.withCString { ss_pw_graph_find_node(handle, $0) }
+        return id == 0 ? nil : id
+    }
+    public func nodes(mediaClass: String? = nil) -> [Node] {
+        guard let handle = live else { return [] }
+        return copyOut(ss_pw_graph_node_info()) { out, capacity in
+            withOptionalCString(mediaClass) { ss_pw_graph_nodes(handle, $0, out, capacity) }
+        }.map(Node.init)
+    }
+    /// A node's ports (nil: every port).
+    public func ports(ofNode nodeID: UInt32? = nil) -> [Port] {
+        guard let handle = live else { return [] }
+        return copyOut(ss_pw_graph_port_info()) { ss_pw_graph_ports(handle, nodeID ?? 0, $0, $1) }.map(Port.init)
+    }
+    /// Links from or to a node (nil: every link).
+    public func links(ofNode nodeID: UInt32? = nil) -> [Link] {
+        guard let handle = live else { return [] }
+        return copyOut(ss_pw_graph_link_info()) { ss_pw_graph_links(handle, nodeID ?? 0, $0, $1) }.map {
+            Link(id: $0.id, outputNodeID: $0.output_node, outputPortID: $0.output_port, inputNodeID: $0.input_node, inputPortID: $0.input_port)
+        }
+    }
+
+    /// Asks for the count, then copies (the graph may grow between: asked again).
+    private func copyOut<T>(_ empty: T, _ fill: (UnsafeMutablePointer<T>?, UInt32) -> UInt32) -> [T] {
+        var capacity = max(Int(fill(nil, 0)), 16)
+        while true {
+            var items = [T](repeating: empty, count: capacity)
+            let count = Int(items.withUnsafeMutableBufferPointer { fill($0.baseAddress, UInt32(capacity)) })
+            if count <= capacity { return Array(items.prefix(count)) }
+            capacity = count * 2
+        }
+    }
+}
+
+private func text<T>(_ tuple: T) -> String {
+    withUnsafeBytes(of: tuple) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+}
+
+extension PipeWireGraphNode.Node {
+    init(_ info: ss_pw_graph_node_info) {
+        self.init(id: info.id, serial: info.serial, processID: info.process_id, mediaClass: text(info.media_class), name: text(info.name))
+    }
+}
+
+extension PipeWireGraphNode.Port {
+    init(_ info: ss_pw_graph_port_info) {
+        self.init(id: info.id, nodeID: info.node, isOutput: info.is_output != 0, channel: text(info.channel), name: text(info.name))
+    }
+}
