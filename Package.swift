@@ -133,7 +133,7 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOWebSocket", package: "swift-nio"),
-        ], exclude: ["Page"]),
+        ], resources: [.embedInCode("Page/index.html"), .embedInCode("Page/view.css"), .embedInCode("Page/view.js")]),
         // The `scenesound` command line's verbs, as a library: the `scenesound` program runs it,
         // and so does scenesoundd when called by that name (one binary in the packages).
         .target(name: "SceneSoundCLI", dependencies: [

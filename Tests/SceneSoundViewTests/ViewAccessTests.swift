@@ -68,19 +68,14 @@ import Testing
         #expect(access.setCookieValue == "scenesound_view_4711=00112233445566778899aabbccddeeff; Path=/; HttpOnly; SameSite=Strict")
     }
 
-    /// PageAssets.swift is made from Page/ by scripts/embed-view-page: the two must agree.
+    /// The page served is the page's files, as they are in the source tree.
     @Test func theEmbeddedPageIsThePagesFiles() throws {
         let page = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../Sources/SceneSoundView/Page").standardized
-        func embedded(_ file: String) throws -> String {
-            try String(contentsOf: page.appendingPathComponent(file), encoding: .utf8)
-                .split(separator: "\n", omittingEmptySubsequences: false)
-                .map { String($0.reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed()) }
-                .joined(separator: "\n").trimmingCharacters(in: .newlines)
-        }
-        #expect(PageAssets.html == (try embedded("index.html")), "run scripts/embed-view-page")
-        #expect(PageAssets.style == (try embedded("view.css")), "run scripts/embed-view-page")
-        #expect(PageAssets.script == (try embedded("view.js")), "run scripts/embed-view-page")
+        func file(_ name: String) throws -> String { try String(contentsOf: page.appendingPathComponent(name), encoding: .utf8) }
+        #expect(PageAssets.html == (try file("index.html")))
+        #expect(PageAssets.style == (try file("view.css")))
+        #expect(PageAssets.script == (try file("view.js")))
         // Nothing from anywhere else (the script's one address is SVG's namespace name).
         for text in [PageAssets.html, PageAssets.style, PageAssets.script] {
             for remote in ["src=\"http", "href=\"http", "src=\"//", "href=\"//", "url(", "@import", "fetch(", "XMLHttpRequest"] {
