@@ -5,7 +5,10 @@ import CPulse
 /// knew, else the one its sink's properties name, else any other), moves every stream on them
 /// to the default sink (moving a stream to the default sink also makes the server forget the
 /// route it remembered when we moved it: module-stream-restore and WirePlumber both drop a
-/// stream's target when it goes to the default), then unloads their modules.
+/// stream's target when it goes to the default), then unloads their modules. A client's stream
+/// linked to no sink at all is moved there too: on PipeWire a stream we moved is linked nowhere
+/// for a moment while pipewire-pulse relinks it, and one caught so when our sink went stayed
+/// linked nowhere, silent (its target, our sink, gone).
 ///
 /// One piece of code for every way a capture ends: the daemon stopping, the guard after the
 /// daemon died or hung, and the next daemon finding leftovers of a crashed one.
@@ -84,7 +87,9 @@ enum CaptureSweep {
         let targetIndices = Set(targets.map(\.index))
         requests.sinkInputs { inputs in
             var outcome = outcome
-            let stranded = (inputs ?? []).filter { targetIndices.contains($0.sinkIndex) }
+            let stranded = (inputs ?? []).filter {
+                targetIndices.contains($0.sinkIndex) || ($0.sinkIndex == UInt32.max && $0.ownerModule == nil)  // PA_INVALID_INDEX
+            }
             let counter = CompletionCounter(count: stranded.count) { then(outcome) }
             for input in stranded {
                 requests.moveSinkInput(input.index, toSink: destination.index) { success in
