@@ -350,14 +350,14 @@ public final class CapturedAppStreams: @unchecked Sendable {
         guard var entry = entries[key] else { return }
         entry.spatialMode = mode
         entries[key] = entry
-        let streams = core.engineStreams, id = entry.streamID
-        streams.setGain(id, linear: 0)
+        let id = entry.streamID
+        core.engineStreams.setGain(id, linear: 0)
         let blockSeconds = Double(core.engine.configuration.blockFrames) / core.engine.configuration.sampleRateHz
         eventLoop.scheduleTask(in: .nanoseconds(Int64(2 * blockSeconds * 1e9) + 2_000_000)) { [self] in
             // Still the same stream, and still meant to play this way.
             guard let now = entries[key], now.streamID == id, now.spatialMode == mode else { return }
-            streams.setMode(id, mode)
-            streams.setGain(id, linear: 1)
+            core.engineStreams.setMode(id, mode)
+            core.engineStreams.setGain(id, linear: 1)
         }
         core.logger.info("captured stream of \(entry.app.applicationName ?? entry.app.binary ?? "?") plays \(EngineStreams.engineMode(mode).rawValue) now")
     }
