@@ -12,6 +12,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <spa/utils/json.h>
+
 void ss_graph_emit(struct ss_pw_graph *g, int event, uint32_t id, const char *detail)
 {
 	if (g->event != NULL)
@@ -82,20 +84,38 @@ static int metadata_property(void *data, uint32_t subject, const char *key, cons
 }
 static const struct pw_metadata_events metadata_events = { PW_VERSION_METADATA_EVENTS, .property = metadata_property };
 
-/* `default.audio.sink` is JSON: { "name": "out" }. */
+/* `default.audio.sink` is JSON, { "name": "out" }: its "name", read with SPA's own JSON parser
+ * (escapes and all); empty when absent or not an object. */
+static void default_sink_name(const char *value, char *name, int size)
+{
+	struct spa_json document, object;
+	char key[64];
+	const char *skipped;
+	name[0] = '\0';
+	if (value == NULL)
+		return;
+	spa_json_init(&document, value, strlen(value));
+	if (spa_json_enter_object(&document, &object) <= 0)
+		return;
+	while (spa_json_get_string(&object, key, sizeof(key)) > 0) {
+		if (strcmp(key, "name") == 0) {
+			if (spa_json_get_string(&object, name, size) <= 0)
+				name[0] = '\0';
+			return;
+		}
+		if (spa_json_next(&object, &skipped) <= 0)
+			return;
+	}
+}
+
 static void on_metadata_property(void *data, uint32_t subject, const char *key, const char *type, const char *value)
 {
 	struct ss_pw_graph *g = data;
 	(void)type;
 	if (subject != PW_ID_CORE || key == NULL || strcmp(key, "default.audio.sink") != 0)
 		return;
-	char name[SS_PW_GRAPH_TEXT] = "";
-	const char *at = value != NULL ? strstr(value, "\"name\"") : NULL;
-	if (at != NULL && (at = strchr(at + 6, '"')) != NULL) {
-		const char *end = strchr(at + 1, '"');
-		if (end != NULL)
-			snprintf(name, sizeof(name), "%.*s", (int)(end - at - 1), at + 1);
-	}
+	char name[SS_PW_GRAPH_TEXT];
+	default_sink_name(value, name, sizeof(name));
 	if (strcmp(name, g->default_sink) == 0)
 		return;
 	snprintf(g->default_sink, sizeof(g->default_sink), "%s", name);
