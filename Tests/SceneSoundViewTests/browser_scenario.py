@@ -286,7 +286,8 @@ try:
 
     if "screenshot_4k" in cfg:
         driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": 3840, "height": 2160, "deviceScaleFactor": 1, "mobile": False})
-        time.sleep(0.3)
+        wait(lambda: js("return window.innerWidth === 3840 && document.getElementById('map').getBoundingClientRect().width > 1280"),
+             5, "the page laid out at 3840x2160")
         driver.save_screenshot(cfg["screenshot_4k"])
         driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": 1280, "height": 720, "deviceScaleFactor": 1, "mobile": False})
 
