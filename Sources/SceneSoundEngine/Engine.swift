@@ -128,6 +128,14 @@ public final class Engine: @unchecked Sendable {
 
     // MARK: Render thread
 
+    /// Renders one block of `channelCount` interleaved channels (the output stream's: 2, or a
+    /// speaker layout's 6 or 8), whatever the rendering; a rendering of fewer channels leaves
+    /// the others silent (for the blocks until the output reopens with its count).
+    public func render(into output: UnsafeMutablePointer<Float>, channelCount: Int) {
+        precondition(channelCount == 2, "TODO(issue 29): multichannel output")
+        render(into: output)
+    }
+
     /// Renders one block of interleaved stereo (`configuration.blockFrames` frames).
     public func render(into output: UnsafeMutablePointer<Float>) {
         let start = MonotonicClock.nowNanoseconds()
@@ -182,6 +190,8 @@ public final class Engine: @unchecked Sendable {
     }
 
     static let streamsStartedPerBlock = 24
+    /// The rendering the last `setRendering` asked for.
+    @exclusivity(unchecked) private(set) var rendering = OutputRendering.headphones
     @exclusivity(unchecked) private var deferred: EngineCommand?
 
     private func apply(_ command: EngineCommand) {
@@ -230,6 +240,8 @@ public final class Engine: @unchecked Sendable {
             renderer.headphoneEQ.use(filter)
         case .switchHRTF(let change):
             renderer.beginSwitch(change)
+        case .setRendering(let rendering):
+            self.rendering = rendering  // TODO(issue 29): the renderer renders it
         }
     }
 

@@ -30,6 +30,9 @@ public enum EngineCommand {
     /// comes back as `.retiredHRTF` with the old set's state. Streams added after it wait
     /// until the crossfade is over (they carry voices for the new set).
     case switchHRTF(HRTFSwitch)
+    /// How the mix is rendered from now on (the output device's method and the listener's
+    /// spatial choice for it), crossfaded from the one before.
+    case setRendering(OutputRendering)
 }
 
 /// What the render thread tells the server.
