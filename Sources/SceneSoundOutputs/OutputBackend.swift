@@ -13,9 +13,17 @@ public protocol OutputBackend: AnyObject, Sendable {
     /// asks again at once. Called on the server's event loop when nothing has sounded for a
     /// while, and when new work arrives.
     func setResting(_ resting: Bool)
+    /// The channels the output plays from now on: stereo, or a speaker layout's (5.1, 7.1)
+    /// when the server renders for surround speakers. The backend reopens its stream with
+    /// them if it must; until then `Engine.render(into:channelCount:)` fills what it has.
+    /// Called on the server's event loop.
+    func useChannels(_ layout: ChannelLayout)
 }
 
 extension OutputBackend {
+    /// Stereo only (the null output, and any backend until it learns more).
+    public func useChannels(_ layout: ChannelLayout) {}
+
     /// A file keeps its timeline: the wav output renders on, silence included.
     public func setResting(_ resting: Bool) {}
 }
