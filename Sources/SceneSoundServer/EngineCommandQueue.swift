@@ -79,7 +79,7 @@ final class EngineCommandQueue {
 
     /// What a state-setting command sets: a later one for the same key supersedes it.
     private enum Key: Hashable {
-        case headPose, ducking, headphoneEQ
+        case headPose, ducking, headphoneEQ, rendering
         case gain(StreamID), mode(StreamID), scene(StreamID), drain(StreamID)
         case placeScene(Int), sceneLowpass(Int)
 
@@ -95,6 +95,7 @@ final class EngineCommandQueue {
             case .setHeadPose: self = .headPose
             case .setDucking: self = .ducking
             case .setHeadphoneEQ: self = .headphoneEQ
+            case .setRendering: self = .rendering
             }
         }
     }
