@@ -12,7 +12,7 @@
 #include <spa/param/audio/format-utils.h>
 #include <spa/utils/result.h>
 
-#define SS_PW_BYTES_PER_FRAME (2 * sizeof(float))
+#define SS_PW_BYTES_PER_SAMPLE sizeof(float)
 
 /* What the registry announced: nodes (for the sink names) and links (for the sink we play on). */
 struct ss_pw_node {
@@ -44,6 +44,10 @@ struct ss_pw_output {
 	/* Loop thread (or under the loop's lock). */
 	char *target;
 	int stays;
+	/* The stream's channels: SPA positions. Changed only while no stream exists, so the data
+	 * thread reads them without a lock. */
+	uint32_t channels;
+	uint32_t positions[SS_PW_OUTPUT_MAX_CHANNELS];
 	int active;
 	int started;
 	struct pw_core *core;
@@ -279,15 +283,16 @@ static void on_retry_timer(void *data, uint64_t expirations)
 
 static void fill(struct ss_pw_output *o, uint8_t *destination, uint32_t frames)
 {
+	size_t bytes_per_frame = o->channels * SS_PW_BYTES_PER_SAMPLE;
 	uint32_t written = 0;
 	while (written < frames) {
 		if (o->pending_start == o->block_frames) {
-			o->render(o->userdata, o->block, o->block_frames);
+			o->render(o->userdata, o->block, o->block_frames, o->channels);
 			o->pending_start = 0;
 		}
 		uint32_t count = SPA_MIN(o->block_frames - o->pending_start, frames - written);
-		memcpy(destination + (size_t)written * SS_PW_BYTES_PER_FRAME,
-		       o->block + (size_t)o->pending_start * 2, (size_t)count * SS_PW_BYTES_PER_FRAME);
+		memcpy(destination + (size_t)written * bytes_per_frame,
+		       o->block + (size_t)o->pending_start * o->channels, (size_t)count * bytes_per_frame);
 		o->pending_start += count;
 		written += count;
 	}
@@ -308,13 +313,14 @@ static void on_process(void *data)
 		pw_stream_queue_buffer(stream, buffer);
 		return;
 	}
-	uint32_t capacity = d->maxsize / SS_PW_BYTES_PER_FRAME;
+	uint32_t bytes_per_frame = o->channels * SS_PW_BYTES_PER_SAMPLE;
+	uint32_t capacity = d->maxsize / bytes_per_frame;
 	uint32_t frames = buffer->requested > 0 ? (uint32_t)SPA_MIN(buffer->requested, (uint64_t)capacity)
 	                                        : SPA_MIN(o->block_frames, capacity);
 	fill(o, d->data, frames);
 	d->chunk->offset = 0;
-	d->chunk->stride = SS_PW_BYTES_PER_FRAME;
-	d->chunk->size = frames * SS_PW_BYTES_PER_FRAME;
+	d->chunk->stride = bytes_per_frame;
+	d->chunk->size = frames * bytes_per_frame;
 	buffer->size = frames;
 	pw_stream_queue_buffer(stream, buffer);
 	__atomic_store_n(&o->quantum_frames, frames, __ATOMIC_RELAXED);
@@ -428,9 +434,9 @@ static void stream_open(struct ss_pw_output *o)
 	struct spa_audio_info_raw format = {
 		.format = SPA_AUDIO_FORMAT_F32,
 		.rate = o->rate_hz,
-		.channels = 2,
-		.position = { SPA_AUDIO_CHANNEL_FL, SPA_AUDIO_CHANNEL_FR },
+		.channels = o->channels,
 	};
+	memcpy(format.position, o->positions, o->channels * sizeof(o->positions[0]));
 	const struct spa_pod *params[1];
 	params[0] = spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat, &format);
 	enum pw_stream_flags flags = PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS | PW_STREAM_FLAG_RT_PROCESS;
@@ -545,7 +551,10 @@ ss_pw_output *ss_pw_output_new(const struct ss_pw_output_config *config,
 	o->event = event;
 	o->userdata = userdata;
 	o->active = 1;
-	o->block = calloc((size_t)config->block_frames * 2, sizeof(float));
+	o->channels = 2;
+	o->positions[0] = SPA_AUDIO_CHANNEL_FL;
+	o->positions[1] = SPA_AUDIO_CHANNEL_FR;
+	o->block = calloc((size_t)config->block_frames * SS_PW_OUTPUT_MAX_CHANNELS, sizeof(float));
 	o->pending_start = config->block_frames;
 	store_latency(o, -1);
 	if (o->block == NULL || o->application_name == NULL || o->icon_name == NULL || o->node_name == NULL ||
@@ -622,6 +631,51 @@ void ss_pw_output_free(ss_pw_output *o)
 	free(o);
 }
 
+/* Ends the session for a new one made at once (session_start_now), under the loop's lock: not
+ * a loss (no event, no reconnection counted). The data thread is out of the stream afterwards. */
+static void session_end_for_restart(struct ss_pw_output *o)
+{
+	pw_loop_update_timer(pw_thread_loop_get_loop(o->loop), o->retry_timer, NULL, NULL, false);
+	int lost = o->lost_playback;
+	session_teardown(o);
+	o->lost_playback = lost;
+}
+
+static void session_start_now(struct ss_pw_output *o)
+{
+	o->next_delay_seconds = o->retry_initial_seconds;
+	session_start(o);
+}
+
+int ss_pw_output_set_channels(ss_pw_output *o, uint32_t count, const uint32_t *speakers)
+{
+	static const uint32_t spa_positions[SS_PW_OUTPUT_MAX_CHANNELS] = {
+		SPA_AUDIO_CHANNEL_FL, SPA_AUDIO_CHANNEL_FR, SPA_AUDIO_CHANNEL_FC, SPA_AUDIO_CHANNEL_LFE,
+		SPA_AUDIO_CHANNEL_RL, SPA_AUDIO_CHANNEL_RR, SPA_AUDIO_CHANNEL_SL, SPA_AUDIO_CHANNEL_SR,
+	};
+	uint32_t positions[SS_PW_OUTPUT_MAX_CHANNELS];
+	if (count == 0 || count > SS_PW_OUTPUT_MAX_CHANNELS)
+		return -EINVAL;
+	for (uint32_t i = 0; i < count; i++) {
+		if (speakers[i] >= SS_PW_OUTPUT_MAX_CHANNELS)
+			return -EINVAL;
+		positions[i] = spa_positions[speakers[i]];
+	}
+	pw_thread_loop_lock(o->loop);
+	if (count != o->channels || memcmp(positions, o->positions, count * sizeof(positions[0])) != 0) {
+		/* The stream goes first, so the data thread is out of it while the channels change. */
+		if (o->started)
+			session_end_for_restart(o);
+		o->channels = count;
+		memcpy(o->positions, positions, count * sizeof(positions[0]));
+		o->pending_start = o->block_frames;  /* rendered for the old channels */
+		if (o->started)
+			session_start_now(o);
+	}
+	pw_thread_loop_unlock(o->loop);
+	return 0;
+}
+
 void ss_pw_output_set_target(ss_pw_output *o, const char *target, int stays)
 {
 	pw_thread_loop_lock(o->loop);
@@ -634,13 +688,8 @@ void ss_pw_output_set_target(ss_pw_output *o, const char *target, int stays)
 			o->target = copied;
 			o->stays = stays != 0;
 			if (o->started) {
-				/* Not a loss: no event, no reconnection counted. */
-				pw_loop_update_timer(pw_thread_loop_get_loop(o->loop), o->retry_timer, NULL, NULL, false);
-				int lost = o->lost_playback;
-				session_teardown(o);
-				o->lost_playback = lost;
-				o->next_delay_seconds = o->retry_initial_seconds;
-				session_start(o);
+				session_end_for_restart(o);
+				session_start_now(o);
 			}
 		}
 	}

@@ -30,11 +30,11 @@ public final class PipeWireAudioOutput: OutputBackend, @unchecked Sendable {
             self?.record(event)
         }
         do {
-            try pipewire.start { [scheduling] buffer, _ in
+            try pipewire.start(renderChannels: { [scheduling] buffer, _, channels in
                 scheduling.ensureRequestedOnCurrentThread()
-                engine.render(into: buffer)
+                engine.render(into: buffer, channelCount: channels)
                 engine.markDelivered(throughFrame: engine.renderedFrames)
-            }
+            })
         } catch {
             throw OutputError("\(error)")
         }
@@ -54,6 +54,15 @@ public final class PipeWireAudioOutput: OutputBackend, @unchecked Sendable {
     public func stop() throws { pipewire?.stop() }
 
     public func setResting(_ resting: Bool) { pipewire?.setActive(!resting) }
+
+    /// Reopens the stream with the layout's channels.
+    public func useChannels(_ layout: ChannelLayout) {
+        do {
+            try pipewire?.useChannels(speakerNumbers: layout.speakers.map(\.rawValue))
+        } catch {
+            lastEvent.withLock { $0 = "cannot play \(layout): \(error)" }
+        }
+    }
 
     /// Plays on `sinkName` whatever the default sink becomes; nil: back to `target` as
     /// configured (or to the default). See `PipeWireOutput.pin(toSink:)`.

@@ -32,11 +32,11 @@ public final class PulseAudioOutput: OutputBackend, @unchecked Sendable {
             self?.record(event)
         }
         do {
-            try pulse.start { [scheduling] buffer, _ in
+            try pulse.start(renderChannels: { [scheduling] buffer, _, channels in
                 scheduling.ensureRequestedOnCurrentThread()
-                engine.render(into: buffer)
+                engine.render(into: buffer, channelCount: channels)
                 engine.markDelivered(throughFrame: engine.renderedFrames)
-            }
+            })
         } catch {
             throw OutputError("PulseAudio output: \(error)")
         }
@@ -56,6 +56,15 @@ public final class PulseAudioOutput: OutputBackend, @unchecked Sendable {
     public func stop() throws { pulse?.stop() }
 
     public func setResting(_ resting: Bool) { pulse?.setCorked(resting) }
+
+    /// Reopens the stream with the layout's channels (PulseAudio's names for them).
+    public func useChannels(_ layout: ChannelLayout) {
+        do {
+            try pulse?.useChannels(layout.speakers.map(\.pulseName))
+        } catch {
+            lastEvent.withLock { $0 = "cannot play \(layout): \(error)" }
+        }
+    }
 
     /// Plays on `sinkName` whatever the default sink becomes; nil: back to `sinkName` as
     /// configured (or to the default). See `PulseOutput.pin(toSink:)`.

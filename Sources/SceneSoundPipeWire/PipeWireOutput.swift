@@ -58,7 +58,9 @@ public final class PipeWireOutput: @unchecked Sendable {
     /// What the C side calls back: the render closure (data thread) and events (loop thread).
     private final class Callbacks {
         let events: @Sendable (Event) -> Void
-        var render: (UnsafeMutablePointer<Float>, Int) -> Void = { buffer, frames in buffer.update(repeating: 0, count: frames * 2) }
+        var render: (UnsafeMutablePointer<Float>, _ frames: Int, _ channels: Int) -> Void = { buffer, frames, channels in
+            buffer.update(repeating: 0, count: frames * channels)
+        }
         init(events: @escaping @Sendable (Event) -> Void) { self.events = events }
     }
 
@@ -75,6 +77,13 @@ public final class PipeWireOutput: @unchecked Sendable {
     /// libpipewire unable to make its loop). `render` fills `blockFrames` interleaved stereo
     /// Float32 frames on PipeWire's data thread, under the real-time rules.
     public func start(render: @escaping (UnsafeMutablePointer<Float>, Int) -> Void) throws(PipeWireOutputError) {
+        try start(renderChannels: { buffer, frames, _ in render(buffer, frames) })
+    }
+
+    /// As `start(render:)`, with the stream's channel count passed to `render` (2 until
+    /// `useChannels` changes it): it fills `frames` interleaved frames of that many channels.
+    public func start(renderChannels render: @escaping (UnsafeMutablePointer<Float>, _ frames: Int, _ channels: Int) -> Void)
+        throws(PipeWireOutputError) {
         guard configuration.rateHz > 0, configuration.blockFrames > 0, configuration.blockFrames <= configuration.rateHz else {
             throw .invalidConfiguration("rate \(configuration.rateHz) Hz and block \(configuration.blockFrames) frames")
         }
@@ -94,9 +103,9 @@ public final class PipeWireOutput: @unchecked Sendable {
                                         description: description, media_role: role, rate_hz: UInt32(configuration.rateHz),
                                         block_frames: UInt32(configuration.blockFrames),
                                         retry_initial_seconds: 0.050, retry_maximum_seconds: 1.0)
-                                    return ss_pw_output_new(&config, { userdata, buffer, frames in
+                                    return ss_pw_output_new(&config, { userdata, buffer, frames, channels in
                                         let callbacks = Unmanaged<Callbacks>.fromOpaque(userdata!).takeUnretainedValue()
-                                        callbacks.render(buffer!, Int(frames))
+                                        callbacks.render(buffer!, Int(frames), Int(channels))
                                     }, { userdata, event, detail in
                                         let callbacks = Unmanaged<Callbacks>.fromOpaque(userdata!).takeUnretainedValue()
                                         let text = detail.map { String(cString: $0) } ?? ""
@@ -143,6 +152,19 @@ public final class PipeWireOutput: @unchecked Sendable {
         let target = sinkName ?? configuration.target
         let stays: Int32 = sinkName != nil ? 1 : 0
         withOptionalCString(target) { ss_pw_output_set_target(handle, $0, stays) }
+    }
+
+    /// Plays these loudspeakers (numbered in the WAVE / SMPTE order: 0 FL, 1 FR, 2 FC, 3 LFE,
+    /// 4 RL, 5 RR, 6 SL, 7 SR), in the order `render` fills them, from now on: reopens the
+    /// stream if they changed (a gap of a few milliseconds); kept across reconnections and pins.
+    public func useChannels(speakerNumbers: [Int]) throws(PipeWireOutputError) {
+        guard (1...Int(SS_PW_OUTPUT_MAX_CHANNELS)).contains(speakerNumbers.count),
+              speakerNumbers.allSatisfy({ (0..<Int(SS_PW_OUTPUT_MAX_CHANNELS)).contains($0) }) else {
+            throw .invalidConfiguration("channels \(speakerNumbers): 1 to \(SS_PW_OUTPUT_MAX_CHANNELS) speakers numbered 0 to 7")
+        }
+        guard let handle = lifecycle.withLock({ $0 ? handle : nil }) else { return }
+        let numbers = speakerNumbers.map { UInt32($0) }
+        _ = numbers.withUnsafeBufferPointer { ss_pw_output_set_channels(handle, UInt32($0.count), $0.baseAddress) }
     }
 
     /// Inactive: the node is no longer scheduled (`render` is not called) and the sink may

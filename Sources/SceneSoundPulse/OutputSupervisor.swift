@@ -60,12 +60,25 @@ final class OutputSupervisor: @unchecked Sendable {
     /// Starts over on the sink (see `PulseOutput.pin(toSink:)`), at once if it changed.
     func pin(toSink sinkName: String?) {
         var pinned = configured
+        pinned.channelPositions = configuration.channelPositions
         if let sinkName {
             pinned.sinkName = sinkName
             pinned.staysOnSink = true
         }
         guard !isShutDown, pinned.sinkName != configuration.sinkName || pinned.staysOnSink != configuration.staysOnSink else { return }
         configuration = pinned
+        restart()
+    }
+
+    /// Starts over with these channels (see `PulseOutput.useChannels`), at once if they changed.
+    func useChannels(_ positions: [String]) {
+        guard !isShutDown, positions != configuration.channelPositions else { return }
+        configuration.channelPositions = positions
+        restart()
+    }
+
+    /// A new session at once: not a loss (no event, no reconnection counted).
+    private func restart() {
         session?.close()
         session = nil
         isPlaying = false

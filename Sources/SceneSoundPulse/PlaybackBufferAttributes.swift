@@ -6,17 +6,28 @@ import CPulse
 
 /// The stream's format and server-side buffer, derived from the configuration.
 enum PlaybackBufferAttributes {
-    static func sampleSpec(rateHz: Int) -> pa_sample_spec {
-        pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rateHz),
-                       channels: UInt8(BlockRenderer.channelCount))
+    static func sampleSpec(rateHz: Int, channelCount: Int) -> pa_sample_spec {
+        pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rateHz), channels: UInt8(channelCount))
+    }
+
+    /// The channel map of `positions` (PulseAudio's names: `front-left`, `lfe`, …), which
+    /// `Configuration.validate` has checked.
+    static func channelMap(_ positions: [String]) -> pa_channel_map {
+        var map = pa_channel_map()
+        map.channels = UInt8(positions.count)
+        withUnsafeMutableBytes(of: &map.map) { raw in
+            let slots = raw.bindMemory(to: pa_channel_position_t.self)
+            for (index, name) in positions.enumerated() { slots[index] = pa_channel_position_from_string(name) }
+        }
+        return map
     }
 
     /// tlength ≈ the target latency, minreq = one block (Pulse asks for audio a block at a
     /// time), prebuf = one block (playback starts, and restarts after an underrun, as soon
     /// as there is something to play). With PA_STREAM_ADJUST_LATENCY the server sizes the
     /// sink's own buffer so that the total is about tlength.
-    static func bufferAttributes(rateHz: Int, blockFrames: Int, targetLatencySeconds: Double) -> pa_buffer_attr {
-        let bytesPerFrame = BlockRenderer.bytesPerFrame
+    static func bufferAttributes(rateHz: Int, blockFrames: Int, targetLatencySeconds: Double,
+                                 bytesPerFrame: Int) -> pa_buffer_attr {
         let blockBytes = blockFrames * bytesPerFrame
         let targetFrames = Int((targetLatencySeconds * Double(rateHz)).rounded())
         // Two blocks at least: one playing while the next is requested.

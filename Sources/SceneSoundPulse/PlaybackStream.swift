@@ -34,9 +34,10 @@ final class PlaybackStream {
         events: @escaping @Sendable (PulseOutput.Event) -> Void,
         delegate: PlaybackStreamDelegate
     ) {
-        var spec = PlaybackBufferAttributes.sampleSpec(rateHz: configuration.rateHz)
-        var channels = pa_channel_map()
-        pa_channel_map_init_stereo(&channels)
+        var spec = PlaybackBufferAttributes.sampleSpec(rateHz: configuration.rateHz,
+                                                       channelCount: configuration.channelPositions.count)
+        var channels = PlaybackBufferAttributes.channelMap(configuration.channelPositions)
+        renderer.useChannels(configuration.channelPositions.count)
         guard let stream = pa_stream_new(context, configuration.streamName, &spec, &channels) else { return nil }
         self.stream = stream
         self.api = api
@@ -79,7 +80,8 @@ final class PlaybackStream {
         targetLatencySeconds: Double
     ) -> Bool {
         var buffer = PlaybackBufferAttributes.bufferAttributes(
-            rateHz: rateHz, blockFrames: blockFrames, targetLatencySeconds: targetLatencySeconds)
+            rateHz: rateHz, blockFrames: blockFrames, targetLatencySeconds: targetLatencySeconds,
+            bytesPerFrame: renderer.bytesPerFrame)
         var flags = staysOnSink
             ? pa_stream_flags_t(PlaybackBufferAttributes.streamFlags.rawValue | PA_STREAM_DONT_MOVE.rawValue)
             : PlaybackBufferAttributes.streamFlags
@@ -149,7 +151,7 @@ final class PlaybackStream {
     /// buffers from libpulse's own memory pool (pa_stream_begin_write), so nothing here
     /// allocates, and no lock is taken besides the mainloop's, which we already hold.
     private func writeRequested(byteCount: Int) {
-        let bytesPerFrame = BlockRenderer.bytesPerFrame
+        let bytesPerFrame = renderer.bytesPerFrame
         var remainingBytes = byteCount - byteCount % bytesPerFrame
         while remainingBytes > 0 {
             var buffer: UnsafeMutableRawPointer?

@@ -38,6 +38,12 @@ public final class PulseOutput: @unchecked Sendable {
     /// `render` is called on the PulseAudio thread, once per block, to fill `blockFrames`
     /// interleaved stereo Float32 frames. It must be real-time safe.
     public func start(render: @escaping (UnsafeMutablePointer<Float>, Int) -> Void) throws {
+        try start(renderChannels: { buffer, frames, _ in render(buffer, frames) })
+    }
+
+    /// As `start(render:)`, with the stream's channel count passed to `render` (2 until
+    /// `useChannels` changes it): it fills `frames` interleaved frames of that many channels.
+    public func start(renderChannels render: @escaping (UnsafeMutablePointer<Float>, _ frames: Int, _ channels: Int) -> Void) throws {
         try configuration.validate()
         joinOutputStoppedFromItsOwnThread()
 
@@ -87,6 +93,17 @@ public final class PulseOutput: @unchecked Sendable {
     public func pin(toSink sinkName: String?) {
         guard let (mainloop, supervisor) = lifecycle.withLock({ $0.map { ($0.mainloop, $0.supervisor) } }) else { return }
         mainloop.withLock { supervisor.pin(toSink: sinkName) }
+    }
+
+    /// Plays `positions` (PulseAudio's channel names, in the order `render` fills them) from
+    /// now on: reopens the stream (a gap of a few milliseconds) if they changed; kept across
+    /// reconnections and pins. Before `start`, the configuration's are used.
+    public func useChannels(_ positions: [String]) throws {
+        var checked = configuration
+        checked.channelPositions = positions
+        try checked.validate()
+        guard let (mainloop, supervisor) = lifecycle.withLock({ $0.map { ($0.mainloop, $0.supervisor) } }) else { return }
+        mainloop.withLock { supervisor.useChannels(positions) }
     }
 
     /// Corked, the stream stops running: the server asks for no audio (`render` is not called)

@@ -1,5 +1,8 @@
+import CPulse
+
 extension PulseOutput {
-    /// What to play to and how. The stream format is fixed: interleaved stereo Float32.
+    /// What to play to and how. The stream format: interleaved Float32, stereo unless
+    /// `channelPositions` says otherwise.
     public struct Configuration: Sendable {
         /// The sink to play to; nil = the server's default sink.
         public var sinkName: String?
@@ -17,6 +20,9 @@ extension PulseOutput {
         /// A libpulse server string (e.g. "unix:/run/user/1000/pulse/native");
         /// nil = libpulse's default lookup ($PULSE_SERVER, client.conf, the runtime dir).
         public var serverAddress: String?
+        /// The stream's channels by PulseAudio's names (`front-left`, `front-right`, `lfe`, …),
+        /// in the order `render` fills them; 1 to 8. Set by `PulseOutput.useChannels`.
+        public var channelPositions = ["front-left", "front-right"]
 
         public init(
             sinkName: String? = nil,
@@ -49,6 +55,15 @@ extension PulseOutput {
             }
             guard targetLatencySeconds.isFinite, targetLatencySeconds > 0, targetLatencySeconds <= 10 else {
                 throw invalid("target latency \(targetLatencySeconds) s must be above 0 and at most 10 s")
+            }
+            guard (1...BlockRenderer.maximumChannelCount).contains(channelPositions.count) else {
+                throw invalid("\(channelPositions.count) channels: a stream has 1 to \(BlockRenderer.maximumChannelCount)")
+            }
+            for name in channelPositions where pa_channel_position_from_string(name) == PA_CHANNEL_POSITION_INVALID {
+                throw invalid("channel position '\(name)' is not one of PulseAudio's (front-left, front-right, front-center, lfe, rear-left, rear-right, side-left, side-right, …)")
+            }
+            guard Set(channelPositions).count == channelPositions.count else {
+                throw invalid("channel positions repeat: \(channelPositions.joined(separator: ","))")
             }
             if let sinkName, sinkName.isEmpty { throw invalid("sink name is empty (use nil for the default sink)") }
             if let serverAddress, serverAddress.isEmpty { throw invalid("server address is empty (use nil for the default lookup)") }

@@ -14,8 +14,12 @@
 
 typedef struct ss_pw_output ss_pw_output;
 
-/* Fills exactly block_frames interleaved stereo Float32 frames. On the data thread. */
-typedef void (*ss_pw_output_render_cb)(void *userdata, float *interleaved_stereo, uint32_t frames);
+/* Fills exactly block_frames interleaved Float32 frames of `channels` channels (2 unless
+ * ss_pw_output_set_channels says otherwise). On the data thread. */
+typedef void (*ss_pw_output_render_cb)(void *userdata, float *interleaved, uint32_t frames, uint32_t channels);
+
+/* The most channels a stream plays (7.1). */
+#define SS_PW_OUTPUT_MAX_CHANNELS 8
 
 enum ss_pw_output_event {
 	/* The stream is running (detail: the sink it plays on, or "" while not known yet). */
@@ -62,6 +66,11 @@ void ss_pw_output_free(ss_pw_output *output);
  * changes. stays: node.dont-reconnect, the session manager never moves the stream (not even
  * when the default sink changes). Reopens the stream at once if either changed. */
 void ss_pw_output_set_target(ss_pw_output *output, const char *target, int stays);
+/* Plays `count` channels (1 to SS_PW_OUTPUT_MAX_CHANNELS) from now on, each a loudspeaker in
+ * the WAVE / SMPTE order's numbering (0 FL, 1 FR, 2 FC, 3 LFE, 4 RL, 5 RR, 6 SL, 7 SR), in the
+ * order the render callback fills them. Reopens the stream at once if they changed (kept across
+ * reconnections and targets). 0, or -EINVAL for a count or speaker out of range. */
+int ss_pw_output_set_channels(ss_pw_output *output, uint32_t count, const uint32_t *speakers);
 /* Inactive: the node stops being scheduled (no process calls, the sink may suspend). */
 void ss_pw_output_set_active(ss_pw_output *output, int active);
 
