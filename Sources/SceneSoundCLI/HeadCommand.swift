@@ -13,7 +13,7 @@ struct HeadCommand: ParsableCommand {
             Positive yaw turns the head left, positive pitch looks up, positive roll tilts it \
             to the right: after 'head set --yaw 90' a window straight ahead sounds from the right.
             """,
-        subcommands: [HeadSetCommand.self, HeadRecenterCommand.self, HeadShowCommand.self])
+        subcommands: [HeadSetCommand.self, HeadRecenterCommand.self, HeadTrackingCommand.self, HeadShowCommand.self])
 }
 
 struct HeadSetCommand: ParsableCommand {
@@ -72,6 +72,44 @@ struct HeadRecenterCommand: ParsableCommand {
 
     func run() throws {
         try server.exchange { connection throws(ClientError) in try connection.recenterHead() }
+    }
+}
+
+struct HeadTrackingCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tracking",
+        abstract: "Choose what the sound follows of a tracked head, live: full, yaw-only or off.",
+        discussion: "As scenesoundd's --head-tracking and --head-recenter-seconds, until the daemon restarts.")
+
+    @Argument(help: ArgumentHelp("full, yaw-only or off (trackers ignored, the head straight ahead).", valueName: "MODE"))
+    var mode: String
+
+    @Option(name: .customLong("recenter-after"), parsing: .unconditional,
+            help: ArgumentHelp("Once the tracked head has rested this long, straight ahead glides to it (1 to 3600 s), or off.", valueName: "S|off"))
+    var recenterAfter = "off"
+
+    @OptionGroup var server: ServerOptions
+
+    func validate() throws {
+        _ = try parsed()
+    }
+
+    private func parsed() throws -> (HeadTrackingSet.Mode, Float) {
+        guard let wire = HeadTrackingSet.Mode(name: mode) else {
+            throw ValidationError("mode '\(mode)' is not known (accepted: full, yaw-only, off)")
+        }
+        if recenterAfter == "off" { return (wire, 0) }
+        guard let seconds = Float(recenterAfter), HeadTrackingSet.recenterAfterSecondsRange.contains(seconds) else {
+            throw ValidationError("--recenter-after '\(recenterAfter)' is out of range (accepted: 1 to 3600 seconds, or off)")
+        }
+        return (wire, seconds)
+    }
+
+    func run() throws {
+        let (wire, seconds) = try parsed()
+        try server.exchange { connection throws(ClientError) in
+            try connection.setHeadTracking(wire, recenterAfterSeconds: seconds)
+        }
     }
 }
 

@@ -40,6 +40,13 @@ extension ClientConnection {
         try perform(.recenterHead(), timeoutSeconds: timeoutSeconds)
     }
 
+    /// What the renderer follows of a tracked head from now on, and automatic recentering
+    /// after that many seconds at rest (0: off).
+    public func setHeadTracking(_ mode: HeadTrackingSet.Mode, recenterAfterSeconds: Float = 0,
+                                timeoutSeconds: Double? = defaultTimeoutSeconds) throws(ClientError) {
+        try perform(.setHeadTracking(mode, recenterAfterSeconds: recenterAfterSeconds), timeoutSeconds: timeoutSeconds)
+    }
+
     /// Equalizes the headphones with the ParametricEQ.txt at `path` (absolute; nil: none). A
     /// malformed file is refused (`invalid_argument`, naming its line) and the one in use kept.
     public func useHeadphoneEQ(path: String?, timeoutSeconds: Double? = defaultTimeoutSeconds) throws(ClientError) {

@@ -44,6 +44,11 @@ extension ClientOperation where Value == Void {
         expectingOK(.headRecenter)
     }
 
+    /// What the renderer follows of a tracked head, and automatic recentering (0 s: off).
+    public static func setHeadTracking(_ mode: HeadTrackingSet.Mode, recenterAfterSeconds: Float = 0) -> ClientOperation<Void> {
+        expectingOK(.headTrackingSet(HeadTrackingSet(mode: mode, recenterAfterSeconds: recenterAfterSeconds)))
+    }
+
     /// Equalizes the headphones with the ParametricEQ.txt at `path` (absolute), or none (nil).
     public static func useHeadphoneEQ(path: String?) -> ClientOperation<Void> {
         expectingOK(.headphoneEQUse(HeadphoneEQUse(path: path ?? "")))

@@ -64,6 +64,11 @@ public final class SceneSoundClient: Sendable {
         try await perform(.recenterHead())
     }
 
+    /// What the renderer follows of a tracked head, and automatic recentering (0 s: off).
+    public func setHeadTracking(_ mode: HeadTrackingSet.Mode, recenterAfterSeconds: Float = 0) async throws(ClientError) {
+        try await perform(.setHeadTracking(mode, recenterAfterSeconds: recenterAfterSeconds))
+    }
+
     /// Equalizes the headphones with the ParametricEQ.txt at `path` (absolute; nil: none).
     public func useHeadphoneEQ(path: String?) async throws(ClientError) {
         try await perform(.useHeadphoneEQ(path: path))

@@ -93,3 +93,57 @@ public struct HeadPose: WirePayload {
         }
     }
 }
+
+/// `HEAD_TRACKING_SET` (request → `OK`): what the renderer follows of a tracked head from now on,
+/// and automatic recentering (`scenesoundd --head-tracking`, `--head-recenter-seconds`, changed
+/// live: `scenesound head tracking`, the browser view).
+public struct HeadTrackingSet: WirePayload {
+    /// What the renderer follows of a tracker's poses.
+    public enum Mode: UInt8, CaseIterable, Sendable {
+        /// Every rotation and the position.
+        case full = 1
+        /// Only the turn about the vertical axis.
+        case yawOnly = 2
+        /// Trackers ignored, the head straight ahead (a `HEAD_POSE` still applies).
+        case off = 3
+
+        /// `full`, `yaw-only`, `off`: the daemon's and the CLI's words.
+        public var name: String { ["full", "yaw-only", "off"][Int(rawValue) - 1] }
+        public init?(name: String) {
+            guard let mode = Self.allCases.first(where: { $0.name == name }) else { return nil }
+            self = mode
+        }
+    }
+
+    public var mode: Mode
+    /// Once a tracked head has rested this long, straight ahead glides to it; 0 = off.
+    public var recenterAfterSeconds: Float
+
+    public static let recenterAfterSecondsRange: ClosedRange<Float> = 1...3600
+
+    public init(mode: Mode, recenterAfterSeconds: Float = 0) {
+        self.mode = mode
+        self.recenterAfterSeconds = recenterAfterSeconds
+    }
+
+    init(reading reader: inout PayloadReader) throws(ProtocolError) {
+        let wire = try reader.readU8()
+        guard let mode = Mode(rawValue: wire) else {
+            throw ProtocolError(.invalidArgument, "HEAD_TRACKING_SET: mode \(wire) unknown (accepted: 1 full, 2 yaw_only, 3 off)")
+        }
+        self.mode = mode
+        recenterAfterSeconds = try reader.readF32()
+    }
+
+    func write(into bytes: inout [UInt8]) {
+        bytes.writeU8(mode.rawValue)
+        bytes.writeF32(recenterAfterSeconds)
+    }
+
+    public func validate() throws(ProtocolError) {
+        guard recenterAfterSeconds == 0 || Self.recenterAfterSecondsRange.contains(recenterAfterSeconds) else {
+            throw ProtocolError(.invalidArgument,
+                                "recenter_after_seconds \(recenterAfterSeconds) out of range (accepted: 0 for off, or 1 to 3600)")
+        }
+    }
+}

@@ -21,6 +21,7 @@ public enum Message: Equatable, Sendable {
     case samplePlaying(SamplePlaying)
     case headPose(HeadPose)
     case headRecenter
+    case headTrackingSet(HeadTrackingSet)
     case statusRequest
     case statusReply(StatusReply)
     case headphoneEQUse(HeadphoneEQUse)
@@ -53,6 +54,7 @@ public enum Message: Equatable, Sendable {
         case .samplePlaying: .samplePlaying
         case .headPose: .headPose
         case .headRecenter: .headRecenter
+        case .headTrackingSet: .headTrackingSet
         case .statusRequest: .statusRequest
         case .statusReply: .statusReply
         case .headphoneEQUse: .headphoneEQUse
@@ -85,6 +87,7 @@ public enum Message: Equatable, Sendable {
         case .samplePlay(let p): p
         case .samplePlaying(let p): p
         case .headPose(let p): p
+        case .headTrackingSet(let p): p
         case .statusReply(let p): p
         case .headphoneEQUse(let p): p
         case .hrtfUse(let p): p
@@ -140,6 +143,7 @@ public enum Message: Equatable, Sendable {
         case .samplePlay: message = .samplePlay(try SamplePlay(reading: &reader))
         case .samplePlaying: message = .samplePlaying(try SamplePlaying(reading: &reader))
         case .headPose: message = .headPose(try HeadPose(reading: &reader))
+        case .headTrackingSet: message = .headTrackingSet(try HeadTrackingSet(reading: &reader))
         case .statusReply: message = .statusReply(try StatusReply(reading: &reader))
         case .headphoneEQUse: message = .headphoneEQUse(try HeadphoneEQUse(reading: &reader))
         case .hrtfUse: message = .hrtfUse(try HRTFUse(reading: &reader))

@@ -26,6 +26,7 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
     // Head tracking; 0x04xx.
     case headPose = 0x0401
     case headRecenter = 0x0402
+    case headTrackingSet = 0x0403
     // Status; 0x05xx.
     case statusRequest = 0x0501
     case statusReply = 0x0502
@@ -55,7 +56,7 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
         switch self {
         case .hello, .sceneBindWindow, .scenePlace, .sceneUnbind, .sceneList, .streamOpen, .streamData,
              .streamDrain, .streamClose, .streamSetVolume, .streamSetScene, .sampleUpload, .samplePlay,
-             .headPose, .headRecenter, .statusRequest, .headphoneEQUse, .hrtfUse:
+             .headPose, .headRecenter, .headTrackingSet, .statusRequest, .headphoneEQUse, .hrtfUse:
             .clientToServer
         case .welcome, .ok, .error, .sceneListReply, .streamOpened, .samplePlaying, .statusReply,
              .creditGranted, .streamEnded, .streamError, .playbackEnded:
@@ -95,6 +96,7 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
         case .samplePlaying: "SAMPLE_PLAYING"
         case .headPose: "HEAD_POSE"
         case .headRecenter: "HEAD_RECENTER"
+        case .headTrackingSet: "HEAD_TRACKING_SET"
         case .statusRequest: "STATUS_REQUEST"
         case .statusReply: "STATUS_REPLY"
         case .headphoneEQUse: "HEADPHONE_EQ_USE"

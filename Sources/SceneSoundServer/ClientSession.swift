@@ -299,6 +299,12 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
         case .headRecenter:
             dependencies.head.recenter()
             send(.ok, requestID: requestID)
+        case .headTrackingSet(let request):
+            let mode = HeadTrackingMode(rawValue: request.mode.name) ?? .full
+            let recenter = request.recenterAfterSeconds > 0 ? Double(request.recenterAfterSeconds) : nil
+            dependencies.head.setTracking(mode: mode, recenterAfterSeconds: recenter)
+            logger.info("head tracking: \(mode.rawValue), recentering \(recenter.map { "after \($0) s" } ?? "off")")
+            send(.ok, requestID: requestID)
         case .statusRequest:
             send(.statusReply(StatusReply(json: dependencies.statusJSON())), requestID: requestID)
         case .headphoneEQUse(let request):

@@ -45,7 +45,7 @@ public struct HeadTrackingSettings: Sendable {
 final class HeadTracking {
     private let engine: Engine
     private let commands: EngineCommandQueue
-    let settings: HeadTrackingSettings
+    private(set) var settings: HeadTrackingSettings
     /// From a pose's arrival to its being heard, besides the render itself: the output's
     /// latency and the limiter's look-ahead.
     private let latencySeconds: () -> Double
@@ -138,6 +138,21 @@ final class HeadTracking {
         }
         openTrackAccepted += 1
         update(pose, from: .opentrack)
+    }
+
+    /// What the renderer follows, and automatic recentering (nil: off), from now on
+    /// (`HEAD_TRACKING_SET`). Turned off, a tracker's pose no longer holds: the head goes back
+    /// straight ahead (a pose set over the protocol stays, as `update` keeps those).
+    func setTracking(mode: HeadTrackingMode, recenterAfterSeconds: Double?) {
+        settings.mode = mode
+        settings.recenterAfterSeconds = recenterAfterSeconds
+        rest = nil
+        lastGlideSeconds = nil
+        if mode == .off, let source = latestSource, source != .protocolMessage {
+            raw = .neutral
+            predictor.reset()
+        }
+        pushRendered(at: nowSeconds)
     }
 
     /// The current orientation becomes straight ahead.

@@ -55,6 +55,8 @@ public struct SceneModel: Codable, Equatable, Sendable {
     public var tracker: String?
     public var trackerPosesPerSecond: Double?
     public var tracking: String?
+    /// Automatic recentering's rest; nil when off.
+    public var recenterAfterSeconds: Double?
     public var hrtfPath: String
     public var headphoneEQPath: String?
     public var outputKind: String
@@ -74,6 +76,7 @@ public struct SceneModel: Codable, Equatable, Sendable {
         tracker = status.head.tracker
         trackerPosesPerSecond = status.head.trackerPosesPerSecond.map { r($0, 1) }
         tracking = status.head.tracking
+        recenterAfterSeconds = status.head.recenterAfterSeconds
         hrtfPath = status.hrtf.path
         headphoneEQPath = status.headphoneEQ?.path
         outputKind = status.output.kind
@@ -113,6 +116,7 @@ public struct SceneModel: Codable, Equatable, Sendable {
     enum CodingKeys: String, CodingKey {
         case headYawDegrees = "head_yaw_degrees", headPitchDegrees = "head_pitch_degrees", headRollDegrees = "head_roll_degrees"
         case tracker, trackerPosesPerSecond = "tracker_poses_per_second", tracking
+        case recenterAfterSeconds = "recenter_after_seconds"
         case hrtfPath = "hrtf_path", headphoneEQPath = "headphone_eq_path", outputKind = "output_kind"
         case metresAcross = "metres_across", monitors, marks, captureState = "capture_state", apps
         case excludedApps = "excluded_apps"

@@ -23,11 +23,15 @@ public struct ViewAction: Codable, Sendable, Equatable {
     public var other: String?
     /// `eq_use`'s file, or "none".
     public var path: String?
-    /// `app_spatial`'s mode: `anchored`, `head-locked` or `off`.
+    /// `app_spatial`'s mode (`anchored`, `head-locked`, `off`), `head_tracking`'s (`full`,
+    /// `yaw-only`, `off`).
     public var mode: String?
+    /// `head_tracking`'s rest before recentering (0 or absent: off).
+    public var seconds: Double?
 
     public init(id: Int, action: String, scene: String? = nil, azimuthDegrees: Double? = nil, elevationDegrees: Double? = nil,
-                distanceMetres: Double? = nil, name: String? = nil, other: String? = nil, path: String? = nil, mode: String? = nil) {
+                distanceMetres: Double? = nil, name: String? = nil, other: String? = nil, path: String? = nil, mode: String? = nil,
+                seconds: Double? = nil) {
         self.id = id
         self.action = action
         self.scene = scene
@@ -38,11 +42,12 @@ public struct ViewAction: Codable, Sendable, Equatable {
         self.other = other
         self.path = path
         self.mode = mode
+        self.seconds = seconds
     }
 
     enum CodingKeys: String, CodingKey {
         case id, action, scene, azimuthDegrees = "azimuth_degrees", elevationDegrees = "elevation_degrees"
-        case distanceMetres = "distance_metres", name, other, path, mode
+        case distanceMetres = "distance_metres", name, other, path, mode, seconds
     }
 }
 

@@ -69,6 +69,9 @@ func manifestFields(_ message: Message) -> [(String, JSONText)] {
         return [("path", .string(m.path))]
     case .hrtfUse(let m):
         return [("path", .string(m.path))]
+    case .headTrackingSet(let m):
+        return [("mode", .string(["full", "yaw_only", "off"][Int(m.mode.rawValue) - 1])),
+                ("recenter_after_seconds", .float(m.recenterAfterSeconds))]
     case .creditGranted(let m):
         return [("stream_id", .uint(m.streamID)), ("bytes", .uint(m.bytes))]
     case .streamEnded(let m):

@@ -83,6 +83,8 @@ let validVectors: [ValidVector] = [
         timestampNanoseconds: 123_456_789_012_345, orientation: Quaternion(w: 0.5, x: 0.5, y: 0.5, z: 0.5),
         position: PositionMetres(x: 0.25, y: -0.125, z: 0.5)))),
     ValidVector(file: "head-recenter.bin", requestID: 19, message: .headRecenter),
+    ValidVector(file: "head-tracking-set.bin", requestID: 24, message: .headTrackingSet(HeadTrackingSet(
+        mode: .yawOnly, recenterAfterSeconds: 30))),
     ValidVector(file: "status-request.bin", requestID: 20, message: .statusRequest),
     ValidVector(file: "status-reply.bin", requestID: 20, message: .statusReply(StatusReply(
         json: #"{"server":"scenesoundd","hrtf":"Café KEMAR","streams":[]}"#))),

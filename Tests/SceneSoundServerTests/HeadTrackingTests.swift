@@ -190,6 +190,41 @@ import SceneSoundTestSupport
                 && show.output.contains("tracker opentrack"), "\(show.output)")
     }
 
+    /// `scenesound head tracking` changes the mode and the recentering live (the browser view's
+    /// control uses it too): off sends a tracked head back straight ahead and ignores the
+    /// tracker; yaw-only follows its yaw again; a bad mode is a usage error naming the accepted.
+    @Test func theTrackingModeChangesLiveFromTheCommandLine() throws {
+        let port = Self.freeUDPPort()
+        let daemon = try Daemon(extraArguments: ["--opentrack", String(port), "--head-prediction", "off"])
+        let client = try RawClient(socketPath: daemon.socketPath)
+        try waitUntil(timeoutSeconds: 5, "the opentrack listener") { daemon.log.contains("opentrack input on 127.0.0.1:\(port)") }
+        Self.sendUDP(Self.openTrackPacket([0, 0, 0, 30, 20, 0]), port: port)
+        try waitUntil(timeoutSeconds: 5, "the pose") { try Self.head(client).opentrackPackets == 1 }
+        #expect(abs(try Self.head(client).yawDegrees - 30) < 1e-6)
+
+        let off = try runCLI(["head", "tracking", "off", "--socket", daemon.socketPath])
+        #expect(off.status == 0, "\(off.error)")
+        var head = try Self.head(client)
+        #expect(head.tracking == "off" && abs(head.yawDegrees) < 1e-6 && head.recenterAfterSeconds == nil, "\(head)")
+        Self.sendUDP(Self.openTrackPacket([0, 0, 0, 45, 0, 0]), port: port)
+        try waitUntil(timeoutSeconds: 5, "the second datagram") { try Self.head(client).opentrackPackets == 2 }
+        #expect(abs(try Self.head(client).yawDegrees) < 1e-6, "a tracker moved the head while tracking is off")
+
+        let yawOnly = try runCLI(["head", "tracking", "yaw-only", "--recenter-after", "30", "--socket", daemon.socketPath])
+        #expect(yawOnly.status == 0, "\(yawOnly.error)")
+        Self.sendUDP(Self.openTrackPacket([0, 0, 0, 45, 20, 0]), port: port)
+        try waitUntil(timeoutSeconds: 5, "the third datagram") { try Self.head(client).opentrackPackets == 3 }
+        head = try Self.head(client)
+        print("head tracking yaw-only after off, opentrack yaw 45° pitch 20°: yaw \(head.yawDegrees)°, pitch \(head.pitchDegrees)°")
+        #expect(head.tracking == "yaw-only" && head.recenterAfterSeconds == 30)
+        #expect(abs(head.yawDegrees - 45) < 1e-6 && abs(head.pitchDegrees) < 1e-6)
+
+        let bad = try runCLI(["head", "tracking", "sideways", "--socket", daemon.socketPath])
+        #expect(bad.status == 2 && bad.error.contains("accepted: full, yaw-only, off"), "\(bad.error)")
+        let badRecenter = try runCLI(["head", "tracking", "full", "--recenter-after", "0.5", "--socket", daemon.socketPath])
+        #expect(badRecenter.status == 2 && badRecenter.error.contains("1 to 3600 seconds"), "\(badRecenter.error)")
+    }
+
     @Test func anOpenTrackFloodIsLimitedToTheConfiguredRate() throws {
         let port = Self.freeUDPPort()
         let daemon = try Daemon(extraArguments: ["--opentrack", String(port), "--max-opentrack-packets-per-second", "10"])

@@ -104,6 +104,7 @@ import Testing
             "minimize_window_id": String(window), "screenshot_4k": Self.screenshotPath.replacingOccurrences(of: "1280x720", with: "3840x2160"),
             "placed_scene": "radio", "screenshot": screenshot, "hrtf_set": "sphere", "refusals": true,
             "metered_scene": "radio", "alert_app": "alerter", "alert_play_scene": "chime", "compare_with": "default", "eq_path": eq, "recenter": true,
+            "tracking_mode": "yaw-only", "recenter_after_seconds": 45,
         ]
         let configText = String(decoding: try JSONSerialization.data(withJSONObject: config), as: UTF8.self)
         let started = Date()
@@ -161,6 +162,9 @@ import Testing
         // The EQ chosen on the page and the recentred head are what the server reports.
         #expect(document.headphoneEQ?.path == eq, "status reports \(String(describing: document.headphoneEQ))")
         #expect(abs(document.head.yawDegrees) < 0.5, "status reports yaw \(document.head.yawDegrees)")
+        // The tracking chosen on the page is what the server follows.
+        #expect(result["tracking_seconds"] != nil, "\(report)")
+        #expect(document.head.tracking == "yaw-only" && document.head.recenterAfterSeconds == 45, "status reports \(document.head)")
         // Requests without the token, from another site or for another host are refused; the
         // page's own upgrade is not.
         let statuses = try #require(result["statuses"] as? [String: Int], "\(report)")

@@ -277,6 +277,18 @@ try:
                                        "the head recentred")
         out["steps"].append("recentered")
 
+    if "tracking_mode" in cfg:
+        mode, seconds = cfg["tracking_mode"], cfg["recenter_after_seconds"]
+        Select(driver.find_element(By.ID, "tracking-mode")).select_by_value(mode)
+        field = driver.find_element(By.ID, "recenter-after")
+        field.clear()
+        field.send_keys(str(seconds))
+        driver.find_element(By.ID, "tracking-use").click()
+        out["tracking_seconds"] = wait(lambda: js("const e = document.getElementById('tracking-current'); "
+                                                  "return e.dataset.tracking + ' ' + e.dataset.recenterAfterSeconds") == f"{mode} {seconds}",
+                                       5, f"tracking {mode}, recentering after {seconds} s")
+        out["steps"].append("tracking chosen")
+
     if "minimize_window_id" in cfg:
         scene = cfg["window_scene"]
         subprocess.run(["xdotool", "windowminimize", cfg["minimize_window_id"]], env=dict(os.environ, DISPLAY=cfg["display"]), check=True)

@@ -185,6 +185,12 @@
       "°, roll " + model.head_roll_degrees.toFixed(1) + "°";
     $("tracker-text").textContent = model.tracker ? "tracker " + model.tracker + ", " + (model.tracker_poses_per_second || 0) + " poses/s" +
       (model.tracking && model.tracking !== "full" ? ", tracking " + model.tracking : "") : "no tracker live";
+    $("tracking-current").textContent = "following " + (model.tracking || "full") +
+      (model.recenter_after_seconds ? ", recentering after " + model.recenter_after_seconds + " s at rest" : ", no automatic recentering");
+    $("tracking-current").dataset.tracking = model.tracking || "full";
+    $("tracking-current").dataset.recenterAfterSeconds = model.recenter_after_seconds || 0;
+    // What the server follows, unless the user has picked another and not used it yet.
+    if (!$("tracking-mode").dataset.picked) $("tracking-mode").value = model.tracking || "full";
     $("hrtf-current").textContent = model.hrtf_path;
     $("eq-current").textContent = model.headphone_eq_path || "none";
     $("capture-text").textContent = model.capture_state === null || model.capture_state === undefined
@@ -284,6 +290,11 @@
 
   document.addEventListener("DOMContentLoaded", () => {
     $("recenter").addEventListener("click", () => act({ action: "recenter" }));
+    $("tracking-mode").addEventListener("change", () => { $("tracking-mode").dataset.picked = "yes"; });
+    $("tracking-use").addEventListener("click", () => {
+      delete $("tracking-mode").dataset.picked;
+      act({ action: "head_tracking", mode: $("tracking-mode").value, seconds: Number($("recenter-after").value) || 0 });
+    });
     $("hrtf-use").addEventListener("click", () => act({ action: "hrtf_use", name: $("hrtf-set").value }));
     $("hrtf-compare").addEventListener("click", () => act({ action: "hrtf_compare", name: $("hrtf-set").value, other: $("hrtf-other").value }));
     $("eq-use").addEventListener("click", () => act({ action: "eq_use", path: $("eq-path").value }));
