@@ -14,11 +14,12 @@ extension SpatialRenderer {
     /// From the next block: crossfades to `rendering` over `OutputRenderings.crossfadeSeconds`
     /// (after an unheard preroll when binaural voices come back, which refills their histories);
     /// between the binaural ones (fixed ↔ head-tracked) only the pose changes, gliding over the
-    /// block. Render thread; requires `!isChangingRendering`.
+    /// block; with no source, at once. Render thread; requires `!isChangingRendering`.
     public func setRendering(_ rendering: OutputRendering) {
         precondition(!outputs.isChanging, "one rendering change at a time")
         let from = RenderPath(outputs.current), to = RenderPath(rendering)
-        guard !from.sharesVoices(with: to) else {
+        // Nothing playing: nothing to crossfade (a device chosen before any stream starts).
+        guard !from.sharesVoices(with: to) && !sources.isEmpty else {
             outputs.current = rendering
             return
         }
