@@ -89,7 +89,7 @@ final class OutputRenderings {
     let foldDown71: ContiguousArray<(left: Float, right: Float)>
     private let blockFrames: Int
 
-    /// Within the 50 ms with a binaural preroll of two 256-frame blocks at 48 kHz.
+    /// With a binaural preroll (a voice's ring-out, rounded up to blocks) still within 50 ms.
     static let crossfadeSeconds = 0.03
 
     init(configuration: EngineConfiguration) {
