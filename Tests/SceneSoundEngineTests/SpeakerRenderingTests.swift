@@ -254,4 +254,34 @@ import Testing
         }
         #expect(longest < 3)
     }
+
+    /// A change asked for while another crossfades waits for it (one crossfade at a time), then
+    /// crossfades in turn: both within 100 ms, and the last one asked for is what plays.
+    @Test func aChangeDuringAChangeWaitsItsTurn() throws {
+        let engine = Engine(hrtf: KEMAR.set, configuration: Self.configuration,
+                            busFilters: OfflineRender.sharedDesign(for: KEMAR.set).filters)
+        let ring = AudioRing(capacityFrames: Self.tone.count, channelCount: 1)
+        _ = Self.tone.withUnsafeBufferPointer { ring.write($0.baseAddress!, frames: Self.tone.count) }
+        let input = RingInput(ring: ring)
+        let source = RenderSource(input: input, channelCount: 1, mode: .anchored, channelPositions: [Self.direction(40)],
+                                  gain: 1, hrtf: KEMAR.set, maximumFrames: Self.configuration.blockFrames)
+        #expect(engine.commands.push(.placeScene(index: 1, position: Self.direction(40), widthMetres: 0)))
+        #expect(engine.commands.push(.addStream(EngineStream(id: 1, source: source, input: input, sceneIndex: 1))))
+        var out = [Float](repeating: 0, count: 6 * Self.configuration.blockFrames)
+        for _ in 0..<10 { engine.render(into: &out, channelCount: 6) }
+        let last = OutputRendering(method: .speakers(.surround51))
+        #expect(engine.commands.push(.setRendering(OutputRendering(method: .speakers(.stereo)))))
+        #expect(engine.commands.push(.setRendering(last)))
+        engine.render(into: &out, channelCount: 6)
+        #expect(engine.renderer.isChangingRendering)
+        #expect(engine.renderer.rendering == OutputRendering(method: .speakers(.stereo)))
+        var blocks = 1
+        while engine.renderer.rendering != last || engine.renderer.isChangingRendering {
+            engine.render(into: &out, channelCount: 6)
+            blocks += 1
+            try #require(blocks < 100)
+        }
+        print("two changes in a row: over after \(blocks) blocks")
+        #expect(Double(blocks * Self.configuration.blockFrames) / Self.rate <= 0.1)
+    }
 }
