@@ -13,8 +13,8 @@ extension SpatialRenderer {
 
     /// From the next block: crossfades to `rendering` over `OutputRenderings.crossfadeSeconds`
     /// (after an unheard preroll when binaural voices come back, which refills their histories);
-    /// between the binaural ones (fixed ↔ head-tracked) only the pose changes, gliding over the
-    /// block; with no source, at once. Render thread; requires `!isChangingRendering`.
+    /// between the binaural ones (fixed ↔ head-tracked) only the pose changes, gliding to the
+    /// neutral head or back (`headShareGlideSeconds`); with no source, at once. Render thread; requires `!isChangingRendering`.
     public func setRendering(_ rendering: OutputRendering) {
         precondition(!outputs.isChanging, "one rendering change at a time")
         let from = RenderPath(outputs.current), to = RenderPath(rendering)
@@ -94,7 +94,7 @@ extension SpatialRenderer {
         case .plain:
             sources.forEachUnretained { renderPlain($0, offset: 0, frames: block, left: set[0], right: set[1]) }
         case .speakers(let layout):
-            renderSpeakers(layout, into: set, sends: !binauralRendered)
+            renderSpeakers(layout, into: set, alone: !binauralRendered)
         }
         return path.channelCount
     }
@@ -131,15 +131,16 @@ extension SpatialRenderer {
     /// muffling and air absorption; no HRTF, no ITD. A surround stream's channels are its
     /// virtual speakers around its scene, panned alike: with the scene ahead each lands on its
     /// own speaker. The LFE goes to the LFE alone (none on two speakers, as BS.775's fold-down).
-    /// `off` streams as plain stereo to FL / FR. `sends`: feed the room (when the binaural path
-    /// did not).
+    /// `off` streams as plain stereo to FL / FR. `alone`: the binaural path did not render the
+    /// sources this block, so this one feeds the room and moves the cull fade.
     private func renderSpeakers(_ layout: SpeakerLayout, into set: UnsafeMutablePointer<UnsafeMutablePointer<Float>>,
-                                sends: Bool) {
+                                alone: Bool) {
         let o = outputs, block = configuration.blockFrames, rate = configuration.sampleRateHz
         let model = configuration.distanceModel, panner = o.panner(layout)
         let outputCount = layout.channelCount, stride = ChannelLayout.maximumChannelCount
         let lowFrequencyOutput = layout.channels.lowFrequencyChannel ?? -1
-        let room = configuration.room != .none && sends
+        let room = configuration.room != .none && alone
+        let cullStep = Float(Double(block) / max(model.cullFadeSeconds * rate, 1))
         sources.forEachUnretained { source in
             if source.mode == .off {
                 renderPlain(source, offset: 0, frames: block, left: set[0], right: set[1])
@@ -153,7 +154,12 @@ extension SpatialRenderer {
                 // Anchored: world coordinates; head-locked: the head's, taken as the room's.
                 let relative = SphericalPosition(cartesian: source.channelPositions[c])
                 let distanceGain = Float(model.gain(distanceMetres: relative.distanceMetres))
-                let gain = source.gain * distanceGain
+                if c == 0 && alone {
+                    // Past the cull distance a source fades out (and back in) as on headphones.
+                    let culled = model.isCulled(distanceMetres: relative.distanceMetres)
+                    source.cullFade = culled ? max(0, source.cullFade - cullStep) : min(1, source.cullFade + cullStep)
+                }
+                let gain = source.gain * distanceGain * source.cullFade
                 let input = source.planar[c]
                 var x = UnsafePointer(input)
                 if c == source.lowFrequencyChannel {
@@ -176,7 +182,7 @@ extension SpatialRenderer {
                     }
                     if room {
                         // As on headphones: the diffuse field falls off more slowly than the direct sound.
-                        let sendGain = source.gain * distanceGain.squareRoot()
+                        let sendGain = source.gain * distanceGain.squareRoot() * source.cullFade
                         for n in 0..<block { send[n] += input[n] * sendGain }
                     }
                 }

@@ -25,6 +25,11 @@ public final class SpatialRenderer {
     @exclusivity(unchecked) private var renderedPose = HeadPose.neutral
     @exclusivity(unchecked) private var targetPose = HeadPose.neutral
     @exclusivity(unchecked) private var snapPose = false
+    /// How far the binaural render follows the head (1) or the neutral head (0, `.fixed`): a
+    /// change between the two turns the scene over `headShareGlideSeconds` (smoothstep), as a
+    /// recenter glides: a jump of tens of degrees in one block is a click on a tone.
+    @exclusivity(unchecked) private var headShare = 1.0
+    static let headShareGlideSeconds = 0.3
     /// The output device's rendering (binaural or speakers) and a change of it crossfading.
     let outputs: OutputRenderings
     private let subBlockFrames: Int
@@ -229,7 +234,10 @@ public final class SpatialRenderer {
     /// room's send; a live HRTF switch crossfades here. `followsHead`: false for `.fixed`
     /// (rendered for the neutral head).
     private func renderBinaural(frames block: Int, followsHead: Bool) {
-        let to = followsHead ? targetPose : .neutral
+        let step = Double(block) / (Self.headShareGlideSeconds * configuration.sampleRateHz)
+        headShare = snapPose ? (followsHead ? 1 : 0) : followsHead ? min(1, headShare + step) : max(0, headShare - step)
+        let to = headShare == 1 ? targetPose : headShare == 0 ? .neutral
+            : HeadPose.interpolate(.neutral, targetPose, Double(Self.smoothstep(Float(headShare))))
         let from = snapPose ? to : renderedPose
         snapPose = false
         // While a switch crossfades, each stage renders into its own pair; else into the mix.
