@@ -115,6 +115,15 @@ import Testing
         for c in 0..<2 { #expect(zip(still.channels[c], turned.channels[c]).allSatisfy { abs($0 - $1) <= 1e-6 }) }
     }
 
+    /// Past the cull distance a source fades out on speakers as on headphones (over 0.25 s), then
+    /// is silent.
+    @Test func pastTheCullDistanceASourceFadesOutOnSpeakers() {
+        let far = Self.play([Self.noise], scene: Self.direction(20, distanceMetres: 250), rendering: Self.speakers(.stereo),
+                            outputChannels: 2)
+        #expect(far.channels[0][0..<2400].contains { $0 != 0 })
+        #expect(far.channels[0][14400...].allSatisfy { $0 == 0 } && far.channels[1][14400...].allSatisfy { $0 == 0 })
+    }
+
     // MARK: Surround speakers
 
     /// VBAP over the ring: a source at a speaker's ITU-R azimuth in that speaker, 20 dB above every
