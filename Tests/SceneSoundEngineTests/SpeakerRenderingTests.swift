@@ -163,6 +163,19 @@ import Testing
         #expect(mono.channels[3].allSatisfy { $0 == 0 })
     }
 
+    /// A 5.1 stream ahead on two speakers: its virtual speakers panned as sources — the fronts
+    /// to their own side, the centre to both at −3 dB, each surround (beyond the base) to its
+    /// side's speaker alone, the LFE nowhere.
+    @Test(arguments: [(0, Float(1), Float(0)), (1, 0, 1), (2, 0.707_106_77, 0.707_106_77), (3, 0, 0), (4, 1, 0), (5, 0, 1)])
+    func a51StreamOnTwoSpeakersPansItsVirtualSpeakers(channel: Int, left: Float, right: Float) {
+        let input = (0..<6).map { $0 == channel ? Self.noise : [Float](repeating: 0, count: Self.noise.count) }
+        let played = Self.play(input, layout: .surround51, scene: Self.direction(0), rendering: Self.speakers(.stereo),
+                               outputChannels: 2)
+        for (c, gain) in [(0, left), (1, right)] {
+            #expect(zip(played.channels[c], Self.noise).allSatisfy { abs($0 - $1 * gain) <= 1e-6 }, "channel \(c)")
+        }
+    }
+
     // MARK: Off, fixed, spatial off
 
     /// `.off`: every stream as plain stereo, bit-exact at unity, to FL / FR on surround layouts.
