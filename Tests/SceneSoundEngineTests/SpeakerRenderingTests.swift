@@ -31,9 +31,13 @@ import Testing
     /// have been rendered.
     static func play(_ input: [[Float]], layout: ChannelLayout = .mono, scene: Vector3, mode: SpatialMode = .anchored,
                      rendering: OutputRendering, outputChannels: Int, headYawDegrees: Double = 0,
-                     change: OutputRendering? = nil, changeAtFrame: Int = 0) -> Played {
+                     change: OutputRendering? = nil, changeAtFrame: Int = 0, room: Room = .none,
+                     headphoneEQ: HeadphoneEQFilter? = nil) -> Played {
+        var configuration = configuration
+        configuration.room = room
         let engine = Engine(hrtf: KEMAR.set, configuration: configuration,
                             busFilters: OfflineRender.sharedDesign(for: KEMAR.set).filters)
+        if let headphoneEQ { #expect(engine.commands.push(.setHeadphoneEQ(headphoneEQ))) }
         engine.renderer.governor.simulatedLoadFraction = 0
         let frames = input[0].count, count = layout.channelCount
         let ring = AudioRing(capacityFrames: frames, channelCount: count)
@@ -174,6 +178,34 @@ import Testing
         for (c, gain) in [(0, left), (1, right)] {
             #expect(zip(played.channels[c], Self.noise).allSatisfy { abs($0 - $1 * gain) <= 1e-6 }, "channel \(c)")
         }
+    }
+
+    /// The room on 5.1: its left to FL and BL alike, its right to FR and BR, the centre none.
+    @Test func theRoomSurroundsTheListenerOnSpeakers() {
+        let input = Self.noise + [Float](repeating: 0, count: 9600)
+        let played = Self.play([input], scene: Self.direction(30), rendering: Self.speakers(.surround51), outputChannels: 6,
+                               room: .small)
+        let tail = Self.noise.count + 480
+        #expect(played.channels[2].allSatisfy { $0 == 0 } && played.channels[3].allSatisfy { $0 == 0 })
+        #expect(Array(played.channels[0][tail...]) == Array(played.channels[4][tail...]))
+        #expect(Array(played.channels[1][tail...]) == Array(played.channels[5][tail...]))
+        #expect(Self.levelDecibels(Array(played.channels[5][tail...])) > -80)
+    }
+
+    /// Headphone EQ is for headphones: speakers play the same with or without one; binaural not.
+    @Test func headphoneEQLeavesSpeakersAlone() throws {
+        let eq = try HeadphoneEQFilter(try ParametricEQ(parsing: "Preamp: 0 dB\nFilter 1: ON PK Fc 1000 Hz Gain 6.0 dB Q 1.41\n"),
+                                       sampleRateHz: Self.rate)
+        for rendering in [Self.speakers(.stereo), OutputRendering(method: .speakers(.surround51), spatial: .off)] {
+            let plain = Self.play([Self.noise], scene: Self.direction(20), rendering: rendering, outputChannels: 2)
+            let equalized = Self.play([Self.noise], scene: Self.direction(20), rendering: rendering, outputChannels: 2,
+                                      headphoneEQ: eq)
+            #expect(plain.channels == equalized.channels, "\(rendering)")
+        }
+        let plain = Self.play([Self.noise], scene: Self.direction(20), rendering: .headphones, outputChannels: 2)
+        let equalized = Self.play([Self.noise], scene: Self.direction(20), rendering: .headphones, outputChannels: 2,
+                                  headphoneEQ: eq)
+        #expect(plain.channels != equalized.channels)
     }
 
     // MARK: Off, fixed, spatial off
