@@ -253,7 +253,8 @@ import Testing
     // MARK: Output channels
 
     /// The output's count rules: a stereo rendering into six channels leaves four silent; a 5.1
-    /// rendering into two folds down as BS.775 (a source in the back-left in the left alone).
+    /// rendering into two folds down as BS.775 (a source in the back-left in the left alone); 7.1
+    /// into six shares each side and back pair into the surrounds.
     @Test func anyRenderingFillsAnyOutput() {
         let wide = Self.play([Self.noise], scene: Self.direction(20), rendering: Self.speakers(.stereo), outputChannels: 6)
         let narrow = Self.play([Self.noise], scene: Self.direction(20), rendering: Self.speakers(.stereo), outputChannels: 2)
@@ -263,6 +264,10 @@ import Testing
         let h: Float = 0.707_106_77
         #expect(folded.channels[1].allSatisfy { $0 == 0 })
         #expect(zip(folded.channels[0], Self.noise).allSatisfy { abs($0 - $1 * h / (1 + 2 * h)) <= 1e-6 })
+        // 7.1 into six channels: a side speaker's sound in its side's surround at −3 dB.
+        let sides = Self.play([Self.noise], scene: Self.direction(90), rendering: Self.speakers(.surround71), outputChannels: 6)
+        #expect(zip(sides.channels[4], Self.noise).allSatisfy { abs($0 - $1 * h) <= 1e-6 })
+        for c in [0, 1, 2, 3, 5] { #expect(sides.channels[c].allSatisfy { $0 == 0 }) }
     }
 
     // MARK: A change while playing
