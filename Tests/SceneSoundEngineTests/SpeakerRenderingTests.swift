@@ -32,12 +32,15 @@ import Testing
     static func play(_ input: [[Float]], layout: ChannelLayout = .mono, scene: Vector3, mode: SpatialMode = .anchored,
                      rendering: OutputRendering, outputChannels: Int, headYawDegrees: Double = 0,
                      change: OutputRendering? = nil, changeAtFrame: Int = 0, room: Room = .none,
-                     headphoneEQ: HeadphoneEQFilter? = nil) -> Played {
+                     headphoneEQ: HeadphoneEQFilter? = nil, muffling: (cutoffHz: Double, gain: Float)? = nil) -> Played {
         var configuration = configuration
         configuration.room = room
         let engine = Engine(hrtf: KEMAR.set, configuration: configuration,
                             busFilters: OfflineRender.sharedDesign(for: KEMAR.set).filters)
         if let headphoneEQ { #expect(engine.commands.push(.setHeadphoneEQ(headphoneEQ))) }
+        if let muffling {
+            #expect(engine.commands.push(.setSceneLowpass(index: 1, cutoffHz: muffling.cutoffHz, gain: muffling.gain)))
+        }
         engine.renderer.governor.simulatedLoadFraction = 0
         let frames = input[0].count, count = layout.channelCount
         let ring = AudioRing(capacityFrames: frames, channelCount: count)
@@ -117,6 +120,20 @@ import Testing
         let turned = Self.play([Self.noise], scene: Self.direction(20), rendering: Self.speakers(.stereo),
                                outputChannels: 2, headYawDegrees: 45)
         for c in 0..<2 { #expect(zip(still.channels[c], turned.channels[c]).allSatisfy { abs($0 - $1) <= 1e-6 }) }
+    }
+
+    /// A muffled scene (a minimized window) on speakers as on headphones: its gain (0.5, −6 dB)
+    /// and its low-pass (first order, 800 Hz: 17.6 dB more at 6 kHz, 0.3 dB at 200 Hz).
+    @Test func aMuffledSceneIsMuffledOnSpeakers() {
+        func tone(_ hz: Double) -> [Float] { (0..<19200).map { Float(0.3 * sin(2 * Double.pi * hz * Double($0) / Self.rate)) } }
+        for (hz, loss) in [(6000.0, 23.6), (200, 6.3)] {
+            let open = Self.play([tone(hz)], scene: Self.direction(20), rendering: Self.speakers(.stereo), outputChannels: 2)
+            let muffled = Self.play([tone(hz)], scene: Self.direction(20), rendering: Self.speakers(.stereo), outputChannels: 2,
+                                    muffling: (800, 0.5))
+            let measured = Self.levelDecibels(Array(open.channels[0][4800...])) - Self.levelDecibels(Array(muffled.channels[0][4800...]))
+            print(String(format: "muffled at %.0f Hz: −%.1f dB", hz, measured))
+            #expect(abs(measured - loss) < 0.5)
+        }
     }
 
     /// Past the cull distance a source fades out on speakers as on headphones (over 0.25 s), then
