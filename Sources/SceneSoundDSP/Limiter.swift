@@ -20,7 +20,11 @@ public final class Limiter {
     public var latencyFrames: Int { lookaheadFrames - 1 }
     private let releaseCoefficient: Float
 
-    private let delayLine: UnsafeMutablePointer<Float>    // stereo interleaved, lookaheadFrames
+    /// Up to this many channels, their gain linked (one gain for all: the image stays put).
+    public static let maximumChannelCount = 8
+    private let delayLine: UnsafeMutablePointer<Float>    // maximumChannelCount per frame, lookaheadFrames
+    /// The channels the last block had: a channel that joins starts from a silent delay line.
+    @exclusivity(unchecked) private var delayedChannelCount = 2
     private let required: UnsafeMutablePointer<Float>     // ring of required gains
     private let envelopeRing: UnsafeMutablePointer<Float> // ring of envelope values for the average
     private let minimumQueue: UnsafeMutablePointer<Int>   // monotonic deque of sample indices
@@ -38,8 +42,8 @@ public final class Limiter {
         thresholdAmplitude = Decibels.linearGain(thresholdDecibels)
         lookaheadFrames = max(2, Int(lookaheadSeconds * sampleRateHz))
         releaseCoefficient = Float(exp(-1 / (releaseSeconds * sampleRateHz)))
-        delayLine = .allocate(capacity: lookaheadFrames * 2)
-        delayLine.initialize(repeating: 0, count: lookaheadFrames * 2)
+        delayLine = .allocate(capacity: lookaheadFrames * Self.maximumChannelCount)
+        delayLine.initialize(repeating: 0, count: lookaheadFrames * Self.maximumChannelCount)
         required = .allocate(capacity: lookaheadFrames)
         required.initialize(repeating: 1, count: lookaheadFrames)
         envelopeRing = .allocate(capacity: lookaheadFrames)
@@ -61,10 +65,24 @@ public final class Limiter {
 
     /// Limits interleaved stereo in place. Real-time safe.
     public func process(interleaved samples: UnsafeMutablePointer<Float>, frames: Int) {
-        let window = lookaheadFrames
+        process(interleaved: samples, channelCount: 2, frames: frames)
+    }
+
+    /// Limits `channelCount` (1 to 8) interleaved channels in place, one gain for all of them
+    /// (from the loudest). Real-time safe.
+    public func process(interleaved samples: UnsafeMutablePointer<Float>, channelCount: Int, frames: Int) {
+        precondition(channelCount >= 1 && channelCount <= Self.maximumChannelCount)
+        let window = lookaheadFrames, stride = Self.maximumChannelCount
+        if channelCount > delayedChannelCount {
+            for slot in 0..<window {
+                (delayLine + slot * stride + delayedChannelCount).update(repeating: 0, count: channelCount - delayedChannelCount)
+            }
+        }
+        delayedChannelCount = channelCount
         for n in 0..<frames {
-            let l = samples[2 * n], r = samples[2 * n + 1]
-            let peak = max(abs(l), abs(r))
+            let frame = samples + n * channelCount
+            var peak: Float = 0
+            for c in 0..<channelCount { peak = max(peak, abs(frame[c])) }
             let need: Float = peak > thresholdAmplitude ? thresholdAmplitude / peak : 1
 
             // Sliding minimum of the required gain over the last `window` samples.
@@ -106,12 +124,13 @@ public final class Limiter {
 
             // Delay the audio by window − 1 samples and apply the gain.
             let delayedSlot = (position + 1) % window
-            let dl = delayLine[2 * delayedSlot], dr = delayLine[2 * delayedSlot + 1]
-            delayLine[2 * position] = l
-            delayLine[2 * position + 1] = r
+            let delayed = delayLine + delayedSlot * stride, entering = delayLine + position * stride
+            for c in 0..<channelCount {
+                entering[c] = frame[c]
+                // (delayedSlot ≠ position: the window holds at least two frames)
+                frame[c] = delayed[c] * gain
+            }
             position = delayedSlot
-            samples[2 * n] = dl * gain
-            samples[2 * n + 1] = dr * gain
             sampleIndex += 1
         }
     }

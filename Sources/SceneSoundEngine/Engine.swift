@@ -131,13 +131,9 @@ public final class Engine: @unchecked Sendable {
     /// Renders one block of `channelCount` interleaved channels (the output stream's: 2, or a
     /// speaker layout's 6 or 8), whatever the rendering; a rendering of fewer channels leaves
     /// the others silent (for the blocks until the output reopens with its count).
+    /// A rendering of more channels than the output's folds down (SpatialRenderer+Speakers.swift).
     public func render(into output: UnsafeMutablePointer<Float>, channelCount: Int) {
-        precondition(channelCount == 2, "TODO(issue 29): multichannel output")
-        render(into: output)
-    }
-
-    /// Renders one block of interleaved stereo (`configuration.blockFrames` frames).
-    public func render(into output: UnsafeMutablePointer<Float>) {
+        precondition(ChannelLayout.channelCountRange.contains(channelCount))
         let start = MonotonicClock.nowNanoseconds()
         scenesound_set_denormal_flushing(1)  // whichever thread renders (output, offline, benchmark)
         applyCommands()
@@ -145,17 +141,20 @@ public final class Engine: @unchecked Sendable {
                      blockSeconds: Double(configuration.blockFrames) / configuration.sampleRateHz)
         advanceSceneRamps()
         streams.forEachUnretained { place($0) }
-        renderer.render(into: output)
+        renderer.render(into: output, channelCount: channelCount)
         let end = outputFrames.load(ordering: .relaxed) + configuration.blockFrames
         outputFrames.store(end, ordering: .releasing)
         finishBlock(outputFrame: end)
-        countQuietFrames(output)
+        countQuietFrames(output, samples: channelCount * configuration.blockFrames)
 
         let elapsed = Double(MonotonicClock.nowNanoseconds() - start) * 1e-9
         let load = Int(elapsed * configuration.sampleRateHz / Double(configuration.blockFrames) * 1000)
         loadPermille.store(load, ordering: .relaxed)
         if load > peakLoadPermille.load(ordering: .relaxed) { peakLoadPermille.store(load, ordering: .relaxed) }
     }
+
+    /// Renders one block of interleaved stereo (`configuration.blockFrames` frames).
+    public func render(into output: UnsafeMutablePointer<Float>) { render(into: output, channelCount: 2) }
 
     /// Bounded, so that a flood of commands cannot push a block past its deadline: at most
     /// 512 commands, of which at most `streamsStartedPerBlock` new streams (a new voice's first
@@ -180,6 +179,10 @@ public final class Engine: @unchecked Sendable {
                     return
                 }
                 started += 1
+            }
+            if case .setRendering = command, renderer.isChangingRendering {
+                deferred = command  // one crossfade at a time; the latest change waits (the queue replaces it)
+                return
             }
             if case .setHeadphoneEQ = command, !renderer.headphoneEQ.canSwitch {
                 deferred = command  // until the filters it would retire have been handed back
@@ -241,7 +244,8 @@ public final class Engine: @unchecked Sendable {
         case .switchHRTF(let change):
             renderer.beginSwitch(change)
         case .setRendering(let rendering):
-            self.rendering = rendering  // TODO(issue 29): the renderer renders it
+            self.rendering = rendering
+            renderer.setRendering(rendering)
         }
     }
 
@@ -303,14 +307,14 @@ public final class Engine: @unchecked Sendable {
     /// Hands back removed streams and reports drains. An event that finds the queue full waits
     /// for a later block (the stream stays silent, the drain pending): none is lost, so the
     /// server learns of every release and drain, and nothing is freed on this thread.
-    private func countQuietFrames(_ output: UnsafeMutablePointer<Float>) {
+    private func countQuietFrames(_ output: UnsafeMutablePointer<Float>, samples: Int) {
         if activityRequested.load(ordering: .acquiring) {
             // Zero first, then the flag: whoever sees the flag cleared sees the count reset.
             quietFrames.store(0, ordering: .releasing)
             activityRequested.store(false, ordering: .releasing)
         }
         var peak: Float = 0
-        for index in 0..<(2 * configuration.blockFrames) { peak = max(peak, abs(output[index])) }
+        for index in 0..<samples { peak = max(peak, abs(output[index])) }
         let sounding = peak >= Self.quietPeak || deferred != nil
             || streams.containsUnretained { $0.input.ring.availableFrames > 0 || $0.drainThroughFrame > 0 }
         let frames = sounding ? 0 : quietFrames.load(ordering: .relaxed) + configuration.blockFrames

@@ -69,6 +69,8 @@ public final class RenderSource {
     let foldDownWeights: ContiguousArray<(left: Float, right: Float)>
     /// The LFE's low-pass and gain, when the layout has one.
     @exclusivity(unchecked) var lowFrequencyFilter: LowFrequencyEffectsFilter
+    /// Its pan gains and low-passes on loudspeakers (SpeakerRendering.swift).
+    let speakerState: SpeakerSourceState
 
     /// `maximumFrames`: the engine's block (its voices render in spans of it). `layout`: the
     /// standard one for the channel count when nil. `hrtf`: the set the renderer renders when
@@ -89,6 +91,7 @@ public final class RenderSource {
         })
         foldDownWeights = ContiguousArray(layout.foldDownWeights)
         lowFrequencyFilter = LowFrequencyEffectsFilter(sampleRateHz: hrtf.sampleRateHz)
+        speakerState = SpeakerSourceState(channelCount: channelCount)
         self.mode = mode
         self.channelPositions = channelPositions
         self.gain = gain

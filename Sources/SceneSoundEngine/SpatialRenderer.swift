@@ -20,12 +20,22 @@ public final class SpatialRenderer {
     @exclusivity(unchecked) public private(set) var sources: ContiguousArray<RenderSource>
     public let maximumSources: Int
 
-    @exclusivity(unchecked) private var previousPose = HeadPose.neutral
+    /// The pose the last binaural block ended at (where the next one glides from), and the
+    /// next pose's, unless `snapPose` (a pose set without a glide).
+    @exclusivity(unchecked) private var renderedPose = HeadPose.neutral
     @exclusivity(unchecked) private var targetPose = HeadPose.neutral
+    @exclusivity(unchecked) private var snapPose = false
+    /// How far the binaural render follows the head (1) or the neutral head (0, `.fixed`): a
+    /// change between the two turns the scene over `headShareGlideSeconds` (smoothstep), as a
+    /// recenter glides: a jump of tens of degrees in one block is a click on a tone.
+    @exclusivity(unchecked) private var headShare = 1.0
+    static let headShareGlideSeconds = 0.3
+    /// The output device's rendering (binaural or speakers) and a change of it crossfading.
+    let outputs: OutputRenderings
     private let subBlockFrames: Int
-    private let left: UnsafeMutablePointer<Float>
-    private let right: UnsafeMutablePointer<Float>
-    private let send: UnsafeMutablePointer<Float>
+    let left: UnsafeMutablePointer<Float>
+    let right: UnsafeMutablePointer<Float>
+    let send: UnsafeMutablePointer<Float>
     /// This block's sources that render span by span (indices into `sources`).
     private let spanSources: UnsafeMutablePointer<Int>
     /// While an HRTF switch crossfades: the outgoing stage's render and the incoming one's.
@@ -37,7 +47,7 @@ public final class SpatialRenderer {
     @exclusivity(unchecked) private var switchFrames = 0
     @exclusivity(unchecked) private var switchPrerollFrames = 0
     private let switchFadeFrames: Int
-    private let reverb: LateReverb
+    let reverb: LateReverb
     public let limiter: Limiter
     /// The listener's headphone equalization, between the binaural mix and the limiter.
     public let headphoneEQ: HeadphoneEqualizer
@@ -82,6 +92,7 @@ public final class SpatialRenderer {
         headphoneEQ = HeadphoneEqualizer(sampleRateHz: configuration.sampleRateHz, maximumFrames: block)
         ringOutFrames = stage.ringOutFrames
         governor = OverloadGovernor(settings: .init(maximumHRTFVoices: configuration.maximumHRTFVoices))
+        outputs = OutputRenderings(configuration: configuration)
     }
 
     /// Bus sources summed into the field together: their inputs (read in place, a few
@@ -137,7 +148,13 @@ public final class SpatialRenderer {
             right[n] += outgoing.right[n] + g * (incoming.right[n] - outgoing.right[n])
         }
         switchFrames += frames
-        guard switchFrames >= switchPrerollFrames + switchFadeFrames, let change = switching else { return }
+        guard switchFrames >= switchPrerollFrames + switchFadeFrames else { return }
+        endSwitch()
+    }
+
+    /// The incoming stage renders alone from now on.
+    func endSwitch() {
+        guard let change = switching else { return }
         change.detach(retiring: stage)
         stage = change.stage
         stage.diffuseField?.withUnsafeBufferPointer { reverb.crossfadeDiffuseField(to: $0) }
@@ -168,7 +185,7 @@ public final class SpatialRenderer {
     /// previous one, sub-block by sub-block, unless `glide` is false (a first pose, a recenter).
     public func setHeadPose(_ pose: HeadPose, glide: Bool = true) {
         targetPose = pose
-        if !glide { previousPose = pose }
+        if !glide { snapPose = true }
     }
     public var headPose: HeadPose { targetPose }
 
@@ -178,7 +195,13 @@ public final class SpatialRenderer {
     }
 
     /// Renders one block (`configuration.blockFrames` frames) of interleaved stereo.
-    public func render(into output: UnsafeMutablePointer<Float>) {
+    public func render(into output: UnsafeMutablePointer<Float>) { render(into: output, channelCount: 2) }
+
+    /// Renders one block of `channelCount` (1 to 8) interleaved channels in the WAVE order:
+    /// the rendering's own channels, the rest silent, or folded down when the output has fewer
+    /// (SpatialRenderer+Speakers.swift).
+    public func render(into output: UnsafeMutablePointer<Float>, channelCount: Int) {
+        precondition(ChannelLayout.channelCountRange.contains(channelCount))
         let started = MonotonicClock.nowNanoseconds()
         let block = configuration.blockFrames
         left.update(repeating: 0, count: block)
@@ -188,6 +211,35 @@ public final class SpatialRenderer {
         sources.forEachUnretained { pull($0, frames: block) }
         governor.plan(sources, listener: targetPose.positionMetres, distanceModel: configuration.distanceModel,
                       blockFrames: block, sampleRateHz: configuration.sampleRateHz)
+        // Speakers alone need no HRTF voices nor bus: the binaural path renders only while a
+        // binaural rendering plays or crossfades.
+        let binaural = outputs.rendersBinaural
+        if binaural {
+            renderBinaural(frames: block, followsHead: outputs.followsHead)
+        } else {
+            endSwitch()  // unheard: nothing to crossfade
+            renderedPose = .neutral
+            snapPose = true
+        }
+        composeOutputs(binauralRendered: binaural, into: output, channelCount: channelCount)
+        limiter.process(interleaved: output, channelCount: channelCount, frames: block)
+        // A switch renders twice for a few blocks: not a load to move voices to the bus for.
+        if !(binaural && isSwitching) && !outputs.isChanging {
+            governor.observe(renderSeconds: Double(MonotonicClock.nowNanoseconds() - started) * 1e-9,
+                             blockSeconds: Double(block) / configuration.sampleRateHz)
+        }
+    }
+
+    /// The HRTF voices, the bus and the plain `off` streams into `left` / `right`, and the
+    /// room's send; a live HRTF switch crossfades here. `followsHead`: false for `.fixed`
+    /// (rendered for the neutral head).
+    private func renderBinaural(frames block: Int, followsHead: Bool) {
+        let step = Double(block) / (Self.headShareGlideSeconds * configuration.sampleRateHz)
+        headShare = snapPose ? (followsHead ? 1 : 0) : followsHead ? min(1, headShare + step) : max(0, headShare - step)
+        let to = headShare == 1 ? targetPose : headShare == 0 ? .neutral
+            : HeadPose.interpolate(.neutral, targetPose, Double(Self.smoothstep(Float(headShare))))
+        let from = snapPose ? to : renderedPose
+        snapPose = false
         // While a switch crossfades, each stage renders into its own pair; else into the mix.
         let next = switching?.stage
         let out = next == nil ? (left: left, right: right) : outgoing
@@ -204,7 +256,7 @@ public final class SpatialRenderer {
         // the bus turns the field with the head sub-block by sub-block, so per span it would
         // only refresh its interaural delay, at more bookkeeping.
         var bySpan = 0
-        let finalPose = targetPose
+        let finalPose = to
         sources.forEachUnretained { index, source in
             prefetchBusWork(after: index)
             if source.mode != .off && source.path.onBus && source.path.busMix >= 1
@@ -221,7 +273,7 @@ public final class SpatialRenderer {
         let count = configuration.subBlockCount, subBlocksPerSpan = count / spans
         for s in 0..<spans {
             let offset = s * span
-            let pose = HeadPose.interpolate(previousPose, targetPose, Double(s + 1) / Double(spans))
+            let pose = HeadPose.interpolate(from, to, Double(s + 1) / Double(spans))
             stage.voiceMix.beginSpan()
             next?.voiceMix.beginSpan()
             for i in 0..<bySpan {
@@ -230,28 +282,17 @@ public final class SpatialRenderer {
             stage.voiceMix.finishSpan(left: out.left + offset, right: out.right + offset)
             next?.voiceMix.finishSpan(left: incoming.left + offset, right: incoming.right + offset)
             for sub in s * subBlocksPerSpan..<(s + 1) * subBlocksPerSpan {
-                let subPose = HeadPose.interpolate(previousPose, targetPose, Double(sub + 1) / Double(count))
+                let subPose = HeadPose.interpolate(from, to, Double(sub + 1) / Double(count))
                 stage.bus.rotate(offset: sub * subBlockFrames, frames: subBlockFrames, orientation: subPose.orientation)
                 next?.bus.rotate(offset: sub * subBlockFrames, frames: subBlockFrames, orientation: subPose.orientation)
             }
         }
-        previousPose = targetPose
+        renderedPose = to
         stage.bus.decode(frames: block, left: out.left, right: out.right)
         if let next {
             next.bus.decode(frames: block, left: incoming.left, right: incoming.right)
             crossfadeStages(frames: block)
         }
-
-        reverb.process(send: send, left: left, right: right, frames: block)
-        headphoneEQ.process(left: left, right: right, frames: block)
-        for n in 0..<block {
-            output[2 * n] = left[n]
-            output[2 * n + 1] = right[n]
-        }
-        limiter.process(interleaved: output, frames: block)
-        // A switch renders twice for a few blocks: not a load to move voices to the bus for.
-        if next == nil { governor.observe(renderSeconds: Double(MonotonicClock.nowNanoseconds() - started) * 1e-9,
-                         blockSeconds: Double(block) / configuration.sampleRateHz) }
     }
 
     /// Asks for what rendering a source wholly on the bus reads, a few sources ahead of the
@@ -513,7 +554,13 @@ public final class SpatialRenderer {
 
     /// `.off`: straight to the bus; exactly the input when the gain is 1. Surround folds down
     /// to stereo (ChannelLayout.foldDownWeights).
-    private func renderPlain(_ source: RenderSource, offset: Int, frames: Int) {
+    func renderPlain(_ source: RenderSource, offset: Int, frames: Int) {
+        renderPlain(source, offset: offset, frames: frames, left: left, right: right)
+    }
+
+    /// `.off` into the given pair (a speaker rendering's FL and FR).
+    func renderPlain(_ source: RenderSource, offset: Int, frames: Int,
+                     left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
         let start = source.appliedGain, end = source.gain
         source.appliedGain = end
         if source.layout.placement == .speakers {

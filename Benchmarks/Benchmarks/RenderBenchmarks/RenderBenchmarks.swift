@@ -56,6 +56,21 @@ let benchmarks: @Sendable () -> Void = {
         RendererRingHarness(sourceCount: 64, room: .small)
     }
 
+    // The output device's renderings (docs/BEHAVIOUR.md "Output devices"): 64 sources panned over
+    // 5.1 speakers (no HRTF voice, no bus), and changes of rendering back to back, each block of
+    // a change rendering two of them from one input and crossfading.
+    Benchmark("SpatialRenderer.render_block_64_sources_speakers_51") { benchmark, harness in
+        for _ in benchmark.scaledIterations { harness.renderBlock() }
+    } setup: {
+        RendererRingHarness(sourceCount: 64, room: .small, rendering: .init(method: .speakers(.surround51)))
+    }
+    Benchmark("SpatialRenderer.render_block_16_sources_changing_rendering",
+              configuration: .init(maxIterations: 600)) { benchmark, harness in
+        for _ in benchmark.scaledIterations { harness.renderBlock() }
+    } setup: {
+        RenderingChangeHarness(sourceCount: 16)
+    }
+
     // What a desk adds, all at once: sources in the near field (0.5–0.8 m), a 5.1 stream's
     // virtual speakers, the headphone EQ, the room.
     Benchmark("SpatialRenderer.render_block_64_sources_desk") { benchmark, harness in

@@ -77,18 +77,22 @@ final class RendererRingHarness {
     private let noise: UnsafeMutableBufferPointer<Float>
     private let output: UnsafeMutablePointer<Float>
     private var renderedFrames = 0
+    private let channelCount: Int
 
+    /// `rendering`: the output device's (speakers render into its channels).
     /// `desk`: the features a desk adds to the ring — every source within the near field (its
     /// ring at 0.5–0.8 m, below the set's measurement distance), one more source a 5.1 stream
     /// (five virtual speakers and the LFE), and a headphone EQ in the mix.
-    init(sourceCount: Int, room: Room = .none, desk: Bool = false) {
+    init(sourceCount: Int, room: Room = .none, desk: Bool = false, rendering: OutputRendering = .headphones) {
         var configuration = RingScene.configuration
         configuration.room = room
         let hrtf = RingScene.hrtf
         renderer = SpatialRenderer(hrtf: hrtf, configuration: configuration, maximumSources: sourceCount + 1)
+        renderer.setRendering(rendering)  // no source yet: at once
+        channelCount = rendering.channelCount
         noise = .allocate(capacity: Int(RingScene.sampleRateHz))
         _ = noise.initialize(from: NoiseTable(frames: noise.count).samples)
-        output = .allocate(capacity: 2 * configuration.blockFrames)
+        output = .allocate(capacity: channelCount * configuration.blockFrames)
         for index in 0..<sourceCount {
             var position = RingScene.position(ofSource: index, count: sourceCount)
             if desk { position = position * ((0.5 + 0.3 * Double(index % 4) / 3) / RingScene.radiusMetres) }
@@ -126,7 +130,56 @@ final class RendererRingHarness {
     func renderBlock() {
         renderedFrames += RingScene.blockFrames
         renderer.setHeadPose(RingScene.headPose(atSeconds: Double(renderedFrames) / RingScene.sampleRateHz))
-        renderer.render(into: output)
+        renderer.render(into: output, channelCount: channelCount)
+    }
+}
+
+/// Changes of the output device's rendering back to back (binaural → 5.1 speakers → two
+/// speakers → plain stereo → binaural …) while `sourceCount` sources play in a small room, into
+/// an 8-channel output: the blocks that render two renderings and crossfade them.
+final class RenderingChangeHarness {
+    let renderer: SpatialRenderer
+    private let noise: UnsafeMutableBufferPointer<Float>
+    private let output: UnsafeMutablePointer<Float>
+    private var renderedFrames = 0
+    private let renderings: [OutputRendering] = [
+        .init(method: .speakers(.surround51)), .init(method: .speakers(.stereo)),
+        .init(method: .speakers(.surround71), spatial: .off), .headphones,
+    ]
+    private var next = 0
+
+    init(sourceCount: Int) {
+        var configuration = RingScene.configuration
+        configuration.room = .small
+        let hrtf = RingScene.hrtf
+        renderer = SpatialRenderer(hrtf: hrtf, configuration: configuration, maximumSources: sourceCount)
+        noise = .allocate(capacity: Int(RingScene.sampleRateHz))
+        _ = noise.initialize(from: NoiseTable(frames: noise.count).samples)
+        output = .allocate(capacity: 8 * configuration.blockFrames)
+        for index in 0..<sourceCount {
+            let source = RenderSource(input: LoopingNoiseInput(table: noise, offset: index * 4801), channelCount: 1,
+                                      mode: .anchored, channelPositions: [RingScene.position(ofSource: index, count: sourceCount)],
+                                      gain: RingScene.sourceGain(count: sourceCount), hrtf: hrtf,
+                                      maximumFrames: configuration.blockFrames)
+            renderer.add(source)
+        }
+        renderer.setHeadPose(RingScene.headPose(atSeconds: 0), glide: false)
+        renderBlock()
+    }
+
+    deinit {
+        noise.deallocate()
+        output.deallocate()
+    }
+
+    func renderBlock() {
+        if !renderer.isChangingRendering {
+            renderer.setRendering(renderings[next])
+            next = (next + 1) % renderings.count
+        }
+        renderedFrames += RingScene.blockFrames
+        renderer.setHeadPose(RingScene.headPose(atSeconds: Double(renderedFrames) / RingScene.sampleRateHz))
+        renderer.render(into: output, channelCount: 8)
     }
 }
 
