@@ -53,6 +53,11 @@ extension ClientOperation where Value == Void {
     public static func useHRTF(path: String) -> ClientOperation<Void> {
         expectingOK(.hrtfUse(HRTFUse(path: path)))
     }
+
+    /// The spatial mode of the output device playing now, remembered for it.
+    public static func useSpatial(_ spatial: DeviceSpatial) -> ClientOperation<Void> {
+        expectingOK(.spatialUse(SpatialUse(spatial: spatial)))
+    }
 }
 
 extension ClientOperation where Value == [SceneListEntry] {

@@ -25,6 +25,7 @@ public enum Message: Equatable, Sendable {
     case statusReply(StatusReply)
     case headphoneEQUse(HeadphoneEQUse)
     case hrtfUse(HRTFUse)
+    case spatialUse(SpatialUse)
     case creditGranted(CreditGranted)
     case streamEnded(StreamEnded)
     case streamError(StreamError)
@@ -57,6 +58,7 @@ public enum Message: Equatable, Sendable {
         case .statusReply: .statusReply
         case .headphoneEQUse: .headphoneEQUse
         case .hrtfUse: .hrtfUse
+        case .spatialUse: .spatialUse
         case .creditGranted: .creditGranted
         case .streamEnded: .streamEnded
         case .streamError: .streamError
@@ -88,6 +90,7 @@ public enum Message: Equatable, Sendable {
         case .statusReply(let p): p
         case .headphoneEQUse(let p): p
         case .hrtfUse(let p): p
+        case .spatialUse(let p): p
         case .creditGranted(let p): p
         case .streamEnded(let p): p
         case .streamError(let p): p
@@ -143,6 +146,7 @@ public enum Message: Equatable, Sendable {
         case .statusReply: message = .statusReply(try StatusReply(reading: &reader))
         case .headphoneEQUse: message = .headphoneEQUse(try HeadphoneEQUse(reading: &reader))
         case .hrtfUse: message = .hrtfUse(try HRTFUse(reading: &reader))
+        case .spatialUse: message = .spatialUse(try SpatialUse(reading: &reader))
         case .creditGranted: message = .creditGranted(try CreditGranted(reading: &reader))
         case .streamEnded: message = .streamEnded(try StreamEnded(reading: &reader))
         case .streamError: message = .streamError(try StreamError(reading: &reader))

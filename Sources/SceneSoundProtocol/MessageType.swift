@@ -32,6 +32,7 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
     // Listening settings; 0x06xx.
     case headphoneEQUse = 0x0601
     case hrtfUse = 0x0602
+    case spatialUse = 0x0603
     // Server events; 0x08xx.
     case creditGranted = 0x0801
     case streamEnded = 0x0802
@@ -55,7 +56,7 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
         switch self {
         case .hello, .sceneBindWindow, .scenePlace, .sceneUnbind, .sceneList, .streamOpen, .streamData,
              .streamDrain, .streamClose, .streamSetVolume, .streamSetScene, .sampleUpload, .samplePlay,
-             .headPose, .headRecenter, .statusRequest, .headphoneEQUse, .hrtfUse:
+             .headPose, .headRecenter, .statusRequest, .headphoneEQUse, .hrtfUse, .spatialUse:
             .clientToServer
         case .welcome, .ok, .error, .sceneListReply, .streamOpened, .samplePlaying, .statusReply,
              .creditGranted, .streamEnded, .streamError, .playbackEnded:
@@ -99,6 +100,7 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
         case .statusReply: "STATUS_REPLY"
         case .headphoneEQUse: "HEADPHONE_EQ_USE"
         case .hrtfUse: "HRTF_USE"
+        case .spatialUse: "SPATIAL_USE"
         case .creditGranted: "CREDIT_GRANTED"
         case .streamEnded: "STREAM_ENDED"
         case .streamError: "STREAM_ERROR"

@@ -14,6 +14,7 @@ struct SessionDependencies {
     let samples: SamplePlayback
     let headphoneEQ: HeadphoneEQSetting
     let hrtf: HRTFSetting
+    let outputDevices: OutputDevices
     let counters: ServerCounters
     let registry: SessionRegistry
     /// The status document, serialized (STATUS_REQUEST).
@@ -303,12 +304,16 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
             send(.statusReply(StatusReply(json: dependencies.statusJSON())), requestID: requestID)
         case .headphoneEQUse(let request):
             try dependencies.headphoneEQ.use(path: request.path)
+            dependencies.outputDevices.headphoneEQChosen(request.path)
             logger.info("headphone EQ: \(request.path.isEmpty ? "none" : request.path)")
             send(.ok, requestID: requestID)
         case .hrtfUse(let request):
             guard let eventLoop = context?.eventLoop else { return }
             let path = request.path
-            try dependencies.hrtf.use(path: path, on: eventLoop) { [weak self] result in
+            let devices = dependencies.outputDevices
+            // Kept for the next start only when no device is known to keep it for.
+            try dependencies.hrtf.use(path: path, on: eventLoop, keepAsDefault: devices.device == nil) { [weak self] result in
+                if case .success = result { devices.hrtfChosen(path) }
                 guard let self else { return }
                 switch result {
                 case .success:
@@ -319,6 +324,13 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
                     reply(requestID, error)
                 }
             }
+        case .spatialUse(let request):
+            guard let spatial = OutputRendering.Spatial(rawValue: request.spatial.name) else {
+                throw ProtocolError(.invalidArgument, "spatial \(request.spatial.name) unknown")
+            }
+            dependencies.outputDevices.useSpatial(spatial)
+            logger.info("spatial \(spatial.rawValue) for \(dependencies.outputDevices.device?.key ?? "the output")")
+            send(.ok, requestID: requestID)
         case .sampleUpload(let chunk):
             send([dependencies.samples.upload(chunk, from: self, requestID: requestID)])
         case .samplePlay(let play):

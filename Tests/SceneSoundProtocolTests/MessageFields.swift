@@ -69,6 +69,8 @@ func manifestFields(_ message: Message) -> [(String, JSONText)] {
         return [("path", .string(m.path))]
     case .hrtfUse(let m):
         return [("path", .string(m.path))]
+    case .spatialUse(let m):
+        return [("spatial", .string(m.spatial.name))]
     case .creditGranted(let m):
         return [("stream_id", .uint(m.streamID)), ("bytes", .uint(m.bytes))]
     case .streamEnded(let m):

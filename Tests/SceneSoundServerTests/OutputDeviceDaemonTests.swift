@@ -1,0 +1,170 @@
+import Foundation
+import SceneSoundProtocol
+import SceneSoundTestSupport
+import Testing
+
+/// The output device on the real sound servers: null sinks that carry real devices'
+/// properties, the default sink switched between them as a listener plugs and unplugs; the
+/// real daemon follows (status, `scenesound device`), renders for each, and remembers each
+/// device's spatial mode across a restart.
+@Suite(.serialized) struct OutputDeviceDaemonTests {
+    static let bluetoothAddress = "00:11:22:33:44:55"
+
+    /// hp (headphones), spk (two speakers), bt (a Bluetooth headset), s51 (5.1 speakers).
+    static func loadSinks(_ server: PrivatePulse) throws {
+        let sinks = [
+            ["sink_name=hp", "sink_properties=device.form_factor=headphone device.description=Phones"],
+            ["sink_name=spk", "sink_properties=device.form_factor=speaker"],
+            ["sink_name=bt", "sink_properties=device.bus=bluetooth device.form_factor=headset api.bluez5.address=\(bluetoothAddress) api.bluez5.profile=a2dp-sink"],
+            ["sink_name=s51", "channel_map=front-left,front-right,front-center,lfe,rear-left,rear-right", "sink_properties=device.form_factor=speaker"],
+        ]
+        for sink in sinks { try pactl(server, ["load-module", "module-null-sink", "rate=48000"] + sink) }
+    }
+
+    @discardableResult
+    static func pactl(_ server: PrivatePulse, _ arguments: [String]) throws -> String {
+        try runTool("/usr/bin/pactl", arguments, display: nil, environment: server.environment)
+    }
+
+    static func status(_ daemon: Daemon) throws -> StatusDocument {
+        let run = try CommandLineTests.runCLI(["status", "--json", "--socket", daemon.socketPath])
+        guard run.status == 0 else { throw TestFailure("status: \(run.error)") }
+        return try StatusSchema.decode(run.output)
+    }
+
+    /// Waits for the status to show `sink` playing with `reason`; returns it and how long it took.
+    @discardableResult
+    static func waitForDevice(_ daemon: Daemon, sink: String, reason: String, timeoutSeconds: Double = 5) throws
+        -> (status: StatusDocument, seconds: Double)
+    {
+        let start = Date()
+        var last: StatusDocument?
+        let seen = try waitUntil(timeoutSeconds: timeoutSeconds) {
+            last = try status(daemon)
+            return last?.outputDevice?.sink == sink && last?.rendering?.reason == reason
+        }
+        guard seen, let last else {
+            throw TestFailure("the status did not show \(sink) (\(reason)) within \(timeoutSeconds) s: device \(String(describing: last?.outputDevice)), rendering \(String(describing: last?.rendering))\n\(daemon.log)")
+        }
+        return (last, Date().timeIntervalSince(start))
+    }
+
+    static func switchTo(_ sink: String, _ server: PrivatePulse) throws {
+        try pactl(server, ["set-default-sink", sink])
+    }
+
+    static func spatial(_ mode: String, _ daemon: Daemon) throws {
+        let run = try CommandLineTests.runCLI(["spatial", mode, "--socket", daemon.socketPath])
+        guard run.status == 0 else { throw TestFailure("spatial \(mode): \(run.error)") }
+    }
+
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func theRenderingFollowsTheDefaultSinkAndEachDeviceRemembersItsSpatialMode(kind: PrivateSoundServer.Kind) throws {
+        let server = try PrivatePulse(kind)
+        defer { server.stop() }
+        try Self.loadSinks(server)
+        try Self.switchTo("hp", server)
+        let state = NSTemporaryDirectory() + "scenesound-device-state-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let environment = server.environment.merging(["XDG_STATE_HOME": state]) { $1 }
+        var daemon = try Daemon(output: "", environment: environment)
+
+        var seen = try Self.waitForDevice(daemon, sink: "hp", reason: "form factor headphone")
+        #expect(seen.status.outputDevice == .init(key: "hp", sink: "hp", description: "Phones", formFactor: "headphone",
+                                                  channels: ["front-left", "front-right"]))
+        #expect(seen.status.rendering == .init(method: "binaural", channels: 2, spatial: "head-tracked",
+                                               reason: "form factor headphone", preference: "auto"))
+        try Self.spatial("fixed", daemon)
+        #expect(try Self.status(daemon).rendering?.spatial == "fixed")
+
+        // Plugging the Bluetooth headset in: a new default sink.
+        try Self.switchTo("bt", server)
+        seen = try Self.waitForDevice(daemon, sink: "bt", reason: "form factor headset")
+        print("\(kind): bt shown \(Int(seen.seconds * 1000)) ms after set-default-sink (status polled)")
+        #expect(seen.status.outputDevice?.key == "bluez:\(Self.bluetoothAddress)")
+        #expect(seen.status.outputDevice?.bluetoothAddress == Self.bluetoothAddress)
+        #expect(seen.status.outputDevice?.bluetoothProfile == "a2dp-sink")
+        #expect(seen.status.outputDevice?.bus == "bluetooth")
+        #expect(seen.status.rendering?.spatial == "head-tracked")  // the default: bt has no choice of its own yet
+        try Self.spatial("off", daemon)
+        try Self.spatial("head-tracked", daemon)
+
+        try Self.switchTo("s51", server)
+        seen = try Self.waitForDevice(daemon, sink: "s51", reason: "form factor speaker")
+        #expect(seen.status.rendering == .init(method: "speakers", speakerLayout: "5.1", channels: 6, spatial: "head-tracked",
+                                               reason: "form factor speaker", preference: "auto"))
+        #expect(seen.status.outputDevice?.channels == ["front-left", "front-right", "front-center", "lfe", "rear-left", "rear-right"])
+        try Self.switchTo("spk", server)
+        seen = try Self.waitForDevice(daemon, sink: "spk", reason: "form factor speaker")
+        #expect(seen.status.rendering?.method == "speakers" && seen.status.rendering?.speakerLayout == "2.0")
+
+        // Back to the headphones: their mode comes back.
+        try Self.switchTo("hp", server)
+        seen = try Self.waitForDevice(daemon, sink: "hp", reason: "form factor headphone")
+        #expect(seen.status.rendering?.spatial == "fixed")
+        let text = try CommandLineTests.runCLI(["status", "--socket", daemon.socketPath]).output
+        #expect(text.contains("\ndevice   hp (Phones), binaural fixed, because form factor headphone\n"), "\(text)")
+
+        // A restart: every device's choice is read back.
+        #expect(daemon.stop() == 0)
+        daemon = try Daemon(output: "", environment: environment)
+        seen = try Self.waitForDevice(daemon, sink: "hp", reason: "form factor headphone")
+        #expect(seen.status.rendering?.spatial == "fixed")
+        try Self.switchTo("bt", server)
+        seen = try Self.waitForDevice(daemon, sink: "bt", reason: "form factor headset")
+        #expect(seen.status.rendering?.spatial == "head-tracked")
+        try Self.switchTo("hp", server)
+        seen = try Self.waitForDevice(daemon, sink: "hp", reason: "form factor headphone")
+        #expect(seen.status.rendering?.spatial == "fixed")
+
+        let listing = try CommandLineTests.runCLI(["device", "--json", "--socket", daemon.socketPath])
+        #expect(listing.status == 0, "\(listing.error)")
+        struct Listing: Decodable {
+            var output_device: StatusDocument.OutputDevice?
+            var rendering: StatusDocument.Rendering?
+            var devices: [StatusDocument.Device]
+        }
+        let devices = try JSONDecoder().decode(Listing.self, from: Data(listing.output.utf8))
+        #expect(devices.output_device?.sink == "hp")
+        #expect(devices.devices.map(\.key).sorted() == ["bluez:\(Self.bluetoothAddress)", "hp", "s51", "spk"])
+        #expect(devices.devices.first { $0.key == "hp" } == .init(key: "hp", sink: "hp", description: "Phones", playing: true, spatial: "fixed"))
+        #expect(devices.devices.first { $0.key.hasPrefix("bluez:") }?.spatial == "head-tracked")
+        #expect(devices.devices.first { $0.key == "s51" }?.spatial == nil)
+        #expect(devices.devices.filter(\.playing).count == 1)
+        #expect(daemon.stop() == 0)
+    }
+
+    /// `--render speakers` overrides what the sink says; `--output KIND:SINK` watches that sink,
+    /// not the default.
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func renderSpeakersOverridesAndAPinnedOutputWatchesItsSink(kind: PrivateSoundServer.Kind) throws {
+        let server = try PrivatePulse(kind)
+        defer { server.stop() }
+        try Self.loadSinks(server)
+        try Self.switchTo("hp", server)
+        let output = (kind == .pipeWire ? "pipewire" : "pulse") + ":s51"
+        let daemon = try Daemon(output: output, extraArguments: ["--render", "speakers"], environment: server.environment)
+        defer { daemon.stop() }
+        let seen = try Self.waitForDevice(daemon, sink: "s51", reason: "--render speakers")
+        #expect(seen.status.rendering == .init(method: "speakers", speakerLayout: "5.1", channels: 6, spatial: "head-tracked",
+                                               reason: "--render speakers", preference: "speakers"))
+        // The default moving elsewhere changes nothing: the output is pinned.
+        try Self.switchTo("spk", server)
+        try Self.switchTo("hp", server)
+        #expect(try Self.status(daemon).outputDevice?.sink == "s51")
+
+        let headphones = try Daemon(output: output, extraArguments: ["--render", "headphones"], environment: server.environment)
+        defer { headphones.stop() }
+        try Self.waitForDevice(headphones, sink: "s51", reason: "--render headphones")
+    }
+
+    @Test func aBadRenderValueIsAUsageErrorNamingTheAcceptedValues() throws {
+        let result = try ConfigFileTests.runDaemon(["--render", "loud", "--output", "null"])
+        #expect(result.status == 2)
+        #expect(result.error == "scenesoundd: --render 'loud' is not valid (accepted: auto, headphones, speakers) (see 'scenesoundd --help')\n",
+                "\(result.error)")
+        let spatial = try CommandLineTests.runCLI(["spatial", "sideways", "--socket", "/nonexistent/socket"])
+        #expect(spatial.status == 2, "\(spatial.error)")
+        #expect(spatial.error.contains("off, fixed, head-tracked"), "\(spatial.error)")
+    }
+}
