@@ -13,9 +13,10 @@ import Testing
     /// hp (headphones), spk (two speakers), bt (a Bluetooth headset), s51 (5.1 speakers).
     static func loadSinks(_ server: PrivatePulse) throws {
         let sinks = [
-            ["sink_name=hp", "sink_properties=device.form_factor=headphone device.description=Phones"],
+            // Quoted: PulseAudio's module arguments split at spaces outside quotes.
+            ["sink_name=hp", "sink_properties='device.form_factor=headphone device.description=Phones'"],
             ["sink_name=spk", "sink_properties=device.form_factor=speaker"],
-            ["sink_name=bt", "sink_properties=device.bus=bluetooth device.form_factor=headset api.bluez5.address=\(bluetoothAddress) api.bluez5.profile=a2dp-sink"],
+            ["sink_name=bt", "sink_properties='device.bus=bluetooth device.form_factor=headset api.bluez5.address=\(bluetoothAddress) api.bluez5.profile=a2dp-sink'"],
             ["sink_name=s51", "channel_map=front-left,front-right,front-center,lfe,rear-left,rear-right", "sink_properties=device.form_factor=speaker"],
         ]
         for sink in sinks { try pactl(server, ["load-module", "module-null-sink", "rate=48000"] + sink) }
@@ -165,6 +166,6 @@ import Testing
                 "\(result.error)")
         let spatial = try CommandLineTests.runCLI(["spatial", "sideways", "--socket", "/nonexistent/socket"])
         #expect(spatial.status == 2, "\(spatial.error)")
-        #expect(spatial.error.contains("off, fixed, head-tracked"), "\(spatial.error)")
+        #expect(spatial.error.contains("'off', 'fixed' or 'head-tracked'"), "\(spatial.error)")
     }
 }
