@@ -159,6 +159,33 @@ import Testing
         try Self.waitForDevice(headphones, sink: "s51", reason: "--render headphones")
     }
 
+    /// With `--capture-apps` our capture sink is the default; the device is the real sink the
+    /// output is pinned to, and a new default chosen by the listener becomes the device.
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func withCaptureAppsTheDeviceIsTheRealSink(kind: PrivateSoundServer.Kind) throws {
+        let server = try PrivatePulse(kind)
+        defer { server.stop() }
+        try Self.loadSinks(server)
+        try Self.switchTo("hp", server)
+        let daemon = try Daemon(output: "", extraArguments: ["--capture-apps"], environment: server.environment)
+        defer { daemon.stop() }
+        try Self.waitForDevice(daemon, sink: "hp", reason: "form factor headphone")
+        var defaultSink = ""
+        try waitUntil(timeoutSeconds: 5, "the capture sink to be the default") {
+            defaultSink = try Self.pactl(server, ["get-default-sink"]).trimmingCharacters(in: .whitespacesAndNewlines)
+            return !["hp", "spk", "bt", "s51", "out"].contains(defaultSink)
+        }
+        #expect(try Self.status(daemon).outputDevice?.sink == "hp", "the default is \(defaultSink)")
+        // The listener picks the speakers: the capture takes them as its real sink, the
+        // device follows, and the capture sink is the default again.
+        try Self.switchTo("spk", server)
+        try Self.waitForDevice(daemon, sink: "spk", reason: "form factor speaker")
+        try waitUntil(timeoutSeconds: 5, "the capture sink to be the default again") {
+            try Self.pactl(server, ["get-default-sink"]).trimmingCharacters(in: .whitespacesAndNewlines) == defaultSink
+        }
+        #expect(try Self.status(daemon).outputDevice?.sink == "spk")
+    }
+
     @Test func aBadRenderValueIsAUsageErrorNamingTheAcceptedValues() throws {
         let result = try ConfigFileTests.runDaemon(["--render", "loud", "--output", "null"])
         #expect(result.status == 2)
