@@ -1,5 +1,6 @@
 import Foundation
 import SceneSoundProtocol
+import SceneSoundSOFA
 import SceneSoundTestSupport
 import Testing
 
@@ -157,6 +158,54 @@ import Testing
         let headphones = try Daemon(output: output, extraArguments: ["--render", "headphones"], environment: server.environment)
         defer { headphones.stop() }
         try Self.waitForDevice(headphones, sink: "s51", reason: "--render headphones")
+    }
+
+    /// `hrtf use` and `eq use` on the headphones are theirs: the speakers play with the set and
+    /// EQ the daemon started with, and the headphones get theirs back, across a restart too.
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func eachDeviceGetsItsHRTFSetAndEQBack(kind: PrivateSoundServer.Kind) throws {
+        let server = try PrivatePulse(kind)
+        defer { server.stop() }
+        try Self.loadSinks(server)
+        try Self.switchTo("hp", server)
+        let state = NSTemporaryDirectory() + "scenesound-device-state-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        let eq = state + "/ParametricEQ.txt"
+        try HeadphoneEQDaemonTests.good.write(toFile: eq, atomically: true, encoding: .utf8)
+        let sphere = try SphereHeadSOFA.path()
+        let environment = server.environment.merging(["XDG_STATE_HOME": state]) { $1 }
+        var daemon = try Daemon(output: "", environment: environment)
+        try Self.waitForDevice(daemon, sink: "hp", reason: "form factor headphone")
+        for command in [["hrtf", "use", sphere], ["eq", "use", eq]] {
+            let run = try CommandLineTests.runCLI(command + ["--socket", daemon.socketPath])
+            #expect(run.status == 0, "\(command): \(run.error)")
+        }
+        func expectSettings(_ hrtf: String, _ eqPath: String?, _ what: String) throws {
+            var status = try Self.status(daemon)
+            let reached = try waitUntil(timeoutSeconds: 60) {
+                status = try Self.status(daemon)
+                return status.hrtf.path == hrtf && status.headphoneEQ?.path == eqPath
+            }
+            #expect(reached, "\(what): hrtf \(status.hrtf.path), eq \(status.headphoneEQ?.path ?? "none")\n\(daemon.log)")
+        }
+        try expectSettings(sphere, eq, "hp after hrtf use and eq use")
+        try Self.switchTo("spk", server)
+        try Self.waitForDevice(daemon, sink: "spk", reason: "form factor speaker")
+        try expectSettings(SOFAFile.defaultPath, nil, "spk")
+        try Self.switchTo("hp", server)
+        try Self.waitForDevice(daemon, sink: "hp", reason: "form factor headphone")
+        try expectSettings(sphere, eq, "hp again")
+
+        #expect(daemon.stop() == 0)
+        daemon = try Daemon(output: "", environment: environment)
+        try Self.waitForDevice(daemon, sink: "hp", reason: "form factor headphone")
+        try expectSettings(sphere, eq, "hp after a restart")
+        try Self.switchTo("spk", server)
+        try Self.waitForDevice(daemon, sink: "spk", reason: "form factor speaker")
+        // The set the daemon starts with was not changed by the headphones' choice.
+        try expectSettings(SOFAFile.defaultPath, nil, "spk after a restart")
+        #expect(daemon.stop() == 0)
     }
 
     /// With `--capture-apps` our capture sink is the default; the device is the real sink the
