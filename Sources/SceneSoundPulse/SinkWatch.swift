@@ -20,13 +20,18 @@ public final class SinkWatch: @unchecked Sendable {  // its state is touched und
     private var stale = false
     private var reconnectTimer: OpaquePointer?
     private var stopped = false
+    /// A sink with this property is no output device (our capture sink, the default while the
+    /// capture runs): seeing it changes nothing.
+    private let ignoredSinkProperty: String?
 
     /// Starts watching the default sink (`pinnedSink` nil) or the named one.
-    public init(serverAddress: String?, pinnedSink: String? = nil, threadName: String = "sink-watch",
+    public init(serverAddress: String?, pinnedSink: String? = nil, ignoredSinkProperty: String? = nil,
+                threadName: String = "sink-watch",
                 onChange: @escaping @Sendable (OutputDevice?) -> Void) throws(PulseOutputError) {
         mainloop = try PulseMainloop(threadName: threadName)
         self.serverAddress = serverAddress
         self.pinnedSink = pinnedSink
+        self.ignoredSinkProperty = ignoredSinkProperty
         self.onChange = onChange
         try mainloop.start()
         mainloop.withLock { connect() }
@@ -137,7 +142,16 @@ public final class SinkWatch: @unchecked Sendable {  // its state is touched und
         let operation = pa_context_get_sink_info_by_name(context, sinkName, { _, info, eol, userdata in
             let watch = SinkWatch.from(userdata)
             if let info {
-                watch.found = OutputDevice(info.pointee)
+                let device = OutputDevice(info.pointee)
+                if let ignored = watch.ignoredSinkProperty, pa_proplist_contains(info.pointee.proplist, ignored) == 1 {
+                    watch.foundIgnored = true
+                } else {
+                    watch.found = device
+                }
+            } else if watch.foundIgnored {  // nothing to report
+                watch.foundIgnored = false
+                watch.looking = false
+                if watch.stale { watch.look() }
             } else {  // end of the list (eol 1), or no such sink (eol -1)
                 watch.saw(eol > 0 ? watch.found : nil)
                 watch.found = nil
@@ -147,6 +161,7 @@ public final class SinkWatch: @unchecked Sendable {  // its state is touched und
     }
 
     private var found: OutputDevice?
+    private var foundIgnored = false
 
     private func saw(_ device: OutputDevice?) {
         looking = false

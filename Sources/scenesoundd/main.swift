@@ -349,7 +349,10 @@ func startSinkWatch() -> SinkWatch? {
     case .wav, .null: return nil
     }
     do {
-        return try SinkWatch(serverAddress: nil, pinnedSink: pinned) { device in
+        // With --capture-apps our capture sink is the default: not a device (the capture tells
+        // the real sink, which the watch then follows).
+        let ignored = options.captureApps ? CaptureSinkProperties.sessionKey : nil
+        return try SinkWatch(serverAddress: nil, pinnedSink: pinned, ignoredSinkProperty: ignored) { device in
             if let device {
                 logger.info("output device: \(device.key) (\(device.description ?? device.sinkName)), form factor \(device.formFactor ?? "-"), bus \(device.bus ?? "-"), port \(device.port.map { "\($0.name) (\($0.type ?? "-"))" } ?? "-"), channels \(device.channels.joined(separator: ","))")
             } else {

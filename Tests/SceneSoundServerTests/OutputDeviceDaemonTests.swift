@@ -232,7 +232,10 @@ import Testing
         try waitUntil(timeoutSeconds: 5, "the capture sink to be the default again") {
             try Self.pactl(server, ["get-default-sink"]).trimmingCharacters(in: .whitespacesAndNewlines) == defaultSink
         }
-        #expect(try Self.status(daemon).outputDevice?.sink == "spk")
+        let status = try Self.status(daemon)
+        #expect(status.outputDevice?.sink == "spk")
+        // Our capture sink, the default all along, is no device.
+        #expect(status.devices?.map(\.key).sorted() == ["hp", "spk"], "\(String(describing: status.devices))")
     }
 
     @Test func aBadRenderValueIsAUsageErrorNamingTheAcceptedValues() throws {
