@@ -136,6 +136,43 @@ import Testing
         #expect(daemon.stop() == 0)
     }
 
+    /// A Bluetooth sink arriving and made the default, then leaving (the server picks another
+    /// default); and the sound server restarting under the daemon: the watch connects again.
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func sinksArrivingLeavingAndTheServerRestartingAreFollowed(kind: PrivateSoundServer.Kind) throws {
+        let server = try PrivatePulse(kind)
+        defer { server.stop() }
+        try Self.loadSinks(server)
+        try Self.switchTo("spk", server)
+        let daemon = try Daemon(output: "", environment: server.environment)
+        defer { daemon.stop() }
+        try Self.waitForDevice(daemon, sink: "spk", reason: "form factor speaker")
+
+        let module = try Self.pactl(server, ["load-module", "module-null-sink", "sink_name=buds",
+            "sink_properties='device.bus=bluetooth api.bluez5.address=AA:BB:CC:DD:EE:FF api.bluez5.profile=a2dp-sink'"])
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        try Self.switchTo("buds", server)
+        let seen = try Self.waitForDevice(daemon, sink: "buds", reason: "Bluetooth a2dp-sink: headphones")
+        #expect(seen.status.outputDevice?.key == "bluez:AA:BB:CC:DD:EE:FF")
+        try Self.pactl(server, ["unload-module", module])
+        var status = try Self.status(daemon)
+        try waitUntil(timeoutSeconds: 5, "the device to leave the Bluetooth sink") {
+            status = try Self.status(daemon)
+            return status.outputDevice.map { $0.sink != "buds" } ?? true
+        }
+        let now = try Self.pactl(server, ["get-default-sink"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        try waitUntil(timeoutSeconds: 5, "the device to be the new default \(now)") {
+            try Self.status(daemon).outputDevice?.sink == now
+        }
+
+        // The sound server goes away and comes back with its sinks: followed again.
+        server.kill9()
+        try server.start()
+        try Self.loadSinks(server)
+        try Self.switchTo("hp", server)
+        try Self.waitForDevice(daemon, sink: "hp", reason: "form factor headphone", timeoutSeconds: 15)
+    }
+
     /// `--render speakers` overrides what the sink says; `--output KIND:SINK` watches that sink,
     /// not the default.
     @Test(arguments: PrivateSoundServer.Kind.allCases)
