@@ -166,6 +166,8 @@ import Testing
         }
 
         // The sound server goes away and comes back with its sinks: followed again.
+        try Self.switchTo("s51", server)
+        try Self.waitForDevice(daemon, sink: "s51", reason: "form factor speaker")
         server.kill9()
         try server.start()
         try Self.loadSinks(server)
