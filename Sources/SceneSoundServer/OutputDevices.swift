@@ -52,9 +52,14 @@ final class OutputDevices {
         if rendering != .headphones { commands.push(.setRendering(rendering)) }
     }
 
+    /// Choices made while no device is known (a wav or null output, no sink): they apply until
+    /// one is, and are not kept.
+    private var withoutDevice = DeviceSettings()
+
     /// What the device playing now has chosen, over the defaults.
     private var settings: DeviceSettings {
-        (device.flatMap { store.settings(for: $0.key) } ?? DeviceSettings()).over(defaults)
+        guard let device else { return withoutDevice.over(defaults) }
+        return (store.settings(for: device.key) ?? DeviceSettings()).over(defaults)
     }
 
     /// The sink watch saw another device (nil: none known).
@@ -80,7 +85,7 @@ final class OutputDevices {
     func headphoneEQChosen(_ path: String) { remember { $0.headphoneEQPath = path } }
 
     private func remember(_ change: (inout DeviceSettings) -> Void) {
-        guard let device else { return }
+        guard let device else { return change(&withoutDevice) }
         store.update(key: device.key, sinkName: device.sinkName, description: device.description, change)
     }
 

@@ -97,6 +97,9 @@ import Testing
 
         #expect(try server.status().rendering == .init(method: "binaural", channels: 2, spatial: "head-tracked",
                                                        reason: "unknown sink: headphones", preference: "auto"))
+        // With no device known a choice applies until one is.
+        #expect(try client.request(.spatialUse(SpatialUse(spatial: .off))) == .ok)
+        #expect(try server.status().rendering?.spatial == "off")
         let hp = OutputDevice(sinkName: "hp", description: "Phones", formFactor: "headphone")
         let s51 = OutputDevice(sinkName: "s51", formFactor: "speaker",
                                channels: ["front-left", "front-right", "front-center", "lfe", "rear-left", "rear-right"])
