@@ -100,3 +100,20 @@ public struct SpatialUse: WirePayload {
 
     public func validate() throws(ProtocolError) {}
 }
+
+/// `OUTPUT_DEVICE_CHANGED` (event, to a client that sent `OUTPUT_DEVICE_WATCH`): the output
+/// device or the rendering chosen for it changed. `json` is an object with the status
+/// document's `output_device` (absent when none is known) and `rendering` (SPEC.md §6.9).
+public struct OutputDeviceChanged: WirePayload {
+    public var json: String
+
+    public init(json: String) { self.json = json }
+
+    init(reading reader: inout PayloadReader) throws(ProtocolError) {
+        json = try reader.readRemainingString()
+    }
+
+    func write(into bytes: inout [UInt8]) { bytes.append(contentsOf: json.utf8) }
+
+    public func validate() throws(ProtocolError) { try Check.noNUL(json, "json") }
+}

@@ -105,3 +105,21 @@ extension StatusDocument {
         }
     }
 }
+
+extension StatusDocument {
+    /// What `OUTPUT_DEVICE_CHANGED` carries: the device (absent when none is known) and the
+    /// rendering, as in the status document.
+    public struct OutputDeviceState: Codable, Equatable, Sendable {
+        public var outputDevice: OutputDevice?
+        public var rendering: Rendering
+
+        public init(outputDevice: OutputDevice?, rendering: Rendering) {
+            self.outputDevice = outputDevice
+            self.rendering = rendering
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case outputDevice = "output_device", rendering
+        }
+    }
+}

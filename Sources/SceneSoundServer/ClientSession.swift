@@ -135,6 +135,9 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
 
     // MARK: Sending and closing
 
+    /// OUTPUT_DEVICE_WATCH: told of every change of the output device or its rendering.
+    private(set) var watchesOutputDevice = false
+
     func send(_ message: Message, requestID: UInt32 = 0) {
         send([OutboundFrame(message: message, requestID: requestID)])
     }
@@ -337,8 +340,12 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
             try refuseWhileEngineBehind()
             let now = context.map { Double($0.eventLoop.now.uptimeNanoseconds) * 1e-9 } ?? 0
             send(try dependencies.samples.play(play, from: self, requestID: requestID, nowSeconds: now))
+        case .outputDeviceWatch:
+            watchesOutputDevice = true
+            send(.ok, requestID: requestID)
+            send(.outputDeviceChanged(dependencies.outputDevices.changedEvent))
         case .welcome, .ok, .error, .sceneListReply, .streamOpened, .samplePlaying, .statusReply,
-             .creditGranted, .streamEnded, .streamError, .playbackEnded:
+             .creditGranted, .streamEnded, .streamError, .playbackEnded, .outputDeviceChanged:
             // Server-to-client types; Message.decode(frame:) already rejects their direction.
             throw ProtocolError(.unexpectedMessage, "\(message.type) is not sent by clients")
         }

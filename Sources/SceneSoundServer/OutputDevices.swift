@@ -4,6 +4,7 @@ import NIOCore
 import SceneSoundEngine
 import SceneSoundProtocol
 import SceneSoundPulse
+import SceneSoundStatusJSON
 
 extension OutputRendering.Spatial: Codable {}
 
@@ -28,6 +29,9 @@ final class OutputDevices {
     private let startHeadphoneEQPath: String
     /// The output's channels (`OutputBackend.useChannels`); set by `SoundServer`.
     var useChannels: (ChannelLayout) -> Void = { _ in }
+    /// Told after the device or its rendering changed (the sessions that watch it are sent
+    /// `OUTPUT_DEVICE_CHANGED`); set by `ServerCore`.
+    var changed: () -> Void = {}
     /// Where a set still loading is tried again from; set by `SoundServer`.
     var eventLoop: EventLoop?
     private(set) var device: OutputDevice?
@@ -90,6 +94,8 @@ final class OutputDevices {
     }
 
     private func apply() {
+        let before = (deviceStatus, renderingStatus)
+        defer { if before != (deviceStatus, renderingStatus) { changed() } }
         let settings = settings
         choice = RenderingChoice.choose(for: device, preference: preference)
         let now = OutputRendering(method: choice.method, spatial: settings.spatial ?? .headTracked)
@@ -165,6 +171,12 @@ final class OutputDevices {
         return StatusDocument.Rendering(method: method, speakerLayout: layout, channels: rendering.channelCount,
                                         spatial: rendering.spatial.rawValue, reason: choice.reason,
                                         preference: preference.rawValue)
+    }
+
+    /// `OUTPUT_DEVICE_CHANGED`'s payload, now.
+    var changedEvent: OutputDeviceChanged {
+        OutputDeviceChanged(json: StatusDocument.jsonLine(StatusDocument.OutputDeviceState(outputDevice: deviceStatus,
+                                                                                          rendering: renderingStatus)))
     }
 
     var devicesStatus: [StatusDocument.Device] {

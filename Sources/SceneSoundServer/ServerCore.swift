@@ -85,6 +85,10 @@ final class ServerCore: @unchecked Sendable {
         outputDevices = OutputDevices(commands: commands, hrtf: hrtf, headphoneEQ: headphoneEQ, store: store,
                                       preference: configuration.renderPreference, defaults: configuration.deviceDefaults,
                                       logger: logger)
+        outputDevices.changed = { [unowned self] in
+            let event = Message.outputDeviceChanged(outputDevices.changedEvent)
+            for session in sessions.all where session.watchesOutputDevice { session.send(event) }
+        }
     }
 
     // MARK: Sessions

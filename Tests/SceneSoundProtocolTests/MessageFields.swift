@@ -4,7 +4,7 @@ import SceneSoundProtocol
 /// SPEC.md names, PCM as lowercase hex.
 func manifestFields(_ message: Message) -> [(String, JSONText)] {
     switch message {
-    case .ok, .sceneList, .headRecenter, .statusRequest:
+    case .ok, .sceneList, .headRecenter, .statusRequest, .outputDeviceWatch:
         return []
     case .hello(let m):
         return [("min_version", .uint(m.minimumVersion)), ("max_version", .uint(m.maximumVersion)),
@@ -64,6 +64,8 @@ func manifestFields(_ message: Message) -> [(String, JSONText)] {
         fields += [("x_metres", .float(position.x)), ("y_metres", .float(position.y)), ("z_metres", .float(position.z))]
         return fields
     case .statusReply(let m):
+        return [("json", .string(m.json))]
+    case .outputDeviceChanged(let m):
         return [("json", .string(m.json))]
     case .headphoneEQUse(let m):
         return [("path", .string(m.path))]

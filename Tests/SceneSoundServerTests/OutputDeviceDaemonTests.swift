@@ -147,11 +147,30 @@ import Testing
         let daemon = try Daemon(output: "", environment: server.environment)
         defer { daemon.stop() }
         try Self.waitForDevice(daemon, sink: "spk", reason: "form factor speaker")
+        // A client watching the device: told at once, then of each change.
+        let watcher = try RawClient(socketPath: daemon.socketPath)
+        #expect(try watcher.request(.outputDeviceWatch) == .ok)
+        func nextChange() throws -> StatusDocument.OutputDeviceState {
+            guard case .outputDeviceChanged(let changed) = try watcher.waitFor(timeoutSeconds: 5, { message, _ in
+                if case .outputDeviceChanged = message { return true } else { return false }
+            }) else { throw TestFailure("no OUTPUT_DEVICE_CHANGED") }
+            return try StatusDocument.jsonDecoder().decode(StatusDocument.OutputDeviceState.self, from: Data(changed.json.utf8))
+        }
+        #expect(try nextChange().outputDevice?.sink == "spk")
 
         let module = try Self.pactl(server, ["load-module", "module-null-sink", "sink_name=buds",
             "sink_properties='device.bus=bluetooth api.bluez5.address=AA:BB:CC:DD:EE:FF api.bluez5.profile=a2dp-sink'"])
             .trimmingCharacters(in: .whitespacesAndNewlines)
+        let switched = Date()
         try Self.switchTo("buds", server)
+        let change = try nextChange()
+        // From pactl's return (the server has switched) to the event read here: the watch's
+        // look, the event loop's choice and the event's way back.
+        let elapsedSeconds = Date().timeIntervalSince(switched)
+        print("\(kind): OUTPUT_DEVICE_CHANGED \(Int(elapsedSeconds * 1000)) ms after set-default-sink returned")
+        #expect(elapsedSeconds < 0.2, "the rendering follows within 200 ms of the server's event (about 10 ms measured)")
+        #expect(change.outputDevice?.sink == "buds")
+        #expect(change.rendering.reason == "Bluetooth a2dp-sink: headphones")
         let seen = try Self.waitForDevice(daemon, sink: "buds", reason: "Bluetooth a2dp-sink: headphones")
         #expect(seen.status.outputDevice?.key == "bluez:AA:BB:CC:DD:EE:FF")
         try Self.pactl(server, ["unload-module", module])

@@ -132,6 +132,25 @@ import Testing
         ])
     }
 
+    @Test func aWatchingClientIsToldOfEachChangeAndOnlyThen() throws {
+        let server = InProcessServer()
+        let watcher = try server.connect(), other = try server.connect()
+        #expect(try watcher.request(.outputDeviceWatch) == .ok)
+        func changes() throws -> [StatusDocument.OutputDeviceState] {
+            try watcher.takeAll().compactMap { entry in
+                guard case .outputDeviceChanged(let changed) = entry.message else { return nil }
+                return try StatusDocument.jsonDecoder().decode(StatusDocument.OutputDeviceState.self, from: Data(changed.json.utf8))
+            }
+        }
+        #expect(try changes().map(\.rendering.reason) == ["unknown sink: headphones"])  // the state now
+        server.core.outputDevices.deviceChanged(OutputDevice(sinkName: "spk", formFactor: "speaker"))
+        server.core.outputDevices.deviceChanged(OutputDevice(sinkName: "spk", formFactor: "speaker"))  // no change
+        #expect(try changes().map { $0.outputDevice?.sink } == ["spk"])
+        #expect(try other.request(.spatialUse(SpatialUse(spatial: .fixed))) == .ok)
+        #expect(try changes().map(\.rendering.spatial) == ["fixed"])
+        #expect(try other.takeAll().allSatisfy { if case .outputDeviceChanged = $0.message { false } else { true } })
+    }
+
     @Test func deviceDefaultsAreWhatANewDeviceStartsWith() throws {
         let server = InProcessServer {
             $0.deviceDefaults = DeviceSettings(spatial: .off)
