@@ -49,6 +49,23 @@ import Testing
         #expect(Self.choose(device) == RenderingChoice(method: .speakers(.stereo), reason: "port out-x"))
     }
 
+    @Test(arguments: ["aux", "mic", "radio", "video", "usb", "bluetooth", "phone", "network", "analog"])
+    func otherPortTypesLeaveItToTheFormFactor(type: String) {
+        let device = OutputDevice(sinkName: "s", formFactor: "headphone", port: .init(name: "out-x", type: type))
+        #expect(Self.choose(device) == RenderingChoice(method: .binaural, reason: "form factor headphone"))
+        #expect(OutputDevice.portTypeNames.contains(type))
+    }
+
+    @Test func portTypesAreNamedByTheirValues() {
+        #expect(OutputDevice.portTypeName(0) == nil)  // unknown
+        #expect(OutputDevice.portTypeName(2) == "speaker")
+        #expect(OutputDevice.portTypeName(3) == "headphones")
+        #expect(OutputDevice.portTypeName(10) == "hdmi")
+        #expect(OutputDevice.portTypeName(17) == "handsfree")
+        #expect(OutputDevice.portTypeName(22) == "analog")
+        #expect(OutputDevice.portTypeName(23) == nil)
+    }
+
     /// A jack's plug: the laptop's sink (form factor internal) switches its port.
     @Test func aPortOfUnknownTypeIsJudgedByItsName() {
         func device(_ port: String) -> OutputDevice { OutputDevice(sinkName: "alsa", formFactor: "internal", port: .init(name: port)) }
