@@ -213,9 +213,13 @@ import Testing
         try Self.switchTo("hp", server)
         #expect(try Self.status(daemon).outputDevice?.sink == "s51")
 
-        let headphones = try Daemon(output: output, extraArguments: ["--render", "headphones"], environment: server.environment)
+        // What a device with no choice of its own starts with.
+        let headphones = try Daemon(output: output, extraArguments: ["--render", "headphones", "--device-defaults", "spatial=off"],
+                                    environment: server.environment)
         defer { headphones.stop() }
-        try Self.waitForDevice(headphones, sink: "s51", reason: "--render headphones")
+        let binaural = try Self.waitForDevice(headphones, sink: "s51", reason: "--render headphones")
+        #expect(binaural.status.rendering == .init(method: "binaural", channels: 2, spatial: "off",
+                                                   reason: "--render headphones", preference: "headphones"))
     }
 
     /// `hrtf use` and `eq use` on the headphones are theirs: the speakers play with the set and
