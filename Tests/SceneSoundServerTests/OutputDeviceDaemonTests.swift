@@ -133,6 +133,28 @@ import Testing
         #expect(devices.devices.first { $0.key.hasPrefix("bluez:") }?.spatial == "head-tracked")
         #expect(devices.devices.first { $0.key == "s51" }?.spatial == nil)
         #expect(devices.devices.filter(\.playing).count == 1)
+        let listed = try CommandLineTests.runCLI(["device", "--socket", daemon.socketPath]).output
+        #expect(listed.hasPrefix("playing  hp (Phones): binaural fixed, because form factor headphone\n* hp (Phones): spatial fixed\n"), "\(listed)")
+        // (The null sinks' own descriptions differ between the servers.)
+        let rows = listed.split(separator: "\n").map(String.init)
+        #expect(rows.contains { $0.hasPrefix("  bluez:\(Self.bluetoothAddress)") && $0.hasSuffix(": spatial head-tracked") }, "\(listed)")
+        #expect(rows.contains { $0.hasPrefix("  s51") && $0.hasSuffix(": the defaults") }, "\(listed)")
+
+        // `device --follow`: a line now and one at each change.
+        let follow = Process()
+        follow.executableURL = Daemon.binaries.appendingPathComponent("scenesound")
+        follow.arguments = ["device", "--follow", "--socket", daemon.socketPath]
+        let out = Pipe()
+        follow.standardOutput = out
+        try follow.run()
+        defer { follow.terminate(); follow.waitUntilExit() }
+        let lines = LineCollector(out.fileHandleForReading)
+        try waitUntil(timeoutSeconds: 5, "device --follow's first line") { lines.count >= 1 }
+        try Self.switchTo("s51", server)
+        try waitUntil(timeoutSeconds: 5, "device --follow's line for s51") { lines.count >= 2 }
+        #expect(lines.all.first == "hp (Phones): binaural fixed, because form factor headphone", "\(lines.all)")
+        #expect(lines.all.dropFirst().first.map { $0.hasPrefix("s51") && $0.hasSuffix(": speakers 5.1 head-tracked, because form factor speaker") } == true,
+                "\(lines.all)")
         #expect(daemon.stop() == 0)
     }
 
@@ -309,4 +331,29 @@ import Testing
         #expect(spatial.status == 2, "\(spatial.error)")
         #expect(spatial.error.contains("'off', 'fixed' or 'head-tracked'"), "\(spatial.error)")
     }
+}
+
+/// The lines a child writes to a pipe, collected as they come.
+final class LineCollector: @unchecked Sendable {
+    private let lock = NSLock()
+    private var buffer = Data()
+    private var lines: [String] = []
+
+    init(_ handle: FileHandle) {
+        handle.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self else { return }
+            if data.isEmpty { handle.readabilityHandler = nil; return }
+            lock.withLock {
+                buffer.append(data)
+                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                    lines.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
+                    buffer.removeSubrange(buffer.startIndex...newline)
+                }
+            }
+        }
+    }
+
+    var all: [String] { lock.withLock { lines } }
+    var count: Int { all.count }
 }
