@@ -76,6 +76,7 @@ let package = Package(
         // The daemon's heart: the Unix socket (SwiftNIO), sessions, streams, scenes, status.
         .target(name: "SceneSoundServer", dependencies: [
             "SceneSoundEngine", "SceneSoundProtocol", "SceneSoundStatusJSON", "SceneSoundMedia", "SceneSoundOutputs", "SceneSoundWindows", "SceneSoundPlatform",
+            "SceneSoundPulse",  // OutputDevice, the sink as libpulse describes it
             "CLiblo",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),

@@ -23,3 +23,14 @@ public func scenesound_recenter_head(_ client: OpaquePointer?) -> Int32 {
         try clientCall { () throws(ClientError) in try connection.recenterHead() }
     }
 }
+
+@_cdecl("scenesound_set_device_spatial")
+public func scenesound_set_device_spatial(_ client: OpaquePointer?, _ spatial: Int32) -> Int32 {
+    apiCall { () throws(CFailure) in
+        let connection = try Handles.client(client).connection
+        guard let spatial = UInt8(exactly: spatial).flatMap(DeviceSpatial.init(rawValue:)) else {
+            throw CFailure.invalid("spatial \(spatial) is not one of SCENESOUND_DEVICE_SPATIAL_OFF, _FIXED, _HEAD_TRACKED")
+        }
+        try clientCall { () throws(ClientError) in try connection.useSpatial(spatial) }
+    }
+}

@@ -9,7 +9,7 @@ struct SceneSoundCommand: ParsableCommand {
         commandName: "scenesound",
         abstract: "Play, place and render spatial sound on the SceneSound server.",
         version: SceneSoundRelease.version,
-        subcommands: [PlayCommand.self, SystemSoundCommand.self, AlertSoundCommand.self, SceneCommand.self, HeadCommand.self, HRTFCommand.self, EQCommand.self, StatusCommand.self, AppsCommand.self, ViewCommand.self, RenderCommand.self, CuesCommand.self, BenchCommand.self])
+        subcommands: [PlayCommand.self, SystemSoundCommand.self, AlertSoundCommand.self, SceneCommand.self, HeadCommand.self, HRTFCommand.self, EQCommand.self, SpatialCommand.self, DeviceCommand.self, StatusCommand.self, AppsCommand.self, ViewCommand.self, RenderCommand.self, CuesCommand.self, BenchCommand.self])
 }
 
 /// A failure the user can act on; printed as one line, exit status 1.

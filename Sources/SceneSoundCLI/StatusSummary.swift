@@ -30,6 +30,15 @@ struct StatusSummary {
         section("eq", document.headphoneEQ.map { eq in
             [eq.path, String(format: "preamp %.1f dB", eq.preampDecibels), "\(eq.filters) filter\(eq.filters == 1 ? "" : "s")"]
         } ?? ["none"])
+        if let rendering = document.rendering {
+            section("device", [
+                document.outputDevice.map { device in
+                    device.description.map { "\(device.key) (\($0))" } ?? device.key
+                } ?? "unknown",
+                "\(rendering.method)\(rendering.speakerLayout.map { " \($0)" } ?? "") \(rendering.spatial)",
+                "because \(rendering.reason)",
+            ])
+        }
         section("head", [
             String(format: "yaw %.1f°", head.yawDegrees), String(format: "pitch %.1f°", head.pitchDegrees),
             String(format: "roll %.1f°", head.rollDegrees),

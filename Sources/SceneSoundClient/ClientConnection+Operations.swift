@@ -61,6 +61,19 @@ extension ClientConnection {
         try perform(.useHRTF(path: path), timeoutSeconds: timeoutSeconds)
     }
 
+    /// The spatial mode (off, fixed, head-tracked) of the output device playing now, from now on
+    /// and whenever that device plays again. The device and its rendering: `status`'s
+    /// `output_device` and `rendering`.
+    public func useSpatial(_ spatial: DeviceSpatial, timeoutSeconds: Double? = defaultTimeoutSeconds) throws(ClientError) {
+        try perform(.useSpatial(spatial), timeoutSeconds: timeoutSeconds)
+    }
+
+    /// Asks for `ClientEvent.outputDeviceChanged` whenever the output device or the rendering
+    /// chosen for it changes (the first right after this returns), delivered to the event handler.
+    public func watchOutputDevice(timeoutSeconds: Double? = defaultTimeoutSeconds) throws(ClientError) {
+        try perform(.watchOutputDevice(), timeoutSeconds: timeoutSeconds)
+    }
+
     /// Uploads a sample (system or alert sound) into the server's cache, in as many chunks as
     /// the frame size needs; returns when the server has acknowledged all of them.
     public func uploadSample(name: String, format: AudioFormat, pcm: [UInt8],

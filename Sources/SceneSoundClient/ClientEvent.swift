@@ -10,6 +10,9 @@ public enum ClientEvent: Sendable, Equatable {
     case streamError(StreamError)
     /// `PLAYBACK_ENDED`: a sample play finished.
     case playbackEnded(PlaybackEnded)
+    /// `OUTPUT_DEVICE_CHANGED` (after `watchOutputDevice`): the output device or its rendering
+    /// changed; its JSON holds the status document's `output_device` and `rendering`.
+    case outputDeviceChanged(OutputDeviceChanged)
     /// `ERROR` with request id 0: a one-way message failed, or the server is about to close.
     case serverError(ErrorReply)
     /// The connection ended; every waiter has been failed with this error.

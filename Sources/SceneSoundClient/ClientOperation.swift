@@ -58,6 +58,16 @@ extension ClientOperation where Value == Void {
     public static func useHRTF(path: String) -> ClientOperation<Void> {
         expectingOK(.hrtfUse(HRTFUse(path: path)))
     }
+
+    /// `OUTPUT_DEVICE_CHANGED` events from now on (the first at once), to the event handler.
+    public static func watchOutputDevice() -> ClientOperation<Void> {
+        expectingOK(.outputDeviceWatch)
+    }
+
+    /// The spatial mode of the output device playing now, remembered for it.
+    public static func useSpatial(_ spatial: DeviceSpatial) -> ClientOperation<Void> {
+        expectingOK(.spatialUse(SpatialUse(spatial: spatial)))
+    }
 }
 
 extension ClientOperation where Value == [SceneListEntry] {

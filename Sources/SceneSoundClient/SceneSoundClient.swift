@@ -79,6 +79,11 @@ public final class SceneSoundClient: Sendable {
         try await perform(.useHRTF(path: path))
     }
 
+    /// The spatial mode of the output device playing now, remembered for it.
+    public func useSpatial(_ spatial: DeviceSpatial) async throws(ClientError) {
+        try await perform(.useSpatial(spatial))
+    }
+
     public func uploadSample(name: String, format: AudioFormat, pcm: [UInt8]) async throws(ClientError) {
         let connection = self.connection
         try await awaitOperation("SAMPLE_UPLOAD") {

@@ -186,6 +186,8 @@ final class SessionState: Sendable {
             case .playbackEnded(let ended):
                 callbacks += state.plays.ended(ended)
                 if let handler { callbacks.append { handler(.playbackEnded(ended)) } }
+            case .outputDeviceChanged(let changed):
+                if let handler { callbacks.append { handler(.outputDeviceChanged(changed)) } }
             default:
                 violation = .protocolViolation("the server sent \(message.type.name), a client-to-server message")
             }

@@ -54,3 +54,66 @@ public struct HRTFUse: ServerFileRequest {
 
     public func validate() throws(ProtocolError) { try validatePath() }
 }
+
+/// The listener's spatial choice for the output device playing now (Apple's Off / Fixed / Head
+/// Tracked), remembered for that device.
+public enum DeviceSpatial: UInt8, Sendable, CaseIterable {
+    case off = 0
+    case fixed = 1
+    case headTracked = 2
+
+    /// `off`, `fixed`, `head-tracked`: as the CLI and the status document name them.
+    public var name: String {
+        switch self {
+        case .off: "off"
+        case .fixed: "fixed"
+        case .headTracked: "head-tracked"
+        }
+    }
+
+    public init?(name: String) {
+        guard let value = Self.allCases.first(where: { $0.name == name }) else { return nil }
+        self = value
+    }
+}
+
+/// `SPATIAL_USE` (request → `OK`): the spatial mode of the output device playing now, from now
+/// on and whenever that device plays again.
+public struct SpatialUse: WirePayload {
+    public var spatial: DeviceSpatial
+
+    public init(spatial: DeviceSpatial) {
+        self.spatial = spatial
+    }
+
+    init(reading reader: inout PayloadReader) throws(ProtocolError) {
+        let value = try reader.readU8()
+        guard let spatial = DeviceSpatial(rawValue: value) else {
+            throw ProtocolError(.invalidArgument, "spatial \(value) unknown (accepted: 0 off, 1 fixed, 2 head-tracked)")
+        }
+        self.spatial = spatial
+    }
+
+    func write(into bytes: inout [UInt8]) {
+        bytes.writeU8(spatial.rawValue)
+    }
+
+    public func validate() throws(ProtocolError) {}
+}
+
+/// `OUTPUT_DEVICE_CHANGED` (event, to a client that sent `OUTPUT_DEVICE_WATCH`): the output
+/// device or the rendering chosen for it changed. `json` is an object with the status
+/// document's `output_device` (absent when none is known) and `rendering` (SPEC.md §6.9).
+public struct OutputDeviceChanged: WirePayload {
+    public var json: String
+
+    public init(json: String) { self.json = json }
+
+    init(reading reader: inout PayloadReader) throws(ProtocolError) {
+        json = try reader.readRemainingString()
+    }
+
+    func write(into bytes: inout [UInt8]) { bytes.append(contentsOf: json.utf8) }
+
+    public func validate() throws(ProtocolError) { try Check.noNUL(json, "json") }
+}

@@ -26,10 +26,13 @@ public enum Message: Equatable, Sendable {
     case statusReply(StatusReply)
     case headphoneEQUse(HeadphoneEQUse)
     case hrtfUse(HRTFUse)
+    case spatialUse(SpatialUse)
+    case outputDeviceWatch
     case creditGranted(CreditGranted)
     case streamEnded(StreamEnded)
     case streamError(StreamError)
     case playbackEnded(PlaybackEnded)
+    case outputDeviceChanged(OutputDeviceChanged)
 
     public var type: MessageType {
         switch self {
@@ -59,17 +62,20 @@ public enum Message: Equatable, Sendable {
         case .statusReply: .statusReply
         case .headphoneEQUse: .headphoneEQUse
         case .hrtfUse: .hrtfUse
+        case .spatialUse: .spatialUse
+        case .outputDeviceWatch: .outputDeviceWatch
         case .creditGranted: .creditGranted
         case .streamEnded: .streamEnded
         case .streamError: .streamError
         case .playbackEnded: .playbackEnded
+        case .outputDeviceChanged: .outputDeviceChanged
         }
     }
 
     /// The payload struct, or nil for the messages without a payload.
     private var payload: (any WirePayload)? {
         switch self {
-        case .ok, .sceneList, .headRecenter, .statusRequest: nil
+        case .ok, .sceneList, .headRecenter, .statusRequest, .outputDeviceWatch: nil
         case .hello(let p): p
         case .welcome(let p): p
         case .error(let p): p
@@ -91,10 +97,13 @@ public enum Message: Equatable, Sendable {
         case .statusReply(let p): p
         case .headphoneEQUse(let p): p
         case .hrtfUse(let p): p
+        case .spatialUse(let p): p
+        case .outputDeviceChanged(let p): p
         case .creditGranted(let p): p
         case .streamEnded(let p): p
         case .streamError(let p): p
         case .playbackEnded(let p): p
+        case .outputDeviceChanged(let p): p
         }
     }
 
@@ -147,10 +156,13 @@ public enum Message: Equatable, Sendable {
         case .statusReply: message = .statusReply(try StatusReply(reading: &reader))
         case .headphoneEQUse: message = .headphoneEQUse(try HeadphoneEQUse(reading: &reader))
         case .hrtfUse: message = .hrtfUse(try HRTFUse(reading: &reader))
+        case .spatialUse: message = .spatialUse(try SpatialUse(reading: &reader))
+        case .outputDeviceWatch: message = .outputDeviceWatch
         case .creditGranted: message = .creditGranted(try CreditGranted(reading: &reader))
         case .streamEnded: message = .streamEnded(try StreamEnded(reading: &reader))
         case .streamError: message = .streamError(try StreamError(reading: &reader))
         case .playbackEnded: message = .playbackEnded(try PlaybackEnded(reading: &reader))
+        case .outputDeviceChanged: message = .outputDeviceChanged(try OutputDeviceChanged(reading: &reader))
         }
         try reader.finish()
         try message.validate()

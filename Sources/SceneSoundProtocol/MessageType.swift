@@ -33,11 +33,14 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
     // Listening settings; 0x06xx.
     case headphoneEQUse = 0x0601
     case hrtfUse = 0x0602
+    case spatialUse = 0x0603
+    case outputDeviceWatch = 0x0604
     // Server events; 0x08xx.
     case creditGranted = 0x0801
     case streamEnded = 0x0802
     case streamError = 0x0803
     case playbackEnded = 0x0804
+    case outputDeviceChanged = 0x0805
 
     /// Who may send it.
     public enum Direction: Sendable { case clientToServer, serverToClient }
@@ -56,17 +59,17 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
         switch self {
         case .hello, .sceneBindWindow, .scenePlace, .sceneUnbind, .sceneList, .streamOpen, .streamData,
              .streamDrain, .streamClose, .streamSetVolume, .streamSetScene, .sampleUpload, .samplePlay,
-             .headPose, .headRecenter, .headTrackingSet, .statusRequest, .headphoneEQUse, .hrtfUse:
+             .headPose, .headRecenter, .headTrackingSet, .statusRequest, .headphoneEQUse, .hrtfUse, .spatialUse, .outputDeviceWatch:
             .clientToServer
         case .welcome, .ok, .error, .sceneListReply, .streamOpened, .samplePlaying, .statusReply,
-             .creditGranted, .streamEnded, .streamError, .playbackEnded:
+             .creditGranted, .streamEnded, .streamError, .playbackEnded, .outputDeviceChanged:
             .serverToClient
         }
     }
 
     public var requestIDRule: RequestIDRule {
         switch self {
-        case .streamData, .headPose, .creditGranted, .streamEnded, .streamError, .playbackEnded: .zero
+        case .streamData, .headPose, .creditGranted, .streamEnded, .streamError, .playbackEnded, .outputDeviceChanged: .zero
         case .error: .any
         default: .nonZero
         }
@@ -101,10 +104,13 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
         case .statusReply: "STATUS_REPLY"
         case .headphoneEQUse: "HEADPHONE_EQ_USE"
         case .hrtfUse: "HRTF_USE"
+        case .spatialUse: "SPATIAL_USE"
+        case .outputDeviceWatch: "OUTPUT_DEVICE_WATCH"
         case .creditGranted: "CREDIT_GRANTED"
         case .streamEnded: "STREAM_ENDED"
         case .streamError: "STREAM_ERROR"
         case .playbackEnded: "PLAYBACK_ENDED"
+        case .outputDeviceChanged: "OUTPUT_DEVICE_CHANGED"
         }
     }
 

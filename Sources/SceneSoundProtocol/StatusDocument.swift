@@ -29,6 +29,13 @@ public struct StatusDocument: Codable, Equatable, Sendable {
     /// System and alert sounds playing now from the server's sample cache (absent from servers
     /// before it).
     public var plays: [Play]?
+    /// The sink the mix plays on; absent when the server does not know it (a wav or null
+    /// output, no sink, no connection).
+    public var outputDevice: OutputDevice?
+    /// The rendering chosen for it (absent from servers before it).
+    public var rendering: Rendering?
+    /// The output devices seen, with what each remembers (absent from servers before it).
+    public var devices: [Device]?
 
     public init(version: Int = StatusDocument.currentVersion, server: Server, output: Output, hrtf: HRTF, head: Head,
                 display: Display, monitors: [Monitor], clients: [Client], scenes: [Scene], streams: [Stream],
@@ -56,6 +63,7 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         case sceneSlots = "scene_slots"
         case headphoneEQ = "headphone_eq"
         case plays
+        case outputDevice = "output_device", rendering, devices
     }
 
     /// An AutoEQ ParametricEQ.txt applied to the whole mix, after the binaural stage.

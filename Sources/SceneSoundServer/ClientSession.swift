@@ -14,6 +14,7 @@ struct SessionDependencies {
     let samples: SamplePlayback
     let headphoneEQ: HeadphoneEQSetting
     let hrtf: HRTFSetting
+    let outputDevices: OutputDevices
     let counters: ServerCounters
     let registry: SessionRegistry
     /// The status document, serialized (STATUS_REQUEST).
@@ -133,6 +134,9 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
     }
 
     // MARK: Sending and closing
+
+    /// OUTPUT_DEVICE_WATCH: told of every change of the output device or its rendering.
+    private(set) var watchesOutputDevice = false
 
     func send(_ message: Message, requestID: UInt32 = 0) {
         send([OutboundFrame(message: message, requestID: requestID)])
@@ -309,12 +313,16 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
             send(.statusReply(StatusReply(json: dependencies.statusJSON())), requestID: requestID)
         case .headphoneEQUse(let request):
             try dependencies.headphoneEQ.use(path: request.path)
+            dependencies.outputDevices.headphoneEQChosen(request.path)
             logger.info("headphone EQ: \(request.path.isEmpty ? "none" : request.path)")
             send(.ok, requestID: requestID)
         case .hrtfUse(let request):
             guard let eventLoop = context?.eventLoop else { return }
             let path = request.path
-            try dependencies.hrtf.use(path: path, on: eventLoop) { [weak self] result in
+            let devices = dependencies.outputDevices
+            // Kept for the next start only when no device is known to keep it for.
+            try dependencies.hrtf.use(path: path, on: eventLoop, keepAsDefault: devices.device == nil) { [weak self] result in
+                if case .success = result { devices.hrtfChosen(path) }
                 guard let self else { return }
                 switch result {
                 case .success:
@@ -325,14 +333,25 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
                     reply(requestID, error)
                 }
             }
+        case .spatialUse(let request):
+            guard let spatial = OutputRendering.Spatial(rawValue: request.spatial.name) else {
+                throw ProtocolError(.invalidArgument, "spatial \(request.spatial.name) unknown")
+            }
+            dependencies.outputDevices.useSpatial(spatial)
+            logger.info("spatial \(spatial.rawValue) for \(dependencies.outputDevices.device?.key ?? "the output")")
+            send(.ok, requestID: requestID)
         case .sampleUpload(let chunk):
             send([dependencies.samples.upload(chunk, from: self, requestID: requestID)])
         case .samplePlay(let play):
             try refuseWhileEngineBehind()
             let now = context.map { Double($0.eventLoop.now.uptimeNanoseconds) * 1e-9 } ?? 0
             send(try dependencies.samples.play(play, from: self, requestID: requestID, nowSeconds: now))
+        case .outputDeviceWatch:
+            watchesOutputDevice = true
+            send(.ok, requestID: requestID)
+            send(.outputDeviceChanged(dependencies.outputDevices.changedEvent))
         case .welcome, .ok, .error, .sceneListReply, .streamOpened, .samplePlaying, .statusReply,
-             .creditGranted, .streamEnded, .streamError, .playbackEnded:
+             .creditGranted, .streamEnded, .streamError, .playbackEnded, .outputDeviceChanged:
             // Server-to-client types; Message.decode(frame:) already rejects their direction.
             throw ProtocolError(.unexpectedMessage, "\(message.type) is not sent by clients")
         }

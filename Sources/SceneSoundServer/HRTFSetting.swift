@@ -51,8 +51,9 @@ final class HRTFSetting {
 
     /// Switches to the set at `path` (absolute). A request that cannot start throws at once;
     /// otherwise `completion` is called on `eventLoop` once the switch is queued (or the file
-    /// failed to load).
-    func use(path: String, on eventLoop: EventLoop,
+    /// failed to load). `keepAsDefault`: the daemon is told (`chosen`), to start with it next
+    /// time; a set switched in for an output device that remembers it is not.
+    func use(path: String, on eventLoop: EventLoop, keepAsDefault: Bool = true,
              completion: @escaping (Result<Void, ProtocolError>) -> Void) throws(ProtocolError) {
         guard let loader else {
             throw ProtocolError(.notPermitted, "this server cannot switch its HRTF set")
@@ -71,7 +72,7 @@ final class HRTFSetting {
         DispatchQueue.global(qos: .userInitiated).async {
             let result = work.run()
             eventLoop.execute {
-                finish.value(setting.value.finish(path: path, result.value))
+                finish.value(setting.value.finish(path: path, keepAsDefault: keepAsDefault, result.value))
             }
         }
     }
@@ -103,7 +104,7 @@ final class HRTFSetting {
         let value: Result<BinauralStage, ProtocolError>
     }
 
-    private func finish(path: String, _ result: Result<BinauralStage, ProtocolError>) -> Result<Void, ProtocolError> {
+    private func finish(path: String, keepAsDefault: Bool, _ result: Result<BinauralStage, ProtocolError>) -> Result<Void, ProtocolError> {
         loading = nil
         switch result {
         case .failure(let error):
@@ -118,7 +119,7 @@ final class HRTFSetting {
             self.path = path
             commands.push(.switchHRTF(change))
             commands.workArrived()
-            chosen?(path)
+            if keepAsDefault { chosen?(path) }
             return .success(())
         }
     }

@@ -40,5 +40,13 @@ public struct ServerConfiguration: Sendable {
     /// Told the path of each set switched to (the daemon keeps the choice across restarts).
     public var hrtfChosen: (@Sendable (String) -> Void)?
 
+    /// `--render`: how the mix is rendered for the output device.
+    public var renderPreference = RenderPreference.auto
+    /// `--device-defaults`: what a device with no choice of its own starts with.
+    public var deviceDefaults = DeviceSettings()
+    /// Where each device's settings are kept (`DeviceSettingsStore.defaultPath`); nil: only
+    /// while the server runs.
+    public var deviceSettingsPath: String?
+
     public init(socketPath: String) { self.socketPath = socketPath }
 }

@@ -42,6 +42,7 @@ final class ServerCore: @unchecked Sendable {
     let samples: SamplePlayback
     let headphoneEQ: HeadphoneEQSetting
     let hrtf: HRTFSetting
+    let outputDevices: OutputDevices
     let counters = ServerCounters()
     let sessions = SessionRegistry()
     let outputStatus: () -> OutputStatus
@@ -80,6 +81,14 @@ final class ServerCore: @unchecked Sendable {
         if let filter = configuration.headphoneEQ { headphoneEQ.use(filter) }
         hrtf = HRTFSetting(engine: engine, path: hrtfPath, commands: commands, engineStreams: engineStreams,
                            loader: configuration.hrtfLoader, chosen: configuration.hrtfChosen)
+        let store = DeviceSettingsStore(filePath: configuration.deviceSettingsPath) { [logger] in logger.warning("\($0)") }
+        outputDevices = OutputDevices(commands: commands, hrtf: hrtf, headphoneEQ: headphoneEQ, store: store,
+                                      preference: configuration.renderPreference, defaults: configuration.deviceDefaults,
+                                      logger: logger)
+        outputDevices.changed = { [unowned self] in
+            let event = Message.outputDeviceChanged(outputDevices.changedEvent)
+            for session in sessions.all where session.watchesOutputDevice { session.send(event) }
+        }
     }
 
     // MARK: Sessions
@@ -92,7 +101,7 @@ final class ServerCore: @unchecked Sendable {
         let session = ClientSession(sessionNumber: sessionCounter, dependencies: SessionDependencies(
             configuration: configuration, engineConfiguration: engine.configuration, commands: commands,
             engineStreams: engineStreams, scenes: scenes, head: head, samples: samples, headphoneEQ: headphoneEQ,
-            hrtf: hrtf, counters: counters,
+            hrtf: hrtf, outputDevices: outputDevices, counters: counters,
             registry: sessions, statusJSON: { [weak self] in self?.statusDocument().serialized ?? "{}" }, logger: logger))
         try pipeline.addHandler(ByteToMessageHandler(ProtocolFrameDecoder(maximumFrameBytes: configuration.maximumFrameBytes)))
         try pipeline.addHandler(MessageToByteHandler(ProtocolFrameEncoder()))

@@ -5,6 +5,7 @@ import NIOPosix
 import SceneSoundEngine
 import SceneSoundOutputs
 import SceneSoundProtocol
+import SceneSoundPulse
 import SceneSoundWindows
 
 /// The daemon's server: the Unix socket and the opentrack port (SwiftNIO, one event loop), the
@@ -49,6 +50,15 @@ public final class SoundServer: @unchecked Sendable {
         }
         rest.startTicking = { [unowned self] in startTicking() }
         core.commands.onWork = { [rest] in rest.wake(for: "new work for the engine") }
+        core.outputDevices.eventLoop = eventLoop
+        core.outputDevices.useChannels = { [output] layout in output.useChannels(layout) }
+    }
+
+    /// The output device now playing (the daemon's `SinkWatch` reports it; nil: unknown), on
+    /// the event loop: the rendering and the device's settings follow at once.
+    public func outputDeviceChanged(_ device: OutputDevice?) {
+        let core = core
+        eventLoop.execute { core.outputDevices.deviceChanged(device) }
     }
 
     /// The output's and the tick's rest while nothing sounds.

@@ -52,6 +52,9 @@ struct StatusReport {
             apps: core.capturedApps?.status,
             sceneSlots: sceneSlots, headphoneEQ: core.headphoneEQ.status)
         document.plays = core.samples.status
+        document.outputDevice = core.outputDevices.deviceStatus
+        document.rendering = core.outputDevices.renderingStatus
+        document.devices = core.outputDevices.devicesStatus
         return document
     }
 

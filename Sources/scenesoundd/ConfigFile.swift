@@ -13,7 +13,7 @@ enum ConfigFile {
         ("socket", .string), ("output", .string), ("rate", .integer), ("block", .integer), ("hrtf", .string),
         ("hrtf_eq", .string),
         ("head_width_cm", .number), ("headphone_eq", .string),
-        ("display", .string), ("windows", .string), ("opentrack", .string), ("max_opentrack_packets_per_second", .integer),
+        ("display", .string), ("windows", .string), ("render", .string), ("device_defaults", .string), ("opentrack", .string), ("max_opentrack_packets_per_second", .integer),
         ("osc", .string), ("osc_address", .string), ("osc_axes", .string), ("max_osc_packets_per_second", .integer),
         ("head_tracking", .string), ("head_prediction", .string), ("head_recenter_seconds", .number),
         ("room", .string), ("hrtf_voices", .integer),

@@ -55,6 +55,14 @@ struct DaemonOptions: ParsableCommand {
                                valueName: "auto|x11|sway|hyprland|kwin|gnome|none"))
     var windows: String = "auto"
 
+    @Option(help: ArgumentHelp("How the mix is rendered for the output device: auto (from the sink: its active port, form factor, Bluetooth profile, channel map; followed live), headphones (binaural) or speakers (panned over the sink's 2.0, 5.1 or 7.1 speakers).",
+                               valueName: "auto|headphones|speakers"))
+    var render: String = "auto"
+
+    @Option(name: .customLong("device-defaults"), help: ArgumentHelp("What an output device with no choice of its own plays with: spatial=off|fixed|head-tracked, hrtf=FILE.sofa, eq=FILE|none, separated by commas (each device's own choices, made with 'scenesound spatial', 'hrtf use' and 'eq use', are remembered).",
+                                                                     valueName: "SETTINGS"))
+    var deviceDefaults: String?
+
     @Option(parsing: .unconditional, help: ArgumentHelp("opentrack UDP head-pose input on 127.0.0.1, or off.", valueName: "PORT|off"))
     var opentrack: String = "4242"
 
@@ -135,6 +143,14 @@ struct DaemonOptions: ParsableCommand {
     var logLevel: String = "info"
 
     func validate() throws {
+        guard RenderPreference(rawValue: render) != nil else {
+            throw ValidationError("--render '\(render)' is not valid (accepted: \(RenderPreference.acceptedValues))")
+        }
+        if let deviceDefaults {
+            do { _ = try DeviceSettings(parsingDefaults: deviceDefaults) } catch {
+                throw ValidationError("--device-defaults \(error)")
+            }
+        }
         guard WindowBackendChoice(rawValue: windows) != nil else {
             throw ValidationError("--windows '\(windows)' is not valid (accepted: \(WindowBackendChoice.acceptedValues))")
         }

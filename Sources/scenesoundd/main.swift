@@ -9,6 +9,7 @@ import SceneSoundDSP
 import SceneSoundEngine
 import SceneSoundOutputs
 import SceneSoundPipeWire
+import SceneSoundPulse
 import SceneSoundServer
 import SceneSoundSOFA
 import SceneSoundWayland
@@ -186,10 +187,16 @@ configuration.hrtfChosen = { path in
     do { try hrtfChoice.write(path) } catch { logger.warning("could not keep the HRTF choice in \(hrtfChoice.filePath): \(error)") }
 }
 
+configuration.renderPreference = RenderPreference(rawValue: options.render)!
+if let defaults = options.deviceDefaults { configuration.deviceDefaults = try! DeviceSettings(parsingDefaults: defaults) }  // validated
+configuration.deviceSettingsPath = DeviceSettingsStore.defaultPath()
+
 let server = SoundServer(configuration: configuration, engine: engine, output: output,
                          hrtfPath: hrtfPath, logger: logger)
 var appCapture: AppCapture?
 var capturedApps: CapturedAppStreams?
+// The output device, followed from before the output starts (nothing it does waits for it).
+let sinkWatch = startSinkWatch()
 do {
     try output.start(engine: engine)
     try server.start()
@@ -311,6 +318,8 @@ func startAppCapture() -> (AppCapture?, CapturedAppStreams?) {
         let sink = realSink.map { configuredSink ?? $0 }
         (output as? PulseAudioOutput)?.pin(toSink: sink)
         (output as? PipeWireAudioOutput)?.pin(toSink: sink)
+        // The device is the real sink's, not our capture sink's (the default while capturing).
+        sinkWatch?.follow(sinkName: sink)
     }
     let capture = AppCapture(configuration: captureConfiguration, consumer: bridge)
     streams.setExcluded(settings.current.excluded.sorted())
@@ -326,6 +335,34 @@ func startAppCapture() -> (AppCapture?, CapturedAppStreams?) {
     } catch {
         logger.error("--capture-apps: \(error)")
         return (nil, streams)
+    }
+}
+
+/// The output device: the sink the mix plays on (the one `--output` names, else the default;
+/// with --capture-apps the real sink, followed from the capture), watched over libpulse on
+/// PulseAudio and pipewire-pulse alike. A wav or null output has none: headphones, as before.
+func startSinkWatch() -> SinkWatch? {
+    let pinned: String?
+    switch outputSpecification {
+    case .pulse(let sink): pinned = sink
+    case .pipewire(let target): pinned = target
+    case .wav, .null: return nil
+    }
+    do {
+        // With --capture-apps our capture sink is the default: not a device (the capture tells
+        // the real sink, which the watch then follows).
+        let ignored = options.captureApps ? CaptureSinkProperties.sessionKey : nil
+        return try SinkWatch(serverAddress: nil, pinnedSink: pinned, ignoredSinkProperty: ignored) { device in
+            if let device {
+                logger.info("output device: \(device.key) (\(device.description ?? device.sinkName)), form factor \(device.formFactor ?? "-"), bus \(device.bus ?? "-"), port \(device.port.map { "\($0.name) (\($0.type ?? "-"))" } ?? "-"), channels \(device.channels.joined(separator: ","))")
+            } else {
+                logger.info("output device: none known (\(pinned.map { "no sink \($0)" } ?? "no default sink"))")
+            }
+            server.outputDeviceChanged(device)
+        }
+    } catch {
+        logger.warning("the output device cannot be watched (\(error)): rendering for headphones")
+        return nil
     }
 }
 
@@ -349,6 +386,7 @@ shutdown.wait()
 // Apps first: back on their sinks before the output that played them goes away.
 if let appCapture, !appCapture.stop() { logger.warning("app capture: the sound server did not confirm the undo; the guard finishes it") }
 capturedApps?.stop()
+sinkWatch?.stop()
 server.stop()
 do {
     try output.stop()

@@ -128,6 +128,10 @@ let invalidVectors: [InvalidVector] = [
                   description: "STREAM_OPEN with spatial_mode 0",
                   bytes: rawFrame(.streamOpen, payload: streamOpenPayload(setting: 7, to: 0)),
                   stage: .message, expected: .invalidArgument),
+    InvalidVector(file: "invalid-spatial-use.bin",
+                  description: "SPATIAL_USE with spatial 3",
+                  bytes: rawFrame(.spatialUse, requestID: 25, payload: [3]),
+                  stage: .message, expected: .invalidArgument),
     InvalidVector(file: "invalid-system-loop.bin",
                   description: "STREAM_OPEN of kind system with loop 1",
                   bytes: rawFrame(.streamOpen, payload: payload(of: .streamOpen(StreamOpen(

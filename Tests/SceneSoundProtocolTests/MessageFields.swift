@@ -4,7 +4,7 @@ import SceneSoundProtocol
 /// SPEC.md names, PCM as lowercase hex.
 func manifestFields(_ message: Message) -> [(String, JSONText)] {
     switch message {
-    case .ok, .sceneList, .headRecenter, .statusRequest:
+    case .ok, .sceneList, .headRecenter, .statusRequest, .outputDeviceWatch:
         return []
     case .hello(let m):
         return [("min_version", .uint(m.minimumVersion)), ("max_version", .uint(m.maximumVersion)),
@@ -65,6 +65,8 @@ func manifestFields(_ message: Message) -> [(String, JSONText)] {
         return fields
     case .statusReply(let m):
         return [("json", .string(m.json))]
+    case .outputDeviceChanged(let m):
+        return [("json", .string(m.json))]
     case .headphoneEQUse(let m):
         return [("path", .string(m.path))]
     case .hrtfUse(let m):
@@ -72,6 +74,8 @@ func manifestFields(_ message: Message) -> [(String, JSONText)] {
     case .headTrackingSet(let m):
         return [("mode", .string(["full", "yaw_only", "off"][Int(m.mode.rawValue) - 1])),
                 ("recenter_after_seconds", .float(m.recenterAfterSeconds))]
+    case .spatialUse(let m):
+        return [("spatial", .string(m.spatial.name))]
     case .creditGranted(let m):
         return [("stream_id", .uint(m.streamID)), ("bytes", .uint(m.bytes))]
     case .streamEnded(let m):

@@ -93,6 +93,10 @@ let validVectors: [ValidVector] = [
     ValidVector(file: "headphone-eq-use-none.bin", requestID: 22, message: .headphoneEQUse(HeadphoneEQUse(path: ""))),
     ValidVector(file: "hrtf-use.bin", requestID: 23, message: .hrtfUse(HRTFUse(
         path: "/home/ana/.local/share/scenesound/hrtf/FABIAN.sofa"))),
+    ValidVector(file: "spatial-use.bin", requestID: 24, message: .spatialUse(SpatialUse(spatial: .fixed))),
+    ValidVector(file: "output-device-watch.bin", requestID: 26, message: .outputDeviceWatch),
+    ValidVector(file: "output-device-changed.bin", requestID: 0, message: .outputDeviceChanged(OutputDeviceChanged(
+        json: #"{"output_device":{"channels":["front-left","front-right"],"form_factor":"headphone","key":"hp","sink":"hp"},"rendering":{"channels":2,"method":"binaural","preference":"auto","reason":"form factor headphone","spatial":"head-tracked"}}"#))),
     ValidVector(file: "credit-granted.bin", requestID: 0, message: .creditGranted(CreditGranted(streamID: 1, bytes: 9_600))),
     ValidVector(file: "stream-ended.bin", requestID: 0, message: .streamEnded(StreamEnded(streamID: 1, reason: .drained))),
     ValidVector(file: "stream-error.bin", requestID: 0, message: .streamError(StreamError(

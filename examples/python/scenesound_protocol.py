@@ -29,6 +29,7 @@ ENUMS = {
     "anchor": {0: "none", 1: "window", 2: "position"},
     "stream_end_reason": {1: "drained", 2: "server_shutdown", 3: "removed_by_server"},
     "playback_end_reason": {1: "completed", 2: "coalesced", 3: "interrupted"},
+    "spatial": {0: "off", 1: "fixed", 2: "head-tracked"},
 }
 ENUM_ERRORS = {"sample_format": "bad_format"}  # every other enum: invalid_argument
 BYTES_PER_SAMPLE = {"s16le": 2, "s32le": 4, "f32le": 4}
@@ -91,10 +92,13 @@ MESSAGES = {
     0x0502: ("STATUS_REPLY", "S", "reply", [("json", "json")]),
     0x0601: ("HEADPHONE_EQ_USE", "C", "request", [("path", "str16")]),
     0x0602: ("HRTF_USE", "C", "request", [("path", "str16")]),
+    0x0603: ("SPATIAL_USE", "C", "request", [("spatial", ("enum", "spatial"))]),
+    0x0604: ("OUTPUT_DEVICE_WATCH", "C", "request", []),
     0x0801: ("CREDIT_GRANTED", "S", "event", [("stream_id", "u32"), ("bytes", "u32")]),
     0x0802: ("STREAM_ENDED", "S", "event", [("stream_id", "u32"), ("reason", ("enum", "stream_end_reason"))]),
     0x0803: ("STREAM_ERROR", "S", "event", [("stream_id", "u32"), ("code", "u16"), ("message", "str16")]),
     0x0804: ("PLAYBACK_ENDED", "S", "event", [("play_id", "u32"), ("reason", ("enum", "playback_end_reason"))]),
+    0x0805: ("OUTPUT_DEVICE_CHANGED", "S", "event", [("json", "json")]),
 }
 CODES = {spec[0]: code for code, spec in MESSAGES.items()}
 

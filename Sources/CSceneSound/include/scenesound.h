@@ -320,6 +320,18 @@ int scenesound_set_head_pose(scenesound_client *client, uint64_t timestamp_ns,
 /* Makes the current head orientation "straight ahead". */
 int scenesound_recenter_head(scenesound_client *client);
 
+/* The listener's spatial mode for the output device playing now (Apple's Off / Fixed / Head
+ * Tracked), remembered for that device: off = plain stereo, fixed = placed with head poses
+ * ignored, head-tracked = placed and turned against the head. The device and the rendering
+ * chosen for it (binaural or speakers, and why) are in the status document's "output_device"
+ * and "rendering" (scenesound_status_json). */
+enum {
+    SCENESOUND_DEVICE_SPATIAL_OFF = 0,
+    SCENESOUND_DEVICE_SPATIAL_FIXED = 1,
+    SCENESOUND_DEVICE_SPATIAL_HEAD_TRACKED = 2
+};
+int scenesound_set_device_spatial(scenesound_client *client, int spatial);
+
 #ifdef __cplusplus
 }
 #endif

@@ -53,11 +53,17 @@ int main(int argc, char **argv)
     if (check("write", scenesound_stream_write(stream.get(), pcm.data(), pcm.size() * sizeof(float)))) return 1;
     if (check("drain", scenesound_stream_drain(stream.get()))) return 1;
 
+    if (check("device spatial", scenesound_set_device_spatial(client.get(), SCENESOUND_DEVICE_SPATIAL_FIXED))) return 1;
+    if (scenesound_set_device_spatial(client.get(), 7) != SCENESOUND_E_INVALID_ARGUMENT) {
+        std::fprintf(stderr, "consumer: device spatial 7 was not refused\n");
+        return 1;
+    }
     char *json = nullptr;
     if (check("status", scenesound_status_json(client.get(), &json))) return 1;
     const std::string status(json);
     scenesound_free(json);
     std::printf("consumer: played %.0f Hz; status has %zu bytes; library %s\n", frequency_hz, status.size(),
                 scenesound_version());
-    return status.find("\"streams\"") == std::string::npos;
+    // The rendering, with the mode just chosen (no device known on this output: it applies until one is).
+    return status.find("\"streams\"") == std::string::npos || status.find("\"spatial\":\"fixed\"") == std::string::npos;
 }

@@ -55,6 +55,7 @@ static void null_handles(void)
     expect("sample rate NULL", scenesound_server_sample_rate(NULL, &rate_hz), SCENESOUND_E_INVALID_ARGUMENT);
     expect("status NULL", scenesound_status_json(NULL, &json), SCENESOUND_E_INVALID_ARGUMENT);
     expect("status sets out to NULL", json == NULL, 1);
+    expect("device spatial NULL", scenesound_set_device_spatial(NULL, SCENESOUND_DEVICE_SPATIAL_FIXED), SCENESOUND_E_INVALID_ARGUMENT);
     expect("bind NULL", scenesound_scene_bind_window(NULL, "a", 1), SCENESOUND_E_INVALID_ARGUMENT);
     expect("place NULL", scenesound_scene_place(NULL, "a", 0, 0, 1), SCENESOUND_E_INVALID_ARGUMENT);
     expect("alert NULL", scenesound_play_alert_sound(NULL, "bell", NULL, 0, NULL), SCENESOUND_E_INVALID_ARGUMENT);
