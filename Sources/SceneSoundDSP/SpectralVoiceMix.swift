@@ -56,6 +56,10 @@ public final class SpectralVoiceMix {
     @exclusivity(unchecked) private var nodeSpectraSet: ObjectIdentifier?
     /// Near-field corrections for the set (made with the node spectra).
     public private(set) var nearField: NearField?
+    /// Per grid node and ear, the inner products of its filter spectrum with its own and its
+    /// neighbours' (NodeProducts): the energy of any bilinear blend of four nodes without
+    /// blending it (nodeBlendEnergy).
+    @exclusivity(unchecked) private var nodeProducts: UnsafeMutablePointer<Float>?
     @exclusivity(unchecked) private var voicesThisSpan = 0
     @exclusivity(unchecked) private var crossfadesThisSpan = 0
 
@@ -113,11 +117,72 @@ public final class SpectralVoiceMix {
         nodeSpectra = table
         nodeSpectraSet = ObjectIdentifier(hrtf)
         nearField = NearField(measurementDistanceMetres: hrtf.measurementDistanceMetres, sampleRateHz: hrtf.sampleRateHz)
+        nodeProducts = Self.nodeProducts(of: UnsafePointer(table), hrtf: hrtf, floats: floats, binStride: binStride,
+                                         bins: size / 2 + 1)
     }
 
     deinit {
         for p in [accumulators, spectrum, time, scratch, silence, delayRows] { p.deallocate() }
         nodeSpectra?.deallocate()
+        nodeProducts?.deallocate()
+    }
+
+    /// The inner products stored per node and ear, in this order: the node with itself, with
+    /// the next node in azimuth ("right"), the next in elevation ("up"), the next in both
+    /// ("up-right"), and the right node with the up node ("cross"). At the top row (elevation
+    /// +90°) the neighbourhood repeats its row, so "up" is the node itself.
+    static let productsPerEar = 5
+
+    /// Σ over bins of Re(a·conj b), both ears' spectra taken from the node table; DC and the
+    /// Nyquist bin count half, as in Parseval's sum for a real signal.
+    private static func nodeProducts(of table: UnsafePointer<Float>, hrtf: HRTFSet, floats: Int, binStride: Int,
+                                     bins: Int) -> UnsafeMutablePointer<Float> {
+        let per = 2 * productsPerEar
+        let products = UnsafeMutablePointer<Float>.allocate(capacity: hrtf.nodeCount * per)
+        func product(_ a: Int, _ b: Int, ear: Int) -> Float {
+            let pa = table + a * floats + ear * 2 * binStride, pb = table + b * floats + ear * 2 * binStride
+            var sum = 0.0
+            for k in 0..<bins {
+                let w = k == 0 || k == bins - 1 ? 0.5 : 1
+                sum += w * (Double(pa[k]) * Double(pb[k]) + Double(pa[binStride + k]) * Double(pb[binStride + k]))
+            }
+            return Float(sum)
+        }
+        for e in 0..<hrtf.elevationCount {
+            let up = min(e + 1, hrtf.elevationCount - 1)
+            for a in 0..<hrtf.azimuthCount {
+                let right = (a + 1) % hrtf.azimuthCount
+                let node = e * hrtf.azimuthCount + a
+                let nodeRight = e * hrtf.azimuthCount + right
+                let nodeUp = up * hrtf.azimuthCount + a, nodeUpRight = up * hrtf.azimuthCount + right
+                for ear in 0..<2 {
+                    let p = products + node * per + ear * productsPerEar
+                    p[0] = product(node, node, ear: ear)
+                    p[1] = product(node, nodeRight, ear: ear)
+                    p[2] = product(node, nodeUp, ear: ear)
+                    p[3] = product(node, nodeUpRight, ear: ear)
+                    p[4] = product(nodeRight, nodeUp, ear: ear)
+                }
+            }
+        }
+        return products
+    }
+
+    /// The energy of one ear's filter blended from a neighbourhood (before any delay is
+    /// folded in), from the stored inner products: Σᵢⱼ wᵢ·wⱼ·⟨Hᵢ, Hⱼ⟩. Real-time safe.
+    func nodeBlendEnergy(_ hood: HRTFSet.Neighbourhood, ear: Int) -> Float {
+        let products = nodeProducts!, per = 2 * Self.productsPerEar
+        let (n0, n1, n2, _) = hood.nodes
+        let (w0, w1, w2, w3) = hood.weights
+        let p0 = products + n0 * per + ear * Self.productsPerEar
+        let p1 = products + n1 * per + ear * Self.productsPerEar
+        let p2 = products + n2 * per + ear * Self.productsPerEar
+        let p3 = products + hood.nodes.3 * per + ear * Self.productsPerEar
+        // n1 is n0's right, n2 its up, n3 its up-right; n3 is also n1's up and n2's right.
+        let squares = w0 * w0 * p0[0] + w1 * w1 * p1[0] + w2 * w2 * p2[0] + w3 * w3 * p3[0]
+        let crosses = w0 * w1 * p0[1] + w0 * w2 * p0[2] + w0 * w3 * p0[3] + w1 * w2 * p0[4]
+            + w1 * w3 * p1[2] + w2 * w3 * p2[1]
+        return max(0, squares + 2 * crosses)
     }
 
     /// Floats a voice's filter spectra take (four rows).
@@ -176,6 +241,7 @@ public final class SpectralVoiceMix {
         let position = SphericalPosition(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees,
                                          distanceMetres: max(distanceMetres, NearField.minimumDistanceMetres)).cartesian
         let ears = nearField.ears(of: position)
+        let centre = hrtf.neighbourhood(azimuthDegrees: azimuthDegrees, elevationDegrees: elevationDegrees)
         let earFloats = 2 * binStride
         for ear in 0..<2 {
             let direction = ear == 0 ? ears.left : ears.right
@@ -184,16 +250,21 @@ public final class SpectralVoiceMix {
             kernels.blendSpectra(rows + hood.nodes.0 * floats, hood.weights.0, rows + hood.nodes.1 * floats, hood.weights.1,
                                  rows + hood.nodes.2 * floats, hood.weights.2, rows + hood.nodes.3 * floats, hood.weights.3,
                                  out, earFloats)
+            // The ear's level is the bus's: the energy of the set's response for the
+            // head-centred direction (as at the measurement distance) times the sphere's gain
+            // for the head-centred incidence over the same at the measurement distance (Kan et
+            // al.'s DVF). The DVF already holds how the ear's view of a near source changes;
+            // the response parallax takes (the set's direction seen from the ear: 6.4° to the
+            // other side at 0.5 m ahead, 12° at 0.3 m, where KEMAR's far ear is shadowed, 1.7
+            // and 3 dB quieter) brings its spectrum, not its level.
+            let parallaxEnergy = nodeBlendEnergy(hood, ear: ear)
+            let level = parallaxEnergy > 0 ? (nodeBlendEnergy(centre, ear: ear) / parallaxEnergy).squareRoot() : 1
             let delays = hrtf.delays(hood)
             foldDelay((ear == 0 ? delays.left : delays.right)
                           + (ear == 0 ? ears.delayCorrectionSamples.left : ears.delayCorrectionSamples.right), into: out)
-            // The sphere's gain for the head-centred incidence over the same at the measurement
-            // distance (Kan et al.'s DVF). Dividing instead by the sphere at the incidence
-            // parallax takes the response from (NearField.bandGains' measuredIncidenceDegrees)
-            // would keep a near source ahead louder; not tried with the broadband gain.
-            applyGain(nearField.broadbandGain(incidenceDegrees: ear == 0 ? ears.incidenceDegrees.left
-                                                                          : ears.incidenceDegrees.right,
-                                              distanceMetres: distanceMetres), to: out)
+            applyGain(level * nearField.broadbandGain(incidenceDegrees: ear == 0 ? ears.incidenceDegrees.left
+                                                                                  : ears.incidenceDegrees.right,
+                                                      distanceMetres: distanceMetres), to: out)
         }
     }
 
