@@ -34,15 +34,6 @@ import SceneSoundEngine
         return (distance + near(ears.incidenceDegrees.left), distance + near(ears.incidenceDegrees.right))
     }
 
-    /// Cells where the voice's own fractional delay costs it more than the bar: the four-point
-    /// Lagrange interpolator folded into a voice's filters droops above 10 kHz, by up to 1 dB of
-    /// an ear's broadband level on white noise when the ear's delay falls half way between
-    /// samples (the bus's delays are whole samples; with the voices' delays rounded to whole
-    /// samples every cell is within 0.07 dB). The far ear near the front, where its delay is a
-    /// sample or two. docs/MEASUREMENTS.md, "Voice and bus at one level".
-    static let interpolatorDroop: Set<String> = ["0 0 0.3", "0 0 0.7", "0 0 1.0", "30 0 0.7", "30 0 2.0",
-                                                 "330 0 0.7", "330 0 2.0"]
-
     @Test(arguments: elevationsDegrees)
     func voiceAndBusAtOneLevel(elevationDegrees: Double) {
         var lines: [String] = []
@@ -70,18 +61,10 @@ import SceneSoundEngine
                 cell.voiceLaw = max(cell.voiceLaw, abs(voiceLaw.0), abs(voiceLaw.1))
                 cell.busLaw = max(cell.busLaw, abs(busLaw.0), abs(busLaw.1))
                 worst[r] = cell
-                let key = String(format: "%.0f %.0f %.1f", azimuth, elevationDegrees, r)
-                let check = {
-                    #expect(abs(voiceBus.0) <= 0.5 && abs(voiceBus.1) <= 0.5,
-                            "\(azimuth)°, \(elevationDegrees)°, \(r) m: voice over bus \(voiceBus) dB (left, right)")
-                    #expect(abs(voiceLaw.0) <= 0.5 && abs(voiceLaw.1) <= 0.5,
-                            "\(azimuth)°, \(elevationDegrees)°, \(r) m: voice against the law \(voiceLaw) dB")
-                }
-                if Self.interpolatorDroop.contains(key) {
-                    withKnownIssue("the voices' fractional-delay interpolator droops", isIntermittent: true) { check() }
-                } else {
-                    check()
-                }
+                #expect(abs(voiceBus.0) <= 0.5 && abs(voiceBus.1) <= 0.5,
+                        "\(azimuth)°, \(elevationDegrees)°, \(r) m: voice over bus \(voiceBus) dB (left, right)")
+                #expect(abs(voiceLaw.0) <= 0.5 && abs(voiceLaw.1) <= 0.5,
+                        "\(azimuth)°, \(elevationDegrees)°, \(r) m: voice against the law \(voiceLaw) dB")
                 #expect(abs(busLaw.0) <= 0.5 && abs(busLaw.1) <= 0.5,
                         "\(azimuth)°, \(elevationDegrees)°, \(r) m: bus against the law \(busLaw) dB")
             }
