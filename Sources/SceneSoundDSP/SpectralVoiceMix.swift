@@ -49,8 +49,7 @@ public final class SpectralVoiceMix {
     private let delayRows: UnsafeMutablePointer<Float>
     private let delayRowCount: Int
     /// The interpolator's spectra relative to its whole delay, Σⱼ cⱼ·e^(−2πi·k·(j − 3)/size),
-    /// one row pair per step of its table (delayCoefficients), then three pairs of zeros (the
-    /// fold kernel reads four pairs).
+    /// one row pair per step of its table (delayCoefficients).
     private let fractionRows: UnsafeMutablePointer<Float>
     /// Two rows of `size` for the transforms' time side, two for their scratch.
     let time: UnsafeMutablePointer<Float>
@@ -105,7 +104,7 @@ public final class SpectralVoiceMix {
             }
         }
         let steps = Self.delayCoefficientTable.count
-        fractionRows = buffer(2 * (steps + 3) * binStride)
+        fractionRows = buffer(2 * steps * binStride)
         for q in 0..<steps {
             let c = Self.delayCoefficientTable[q]
             for k in 0...(size / 2) {
@@ -297,7 +296,7 @@ public final class SpectralVoiceMix {
     /// Multiplies one ear's spectrum (two rows) by a delay of `delaySamples` (at least
     /// `delayTapsBehind`): the interpolator's eight taps at whole delays I − 3 … I + 4, as the
     /// spectrum of its fraction (two neighbouring rows of `fractionRows`, blended as the table's
-    /// coefficients are) times the whole delay's row — two passes of the fold kernel.
+    /// coefficients are) times the whole delay's row — one pass of the fold kernel.
     public func foldDelay(_ delaySamples: Float, into ear: UnsafeMutablePointer<Float>) {
         let d = min(max(Float(Self.delayTapsBehind), delaySamples), Float(delayRowCount - 1 - Self.delayTapsAhead))
         let whole = min(Int(d), delayRowCount - 1 - Self.delayTapsAhead)
@@ -305,8 +304,7 @@ public final class SpectralVoiceMix {
         let step = min(Int(x), Self.delayCoefficientTable.count - 2)
         let t = x - Float(step)
         let b = binStride
-        kernels.foldDelay(ear, UnsafePointer(fractionRows + 2 * step * b), b, 1 - t, t, 0, 0)
-        kernels.foldDelay(ear, UnsafePointer(delayRows + 2 * whole * b), b, 1, 0, 0, 0)
+        kernels.foldDelay(ear, UnsafePointer(delayRows + 2 * whole * b), UnsafePointer(fractionRows + 2 * step * b), b, t)
     }
 
     /// The interpolator's reach: taps from `delayTapsBehind` samples before its whole delay to
@@ -518,19 +516,25 @@ public enum SpectralKernel {
         }
     }
 
-    /// ear (two rows) ×= Σⱼ cⱼ·rows[j] (rows: four complex delay rows, real then imaginary,
-    /// `binStride` apart), over all `binStride` columns.
+    /// ear (two rows) ×= delayRow × ((1 − t)·fractionRows[0] + t·fractionRows[1]): a whole
+    /// delay's spectrum times a fraction's blended from two neighbouring steps (each a complex
+    /// row, real then imaginary, `binStride` apart), over all `binStride` columns.
     @inlinable @inline(__always)
-    public static func foldDelay(ear: UnsafeMutablePointer<Float>, rows: UnsafePointer<Float>, binStride b: Int,
-                                 _ c0: Float, _ c1: Float, _ c2: Float, _ c3: Float) {
+    public static func foldDelay(ear: UnsafeMutablePointer<Float>, delayRow: UnsafePointer<Float>,
+                                 fractionRows: UnsafePointer<Float>, binStride b: Int, t: Float) {
         typealias V = SIMD8<Float>
         let f = MemoryLayout<Float>.stride
-        let e = UnsafeMutableRawPointer(ear), r = UnsafeRawPointer(rows)
-        @inline(__always) func load(_ row: Int, _ k: Int) -> V { r.loadUnaligned(fromByteOffset: (row &* b &+ k) &* f, as: V.self) }
+        let e = UnsafeMutableRawPointer(ear), w = UnsafeRawPointer(delayRow), r = UnsafeRawPointer(fractionRows)
+        @inline(__always) func load(_ p: UnsafeRawPointer, _ row: Int, _ k: Int) -> V {
+            p.loadUnaligned(fromByteOffset: (row &* b &+ k) &* f, as: V.self)
+        }
+        let u = 1 - t
         var k = 0
         while k < b {
-            let dr = (load(0, k) * c0).addingProduct(load(2, k), c1).addingProduct(load(4, k), c2).addingProduct(load(6, k), c3)
-            let di = (load(1, k) * c0).addingProduct(load(3, k), c1).addingProduct(load(5, k), c2).addingProduct(load(7, k), c3)
+            let fr = (load(r, 0, k) * u).addingProduct(load(r, 2, k), t)
+            let fi = (load(r, 1, k) * u).addingProduct(load(r, 3, k), t)
+            let wr = load(w, 0, k), wi = load(w, 1, k)
+            let dr = (wr * fr).addingProduct(-wi, fi), di = (wr * fi).addingProduct(wi, fr)
             let hr = e.loadUnaligned(fromByteOffset: k &* f, as: V.self), hi = e.loadUnaligned(fromByteOffset: (b &+ k) &* f, as: V.self)
             e.storeBytes(of: (hr * dr).addingProduct(-hi, di), toByteOffset: k &* f, as: V.self)
             e.storeBytes(of: (hr * di).addingProduct(hi, dr), toByteOffset: (b &+ k) &* f, as: V.self)
