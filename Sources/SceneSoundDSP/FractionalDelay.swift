@@ -1,6 +1,7 @@
-// Fractional delay by four-point (third-order) Lagrange interpolation. The binaural voices
-// use its interpolator as a filter, folded into their HRTF filters (SpectralVoiceMix); the
-// time-domain reading below is the reference it is checked against. A changing delay
+// Fractional delay by four-point (third-order) Lagrange interpolation, in the time domain. The
+// binaural voices used its interpolator as a filter until it was found to droop above 10 kHz
+// (up to 1 dB of an ear's broadband level against the bus); they now fold an eight-tap
+// band-limited one into their filters (SpectralVoiceMix.delayCoefficients). A changing delay
 // (a moving source, a turning head) is read at the block's start and end delays and the two
 // readings are crossfaded across the block: for the small steps between blocks (hundredths
 // of a sample when a source passes the ear at 90°/s) that is the interpolated glide to within

@@ -45,6 +45,10 @@ public final class HRTFSet: @unchecked Sendable {  // immutable after init
     public let measurementDistanceMetres: Double
     /// Assumed for a set whose measurements carry no distance (MIT KEMAR's).
     public static let assumedMeasurementDistanceMetres = 1.4
+    /// Added to every onset delay the set gives (`delays`, `interpolate`), on the voices and the
+    /// bus alike: the voices' fractional-delay interpolator (SpectralVoiceMix.delayCoefficients)
+    /// reads three samples ahead of its delay, and the set's leading ear is at one sample.
+    public static let delayLookAheadSamples: Float = 3
 
     public var nodeCount: Int { azimuthCount * elevationCount }
     /// The largest onset delay a voice may be given: the set's, plus the growth of the lagging
@@ -69,7 +73,8 @@ public final class HRTFSet: @unchecked Sendable {  // immutable after init
         self.elevationCount = elevationCount
         self.reversedFilters = reversedFilters
         self.delaysSamples = delaysSamples
-        maximumDelaySamples = (delaysSamples.max() ?? 0) + NearField.delayMarginSamples(sampleRateHz: sampleRateHz)
+        maximumDelaySamples = (delaysSamples.max() ?? 0) + Self.delayLookAheadSamples
+            + NearField.delayMarginSamples(sampleRateHz: sampleRateHz)
         self.measurementCount = measurementCount
         self.minimumRetainedEnergyFraction = minimumRetainedEnergyFraction
         self.medianRetainedEnergyFraction = medianRetainedEnergyFraction
@@ -140,6 +145,6 @@ public final class HRTFSet: @unchecked Sendable {  // immutable after init
         let (w0, w1, w2, w3) = hood.weights
         return delaysSamples.withUnsafeBufferPointer { d in
             w0 * d[n0 * 2 + ear] + w1 * d[n1 * 2 + ear] + w2 * d[n2 * 2 + ear] + w3 * d[n3 * 2 + ear]
-        }
+        } + Self.delayLookAheadSamples
     }
 }

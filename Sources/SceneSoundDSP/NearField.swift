@@ -10,7 +10,10 @@
 //   bus take each ear's mean over the bands from 200 Hz to 6.3 kHz (broadbandGain).
 // - parallax: each ear sees a near source from its own direction. Its response is the set's
 //   for the point where the line from the ear through the source meets the measurement
-//   sphere (3D Tune-In's method): ahead at 0.5 m, 6.4° to each side.
+//   sphere (3D Tune-In's method): ahead at 0.5 m, 6.4° to each side. It brings the response's
+//   spectrum, not its level: the distance variation above already holds how the ear's view
+//   changes, so a voice scales each ear's parallax response to the energy of the head-centred
+//   one (SpectralVoiceMix.prepareFilters), as the bus's level is.
 // - the interaural delay's growth: each ear's path to the source (straight where the ear sees
 //   it, else the tangent and the arc around the sphere) against the path the set's response
 //   for that direction already holds; the difference delays the lagging ear (+14 µs at 90°,

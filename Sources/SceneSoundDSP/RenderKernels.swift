@@ -28,8 +28,8 @@ public struct RenderKernels: @unchecked Sendable {
                                                          _ currentB: UnsafePointer<Float>?, _ nextB: UnsafePointer<Float>?,
                                                          _ sums: UnsafeMutablePointer<Float>, _ binStride: Int) -> Void
     /// SpectralKernel.foldDelay.
-    public typealias FoldDelay = @convention(c) (_ ear: UnsafeMutablePointer<Float>, _ rows: UnsafePointer<Float>,
-                                                 _ binStride: Int, _ c0: Float, _ c1: Float, _ c2: Float, _ c3: Float) -> Void
+    public typealias FoldDelay = @convention(c) (_ ear: UnsafeMutablePointer<Float>, _ delayRow: UnsafePointer<Float>,
+                                                 _ fractionRows: UnsafePointer<Float>, _ binStride: Int, _ t: Float) -> Void
     /// SpectralKernel.blend.
     public typealias BlendSpectra = @convention(c) (_ p0: UnsafePointer<Float>, _ w0: Float, _ p1: UnsafePointer<Float>, _ w1: Float,
                                                     _ p2: UnsafePointer<Float>, _ w2: Float, _ p3: UnsafePointer<Float>, _ w3: Float,
@@ -84,7 +84,7 @@ public struct RenderKernels: @unchecked Sendable {
                                        scratchReal: $6, scratchImag: $7) },
         accumulateSpectra: { SpectralKernel.accumulate(spectrum: $0, size: $1, currentA: $2, nextA: $3, currentB: $4, nextB: $5,
                                                        sums: $6, binStride: $7) },
-        foldDelay: { SpectralKernel.foldDelay(ear: $0, rows: $1, binStride: $2, $3, $4, $5, $6) },
+        foldDelay: { SpectralKernel.foldDelay(ear: $0, delayRow: $1, fractionRows: $2, binStride: $3, t: $4) },
         blendSpectra: { SpectralKernel.blend($0, $1, $2, $3, $4, $5, $6, $7, into: $8, count: $9) },
         copySummingSquares: { Mixing.copySummingSquares($0, to: $1, frames: $2) })
 }

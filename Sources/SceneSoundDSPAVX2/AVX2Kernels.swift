@@ -17,7 +17,7 @@ extension RenderKernels {
                                        scratchReal: $6, scratchImag: $7) },
         accumulateSpectra: { SpectralKernel.accumulate(spectrum: $0, size: $1, currentA: $2, nextA: $3, currentB: $4, nextB: $5,
                                                        sums: $6, binStride: $7) },
-        foldDelay: { SpectralKernel.foldDelay(ear: $0, rows: $1, binStride: $2, $3, $4, $5, $6) },
+        foldDelay: { SpectralKernel.foldDelay(ear: $0, delayRow: $1, fractionRows: $2, binStride: $3, t: $4) },
         blendSpectra: { SpectralKernel.blend($0, $1, $2, $3, $4, $5, $6, $7, into: $8, count: $9) },
         copySummingSquares: { Mixing.copySummingSquares($0, to: $1, frames: $2) })
 }

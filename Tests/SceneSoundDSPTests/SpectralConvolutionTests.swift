@@ -32,8 +32,8 @@ import SceneSoundDSP
         #expect(Self.maximumDifference(backIm.map { $0 / Float(size) }, im) < 1e-5)
     }
 
-    /// Spans through the mix against the time domain — each ear's input delayed by
-    /// FractionalDelay, then convolved with its filter — for three voices (an odd number: one
+    /// Spans through the mix against the time domain — each ear's input delayed by the voices'
+    /// interpolator (SpectralVoiceMix.delayCoefficients), then convolved with its filter — for three voices (an odd number: one
     /// waits for a partner, and the last one is transformed alone), one changing its filters
     /// and delays mid-stream (a crossfade span), for both spans the engine uses.
     @Test(arguments: [128, 256])
@@ -47,7 +47,7 @@ import SceneSoundDSP
         func ears(_ leftDelay: Float, _ rightDelay: Float) -> Ears {
             (noise.samples(taps, amplitude: 0.2), noise.samples(taps, amplitude: 0.2), leftDelay, rightDelay)
         }
-        let firstFilters = [ears(1, 1), ears(3.3, 17.75), ears(12.5, 2)]
+        let firstFilters = [ears(3, 3), ears(3.3, 17.75), ears(12.5, 4)]
         let newFilters = ears(19.9, 6.1)
         let changeSpan = 3
 
@@ -85,12 +85,13 @@ import SceneSoundDSP
         }
 
         func render(_ x: [Float], _ h: [Float], delay: Float) -> [Float] {
-            let history = 32
-            let padded = [Float](repeating: 0, count: history) + x + [0]
-            var delayed = [Float](repeating: 0, count: frames)
-            padded.withUnsafeBufferPointer { p in
-                FractionalDelay.processScalar(input: p.baseAddress! + history, output: &delayed, frames: frames,
-                                              startDelaySamples: delay, endDelaySamples: delay)
+            // The voices' interpolator, taps at whole delays I − 3 … I + 4.
+            let whole = Int(delay), c = SpectralVoiceMix.delayCoefficients(fraction: delay - Float(whole))
+            let delayed = (0..<frames).map { n in
+                (0..<8).reduce(Float(0)) { sum, j in
+                    let t = n - (whole - SpectralVoiceMix.delayTapsBehind + j)
+                    return sum + (t >= 0 && t < frames ? c[j] * x[t] : 0)
+                }
             }
             return (0..<frames).map { n in (0..<taps).reduce(Float(0)) { $0 + (n - $1 >= 0 ? h[$1] * delayed[n - $1] : 0) } }
         }

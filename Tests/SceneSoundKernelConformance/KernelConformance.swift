@@ -121,10 +121,10 @@ public enum KernelConformance {
     public static func delayFoldingMatchesPortable(_ kernels: RenderKernels) {
         let stride = 264
         var noise = WhiteNoise(seed: 8)
-        let rows = noise.samples(8 * stride), ear = noise.samples(2 * stride)
+        let delayRow = noise.samples(2 * stride), fractionRows = noise.samples(4 * stride), ear = noise.samples(2 * stride)
         var portable = ear, fast = ear
-        RenderKernels.portable.foldDelay(&portable, rows, stride, 0.1, -0.6, 1.2, 0.3)
-        kernels.foldDelay(&fast, rows, stride, 0.1, -0.6, 1.2, 0.3)
+        RenderKernels.portable.foldDelay(&portable, delayRow, fractionRows, stride, 0.3)
+        kernels.foldDelay(&fast, delayRow, fractionRows, stride, 0.3)
         #expect(maximumDifference(portable, fast) < tolerance, "\(kernels.name) delay folding")
         #expect(portable != ear)
     }
