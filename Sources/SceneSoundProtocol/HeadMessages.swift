@@ -127,11 +127,7 @@ public struct HeadTrackingSet: WirePayload {
     }
 
     init(reading reader: inout PayloadReader) throws(ProtocolError) {
-        let wire = try reader.readU8()
-        guard let mode = Mode(rawValue: wire) else {
-            throw ProtocolError(.invalidArgument, "HEAD_TRACKING_SET: mode \(wire) unknown (accepted: 1 full, 2 yaw_only, 3 off)")
-        }
-        self.mode = mode
+        mode = try reader.readEnum(Mode.self, field: "mode", accepted: "1 full, 2 yaw_only, 3 off")
         recenterAfterSeconds = try reader.readF32()
     }
 

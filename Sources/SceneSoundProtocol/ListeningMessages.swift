@@ -87,11 +87,7 @@ public struct SpatialUse: WirePayload {
     }
 
     init(reading reader: inout PayloadReader) throws(ProtocolError) {
-        let value = try reader.readU8()
-        guard let spatial = DeviceSpatial(rawValue: value) else {
-            throw ProtocolError(.invalidArgument, "spatial \(value) unknown (accepted: 0 off, 1 fixed, 2 head-tracked)")
-        }
-        self.spatial = spatial
+        spatial = try reader.readEnum(DeviceSpatial.self, field: "spatial", accepted: "0 off, 1 fixed, 2 head-tracked")
     }
 
     func write(into bytes: inout [UInt8]) {
@@ -104,16 +100,8 @@ public struct SpatialUse: WirePayload {
 /// `OUTPUT_DEVICE_CHANGED` (event, to a client that sent `OUTPUT_DEVICE_WATCH`): the output
 /// device or the rendering chosen for it changed. `json` is an object with the status
 /// document's `output_device` (absent when none is known) and `rendering` (SPEC.md §6.9).
-public struct OutputDeviceChanged: WirePayload {
+public struct OutputDeviceChanged: JSONDocumentPayload {
     public var json: String
 
     public init(json: String) { self.json = json }
-
-    init(reading reader: inout PayloadReader) throws(ProtocolError) {
-        json = try reader.readRemainingString()
-    }
-
-    func write(into bytes: inout [UInt8]) { bytes.append(contentsOf: json.utf8) }
-
-    public func validate() throws(ProtocolError) { try Check.noNUL(json, "json") }
 }

@@ -27,6 +27,16 @@ struct PayloadReader {
     mutating func readU64() throws(ProtocolError) -> UInt64 { try readInteger(UInt64.self) }
     mutating func readF32() throws(ProtocolError) -> Float { Float(bitPattern: try readU32()) }
 
+    /// A u8 enumeration: an unknown value is `invalid_argument`, naming the field and `accepted`.
+    mutating func readEnum<Value: RawRepresentable>(_ type: Value.Type, field: String, accepted: String)
+        throws(ProtocolError) -> Value where Value.RawValue == UInt8 {
+        let wire = try readU8()
+        guard let value = Value(rawValue: wire) else {
+            throw ProtocolError(.invalidArgument, "\(messageName): \(field) \(wire) unknown (accepted: \(accepted))")
+        }
+        return value
+    }
+
     /// A u8 that must be 0 or 1.
     mutating func readBool() throws(ProtocolError) -> Bool {
         switch try readU8() {
