@@ -12,6 +12,19 @@ import Testing
     static let bluetoothAddress = "00:11:22:33:44:55"
 
     /// hp (headphones), spk (two speakers), bt (a Bluetooth headset), s51 (5.1 speakers).
+    /// A private server with the test's sinks loaded and `defaultSink` the default; stopped by the caller.
+    static func serverWithSinks(_ kind: PrivateSoundServer.Kind, defaultSink: String) throws -> PrivatePulse {
+        let server = try PrivatePulse(kind)
+        do {
+            try loadSinks(server)
+            try switchTo(defaultSink, server)
+        } catch {
+            server.stop()
+            throw error
+        }
+        return server
+    }
+
     static func loadSinks(_ server: PrivatePulse) throws {
         let sinks = [
             // Quoted: PulseAudio's module arguments split at spaces outside quotes.
@@ -62,10 +75,8 @@ import Testing
 
     @Test(arguments: PrivateSoundServer.Kind.allCases)
     func theRenderingFollowsTheDefaultSinkAndEachDeviceRemembersItsSpatialMode(kind: PrivateSoundServer.Kind) throws {
-        let server = try PrivatePulse(kind)
+        let server = try Self.serverWithSinks(kind, defaultSink: "hp")
         defer { server.stop() }
-        try Self.loadSinks(server)
-        try Self.switchTo("hp", server)
         let state = NSTemporaryDirectory() + "scenesound-device-state-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: state) }
         let environment = server.environment.merging(["XDG_STATE_HOME": state]) { $1 }
@@ -162,10 +173,8 @@ import Testing
     /// default); and the sound server restarting under the daemon: the watch connects again.
     @Test(arguments: PrivateSoundServer.Kind.allCases)
     func sinksArrivingLeavingAndTheServerRestartingAreFollowed(kind: PrivateSoundServer.Kind) throws {
-        let server = try PrivatePulse(kind)
+        let server = try Self.serverWithSinks(kind, defaultSink: "spk")
         defer { server.stop() }
-        try Self.loadSinks(server)
-        try Self.switchTo("spk", server)
         let daemon = try Daemon(output: "", environment: server.environment)
         defer { daemon.stop() }
         try Self.waitForDevice(daemon, sink: "spk", reason: "form factor speaker")
@@ -220,10 +229,8 @@ import Testing
     /// not the default.
     @Test(arguments: PrivateSoundServer.Kind.allCases)
     func renderSpeakersOverridesAndAPinnedOutputWatchesItsSink(kind: PrivateSoundServer.Kind) throws {
-        let server = try PrivatePulse(kind)
+        let server = try Self.serverWithSinks(kind, defaultSink: "hp")
         defer { server.stop() }
-        try Self.loadSinks(server)
-        try Self.switchTo("hp", server)
         let output = (kind == .pipeWire ? "pipewire" : "pulse") + ":s51"
         let daemon = try Daemon(output: output, extraArguments: ["--render", "speakers"], environment: server.environment)
         defer { daemon.stop() }
@@ -248,10 +255,8 @@ import Testing
     /// EQ the daemon started with, and the headphones get theirs back, across a restart too.
     @Test(arguments: PrivateSoundServer.Kind.allCases)
     func eachDeviceGetsItsHRTFSetAndEQBack(kind: PrivateSoundServer.Kind) throws {
-        let server = try PrivatePulse(kind)
+        let server = try Self.serverWithSinks(kind, defaultSink: "hp")
         defer { server.stop() }
-        try Self.loadSinks(server)
-        try Self.switchTo("hp", server)
         let state = NSTemporaryDirectory() + "scenesound-device-state-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: state) }
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
@@ -296,10 +301,8 @@ import Testing
     /// output is pinned to, and a new default chosen by the listener becomes the device.
     @Test(arguments: PrivateSoundServer.Kind.allCases)
     func withCaptureAppsTheDeviceIsTheRealSink(kind: PrivateSoundServer.Kind) throws {
-        let server = try PrivatePulse(kind)
+        let server = try Self.serverWithSinks(kind, defaultSink: "hp")
         defer { server.stop() }
-        try Self.loadSinks(server)
-        try Self.switchTo("hp", server)
         let daemon = try Daemon(output: "", extraArguments: ["--capture-apps"], environment: server.environment)
         defer { daemon.stop() }
         try Self.waitForDevice(daemon, sink: "hp", reason: "form factor headphone")
