@@ -31,13 +31,15 @@ public struct OutputRendering: Equatable, Sendable, CustomStringConvertible {
     /// What SceneSound did before it knew the device: binaural and head-tracked.
     public static let headphones = OutputRendering(method: .binaural)
 
-    /// Interleaved channels the rendering fills: 2, or the speaker layout's.
-    public var channelCount: Int {
+    /// The channels the rendering fills: stereo, or the speaker layout's.
+    public var channels: ChannelLayout {
         switch method {
-        case .binaural: return 2
-        case .speakers(let layout): return layout.channelCount
+        case .binaural: return .stereo
+        case .speakers(let layout): return layout.channels
         }
     }
+
+    public var channelCount: Int { channels.channelCount }
 
     /// `binaural head-tracked`, `speakers 5.1 fixed`.
     public var description: String {

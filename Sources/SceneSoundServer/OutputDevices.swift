@@ -105,11 +105,7 @@ final class OutputDevices {
             commands.push(.setRendering(now))
             commands.workArrived()
         }
-        let layout: ChannelLayout
-        switch now.method {
-        case .binaural: layout = .stereo
-        case .speakers(let speakers): layout = speakers.channels
-        }
+        let layout = now.channels
         if layout.channelCount != channels.channelCount {
             channels = layout
             useChannels(layout)
