@@ -204,6 +204,9 @@ struct VerbRunner: Sendable {
         case "device_spatial":
             guard let mode = action.mode else { return nil }
             return ["spatial", mode] + socketArguments
+        case "device_render":
+            guard let mode = action.mode else { return nil }
+            return ["device", "render", mode] + socketArguments
         case "head_tracking":
             guard let mode = action.mode else { return nil }
             let seconds = action.seconds.flatMap { $0 > 0 ? number($0) : nil } ?? "off"

@@ -284,4 +284,60 @@ import Testing
         judge(phones, after: mark, from: "spk", to: "hp")
         player.wait()
     }
+
+    /// `scenesound device render speakers` on the headphones: the status shows it with its
+    /// reason, the headphones' sink then records the speakers' panning (no ITD), and the choice
+    /// is the device's: another device is left alone, and it is there again after a restart;
+    /// `device render auto` gives the sink's own rendering back.
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func aDeviceRenderChoiceIsHeardAndRememberedForTheDevice(kind: PrivateSoundServer.Kind) throws {
+        let server = try PrivatePulse(kind)
+        defer { server.stop() }
+        try OutputDeviceDaemonTests.loadSinks(server)
+        try OutputDeviceDaemonTests.switchTo("hp", server)
+        let state = NSTemporaryDirectory() + "scenesound-render-state-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let environment = server.environment.merging(["XDG_STATE_HOME": state]) { $1 }
+        var daemon = try Daemon(output: "", environment: environment)
+        try OutputDeviceDaemonTests.waitForDevice(daemon, sink: "hp", reason: "form factor headphone")
+        try Self.cli(["device", "render", "speakers"], daemon)
+        var seen = try OutputDeviceDaemonTests.waitForDevice(daemon, sink: "hp", reason: "chosen for the device: speakers")
+        #expect(seen.status.rendering == .init(method: "speakers", speakerLayout: "2.0", channels: 2, spatial: "head-tracked",
+                                               reason: "chosen for the device: speakers", preference: "speakers"))
+
+        // What the headphones' sink records: a source at 20° panned, no ITD.
+        let client = try RawClient(socketPath: daemon.socketPath)
+        #expect(try client.request(.scenePlace(ScenePlace(sceneID: "left", position: ScenePosition(azimuthDegrees: 20, elevationDegrees: 0, distanceMetres: 1)))) == .ok)
+        let phones = try Monitor(server, sink: "hp")
+        let player = try Player(client, scene: "left", samples: PulseEndToEndTests.noise(seconds: 2, seed: 31))
+        try waitUntil(timeoutSeconds: 10, "the noise on hp") { Self.rms(phones.channel(0, (phones.frameCount - 4800)..<phones.frameCount)) > 0.01 }
+        try phones.waitFor(frames: 38400, "noise on hp")
+        let end = phones.frameCount
+        let heard = (phones.channel(0, (end - 38400)..<end), phones.channel(1, (end - 38400)..<end))
+        let lag = CueAnalysis.itdSeconds(left: heard.0, right: heard.1, sampleRateHz: 48000) * 48000
+        let difference = CueAnalysis.ildDecibels(left: heard.0, right: heard.1)
+        print("\(kind) hp with device render speakers, noise at 20°: L−R \(difference) dB (tangent law \(Self.tangentLawDifferenceDecibels(azimuthDegrees: 20)) dB), lag \(lag) samples")
+        #expect(abs(lag) <= 1 && abs(difference - Self.tangentLawDifferenceDecibels(azimuthDegrees: 20)) <= 0.5)
+        phones.stop()
+        player.wait()
+
+        // Another device keeps its own; the headphones' choice comes back with them.
+        try OutputDeviceDaemonTests.switchTo("bt", server)
+        seen = try OutputDeviceDaemonTests.waitForDevice(daemon, sink: "bt", reason: "form factor headset")
+        #expect(seen.status.rendering?.method == "binaural" && seen.status.rendering?.preference == "auto")
+        try OutputDeviceDaemonTests.switchTo("hp", server)
+        try OutputDeviceDaemonTests.waitForDevice(daemon, sink: "hp", reason: "chosen for the device: speakers")
+        #expect(daemon.stop() == 0)
+        daemon = try Daemon(output: "", environment: environment)
+        seen = try OutputDeviceDaemonTests.waitForDevice(daemon, sink: "hp", reason: "chosen for the device: speakers")
+        #expect(seen.status.devices?.first { $0.key == "hp" }?.render == "speakers", "\(String(describing: seen.status.devices))")
+        let listed = try CommandLineTests.runCLI(["device", "--socket", daemon.socketPath]).output
+        #expect(listed.contains("* hp (Phones): render speakers\n"), "\(listed)")
+        try Self.cli(["device", "render", "auto"], daemon)
+        seen = try OutputDeviceDaemonTests.waitForDevice(daemon, sink: "hp", reason: "form factor headphone")
+        #expect(seen.status.rendering?.method == "binaural" && seen.status.rendering?.preference == "auto")
+        let refused = try CommandLineTests.runCLI(["device", "render", "loud", "--socket", daemon.socketPath])
+        #expect(refused.status == 2 && refused.error.contains("auto"), "\(refused.error)")
+        #expect(daemon.stop() == 0)
+    }
 }

@@ -265,6 +265,10 @@
       // not reported yet.
       if (select.dataset.picked === rendering.spatial) delete select.dataset.picked;
       if (!select.dataset.picked) select.value = rendering.spatial;
+      const render = $("device-render");
+      renderingText.dataset.preference = rendering.preference;
+      if (render.dataset.picked === rendering.preference) delete render.dataset.picked;
+      if (!render.dataset.picked) render.value = rendering.preference;
     } else {
       renderingText.textContent = "rendering not reported by this server";
     }
@@ -321,6 +325,10 @@
 
   document.addEventListener("DOMContentLoaded", () => {
     $("recenter").addEventListener("click", () => act({ action: "recenter" }));
+    $("device-render").addEventListener("change", () => {
+      $("device-render").dataset.picked = $("device-render").value;
+      act({ action: "device_render", mode: $("device-render").value });
+    });
     $("device-spatial").addEventListener("change", () => {
       $("device-spatial").dataset.picked = $("device-spatial").value;
       act({ action: "device_spatial", mode: $("device-spatial").value });
