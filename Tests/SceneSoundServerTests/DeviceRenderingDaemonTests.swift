@@ -21,7 +21,11 @@ import Testing
         init(_ server: PrivatePulse, sink: String, channelMap: [String] = ["front-left", "front-right"]) throws {
             channels = channelMap.count
             process.executableURL = URL(fileURLWithPath: "/usr/bin/parec")
-            process.arguments = ["-d", "\(sink).monitor", "--format=float32le", "--channels=\(channels)",
+            // Note: a recording of the default source follows the default (both servers treat a
+            // stream that named the default as following it), and with no default source
+            // configured that is the default sink's monitor: a test that switches the default
+            // sink sets another default source first.
+            process.arguments = ["-d", "\(sink).monitor", "--property=node.dont-reconnect=true", "--format=float32le", "--channels=\(channels)",
                                  "--channel-map=\(channelMap.joined(separator: ","))", "--rate=48000", "--raw", "--latency-msec=20"]
             process.environment = ProcessInfo.processInfo.environment.merging(server.environment) { $1 }
             process.standardOutput = pipe
@@ -186,14 +190,17 @@ import Testing
     /// The discontinuity measure of MotionTests: the largest third difference in `range`
     /// relative to the peak there. A sine of angular frequency ω has |Δ³y| ≤ ω³·|y|; a step of
     /// s has |Δ³y| ≈ s.
-    static func discontinuity(_ y: [Float], _ range: Range<Int>) -> Double {
-        var worst = 0.0, peak = 0.0
+    static func discontinuity(_ y: [Float], _ range: Range<Int>) -> Double { worstThirdDifference(y, range).relative }
+
+    /// The measure and where its worst third difference is.
+    static func worstThirdDifference(_ y: [Float], _ range: Range<Int>) -> (relative: Double, at: Int) {
+        var worst = 0.0, peak = 0.0, at = range.lowerBound
         for i in max(range.lowerBound, 3)..<min(range.upperBound, y.count) {
             let d3 = Double(y[i]) - 3 * Double(y[i - 1]) + 3 * Double(y[i - 2]) - Double(y[i - 3])
-            worst = max(worst, abs(d3))
+            if abs(d3) > worst { worst = abs(d3); at = i }
             peak = max(peak, abs(Double(y[i])))
         }
-        return peak > 0 ? worst / peak : .infinity
+        return (peak > 0 ? worst / peak : .infinity, at)
     }
 
     /// Per 10 ms window from `start`, the left channel's level over the right's (dB).
@@ -204,85 +211,137 @@ import Testing
         }
     }
 
-    /// A switch between the headphones and the speakers while a 500 Hz tone plays at 20°: the
-    /// status shows the new rendering within 200 ms of the default sink's change, and the change
-    /// is crossfaded, nothing dropped, no click.
-    ///
-    /// What is judged: the daemon's output follows the default sink, so the server moves our
-    /// stream to the new sink, and that move is a discontinuity of its own (the tone starts
-    /// abruptly in the new sink's monitor and stops abruptly in the old one's), which SceneSound
-    /// does not control. The engine's crossfade comes after the move: the server moves the
-    /// stream when it switches, the daemon hears of it some 10 ms later and crossfades over the
-    /// next 30 ms of what it renders, which reaches the sink after the output's buffer. So the
-    /// new sink's monitor is recorded, and judged from 1 ms after the tone's first sample there
-    /// (the move's step left out) to 0.5 s later: the third difference there against the same
-    /// recording's steady part 1 s later (the unchanged new rendering's), within 6 dB; every 2 ms
-    /// of it at no less than half the steady level (nothing dropped); and the L/R balance of its
-    /// 10 ms windows shows the crossfade inside the judged span (the first window still the old
-    /// rendering's balance, the last the new's) — else the crossfade was not what was judged.
-    @Test(arguments: PrivateSoundServer.Kind.allCases)
-    func aSwitchWhileAStreamPlaysIsFollowedAndCrossfaded(kind: PrivateSoundServer.Kind) throws {
+    /// What one default-sink switch left in the new sink's recording.
+    struct SwitchFigures {
+        var eventMilliseconds: Double
+        var discontinuity: Double, reference: Double, weakest: Double
+        /// 10 ms windows, on the old sink's tail and the new sink's head, whose L/R balance lies
+        /// between the two renderings' (more than 0.2 dB from each): a fade's, not a jump's.
+        var windowsBetween: Int
+    }
+
+    /// Plays a 500 Hz tone at 20° through a daemon following the default sink, switches hp → spk
+    /// → hp with pactl, and measures each switch: how long after pactl returned the daemon's
+    /// OUTPUT_DEVICE_CHANGED came (the same event that sends the engine its rendering), and on
+    /// the new sink's monitor from 1 ms after the tone's first sample there (the move's own step
+    /// left out) over 0.5 s: the third difference against the steady tone 1.5 s later, the
+    /// weakest 2 ms against the quieter of the two renderings' steady levels, and the fade.
+    func switchDefaultSink(_ kind: PrivateSoundServer.Kind, extraArguments: [String], methods: (String, String))
+        throws -> [String: SwitchFigures]
+    {
         let server = try PrivatePulse(kind)
         defer { server.stop() }
         try OutputDeviceDaemonTests.loadSinks(server)
-        try OutputDeviceDaemonTests.switchTo("hp", server)
-        let daemon = try Daemon(output: "", environment: server.environment)
-        defer { daemon.stop() }
-        try OutputDeviceDaemonTests.waitForDevice(daemon, sink: "hp", reason: "form factor headphone")
-        let client = try RawClient(socketPath: daemon.socketPath)
-        #expect(try client.request(.scenePlace(ScenePlace(sceneID: "left", position: ScenePosition(azimuthDegrees: 20, elevationDegrees: 0, distanceMetres: 1)))) == .ok)
+        // The recorders stay on their own sinks' monitors only while neither is the default
+        // source: with none configured the servers take the default sink's monitor, and a
+        // recording of the default source follows it (see Monitor). bt's monitor is made the
+        // default source instead.
+        try OutputDeviceDaemonTests.pactl(server, ["set-default-source", "bt.monitor"])
+        try OutputDeviceDaemonTests.switchTo("s51", server)
         let phones = try Monitor(server, sink: "hp")
         let speakers = try Monitor(server, sink: "spk")
         defer { phones.stop(); speakers.stop() }
-        let player = try Player(client, scene: "left", samples: PulseEndToEndTests.sine(500, seconds: 8))
+        try OutputDeviceDaemonTests.switchTo("hp", server)
+        let daemon = try Daemon(output: "", extraArguments: extraArguments, environment: server.environment)
+        defer { daemon.stop() }
+        var status = try OutputDeviceDaemonTests.status(daemon)
+        try waitUntil(timeoutSeconds: 5, "the daemon on hp") {
+            status = try OutputDeviceDaemonTests.status(daemon)
+            return status.outputDevice?.sink == "hp"
+        }
+        let watcher = try RawClient(socketPath: daemon.socketPath)
+        #expect(try watcher.request(.outputDeviceWatch) == .ok)
+        func nextChange() throws -> StatusDocument.OutputDeviceState {
+            guard case .outputDeviceChanged(let changed) = try watcher.waitFor(timeoutSeconds: 5, { message, _ in
+                if case .outputDeviceChanged = message { return true } else { return false }
+            }) else { throw TestFailure("no OUTPUT_DEVICE_CHANGED") }
+            return try StatusDocument.jsonDecoder().decode(StatusDocument.OutputDeviceState.self, from: Data(changed.json.utf8))
+        }
+        _ = try nextChange()  // the state at once
+        let client = try RawClient(socketPath: daemon.socketPath)
+        #expect(try client.request(.scenePlace(ScenePlace(sceneID: "left", position: ScenePosition(azimuthDegrees: 20, elevationDegrees: 0, distanceMetres: 1)))) == .ok)
+        let player = try Player(client, scene: "left", samples: PulseEndToEndTests.sine(500, seconds: 9))
         try waitUntil(timeoutSeconds: 10, "the tone on the headphones") { Self.rms(phones.channel(0, (phones.frameCount - 4800)..<phones.frameCount)) > 0.01 }
         try phones.waitFor(frames: 48000, "the tone on hp")
 
         func switchTo(_ sink: String, method: String) throws -> Double {
-            let start = Date()
             try OutputDeviceDaemonTests.switchTo(sink, server)
-            try waitUntil(timeoutSeconds: 5, "the status to show \(method) on \(sink)") {
-                let status = try OutputDeviceDaemonTests.status(daemon)
-                return status.outputDevice?.sink == sink && status.rendering?.method == method
-            }
-            return Date().timeIntervalSince(start)
+            let returned = Date()
+            let change = try nextChange()
+            let milliseconds = Date().timeIntervalSince(returned) * 1000
+            #expect(change.outputDevice?.sink == sink && change.rendering.method == method, "\(change)")
+            #expect(try OutputDeviceDaemonTests.status(daemon).rendering?.method == method, "the status shows \(method) on \(sink)")
+            return milliseconds
         }
-        func judge(_ monitor: Monitor, after mark: Int, from old: String, to new: String) {
-            let left = monitor.channel(0), right = monitor.channel(1)
+        var figures: [String: SwitchFigures] = [:]
+        func judge(_ new: Monitor, after mark: Int, _ old: Monitor, oldEnd: Int, label: String, eventMilliseconds: Double) {
+            let left = new.channel(0), right = new.channel(1)
+            let oldLeft = old.channel(0), oldRight = old.channel(1)
             guard let onset = left.indices.dropFirst(mark).first(where: { abs(left[$0]) > 0.001 || abs(right[$0]) > 0.001 }),
-                  onset + 96_000 <= left.count else {
-                Issue.record("\(kind) \(old)→\(new): no tone on the new sink (\(left.count) frames)")
+                  onset + 96_000 <= left.count,
+                  let oldLast = oldLeft.indices.prefix(oldEnd).last(where: { abs(oldLeft[$0]) > 0.001 || abs(oldRight[$0]) > 0.001 }),
+                  oldLast > 48_000 else {
+                Issue.record("\(kind) \(label): the tone not found on the sinks")
                 return
             }
             let judged = (onset + 48)..<(onset + 24_000)
             let steady = (onset + 72_000)..<(onset + 96_000)
-            let click = max(Self.discontinuity(left, judged), Self.discontinuity(right, judged))
+            let oldSteady = (oldLast - 48_000)..<(oldLast - 24_000)
+            let worst = [Self.worstThirdDifference(left, judged), Self.worstThirdDifference(right, judged)].max { $0.relative < $1.relative }!
             let reference = max(Self.discontinuity(left, steady), Self.discontinuity(right, steady))
-            let steadyLevel = Self.rms(Array(left[steady])) + Self.rms(Array(right[steady]))
-            let weakest = stride(from: judged.lowerBound, to: judged.upperBound - 96, by: 48).map { i in
-                (Self.rms(Array(left[i..<(i + 96)])) + Self.rms(Array(right[i..<(i + 96)]))) / steadyLevel
-            }.min() ?? 0
-            let balance = Self.balance(left, right, from: judged.lowerBound, windows: 50)
-            let steadyBalance = Self.decibels(Self.rms(Array(left[steady])) / Self.rms(Array(right[steady])))
-            print("\(kind) \(old)→\(new), recorded on \(new): discontinuity \(click) across the change (steady \(new) \(reference)), weakest 2 ms at \(weakest) of the steady level; L−R per 10 ms from the tone's start \(balance.prefix(12).map { ($0 * 10).rounded() / 10 }) … steady \(steadyBalance) dB")
-            #expect(click < 2 * reference, "\(old)→\(new): a click")
-            #expect(weakest > 0.5, "\(old)→\(new): something dropped")
-            #expect(abs(balance.first! - steadyBalance) > 3, "\(old)→\(new): the crossfade came before the judged span")
-            #expect(abs(balance.last! - steadyBalance) < 0.5, "\(old)→\(new): the crossfade not over in the judged span")
+            func level(_ l: [Float], _ r: [Float], _ range: Range<Int>) -> Double { Self.rms(Array(l[range])) + Self.rms(Array(r[range])) }
+            let quieter = min(level(left, right, steady), level(oldLeft, oldRight, oldSteady))
+            let weakest = stride(from: judged.lowerBound, to: judged.upperBound - 96, by: 48).map { level(left, right, $0..<($0 + 96)) / quieter }.min() ?? 0
+            let oldBalance = Self.balance(oldLeft, oldRight, from: oldSteady.lowerBound, windows: 1)[0]
+            let newBalance = Self.balance(left, right, from: steady.lowerBound, windows: 1)[0]
+            let windows = Self.balance(oldLeft, oldRight, from: oldLast - 24_000, windows: 49) + Self.balance(left, right, from: judged.lowerBound, windows: 50)
+            let between = windows.filter { abs($0 - oldBalance) > 0.2 && abs($0 - newBalance) > 0.2 }.count
+            print("\(kind) \(label): OUTPUT_DEVICE_CHANGED \(Int(eventMilliseconds)) ms after pactl returned; on the new sink from the tone's start: discontinuity \(worst.relative) at \(Double(worst.at - onset) / 48) ms (steady \(reference)), weakest 2 ms at \(((weakest * 1000).rounded()) / 1000) of the quieter rendering's level; L−R \((oldBalance * 10).rounded() / 10) → \((newBalance * 10).rounded() / 10) dB with \(between) windows of 10 ms between")
+            figures[label] = SwitchFigures(eventMilliseconds: eventMilliseconds, discontinuity: worst.relative, reference: reference,
+                                           weakest: weakest, windowsBetween: between)
         }
 
-        let toSpeakers = try switchTo("spk", method: "speakers")
+        let toSpeakers = try switchTo("spk", method: methods.1)
         try speakers.waitFor(frames: 120_000, "the tone on spk")
-        // The headphones' monitor is silent from the first switch on: judged from here.
+        // The headphones' monitor is silent from the first switch on: searched from here.
         let mark = phones.frameCount
-        let toPhones = try switchTo("hp", method: "binaural")
+        let toPhones = try switchTo("hp", method: methods.0)
         try phones.waitFor(frames: 120_000, "the tone on hp again")
-        print("\(kind): the status showed the speakers \(Int(toSpeakers * 1000)) ms, the headphones \(Int(toPhones * 1000)) ms after set-default-sink began")
-        #expect(toSpeakers < 0.2 && toPhones < 0.2, "the rendering follows within 200 ms")
         phones.stop(); speakers.stop()
-        judge(speakers, after: 0, from: "hp", to: "spk")
-        judge(phones, after: mark, from: "spk", to: "hp")
+        judge(speakers, after: 0, phones, oldEnd: mark, label: "hp→spk", eventMilliseconds: toSpeakers)
+        judge(phones, after: mark, speakers, oldEnd: speakers.frameCount, label: "spk→hp", eventMilliseconds: toPhones)
         player.wait()
+        return figures
+    }
+
+    /// A switch between the headphones and the speakers while a stream plays (the default sink
+    /// switched with pactl): the daemon follows within 200 ms of the server's event, the status
+    /// shows it, and the change is crossfaded with nothing dropped and no click.
+    ///
+    /// What exactly is judged: the daemon's output follows the default sink, so the server moves
+    /// our stream to the new sink, a discontinuity of its own that SceneSound does not control
+    /// (the tone stops in one sink's monitor and starts in the other's). Both monitors are
+    /// recorded. On the new sink, from 1 ms after the tone's first sample there (the move's step
+    /// left out) over 0.5 s — which holds SceneSound's crossfade, since the daemon hears of the
+    /// switch when the server has moved the stream and what it renders then reaches the sink
+    /// after the output's buffer — the largest third difference against the same recording's
+    /// steady tone 1.5 s later (the unchanged new rendering's), within 6 dB; every 2 ms of it at
+    /// no less than half the quieter rendering's steady level (nothing dropped); and, over the
+    /// old sink's last 0.5 s and that span, at least two 10 ms windows whose L/R balance lies
+    /// between the binaural rendering's (2.1 dB at 500 Hz, 20°) and the speakers' (12.9 dB): a
+    /// fade, not a jump. The time is from pactl's return to OUTPUT_DEVICE_CHANGED, the event
+    /// that also sends the engine its rendering. The same crossfade with nothing moving:
+    /// aRenderingSwitchOnOneSinkIsCrossfadedWithoutAClick.
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func aDefaultSinkSwitchWhileAStreamPlaysIsFollowedAndCrossfaded(kind: PrivateSoundServer.Kind) throws {
+        let figures = try switchDefaultSink(kind, extraArguments: [], methods: ("binaural", "speakers"))
+        for (label, f) in figures.sorted(by: { $0.key < $1.key }) {
+            #expect(f.eventMilliseconds < 200, "\(label): the rendering follows within 200 ms of the server's event")
+            #expect(f.windowsBetween >= 2, "\(label): not a fade")
+            #expect(f.discontinuity < 2 * f.reference, "\(label): a click")
+            #expect(f.weakest > 0.5, "\(label): something dropped")
+        }
+        #expect(figures.count == 2)
     }
 
     /// `scenesound device render speakers` on the headphones: the status shows it with its
@@ -339,5 +398,62 @@ import Testing
         let refused = try CommandLineTests.runCLI(["device", "render", "loud", "--socket", daemon.socketPath])
         #expect(refused.status == 2 && refused.error.contains("auto"), "\(refused.error)")
         #expect(daemon.stop() == 0)
+    }
+
+    /// The rendering switched between speakers and headphones while a 500 Hz tone plays at
+    /// 20°, with nothing else changing: the output pinned to one sink (`--output KIND:spk`), the
+    /// switch made with `scenesound device render`, which sends the engine the same
+    /// `setRendering` a new default sink does. So what the sink records is SceneSound's crossfade
+    /// alone: judged over the 0.5 s after each command, its third difference against the steady
+    /// tone's 0.5 s before the next command (the unchanged new rendering's), within 6 dB; every
+    /// 2 ms of it at no less than half the quieter rendering's level; and its L/R balance going
+    /// from the old rendering's to the new one's over more than one 10 ms window (a fade, not a
+    /// jump).
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func aRenderingSwitchOnOneSinkIsCrossfadedWithoutAClick(kind: PrivateSoundServer.Kind) throws {
+        let server = try PrivatePulse(kind)
+        defer { server.stop() }
+        try OutputDeviceDaemonTests.loadSinks(server)
+        try OutputDeviceDaemonTests.switchTo("hp", server)
+        let output = (kind == .pipeWire ? "pipewire" : "pulse") + ":spk"
+        let daemon = try Daemon(output: output, environment: server.environment)
+        defer { daemon.stop() }
+        try OutputDeviceDaemonTests.waitForDevice(daemon, sink: "spk", reason: "form factor speaker")
+        let client = try RawClient(socketPath: daemon.socketPath)
+        #expect(try client.request(.scenePlace(ScenePlace(sceneID: "left", position: ScenePosition(azimuthDegrees: 20, elevationDegrees: 0, distanceMetres: 1)))) == .ok)
+        let speakers = try Monitor(server, sink: "spk")
+        defer { speakers.stop() }
+        let player = try Player(client, scene: "left", samples: PulseEndToEndTests.sine(500, seconds: 6))
+        try waitUntil(timeoutSeconds: 10, "the tone on spk") { Self.rms(speakers.channel(0, (speakers.frameCount - 4800)..<speakers.frameCount)) > 0.01 }
+        try speakers.waitFor(frames: 48000, "the tone on spk")
+        var marks = [speakers.frameCount]
+        for (render, reason) in [("headphones", "chosen for the device: headphones"), ("auto", "form factor speaker")] {
+            try Self.cli(["device", "render", render], daemon)
+            try OutputDeviceDaemonTests.waitForDevice(daemon, sink: "spk", reason: reason)
+            try speakers.waitFor(frames: 72000, "the tone after device render \(render)")
+            marks.append(speakers.frameCount)
+        }
+        speakers.stop()
+        let left = speakers.channel(0), right = speakers.channel(1)
+        func level(_ r: Range<Int>) -> Double { Self.rms(Array(left[r])) + Self.rms(Array(right[r])) }
+        for (index, change) in ["speakers→headphones", "headphones→speakers"].enumerated() {
+            // The command was sent after marks[index] was recorded; the next one after marks[index + 1].
+            let judged = marks[index]..<(marks[index] + 24_000)
+            let steady = (marks[index + 1] - 24_000)..<marks[index + 1]
+            let before = (marks[index] - 24_000)..<marks[index]
+            let worst = [Self.worstThirdDifference(left, judged), Self.worstThirdDifference(right, judged)].max { $0.relative < $1.relative }!
+            let reference = max(Self.discontinuity(left, steady), Self.discontinuity(right, steady))
+            let quieter = min(level(before), level(steady))
+            let weakest = stride(from: judged.lowerBound, to: judged.upperBound - 96, by: 48).map { level($0..<($0 + 96)) / quieter }.min() ?? 0
+            let balance = Self.balance(left, right, from: judged.lowerBound, windows: 50)
+            let old = Self.balance(left, right, from: before.lowerBound, windows: 50).last!, new = Self.balance(left, right, from: steady.lowerBound, windows: 50).last!
+            let between = balance.filter { abs($0 - old) > 0.2 && abs($0 - new) > 0.2 }.count
+            print("\(kind) \(change) on spk: discontinuity \(worst.relative) at \(worst.at - judged.lowerBound) frames (steady \(reference)), weakest 2 ms at \(weakest) of the quieter rendering's level; L−R \(old) → \(new) dB, \(between) windows of 10 ms between")
+            #expect(worst.relative < 2 * reference, "\(change): a click")
+            #expect(weakest > 0.5, "\(change): something dropped")
+            #expect(abs(balance.first! - old) < 0.5 && abs(balance.last! - new) < 0.5, "\(change): the change not within the judged span")
+            #expect(between >= 2, "\(change): not a fade")
+        }
+        player.wait()
     }
 }
