@@ -258,7 +258,8 @@
     if (rendering) {
       renderingText.textContent = (rendering.method === "speakers" ? "speakers " + (rendering.speaker_layout || "") : "binaural (headphones)") +
         ", spatial " + rendering.spatial + ", because " + rendering.reason +
-        (rendering.preference && rendering.preference !== "auto" ? " (render " + rendering.preference + ")" : "");
+        (rendering.preference && rendering.preference !== "auto" && !rendering.reason.endsWith(rendering.preference)
+          ? " (render " + rendering.preference + ")" : "");
       renderingText.dataset.method = rendering.method;
       renderingText.dataset.spatial = rendering.spatial;
       // What the device plays with, unless the user has just picked another the server has
