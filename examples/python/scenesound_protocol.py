@@ -31,6 +31,7 @@ ENUMS = {
     "playback_end_reason": {1: "completed", 2: "coalesced", 3: "interrupted"},
     "spatial": {0: "off", 1: "fixed", 2: "head-tracked"},
     "render": {0: "auto", 1: "headphones", 2: "speakers"},
+    "tracking_mode": {1: "full", 2: "yaw_only", 3: "off"},
 }
 ENUM_ERRORS = {"sample_format": "bad_format"}  # every other enum: invalid_argument
 BYTES_PER_SAMPLE = {"s16le": 2, "s32le": 4, "f32le": 4}
@@ -89,6 +90,7 @@ MESSAGES = {
                                            ("z", "f32"), ("has_position", "bool"), ("x_metres", "f32"),
                                            ("y_metres", "f32"), ("z_metres", "f32")]),
     0x0402: ("HEAD_RECENTER", "C", "request", []),
+    0x0403: ("HEAD_TRACKING_SET", "C", "request", [("mode", ("enum", "tracking_mode")), ("recenter_after_seconds", "f32")]),
     0x0501: ("STATUS_REQUEST", "C", "request", []),
     0x0502: ("STATUS_REPLY", "S", "reply", [("json", "json")]),
     0x0601: ("HEADPHONE_EQ_USE", "C", "request", [("path", "str16")]),
