@@ -10,6 +10,35 @@ extension DeviceSpatial: ExpressibleByArgument {
     public var defaultValueDescription: String { name }
 }
 
+extension DeviceRender: ExpressibleByArgument {
+    public init?(argument: String) { self.init(name: argument) }
+    public static var allValueStrings: [String] { allCases.map(\.name) }
+    public var defaultValueDescription: String { name }
+}
+
+/// `scenesound device render auto|headphones|speakers`: how the output device playing now is
+/// rendered, remembered for that device (over the daemon's `--render`).
+struct DeviceRenderCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "render",
+        abstract: "Set how the output device playing now is rendered: auto, headphones or speakers; remembered for the device.",
+        discussion: """
+            auto: from what the sink says (its port, form factor, Bluetooth profile); headphones: \
+            binaural whatever it says; speakers: panned over its speakers (2.0, 5.1 or 7.1 from its \
+            channel map). Over scenesoundd's --render for this device; 'scenesound device' shows the \
+            choice and the rendering.
+            """)
+
+    @Argument(help: ArgumentHelp("How to render.", valueName: "auto|headphones|speakers"))
+    var render: DeviceRender
+
+    @OptionGroup var server: ServerOptions
+
+    func run() throws {
+        try server.exchange { connection throws(ClientError) in try connection.useRender(render) }
+    }
+}
+
 /// `scenesound spatial off|fixed|head-tracked`: the spatial mode of the output device playing
 /// now (Apple's Off / Fixed / Head Tracked), remembered for that device.
 struct SpatialCommand: ParsableCommand {
@@ -38,13 +67,15 @@ struct SpatialCommand: ParsableCommand {
 struct DeviceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "device",
-        abstract: "List the output devices seen, what each remembers (spatial mode, HRTF set, EQ) and which one plays now.",
+        abstract: "List the output devices seen, what each remembers (spatial mode, HRTF set, EQ, rendering) and which one plays now.",
         discussion: """
             --json prints the status document's output_device, rendering and devices \
             (protocol/SPEC.md, section 6.8) as one line. --follow prints the device playing and its \
             rendering, then a line at each change (OUTPUT_DEVICE_CHANGED), until interrupted; with \
-            --json each line is the event's JSON.
-            """)
+            --json each line is the event's JSON. 'scenesound device render auto|headphones|speakers' \
+            sets how the device playing now is rendered.
+            """,
+        subcommands: [DeviceRenderCommand.self])
 
     @Flag(help: "Print the devices as JSON.")
     var json = false
@@ -83,7 +114,7 @@ struct DeviceCommand: ParsableCommand {
         }
         for device in listing.devices {  // in the order first seen
             let choices = [device.spatial.map { "spatial \($0)" }, device.hrtf.map { "hrtf \($0)" },
-                           device.headphoneEQ.map { "eq \($0)" }].compactMap { $0 }
+                           device.headphoneEQ.map { "eq \($0)" }, device.render.map { "render \($0)" }].compactMap { $0 }
             print("\(device.playing ? "*" : " ") \(device.key)\(device.description.map { " (\($0))" } ?? ""): "
                   + (choices.isEmpty ? "the defaults" : choices.joined(separator: ", ")))
         }

@@ -201,6 +201,12 @@ struct VerbRunner: Sendable {
             return ["eq", "use", path] + socketArguments
         case "recenter":
             return ["head", "recenter"] + socketArguments
+        case "device_spatial":
+            guard let mode = action.mode else { return nil }
+            return ["spatial", mode] + socketArguments
+        case "device_render":
+            guard let mode = action.mode else { return nil }
+            return ["device", "render", mode] + socketArguments
         case "head_tracking":
             guard let mode = action.mode else { return nil }
             let seconds = action.seconds.flatMap { $0 > 0 ? number($0) : nil } ?? "off"

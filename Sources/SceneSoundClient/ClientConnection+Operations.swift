@@ -64,6 +64,11 @@ extension ClientConnection {
     /// The spatial mode (off, fixed, head-tracked) of the output device playing now, from now on
     /// and whenever that device plays again. The device and its rendering: `status`'s
     /// `output_device` and `rendering`.
+    public func useRender(_ render: DeviceRender, timeoutSeconds: Double? = defaultTimeoutSeconds) throws(ClientError) {
+        try perform(.useRender(render), timeoutSeconds: timeoutSeconds)
+    }
+
+    /// The spatial mode (off, fixed, head-tracked) of the output device playing now. (See above.)
     public func useSpatial(_ spatial: DeviceSpatial, timeoutSeconds: Double? = defaultTimeoutSeconds) throws(ClientError) {
         try perform(.useSpatial(spatial), timeoutSeconds: timeoutSeconds)
     }

@@ -68,6 +68,11 @@ extension ClientOperation where Value == Void {
     public static func useSpatial(_ spatial: DeviceSpatial) -> ClientOperation<Void> {
         expectingOK(.spatialUse(SpatialUse(spatial: spatial)))
     }
+
+    /// How the output device playing now is rendered (auto, headphones, speakers), remembered for it.
+    public static func useRender(_ render: DeviceRender) -> ClientOperation<Void> {
+        expectingOK(.renderUse(RenderUse(render: render)))
+    }
 }
 
 extension ClientOperation where Value == [SceneListEntry] {

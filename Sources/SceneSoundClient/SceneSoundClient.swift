@@ -84,6 +84,11 @@ public final class SceneSoundClient: Sendable {
         try await perform(.useSpatial(spatial))
     }
 
+    /// How the output device playing now is rendered (auto, headphones, speakers), remembered for it.
+    public func useRender(_ render: DeviceRender) async throws(ClientError) {
+        try await perform(.useRender(render))
+    }
+
     public func uploadSample(name: String, format: AudioFormat, pcm: [UInt8]) async throws(ClientError) {
         let connection = self.connection
         try await awaitOperation("SAMPLE_UPLOAD") {

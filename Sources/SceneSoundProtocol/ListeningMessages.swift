@@ -77,6 +77,52 @@ public enum DeviceSpatial: UInt8, Sendable, CaseIterable {
     }
 }
 
+/// The listener's rendering choice for the output device playing now: from the sink (`auto`),
+/// or binaural (`headphones`) or panned over its speakers (`speakers`) whatever the sink says.
+public enum DeviceRender: UInt8, Sendable, CaseIterable {
+    case auto = 0
+    case headphones = 1
+    case speakers = 2
+
+    /// `auto`, `headphones`, `speakers`: as the CLI, `--render` and the status document name them.
+    public var name: String {
+        switch self {
+        case .auto: "auto"
+        case .headphones: "headphones"
+        case .speakers: "speakers"
+        }
+    }
+
+    public init?(name: String) {
+        guard let value = Self.allCases.first(where: { $0.name == name }) else { return nil }
+        self = value
+    }
+}
+
+/// `RENDER_USE` (request → `OK`): how the output device playing now is rendered, from now on and
+/// whenever that device plays again (over the daemon's `--render`).
+public struct RenderUse: WirePayload {
+    public var render: DeviceRender
+
+    public init(render: DeviceRender) {
+        self.render = render
+    }
+
+    init(reading reader: inout PayloadReader) throws(ProtocolError) {
+        let value = try reader.readU8()
+        guard let render = DeviceRender(rawValue: value) else {
+            throw ProtocolError(.invalidArgument, "render \(value) unknown (accepted: 0 auto, 1 headphones, 2 speakers)")
+        }
+        self.render = render
+    }
+
+    func write(into bytes: inout [UInt8]) {
+        bytes.writeU8(render.rawValue)
+    }
+
+    public func validate() throws(ProtocolError) {}
+}
+
 /// `SPATIAL_USE` (request → `OK`): the spatial mode of the output device playing now, from now
 /// on and whenever that device plays again.
 public struct SpatialUse: WirePayload {

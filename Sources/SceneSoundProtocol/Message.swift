@@ -28,6 +28,7 @@ public enum Message: Equatable, Sendable {
     case hrtfUse(HRTFUse)
     case spatialUse(SpatialUse)
     case outputDeviceWatch
+    case renderUse(RenderUse)
     case creditGranted(CreditGranted)
     case streamEnded(StreamEnded)
     case streamError(StreamError)
@@ -64,6 +65,7 @@ public enum Message: Equatable, Sendable {
         case .hrtfUse: .hrtfUse
         case .spatialUse: .spatialUse
         case .outputDeviceWatch: .outputDeviceWatch
+        case .renderUse: .renderUse
         case .creditGranted: .creditGranted
         case .streamEnded: .streamEnded
         case .streamError: .streamError
@@ -98,6 +100,7 @@ public enum Message: Equatable, Sendable {
         case .headphoneEQUse(let p): p
         case .hrtfUse(let p): p
         case .spatialUse(let p): p
+        case .renderUse(let p): p
         case .outputDeviceChanged(let p): p
         case .creditGranted(let p): p
         case .streamEnded(let p): p
@@ -158,6 +161,7 @@ public enum Message: Equatable, Sendable {
         case .hrtfUse: message = .hrtfUse(try HRTFUse(reading: &reader))
         case .spatialUse: message = .spatialUse(try SpatialUse(reading: &reader))
         case .outputDeviceWatch: message = .outputDeviceWatch
+        case .renderUse: message = .renderUse(try RenderUse(reading: &reader))
         case .creditGranted: message = .creditGranted(try CreditGranted(reading: &reader))
         case .streamEnded: message = .streamEnded(try StreamEnded(reading: &reader))
         case .streamError: message = .streamError(try StreamError(reading: &reader))

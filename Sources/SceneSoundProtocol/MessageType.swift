@@ -35,6 +35,7 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
     case hrtfUse = 0x0602
     case spatialUse = 0x0603
     case outputDeviceWatch = 0x0604
+    case renderUse = 0x0605
     // Server events; 0x08xx.
     case creditGranted = 0x0801
     case streamEnded = 0x0802
@@ -59,7 +60,7 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
         switch self {
         case .hello, .sceneBindWindow, .scenePlace, .sceneUnbind, .sceneList, .streamOpen, .streamData,
              .streamDrain, .streamClose, .streamSetVolume, .streamSetScene, .sampleUpload, .samplePlay,
-             .headPose, .headRecenter, .headTrackingSet, .statusRequest, .headphoneEQUse, .hrtfUse, .spatialUse, .outputDeviceWatch:
+             .headPose, .headRecenter, .headTrackingSet, .statusRequest, .headphoneEQUse, .hrtfUse, .spatialUse, .outputDeviceWatch, .renderUse:
             .clientToServer
         case .welcome, .ok, .error, .sceneListReply, .streamOpened, .samplePlaying, .statusReply,
              .creditGranted, .streamEnded, .streamError, .playbackEnded, .outputDeviceChanged:
@@ -106,6 +107,7 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
         case .hrtfUse: "HRTF_USE"
         case .spatialUse: "SPATIAL_USE"
         case .outputDeviceWatch: "OUTPUT_DEVICE_WATCH"
+        case .renderUse: "RENDER_USE"
         case .creditGranted: "CREDIT_GRANTED"
         case .streamEnded: "STREAM_ENDED"
         case .streamError: "STREAM_ERROR"

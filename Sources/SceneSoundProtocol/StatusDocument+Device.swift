@@ -87,9 +87,12 @@ extension StatusDocument {
         public var hrtf: String?
         /// A file, or `none`.
         public var headphoneEQ: String?
+        /// `auto`, `headphones`, `speakers` (`RENDER_USE`).
+        public var render: String?
 
         public init(key: String, sink: String, description: String? = nil, playing: Bool, spatial: String? = nil,
-                    hrtf: String? = nil, headphoneEQ: String? = nil) {
+                    hrtf: String? = nil, headphoneEQ: String? = nil, render: String? = nil) {
+            self.render = render
             self.key = key
             self.sink = sink
             self.description = description
@@ -100,7 +103,7 @@ extension StatusDocument {
         }
 
         enum CodingKeys: String, CodingKey {
-            case key, sink, description, playing, spatial, hrtf
+            case key, sink, description, playing, spatial, hrtf, render
             case headphoneEQ = "headphone_eq"
         }
     }

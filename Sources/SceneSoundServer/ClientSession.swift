@@ -340,6 +340,13 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
             dependencies.outputDevices.useSpatial(spatial)
             logger.info("spatial \(spatial.rawValue) for \(dependencies.outputDevices.device?.key ?? "the output")")
             send(.ok, requestID: requestID)
+        case .renderUse(let request):
+            guard let render = RenderPreference(rawValue: request.render.name) else {
+                throw ProtocolError(.invalidArgument, "render \(request.render.name) unknown")
+            }
+            dependencies.outputDevices.useRender(render)
+            logger.info("render \(render.rawValue) for \(dependencies.outputDevices.device?.key ?? "the output")")
+            send(.ok, requestID: requestID)
         case .sampleUpload(let chunk):
             send([dependencies.samples.upload(chunk, from: self, requestID: requestID)])
         case .samplePlay(let play):

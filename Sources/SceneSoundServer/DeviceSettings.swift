@@ -1,22 +1,28 @@
 import Foundation
 import SceneSoundEngine
 
+extension RenderPreference: Codable {}
+
 /// What the listener chose for one output device: its spatial mode (`scenesound spatial`), HRTF
-/// set (`hrtf use`) and headphone EQ (`eq use`). nil: not chosen, the defaults apply.
+/// set (`hrtf use`), headphone EQ (`eq use`) and rendering (`device render`). nil: not chosen,
+/// the defaults apply (for the rendering: `--render`).
 public struct DeviceSettings: Codable, Equatable, Sendable {
     public var spatial: OutputRendering.Spatial?
     public var hrtfPath: String?
     /// An AutoEQ file, or "" for none.
     public var headphoneEQPath: String?
+    public var render: RenderPreference?
 
-    public init(spatial: OutputRendering.Spatial? = nil, hrtfPath: String? = nil, headphoneEQPath: String? = nil) {
+    public init(spatial: OutputRendering.Spatial? = nil, hrtfPath: String? = nil, headphoneEQPath: String? = nil,
+                render: RenderPreference? = nil) {
         self.spatial = spatial
         self.hrtfPath = hrtfPath
         self.headphoneEQPath = headphoneEQPath
+        self.render = render
     }
 
     enum CodingKeys: String, CodingKey {
-        case spatial, hrtfPath = "hrtf", headphoneEQPath = "headphone_eq"
+        case spatial, hrtfPath = "hrtf", headphoneEQPath = "headphone_eq", render
     }
 
     /// `--device-defaults` (key `device_defaults`): what a device not seen before starts with,
@@ -46,7 +52,7 @@ public struct DeviceSettings: Codable, Equatable, Sendable {
     /// These choices, with what `defaults` says where none was made.
     public func over(_ defaults: DeviceSettings) -> DeviceSettings {
         DeviceSettings(spatial: spatial ?? defaults.spatial, hrtfPath: hrtfPath ?? defaults.hrtfPath,
-                       headphoneEQPath: headphoneEQPath ?? defaults.headphoneEQPath)
+                       headphoneEQPath: headphoneEQPath ?? defaults.headphoneEQPath, render: render ?? defaults.render)
     }
 }
 

@@ -82,6 +82,12 @@ final class OutputDevices {
         apply()
     }
 
+    /// `scenesound device render`: for the device playing now, and remembered for it (over `--render`).
+    func useRender(_ render: RenderPreference) {
+        remember { $0.render = render }
+        apply()
+    }
+
     /// `hrtf use` switched to `path`: remembered for the device playing now.
     func hrtfChosen(_ path: String) { remember { $0.hrtfPath = path } }
 
@@ -97,7 +103,10 @@ final class OutputDevices {
         let before = (deviceStatus, renderingStatus)
         defer { if before != (deviceStatus, renderingStatus) { changed() } }
         let settings = settings
-        choice = RenderingChoice.choose(for: device, preference: preference)
+        choice = RenderingChoice.choose(for: device, preference: settings.render ?? preference)
+        if let render = settings.render, render != .auto {
+            choice.reason = "chosen for the device: \(render.rawValue)"
+        }
         let now = OutputRendering(method: choice.method, spatial: settings.spatial ?? .headTracked)
         if now != rendering {
             logger.info("output device \(device.map { $0.key } ?? "unknown"): \(now) (\(choice.reason))")
@@ -166,7 +175,7 @@ final class OutputDevices {
         }
         return StatusDocument.Rendering(method: method, speakerLayout: layout, channels: rendering.channelCount,
                                         spatial: rendering.spatial.rawValue, reason: choice.reason,
-                                        preference: preference.rawValue)
+                                        preference: (settings.render ?? preference).rawValue)
     }
 
     /// `OUTPUT_DEVICE_CHANGED`'s payload, now.
@@ -180,7 +189,8 @@ final class OutputDevices {
             StatusDocument.Device(key: entry.key, sink: entry.sinkName, description: entry.description,
                                   playing: entry.key == device?.key, spatial: entry.settings.spatial?.rawValue,
                                   hrtf: entry.settings.hrtfPath,
-                                  headphoneEQ: entry.settings.headphoneEQPath.map { $0.isEmpty ? "none" : $0 })
+                                  headphoneEQ: entry.settings.headphoneEQPath.map { $0.isEmpty ? "none" : $0 },
+                                  render: entry.settings.render?.rawValue)
         }
     }
 }

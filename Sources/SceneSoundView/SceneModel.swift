@@ -2,7 +2,7 @@ import SceneSoundProtocol
 
 /// What the page draws, taken from the server's status document and nothing else: the
 /// listener's head, the monitors, every scene as a mark with its streams' level, the captured
-/// apps, the HRTF set and EQ in use. Rounded to what a person can see (1 mm, 0.1°, 1 dB), so
+/// apps, the HRTF set and EQ in use, the output device playing and its rendering. Rounded to what a person can see (1 mm, 0.1°, 1 dB), so
 /// that an unchanged scene is an equal model and nothing is pushed for it.
 public struct SceneModel: Codable, Equatable, Sendable {
     public struct Monitor: Codable, Equatable, Sendable {
@@ -67,6 +67,12 @@ public struct SceneModel: Codable, Equatable, Sendable {
     public var captureState: String?
     public var apps: [App]
     public var excludedApps: [String]
+    /// The sink the mix plays on (description, form factor, port, …); nil with no device known
+    /// (a `wav:` or `null` output, a server before issue 29).
+    public var outputDevice: StatusDocument.OutputDevice?
+    /// Its rendering (binaural or speakers and their layout), spatial mode, reason and `--render`
+    /// preference; nil from a server before issue 29.
+    public var rendering: StatusDocument.Rendering?
 
     public init(status: StatusDocument) {
         func r(_ value: Double, _ step: Double) -> Double { (value / step).rounded() * step }
@@ -111,6 +117,8 @@ public struct SceneModel: Codable, Equatable, Sendable {
                 azimuthDegrees: r($0.azimuthDegrees, 0.1), spatial: $0.spatial)
         }
         excludedApps = status.apps?.excluded ?? []
+        outputDevice = status.outputDevice
+        rendering = status.rendering
     }
 
     enum CodingKeys: String, CodingKey {
@@ -119,7 +127,7 @@ public struct SceneModel: Codable, Equatable, Sendable {
         case recenterAfterSeconds = "recenter_after_seconds"
         case hrtfPath = "hrtf_path", headphoneEQPath = "headphone_eq_path", outputKind = "output_kind"
         case metresAcross = "metres_across", monitors, marks, captureState = "capture_state", apps
-        case excludedApps = "excluded_apps"
+        case excludedApps = "excluded_apps", outputDevice = "output_device", rendering
     }
 }
 

@@ -9,7 +9,8 @@ import Synchronization
 /// the `scenesound view` command (the module knows no client): `place` (`scene place`),
 /// `exclude` / `include` (`apps exclude|include`), `hrtf_use` (`hrtf use`), `hrtf_compare`
 /// (`hrtf compare`), `eq_use` (`eq use`), `recenter` (`head recenter`), `app_spatial`
-/// (`apps spatial`).
+/// (`apps spatial`), `head_tracking` (`head tracking`), `device_spatial` (`spatial`),
+/// `device_render` (`device render`).
 public struct ViewAction: Codable, Sendable, Equatable {
     public var id: Int
     public var action: String
@@ -24,7 +25,7 @@ public struct ViewAction: Codable, Sendable, Equatable {
     /// `eq_use`'s file, or "none".
     public var path: String?
     /// `app_spatial`'s mode (`anchored`, `head-locked`, `off`), `head_tracking`'s (`full`,
-    /// `yaw-only`, `off`).
+    /// `yaw-only`, `off`), `device_spatial`'s (`off`, `fixed`, `head-tracked`), `device_render`'s (`auto`, `headphones`, `speakers`).
     public var mode: String?
     /// `head_tracking`'s rest before recentering (0 or absent: off).
     public var seconds: Double?

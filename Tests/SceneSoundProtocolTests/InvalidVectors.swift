@@ -132,6 +132,10 @@ let invalidVectors: [InvalidVector] = [
                   description: "SPATIAL_USE with spatial 3",
                   bytes: rawFrame(.spatialUse, requestID: 25, payload: [3]),
                   stage: .message, expected: .invalidArgument),
+    InvalidVector(file: "invalid-render-use.bin",
+                  description: "RENDER_USE with render 3",
+                  bytes: rawFrame(.renderUse, requestID: 28, payload: [3]),
+                  stage: .message, expected: .invalidArgument),
     InvalidVector(file: "invalid-system-loop.bin",
                   description: "STREAM_OPEN of kind system with loop 1",
                   bytes: rawFrame(.streamOpen, payload: payload(of: .streamOpen(StreamOpen(

@@ -76,6 +76,8 @@ func manifestFields(_ message: Message) -> [(String, JSONText)] {
                 ("recenter_after_seconds", .float(m.recenterAfterSeconds))]
     case .spatialUse(let m):
         return [("spatial", .string(m.spatial.name))]
+    case .renderUse(let m):
+        return [("render", .string(m.render.name))]
     case .creditGranted(let m):
         return [("stream_id", .uint(m.streamID)), ("bytes", .uint(m.bytes))]
     case .streamEnded(let m):

@@ -95,6 +95,7 @@ let validVectors: [ValidVector] = [
         path: "/home/ana/.local/share/scenesound/hrtf/FABIAN.sofa"))),
     ValidVector(file: "spatial-use.bin", requestID: 24, message: .spatialUse(SpatialUse(spatial: .fixed))),
     ValidVector(file: "output-device-watch.bin", requestID: 26, message: .outputDeviceWatch),
+    ValidVector(file: "render-use.bin", requestID: 27, message: .renderUse(RenderUse(render: .speakers))),
     ValidVector(file: "output-device-changed.bin", requestID: 0, message: .outputDeviceChanged(OutputDeviceChanged(
         json: #"{"output_device":{"channels":["front-left","front-right"],"form_factor":"headphone","key":"hp","sink":"hp"},"rendering":{"channels":2,"method":"binaural","preference":"auto","reason":"form factor headphone","spatial":"head-tracked"}}"#))),
     ValidVector(file: "credit-granted.bin", requestID: 0, message: .creditGranted(CreditGranted(streamID: 1, bytes: 9_600))),

@@ -104,7 +104,7 @@ import Testing
             "minimize_window_id": String(window), "screenshot_4k": Self.screenshotPath.replacingOccurrences(of: "1280x720", with: "3840x2160"),
             "placed_scene": "radio", "screenshot": screenshot, "hrtf_set": "sphere", "refusals": true,
             "metered_scene": "radio", "alert_app": "alerter", "alert_play_scene": "chime", "compare_with": "default", "eq_path": eq, "recenter": true,
-            "tracking_mode": "yaw-only", "recenter_after_seconds": 45,
+            "tracking_mode": "yaw-only", "recenter_after_seconds": 45, "device_spatial_mode": "fixed", "device_render": "speakers",
         ]
         let configText = String(decoding: try JSONSerialization.data(withJSONObject: config), as: UTF8.self)
         let started = Date()
@@ -162,6 +162,20 @@ import Testing
         // The EQ chosen on the page and the recentred head are what the server reports.
         #expect(document.headphoneEQ?.path == eq, "status reports \(String(describing: document.headphoneEQ))")
         #expect(abs(document.head.yawDegrees) < 0.5, "status reports yaw \(document.head.yawDegrees)")
+        // The output device and its rendering are on the page; the spatial mode chosen there is
+        // what `status` reports for the device.
+        #expect((result["device_text"] as? String)?.contains("(\(PrivateSoundServer.sinkName))") == true, "\(report)")
+        #expect(document.outputDevice?.sink == PrivateSoundServer.sinkName, "\(String(describing: document.outputDevice))")
+        #expect(document.rendering?.spatial == "fixed", "status reports \(String(describing: document.rendering))")
+        #expect(result["device_spatial_selected"] as? String == "fixed", "\(report)")
+        let shownRendering = try #require(result["rendering_text"] as? String, "\(report)")
+        #expect(shownRendering.contains(", spatial fixed, because "), "\(shownRendering)")
+        print("page: device \(result["device_text"] ?? "?"); rendering \(shownRendering)")
+        // The rendering chosen on the page is the device's, as `status` reports it.
+        #expect(document.rendering?.method == "speakers" && document.rendering?.preference == "speakers"
+                && document.rendering?.reason == "chosen for the device: speakers", "status reports \(String(describing: document.rendering))")
+        #expect((result["rendering_text_after_render"] as? String)?.hasPrefix("speakers 2.0, spatial fixed, because chosen for the device: speakers") == true,
+                "\(report)")
         // The tracking chosen on the page is what the server follows.
         #expect(result["tracking_seconds"] != nil, "\(report)")
         #expect(document.head.tracking == "yaw-only" && document.head.recenterAfterSeconds == 45, "status reports \(document.head)")

@@ -122,6 +122,30 @@ try:
     out["address_after_token"] = driver.current_url
     out["viewport"] = js("return [window.innerWidth, window.innerHeight]")
 
+    if "device_spatial_mode" in cfg:
+        # The output device's spatial mode chosen on the page (`scenesound spatial`): the page
+        # shows the device and its rendering, and then the mode the server reports.
+        mode = cfg["device_spatial_mode"]
+        out["device_text"] = driver.find_element(By.ID, "device-text").text
+        out["rendering_text_before"] = driver.find_element(By.ID, "rendering-text").text
+        Select(driver.find_element(By.ID, "device-spatial")).select_by_value(mode)
+        out["device_spatial_seconds"] = wait(lambda: js("return document.getElementById('rendering-text').dataset.spatial") == mode
+                                             and driver.find_element(By.ID, "message").text.startswith("done: scenesound spatial"),
+                                             10, f"the device's spatial mode {mode} shown")
+        out["rendering_text"] = driver.find_element(By.ID, "rendering-text").text
+        out["device_spatial_selected"] = driver.find_element(By.ID, "device-spatial").get_attribute("value")
+        out["steps"].append("device spatial mode chosen")
+
+    if "device_render" in cfg:
+        # The device's rendering chosen on the page (`scenesound device render`).
+        render = cfg["device_render"]
+        Select(driver.find_element(By.ID, "device-render")).select_by_value(render)
+        out["device_render_seconds"] = wait(lambda: js("return document.getElementById('rendering-text').dataset.preference") == render
+                                            and driver.find_element(By.ID, "message").text.startswith("done: scenesound device render"),
+                                            10, f"the device's rendering {render} shown")
+        out["rendering_text_after_render"] = driver.find_element(By.ID, "rendering-text").text
+        out["steps"].append("device rendering chosen")
+
     if "app" in cfg:
         app = cfg["app"]
         out["app_shown_seconds"] = wait(lambda: driver.find_elements(By.CSS_SELECTOR, f'li[data-app="{app}"]'), 20, f"the app {app} listed")

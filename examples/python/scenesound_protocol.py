@@ -30,6 +30,7 @@ ENUMS = {
     "stream_end_reason": {1: "drained", 2: "server_shutdown", 3: "removed_by_server"},
     "playback_end_reason": {1: "completed", 2: "coalesced", 3: "interrupted"},
     "spatial": {0: "off", 1: "fixed", 2: "head-tracked"},
+    "render": {0: "auto", 1: "headphones", 2: "speakers"},
     "tracking_mode": {1: "full", 2: "yaw_only", 3: "off"},
 }
 ENUM_ERRORS = {"sample_format": "bad_format"}  # every other enum: invalid_argument
@@ -96,6 +97,7 @@ MESSAGES = {
     0x0602: ("HRTF_USE", "C", "request", [("path", "str16")]),
     0x0603: ("SPATIAL_USE", "C", "request", [("spatial", ("enum", "spatial"))]),
     0x0604: ("OUTPUT_DEVICE_WATCH", "C", "request", []),
+    0x0605: ("RENDER_USE", "C", "request", [("render", ("enum", "render"))]),
     0x0801: ("CREDIT_GRANTED", "S", "event", [("stream_id", "u32"), ("bytes", "u32")]),
     0x0802: ("STREAM_ENDED", "S", "event", [("stream_id", "u32"), ("reason", ("enum", "stream_end_reason"))]),
     0x0803: ("STREAM_ERROR", "S", "event", [("stream_id", "u32"), ("code", "u16"), ("message", "str16")]),

@@ -191,6 +191,7 @@
     $("tracking-current").dataset.recenterAfterSeconds = model.recenter_after_seconds || 0;
     // What the server follows, unless the user has picked another and not used it yet.
     if (!$("tracking-mode").dataset.picked) $("tracking-mode").value = model.tracking || "full";
+    drawDevice(model);
     $("hrtf-current").textContent = model.hrtf_path;
     $("eq-current").textContent = model.headphone_eq_path || "none";
     $("capture-text").textContent = model.capture_state === null || model.capture_state === undefined
@@ -237,6 +238,41 @@
       scenes.appendChild(li);
     }
     if (!model.marks.length) { const li = document.createElement("li"); li.textContent = "no scenes"; scenes.appendChild(li); }
+  }
+
+  // The device playing and how it is rendered (issue 29): what `scenesound device` prints.
+  function drawDevice(model) {
+    const device = model.output_device, rendering = model.rendering;
+    const deviceText = $("device-text"), renderingText = $("rendering-text");
+    if (device) {
+      const port = device.port_description || device.port;
+      deviceText.textContent = (device.description || device.sink) + " (" + device.sink + ")" +
+        (device.form_factor ? ", " + device.form_factor : "") + (port ? ", port " + port : "") +
+        (device.bluetooth_profile ? ", Bluetooth " + device.bluetooth_profile : "");
+      deviceText.dataset.sink = device.sink;
+    } else {
+      deviceText.textContent = "no output device known (" + model.output_kind + " output)";
+      deviceText.dataset.sink = "";
+    }
+    const select = $("device-spatial");
+    if (rendering) {
+      renderingText.textContent = (rendering.method === "speakers" ? "speakers " + (rendering.speaker_layout || "") : "binaural (headphones)") +
+        ", spatial " + rendering.spatial + ", because " + rendering.reason +
+        (rendering.preference && rendering.preference !== "auto" && !rendering.reason.endsWith(rendering.preference)
+          ? " (render " + rendering.preference + ")" : "");
+      renderingText.dataset.method = rendering.method;
+      renderingText.dataset.spatial = rendering.spatial;
+      // What the device plays with, unless the user has just picked another the server has
+      // not reported yet.
+      if (select.dataset.picked === rendering.spatial) delete select.dataset.picked;
+      if (!select.dataset.picked) select.value = rendering.spatial;
+      const render = $("device-render");
+      renderingText.dataset.preference = rendering.preference;
+      if (render.dataset.picked === rendering.preference) delete render.dataset.picked;
+      if (!render.dataset.picked) render.value = rendering.preference;
+    } else {
+      renderingText.textContent = "rendering not reported by this server";
+    }
   }
 
   function fillSets() {
@@ -290,6 +326,14 @@
 
   document.addEventListener("DOMContentLoaded", () => {
     $("recenter").addEventListener("click", () => act({ action: "recenter" }));
+    $("device-render").addEventListener("change", () => {
+      $("device-render").dataset.picked = $("device-render").value;
+      act({ action: "device_render", mode: $("device-render").value });
+    });
+    $("device-spatial").addEventListener("change", () => {
+      $("device-spatial").dataset.picked = $("device-spatial").value;
+      act({ action: "device_spatial", mode: $("device-spatial").value });
+    });
     $("tracking-mode").addEventListener("change", () => { $("tracking-mode").dataset.picked = "yes"; });
     $("tracking-use").addEventListener("click", () => {
       delete $("tracking-mode").dataset.picked;

@@ -1,0 +1,461 @@
+import Foundation
+import SceneSoundDSP
+import SceneSoundProtocol
+import SceneSoundTestSupport
+import Testing
+
+/// Issue 29 end to end: the real daemon following the default sink on the real servers, and
+/// what each sink records (parec of its monitor, with the sink's own channel map). The sinks are
+/// OutputDeviceDaemonTests' null sinks carrying real devices' properties: hp (headphones), spk
+/// (two speakers), s51 (5.1 speakers).
+@Suite(.serialized) struct DeviceRenderingDaemonTests {
+    /// What parec records from a sink's monitor: float32 at 48 kHz, `channels` interleaved in
+    /// the order of `channelMap` (the sink's own: no remixing).
+    final class Monitor: @unchecked Sendable {
+        let process = Process()
+        let pipe = Pipe()
+        let channels: Int
+        private var data = Data()
+        private let lock = NSLock()
+
+        init(_ server: PrivatePulse, sink: String, channelMap: [String] = ["front-left", "front-right"]) throws {
+            channels = channelMap.count
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/parec")
+            // Note: a recording of the default source follows the default (both servers treat a
+            // stream that named the default as following it), and with no default source
+            // configured that is the default sink's monitor: a test that switches the default
+            // sink sets another default source first.
+            process.arguments = ["-d", "\(sink).monitor", "--property=node.dont-reconnect=true", "--format=float32le", "--channels=\(channels)",
+                                 "--channel-map=\(channelMap.joined(separator: ","))", "--rate=48000", "--raw", "--latency-msec=20"]
+            process.environment = ProcessInfo.processInfo.environment.merging(server.environment) { $1 }
+            process.standardOutput = pipe
+            process.standardError = FileHandle.nullDevice
+            pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+                let chunk = handle.availableData
+                self?.lock.withLock { self?.data.append(chunk) }
+            }
+            try process.run()
+            try waitUntil(timeoutSeconds: 5, "parec on \(sink) to record") { self.frameCount > 0 }
+        }
+
+        var frameCount: Int { lock.withLock { data.count / (4 * channels) } }
+
+        /// Channel `c` of frames `range` (clamped to what is recorded).
+        func channel(_ c: Int, _ range: Range<Int>? = nil) -> [Float] {
+            let bytes = lock.withLock { data }
+            let total = bytes.count / (4 * channels)
+            let r = (range ?? 0..<total).clamped(to: 0..<total)
+            return bytes.withUnsafeBytes { raw in
+                r.map { raw.loadUnaligned(fromByteOffset: ($0 * channels + c) * 4, as: Float.self) }
+            }
+        }
+
+        /// Waits until `frames` more frames have come.
+        func waitFor(frames: Int, _ what: String) throws {
+            let start = frameCount
+            try waitUntil(timeoutSeconds: 10, "\(frames) frames of \(what)") { self.frameCount >= start + frames }
+        }
+
+        func stop() {
+            // SIGKILL: children of the test runner inherit a blocked SIGTERM.
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            pipe.fileHandleForReading.readabilityHandler = nil
+        }
+
+        deinit { if process.isRunning { stop() } }
+    }
+
+    static func rms(_ x: [Float]) -> Double {
+        x.isEmpty ? 0 : (x.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(x.count)).squareRoot()
+    }
+
+    static func decibels(_ x: Double) -> Double { 20 * log10(max(x, 1e-12)) }
+
+    /// The tangent law on speakers at ±30°, constant power: tan φ / tan 30° = (gL − gR) / (gL + gR)
+    /// and gL² + gR² = 1; gL / gR in dB.
+    static func tangentLawDifferenceDecibels(azimuthDegrees: Double) -> Double {
+        let k = tan(azimuthDegrees * .pi / 180) / tan(30 * Double.pi / 180)
+        return 20 * log10((1 + k) / (1 - k))
+    }
+
+    /// Plays `samples` (mono s16le, 48 kHz) on `client`'s stream in scene `scene` on a thread
+    /// of its own; `wait()` returns when they are all written and drained.
+    final class Player: @unchecked Sendable {
+        private let done = DispatchSemaphore(value: 0)
+        init(_ client: RawClient, scene: String, samples: [Int16]) throws {
+            let stream = try client.openStream(format: AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1), scene: scene)
+            let bytes = LosslessStreamTests.bytes(samples)
+            Thread.detachNewThread { [done] in
+                try? client.write(stream: stream, pcm: bytes, bytesPerFrame: 2)
+                _ = try? client.request(.streamDrain(StreamReference(streamID: stream)), timeoutSeconds: 30)
+                done.signal()
+            }
+        }
+        func wait() { _ = done.wait(timeout: .now() + 60) }
+    }
+
+    static func cli(_ arguments: [String], _ daemon: Daemon) throws {
+        let run = try CommandLineTests.runCLI(arguments + ["--socket", daemon.socketPath])
+        guard run.status == 0 else { throw TestFailure("scenesound \(arguments.joined(separator: " ")): \(run.error)") }
+    }
+
+    /// On two speakers a source at 20° is panned by the tangent law with no time difference and
+    /// turning the head changes nothing; on the headphones the same source has KEMAR's cues; on
+    /// 5.1 speakers a source at 110° plays from the rear-left speaker alone.
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func eachSinkRecordsItsRendering(kind: PrivateSoundServer.Kind) throws {
+        let server = try PrivatePulse(kind)
+        defer { server.stop() }
+        try OutputDeviceDaemonTests.loadSinks(server)
+        try OutputDeviceDaemonTests.switchTo("spk", server)
+        let daemon = try Daemon(output: "", environment: server.environment)
+        defer { daemon.stop() }
+        let seen = try OutputDeviceDaemonTests.waitForDevice(daemon, sink: "spk", reason: "form factor speaker")
+        #expect(seen.status.rendering?.method == "speakers" && seen.status.rendering?.speakerLayout == "2.0")
+        let client = try RawClient(socketPath: daemon.socketPath)
+        #expect(try client.request(.scenePlace(ScenePlace(sceneID: "left", position: ScenePosition(azimuthDegrees: 20, elevationDegrees: 0, distanceMetres: 1)))) == .ok)
+
+        // Noise at 20° for long enough to measure on the speakers, turn the head, measure
+        // again, and move to the headphones.
+        let speakers = try Monitor(server, sink: "spk")
+        let player = try Player(client, scene: "left", samples: PulseEndToEndTests.noise(seconds: 9, seed: 29))
+        try waitUntil(timeoutSeconds: 10, "the noise on the speakers") { Self.rms(speakers.channel(0, (speakers.frameCount - 4800)..<speakers.frameCount)) > 0.01 }
+        try speakers.waitFor(frames: 48000, "noise on spk")
+        let before = speakers.frameCount
+        let straight = (speakers.channel(0, (before - 38400)..<before), speakers.channel(1, (before - 38400)..<before))
+
+        try Self.cli(["head", "set", "--yaw", "45"], daemon)
+        try waitUntil(timeoutSeconds: 5, "the status to show yaw 45") {
+            abs((try OutputDeviceDaemonTests.status(daemon).head.yawDegrees) - 45) < 0.5
+        }
+        // What is recorded from now was rendered with the head turned (the output's latency is
+        // well under the 0.2 s skipped).
+        try speakers.waitFor(frames: 9600 + 38400, "noise on spk with the head turned")
+        let turnedStart = speakers.frameCount - 38400
+        let turned = (speakers.channel(0, turnedStart..<(turnedStart + 38400)), speakers.channel(1, turnedStart..<(turnedStart + 38400)))
+
+        let law = Self.tangentLawDifferenceDecibels(azimuthDegrees: 20)
+        let difference = CueAnalysis.ildDecibels(left: straight.0, right: straight.1)
+        let lagSamples = CueAnalysis.itdSeconds(left: straight.0, right: straight.1, sampleRateHz: 48000) * 48000
+        let levels = [Self.decibels(Self.rms(straight.0)), Self.decibels(Self.rms(straight.1))]
+        let turnedLevels = [Self.decibels(Self.rms(turned.0)), Self.decibels(Self.rms(turned.1))]
+        print("\(kind) spk, noise at 20°: L−R \(difference) dB (tangent law \(law) dB), lag \(lagSamples) samples; L/R \(levels) dB, head at yaw 45 \(turnedLevels) dB")
+        #expect(abs(difference - law) <= 0.5, "the tangent law on ±30° at constant power")
+        #expect(abs(lagSamples) <= 1, "no ITD on speakers")
+        for c in 0..<2 { #expect(abs(turnedLevels[c] - levels[c]) <= 0.2, "the head turned changes nothing on speakers (channel \(c))") }
+        speakers.stop()
+
+        // The same source on the headphones: KEMAR's cues.
+        try Self.cli(["head", "set", "--yaw", "0"], daemon)
+        try waitUntil(timeoutSeconds: 5, "the status to show yaw 0") {
+            abs(try OutputDeviceDaemonTests.status(daemon).head.yawDegrees) < 0.5
+        }
+        let phones = try Monitor(server, sink: "hp")
+        try OutputDeviceDaemonTests.switchTo("hp", server)
+        try OutputDeviceDaemonTests.waitForDevice(daemon, sink: "hp", reason: "form factor headphone")
+        try phones.waitFor(frames: 9600 + 38400, "noise on hp")
+        let end = phones.frameCount
+        let heard = (phones.channel(0, (end - 38400)..<end), phones.channel(1, (end - 38400)..<end))
+        let cues = CueAnalysis.cues(left: heard.0, right: heard.1, sampleRateHz: 48000)
+        print("\(kind) hp, noise at 20°: ITD \(cues.itdMicroseconds) µs, ILD \(cues.interauralLevelDifferenceDecibels) dB")
+        #expect(Self.rms(heard.0) > 0.01, "the noise plays on the headphones")
+        #expect(cues.itdMicroseconds > 100 && cues.itdMicroseconds < 300, "KEMAR's ITD at 20° (about 180 µs)")
+        phones.stop()
+        player.wait()
+
+        // 5.1 speakers: a source at 110° is the rear-left speaker's.
+        try OutputDeviceDaemonTests.switchTo("s51", server)
+        let surround = try OutputDeviceDaemonTests.waitForDevice(daemon, sink: "s51", reason: "form factor speaker").status
+        #expect(surround.rendering?.method == "speakers" && surround.rendering?.speakerLayout == "5.1" && surround.rendering?.channels == 6,
+                "\(String(describing: surround.rendering))")
+        let text = try CommandLineTests.runCLI(["status", "--socket", daemon.socketPath]).output
+        #expect(text.contains("speakers 5.1"), "\(text)")
+        #expect(try client.request(.scenePlace(ScenePlace(sceneID: "rear", position: ScenePosition(azimuthDegrees: 110, elevationDegrees: 0, distanceMetres: 1)))) == .ok)
+        let map = SurroundSink.channelNames
+        let six = try Monitor(server, sink: "s51", channelMap: map)
+        let rearPlayer = try Player(client, scene: "rear", samples: PulseEndToEndTests.noise(seconds: 3, seed: 30))
+        try waitUntil(timeoutSeconds: 10, "the noise on s51") {
+            (0..<6).contains { Self.rms(six.channel($0, (six.frameCount - 4800)..<six.frameCount)) > 0.01 }
+        }
+        try six.waitFor(frames: 38400, "noise on s51")
+        let last = six.frameCount
+        let channelLevels = (0..<6).map { Self.decibels(Self.rms(six.channel($0, (last - 38400)..<last))) }
+        print("\(kind) s51, noise at 110°: \(zip(map, channelLevels).map { "\($0) \(($1 * 10).rounded() / 10) dB" }.joined(separator: ", "))")
+        for c in 0..<6 where c != 4 {
+            #expect(channelLevels[4] - channelLevels[c] >= 20, "rear-left 20 dB above \(map[c])")
+        }
+        six.stop()
+        rearPlayer.wait()
+    }
+
+    /// The discontinuity measure of MotionTests: the largest third difference in `range`
+    /// relative to the peak there. A sine of angular frequency ω has |Δ³y| ≤ ω³·|y|; a step of
+    /// s has |Δ³y| ≈ s.
+    static func discontinuity(_ y: [Float], _ range: Range<Int>) -> Double { worstThirdDifference(y, range).relative }
+
+    /// The measure and where its worst third difference is.
+    static func worstThirdDifference(_ y: [Float], _ range: Range<Int>) -> (relative: Double, at: Int) {
+        var worst = 0.0, peak = 0.0, at = range.lowerBound
+        for i in max(range.lowerBound, 3)..<min(range.upperBound, y.count) {
+            let d3 = Double(y[i]) - 3 * Double(y[i - 1]) + 3 * Double(y[i - 2]) - Double(y[i - 3])
+            if abs(d3) > worst { worst = abs(d3); at = i }
+            peak = max(peak, abs(Double(y[i])))
+        }
+        return (peak > 0 ? worst / peak : .infinity, at)
+    }
+
+    /// Per 10 ms window from `start`, the left channel's level over the right's (dB).
+    static func balance(_ left: [Float], _ right: [Float], from start: Int, windows: Int) -> [Double] {
+        (0..<windows).map { w in
+            let r = (start + 480 * w)..<min(start + 480 * (w + 1), left.count)
+            return r.isEmpty ? .nan : decibels(rms(Array(left[r])) / max(rms(Array(right[r])), 1e-12))
+        }
+    }
+
+    /// What one default-sink switch left in the new sink's recording.
+    struct SwitchFigures {
+        var eventMilliseconds: Double
+        var discontinuity: Double, reference: Double, weakest: Double
+        /// 10 ms windows, on the old sink's tail and the new sink's head, whose L/R balance lies
+        /// between the two renderings' (more than 0.2 dB from each): a fade's, not a jump's.
+        var windowsBetween: Int
+    }
+
+    /// Plays a 500 Hz tone at 20° through a daemon following the default sink, switches hp → spk
+    /// → hp with pactl, and measures each switch: how long after pactl returned the daemon's
+    /// OUTPUT_DEVICE_CHANGED came (the same event that sends the engine its rendering), and on
+    /// the new sink's monitor from 1 ms after the tone's first sample there (the move's own step
+    /// left out) over 0.5 s: the third difference against the steady tone 1.5 s later, the
+    /// weakest 2 ms against the quieter of the two renderings' steady levels, and the fade.
+    func switchDefaultSink(_ kind: PrivateSoundServer.Kind, extraArguments: [String], methods: (String, String))
+        throws -> [String: SwitchFigures]
+    {
+        let server = try PrivatePulse(kind)
+        defer { server.stop() }
+        try OutputDeviceDaemonTests.loadSinks(server)
+        // The recorders stay on their own sinks' monitors only while neither is the default
+        // source: with none configured the servers take the default sink's monitor, and a
+        // recording of the default source follows it (see Monitor). bt's monitor is made the
+        // default source instead.
+        try OutputDeviceDaemonTests.pactl(server, ["set-default-source", "bt.monitor"])
+        try OutputDeviceDaemonTests.switchTo("s51", server)
+        let phones = try Monitor(server, sink: "hp")
+        let speakers = try Monitor(server, sink: "spk")
+        defer { phones.stop(); speakers.stop() }
+        try OutputDeviceDaemonTests.switchTo("hp", server)
+        let daemon = try Daemon(output: "", extraArguments: extraArguments, environment: server.environment)
+        defer { daemon.stop() }
+        var status = try OutputDeviceDaemonTests.status(daemon)
+        try waitUntil(timeoutSeconds: 5, "the daemon on hp") {
+            status = try OutputDeviceDaemonTests.status(daemon)
+            return status.outputDevice?.sink == "hp"
+        }
+        let watcher = try RawClient(socketPath: daemon.socketPath)
+        #expect(try watcher.request(.outputDeviceWatch) == .ok)
+        func nextChange() throws -> StatusDocument.OutputDeviceState {
+            guard case .outputDeviceChanged(let changed) = try watcher.waitFor(timeoutSeconds: 5, { message, _ in
+                if case .outputDeviceChanged = message { return true } else { return false }
+            }) else { throw TestFailure("no OUTPUT_DEVICE_CHANGED") }
+            return try StatusDocument.jsonDecoder().decode(StatusDocument.OutputDeviceState.self, from: Data(changed.json.utf8))
+        }
+        _ = try nextChange()  // the state at once
+        let client = try RawClient(socketPath: daemon.socketPath)
+        #expect(try client.request(.scenePlace(ScenePlace(sceneID: "left", position: ScenePosition(azimuthDegrees: 20, elevationDegrees: 0, distanceMetres: 1)))) == .ok)
+        let player = try Player(client, scene: "left", samples: PulseEndToEndTests.sine(500, seconds: 9))
+        try waitUntil(timeoutSeconds: 10, "the tone on the headphones") { Self.rms(phones.channel(0, (phones.frameCount - 4800)..<phones.frameCount)) > 0.01 }
+        try phones.waitFor(frames: 48000, "the tone on hp")
+
+        func switchTo(_ sink: String, method: String) throws -> Double {
+            try OutputDeviceDaemonTests.switchTo(sink, server)
+            let returned = Date()
+            let change = try nextChange()
+            let milliseconds = Date().timeIntervalSince(returned) * 1000
+            #expect(change.outputDevice?.sink == sink && change.rendering.method == method, "\(change)")
+            #expect(try OutputDeviceDaemonTests.status(daemon).rendering?.method == method, "the status shows \(method) on \(sink)")
+            return milliseconds
+        }
+        var figures: [String: SwitchFigures] = [:]
+        func judge(_ new: Monitor, after mark: Int, _ old: Monitor, oldEnd: Int, label: String, eventMilliseconds: Double) {
+            let left = new.channel(0), right = new.channel(1)
+            let oldLeft = old.channel(0), oldRight = old.channel(1)
+            guard let onset = left.indices.dropFirst(mark).first(where: { abs(left[$0]) > 0.001 || abs(right[$0]) > 0.001 }),
+                  onset + 96_000 <= left.count,
+                  let oldLast = oldLeft.indices.prefix(oldEnd).last(where: { abs(oldLeft[$0]) > 0.001 || abs(oldRight[$0]) > 0.001 }),
+                  oldLast > 48_000 else {
+                Issue.record("\(kind) \(label): the tone not found on the sinks")
+                return
+            }
+            let judged = (onset + 48)..<(onset + 24_000)
+            let steady = (onset + 72_000)..<(onset + 96_000)
+            let oldSteady = (oldLast - 48_000)..<(oldLast - 24_000)
+            let worst = [Self.worstThirdDifference(left, judged), Self.worstThirdDifference(right, judged)].max { $0.relative < $1.relative }!
+            let reference = max(Self.discontinuity(left, steady), Self.discontinuity(right, steady))
+            func level(_ l: [Float], _ r: [Float], _ range: Range<Int>) -> Double { Self.rms(Array(l[range])) + Self.rms(Array(r[range])) }
+            let quieter = min(level(left, right, steady), level(oldLeft, oldRight, oldSteady))
+            let weakest = stride(from: judged.lowerBound, to: judged.upperBound - 96, by: 48).map { level(left, right, $0..<($0 + 96)) / quieter }.min() ?? 0
+            let oldBalance = Self.balance(oldLeft, oldRight, from: oldSteady.lowerBound, windows: 1)[0]
+            let newBalance = Self.balance(left, right, from: steady.lowerBound, windows: 1)[0]
+            let windows = Self.balance(oldLeft, oldRight, from: oldLast - 24_000, windows: 49) + Self.balance(left, right, from: judged.lowerBound, windows: 50)
+            let between = windows.filter { abs($0 - oldBalance) > 0.2 && abs($0 - newBalance) > 0.2 }.count
+            print("\(kind) \(label): OUTPUT_DEVICE_CHANGED \(Int(eventMilliseconds)) ms after pactl returned; on the new sink from the tone's start: discontinuity \(worst.relative) at \(Double(worst.at - onset) / 48) ms (steady \(reference)), weakest 2 ms at \(((weakest * 1000).rounded()) / 1000) of the quieter rendering's level; L−R \((oldBalance * 10).rounded() / 10) → \((newBalance * 10).rounded() / 10) dB with \(between) windows of 10 ms between")
+            figures[label] = SwitchFigures(eventMilliseconds: eventMilliseconds, discontinuity: worst.relative, reference: reference,
+                                           weakest: weakest, windowsBetween: between)
+        }
+
+        let toSpeakers = try switchTo("spk", method: methods.1)
+        try speakers.waitFor(frames: 120_000, "the tone on spk")
+        // The headphones' monitor is silent from the first switch on: searched from here.
+        let mark = phones.frameCount
+        let toPhones = try switchTo("hp", method: methods.0)
+        try phones.waitFor(frames: 120_000, "the tone on hp again")
+        phones.stop(); speakers.stop()
+        judge(speakers, after: 0, phones, oldEnd: mark, label: "hp→spk", eventMilliseconds: toSpeakers)
+        judge(phones, after: mark, speakers, oldEnd: speakers.frameCount, label: "spk→hp", eventMilliseconds: toPhones)
+        player.wait()
+        return figures
+    }
+
+    /// A switch between the headphones and the speakers while a stream plays (the default sink
+    /// switched with pactl): the daemon follows within 200 ms of the server's event, the status
+    /// shows it, and the change is crossfaded with nothing dropped and no click.
+    ///
+    /// What exactly is judged: the daemon's output follows the default sink, so the server moves
+    /// our stream to the new sink, a discontinuity of its own that SceneSound does not control
+    /// (the tone stops in one sink's monitor and starts in the other's). Both monitors are
+    /// recorded. On the new sink, from 1 ms after the tone's first sample there (the move's step
+    /// left out) over 0.5 s — which holds SceneSound's crossfade, since the daemon hears of the
+    /// switch when the server has moved the stream and what it renders then reaches the sink
+    /// after the output's buffer — the largest third difference against the same recording's
+    /// steady tone 1.5 s later (the unchanged new rendering's), within 6 dB; every 2 ms of it at
+    /// no less than half the quieter rendering's steady level (nothing dropped); and, over the
+    /// old sink's last 0.5 s and that span, at least two 10 ms windows whose L/R balance lies
+    /// between the binaural rendering's (2.1 dB at 500 Hz, 20°) and the speakers' (12.9 dB): a
+    /// fade, not a jump. The time is from pactl's return to OUTPUT_DEVICE_CHANGED, the event
+    /// that also sends the engine its rendering. The same crossfade with nothing moving:
+    /// aRenderingSwitchOnOneSinkIsCrossfadedWithoutAClick.
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func aDefaultSinkSwitchWhileAStreamPlaysIsFollowedAndCrossfaded(kind: PrivateSoundServer.Kind) throws {
+        let figures = try switchDefaultSink(kind, extraArguments: [], methods: ("binaural", "speakers"))
+        for (label, f) in figures.sorted(by: { $0.key < $1.key }) {
+            #expect(f.eventMilliseconds < 200, "\(label): the rendering follows within 200 ms of the server's event")
+            #expect(f.windowsBetween >= 2, "\(label): not a fade")
+            #expect(f.discontinuity < 2 * f.reference, "\(label): a click")
+            #expect(f.weakest > 0.5, "\(label): something dropped")
+        }
+        #expect(figures.count == 2)
+    }
+
+    /// `scenesound device render speakers` on the headphones: the status shows it with its
+    /// reason, the headphones' sink then records the speakers' panning (no ITD), and the choice
+    /// is the device's: another device is left alone, and it is there again after a restart;
+    /// `device render auto` gives the sink's own rendering back.
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func aDeviceRenderChoiceIsHeardAndRememberedForTheDevice(kind: PrivateSoundServer.Kind) throws {
+        let server = try PrivatePulse(kind)
+        defer { server.stop() }
+        try OutputDeviceDaemonTests.loadSinks(server)
+        try OutputDeviceDaemonTests.switchTo("hp", server)
+        let state = NSTemporaryDirectory() + "scenesound-render-state-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let environment = server.environment.merging(["XDG_STATE_HOME": state]) { $1 }
+        var daemon = try Daemon(output: "", environment: environment)
+        try OutputDeviceDaemonTests.waitForDevice(daemon, sink: "hp", reason: "form factor headphone")
+        try Self.cli(["device", "render", "speakers"], daemon)
+        var seen = try OutputDeviceDaemonTests.waitForDevice(daemon, sink: "hp", reason: "chosen for the device: speakers")
+        #expect(seen.status.rendering == .init(method: "speakers", speakerLayout: "2.0", channels: 2, spatial: "head-tracked",
+                                               reason: "chosen for the device: speakers", preference: "speakers"))
+
+        // What the headphones' sink records: a source at 20° panned, no ITD.
+        let client = try RawClient(socketPath: daemon.socketPath)
+        #expect(try client.request(.scenePlace(ScenePlace(sceneID: "left", position: ScenePosition(azimuthDegrees: 20, elevationDegrees: 0, distanceMetres: 1)))) == .ok)
+        let phones = try Monitor(server, sink: "hp")
+        let player = try Player(client, scene: "left", samples: PulseEndToEndTests.noise(seconds: 2, seed: 31))
+        try waitUntil(timeoutSeconds: 10, "the noise on hp") { Self.rms(phones.channel(0, (phones.frameCount - 4800)..<phones.frameCount)) > 0.01 }
+        try phones.waitFor(frames: 38400, "noise on hp")
+        let end = phones.frameCount
+        let heard = (phones.channel(0, (end - 38400)..<end), phones.channel(1, (end - 38400)..<end))
+        let lag = CueAnalysis.itdSeconds(left: heard.0, right: heard.1, sampleRateHz: 48000) * 48000
+        let difference = CueAnalysis.ildDecibels(left: heard.0, right: heard.1)
+        print("\(kind) hp with device render speakers, noise at 20°: L−R \(difference) dB (tangent law \(Self.tangentLawDifferenceDecibels(azimuthDegrees: 20)) dB), lag \(lag) samples")
+        #expect(abs(lag) <= 1 && abs(difference - Self.tangentLawDifferenceDecibels(azimuthDegrees: 20)) <= 0.5)
+        phones.stop()
+        player.wait()
+
+        // Another device keeps its own; the headphones' choice comes back with them.
+        try OutputDeviceDaemonTests.switchTo("bt", server)
+        seen = try OutputDeviceDaemonTests.waitForDevice(daemon, sink: "bt", reason: "form factor headset")
+        #expect(seen.status.rendering?.method == "binaural" && seen.status.rendering?.preference == "auto")
+        try OutputDeviceDaemonTests.switchTo("hp", server)
+        try OutputDeviceDaemonTests.waitForDevice(daemon, sink: "hp", reason: "chosen for the device: speakers")
+        #expect(daemon.stop() == 0)
+        daemon = try Daemon(output: "", environment: environment)
+        seen = try OutputDeviceDaemonTests.waitForDevice(daemon, sink: "hp", reason: "chosen for the device: speakers")
+        #expect(seen.status.devices?.first { $0.key == "hp" }?.render == "speakers", "\(String(describing: seen.status.devices))")
+        let listed = try CommandLineTests.runCLI(["device", "--socket", daemon.socketPath]).output
+        #expect(listed.contains("* hp (Phones): render speakers\n"), "\(listed)")
+        try Self.cli(["device", "render", "auto"], daemon)
+        seen = try OutputDeviceDaemonTests.waitForDevice(daemon, sink: "hp", reason: "form factor headphone")
+        #expect(seen.status.rendering?.method == "binaural" && seen.status.rendering?.preference == "auto")
+        let refused = try CommandLineTests.runCLI(["device", "render", "loud", "--socket", daemon.socketPath])
+        #expect(refused.status == 2 && refused.error.contains("auto"), "\(refused.error)")
+        #expect(daemon.stop() == 0)
+    }
+
+    /// The rendering switched between speakers and headphones while a 500 Hz tone plays at
+    /// 20°, with nothing else changing: the output pinned to one sink (`--output KIND:spk`), the
+    /// switch made with `scenesound device render`, which sends the engine the same
+    /// `setRendering` a new default sink does. So what the sink records is SceneSound's crossfade
+    /// alone: judged over the 0.5 s after each command, its third difference against the steady
+    /// tone's 0.5 s before the next command (the unchanged new rendering's), within 6 dB; every
+    /// 2 ms of it at no less than half the quieter rendering's level; and its L/R balance going
+    /// from the old rendering's to the new one's over more than one 10 ms window (a fade, not a
+    /// jump).
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func aRenderingSwitchOnOneSinkIsCrossfadedWithoutAClick(kind: PrivateSoundServer.Kind) throws {
+        let server = try PrivatePulse(kind)
+        defer { server.stop() }
+        try OutputDeviceDaemonTests.loadSinks(server)
+        try OutputDeviceDaemonTests.switchTo("hp", server)
+        let output = (kind == .pipeWire ? "pipewire" : "pulse") + ":spk"
+        let daemon = try Daemon(output: output, environment: server.environment)
+        defer { daemon.stop() }
+        try OutputDeviceDaemonTests.waitForDevice(daemon, sink: "spk", reason: "form factor speaker")
+        let client = try RawClient(socketPath: daemon.socketPath)
+        #expect(try client.request(.scenePlace(ScenePlace(sceneID: "left", position: ScenePosition(azimuthDegrees: 20, elevationDegrees: 0, distanceMetres: 1)))) == .ok)
+        let speakers = try Monitor(server, sink: "spk")
+        defer { speakers.stop() }
+        let player = try Player(client, scene: "left", samples: PulseEndToEndTests.sine(500, seconds: 6))
+        try waitUntil(timeoutSeconds: 10, "the tone on spk") { Self.rms(speakers.channel(0, (speakers.frameCount - 4800)..<speakers.frameCount)) > 0.01 }
+        try speakers.waitFor(frames: 48000, "the tone on spk")
+        var marks = [speakers.frameCount]
+        for (render, reason) in [("headphones", "chosen for the device: headphones"), ("auto", "form factor speaker")] {
+            try Self.cli(["device", "render", render], daemon)
+            try OutputDeviceDaemonTests.waitForDevice(daemon, sink: "spk", reason: reason)
+            try speakers.waitFor(frames: 72000, "the tone after device render \(render)")
+            marks.append(speakers.frameCount)
+        }
+        speakers.stop()
+        let left = speakers.channel(0), right = speakers.channel(1)
+        func level(_ r: Range<Int>) -> Double { Self.rms(Array(left[r])) + Self.rms(Array(right[r])) }
+        for (index, change) in ["speakers→headphones", "headphones→speakers"].enumerated() {
+            // The command was sent after marks[index] was recorded; the next one after marks[index + 1].
+            let judged = marks[index]..<(marks[index] + 24_000)
+            let steady = (marks[index + 1] - 24_000)..<marks[index + 1]
+            let before = (marks[index] - 24_000)..<marks[index]
+            let worst = [Self.worstThirdDifference(left, judged), Self.worstThirdDifference(right, judged)].max { $0.relative < $1.relative }!
+            let reference = max(Self.discontinuity(left, steady), Self.discontinuity(right, steady))
+            let quieter = min(level(before), level(steady))
+            let weakest = stride(from: judged.lowerBound, to: judged.upperBound - 96, by: 48).map { level($0..<($0 + 96)) / quieter }.min() ?? 0
+            let balance = Self.balance(left, right, from: judged.lowerBound, windows: 50)
+            let old = Self.balance(left, right, from: before.lowerBound, windows: 50).last!, new = Self.balance(left, right, from: steady.lowerBound, windows: 50).last!
+            let between = balance.filter { abs($0 - old) > 0.2 && abs($0 - new) > 0.2 }.count
+            print("\(kind) \(change) on spk: discontinuity \(worst.relative) at \(worst.at - judged.lowerBound) frames (steady \(reference)), weakest 2 ms at \(weakest) of the quieter rendering's level; L−R \(old) → \(new) dB, \(between) windows of 10 ms between")
+            #expect(worst.relative < 2 * reference, "\(change): a click")
+            #expect(weakest > 0.5, "\(change): something dropped")
+            #expect(abs(balance.first! - old) < 0.5 && abs(balance.last! - new) < 0.5, "\(change): the change not within the judged span")
+            #expect(between >= 2, "\(change): not a fade")
+        }
+        player.wait()
+    }
+}
