@@ -34,3 +34,14 @@ public func scenesound_set_device_spatial(_ client: OpaquePointer?, _ spatial: I
         try clientCall { () throws(ClientError) in try connection.useSpatial(spatial) }
     }
 }
+
+@_cdecl("scenesound_set_device_render")
+public func scenesound_set_device_render(_ client: OpaquePointer?, _ render: Int32) -> Int32 {
+    apiCall { () throws(CFailure) in
+        let connection = try Handles.client(client).connection
+        guard let render = UInt8(exactly: render).flatMap(DeviceRender.init(rawValue:)) else {
+            throw CFailure.invalid("render \(render) is not one of SCENESOUND_DEVICE_RENDER_AUTO, _HEADPHONES, _SPEAKERS")
+        }
+        try clientCall { () throws(ClientError) in try connection.useRender(render) }
+    }
+}

@@ -109,11 +109,7 @@ public struct RenderUse: WirePayload {
     }
 
     init(reading reader: inout PayloadReader) throws(ProtocolError) {
-        let value = try reader.readU8()
-        guard let render = DeviceRender(rawValue: value) else {
-            throw ProtocolError(.invalidArgument, "render \(value) unknown (accepted: 0 auto, 1 headphones, 2 speakers)")
-        }
-        self.render = render
+        render = try reader.readEnum(DeviceRender.self, field: "render", accepted: "0 auto, 1 headphones, 2 speakers")
     }
 
     func write(into bytes: inout [UInt8]) {

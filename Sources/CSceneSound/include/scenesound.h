@@ -332,6 +332,16 @@ enum {
 };
 int scenesound_set_device_spatial(scenesound_client *client, int spatial);
 
+/* How the output device playing now is rendered, remembered for that device: auto = as its
+ * form factor, port, Bluetooth profile and channel map say (scenesoundd --render), headphones =
+ * binaural, speakers = panned over its channels. */
+enum {
+    SCENESOUND_DEVICE_RENDER_AUTO = 0,
+    SCENESOUND_DEVICE_RENDER_HEADPHONES = 1,
+    SCENESOUND_DEVICE_RENDER_SPEAKERS = 2
+};
+int scenesound_set_device_render(scenesound_client *client, int render);
+
 #ifdef __cplusplus
 }
 #endif

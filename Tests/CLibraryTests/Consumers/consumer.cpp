@@ -58,6 +58,11 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "consumer: device spatial 7 was not refused\n");
         return 1;
     }
+    if (check("device render", scenesound_set_device_render(client.get(), SCENESOUND_DEVICE_RENDER_SPEAKERS))) return 1;
+    if (scenesound_set_device_render(client.get(), 3) != SCENESOUND_E_INVALID_ARGUMENT) {
+        std::fprintf(stderr, "consumer: device render 3 was not refused\n");
+        return 1;
+    }
     char *json = nullptr;
     if (check("status", scenesound_status_json(client.get(), &json))) return 1;
     const std::string status(json);
@@ -65,5 +70,6 @@ int main(int argc, char **argv)
     std::printf("consumer: played %.0f Hz; status has %zu bytes; library %s\n", frequency_hz, status.size(),
                 scenesound_version());
     // The rendering, with the mode just chosen (no device known on this output: it applies until one is).
-    return status.find("\"streams\"") == std::string::npos || status.find("\"spatial\":\"fixed\"") == std::string::npos;
+    return status.find("\"streams\"") == std::string::npos || status.find("\"spatial\":\"fixed\"") == std::string::npos
+        || status.find("\"method\":\"speakers\"") == std::string::npos;
 }

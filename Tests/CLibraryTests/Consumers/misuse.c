@@ -56,6 +56,7 @@ static void null_handles(void)
     expect("status NULL", scenesound_status_json(NULL, &json), SCENESOUND_E_INVALID_ARGUMENT);
     expect("status sets out to NULL", json == NULL, 1);
     expect("device spatial NULL", scenesound_set_device_spatial(NULL, SCENESOUND_DEVICE_SPATIAL_FIXED), SCENESOUND_E_INVALID_ARGUMENT);
+    expect("device render NULL", scenesound_set_device_render(NULL, SCENESOUND_DEVICE_RENDER_SPEAKERS), SCENESOUND_E_INVALID_ARGUMENT);
     expect("bind NULL", scenesound_scene_bind_window(NULL, "a", 1), SCENESOUND_E_INVALID_ARGUMENT);
     expect("place NULL", scenesound_scene_place(NULL, "a", 0, 0, 1), SCENESOUND_E_INVALID_ARGUMENT);
     expect("alert NULL", scenesound_play_alert_sound(NULL, "bell", NULL, 0, NULL), SCENESOUND_E_INVALID_ARGUMENT);
