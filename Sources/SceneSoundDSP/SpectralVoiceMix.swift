@@ -58,8 +58,9 @@ public final class SpectralVoiceMix {
     /// so that a voice's new filters are a weighted sum of four, as the set's own filters are.
     @exclusivity(unchecked) private var nodeSpectra: UnsafeMutablePointer<Float>?
     @exclusivity(unchecked) private var nodeSpectraSet: ObjectIdentifier?
-    /// Near-field corrections for the set (made with the node spectra).
-    public private(set) var nearField: NearField?
+    /// Near-field corrections for the set (made with the node spectra). A constant: read on
+    /// every placement, a variable's class reference would be retained and released each time.
+    public let nearField: NearField?
     /// Per grid node and ear, the inner products of its filter spectrum with its own and its
     /// neighbours' (NodeProducts): the energy of any bilinear blend of four nodes without
     /// blending it (nodeBlendEnergy).
@@ -75,8 +76,10 @@ public final class SpectralVoiceMix {
         max(32, FFT.size(atLeast: partitionFrames + filterLength(taps: taps, maximumDelaySamples: maximumDelaySamples) - 1))
     }
 
-    public init(taps: Int, maximumDelaySamples: Float, partitionFrames: Int, kernels: RenderKernels = .portable) {
+    public init(taps: Int, maximumDelaySamples: Float, partitionFrames: Int, kernels: RenderKernels = .portable,
+                nearField: NearField? = nil) {
         precondition(partitionFrames > 0 && taps > 0)
+        self.nearField = nearField
         self.partitionFrames = partitionFrames
         self.taps = taps
         self.kernels = kernels
@@ -124,7 +127,8 @@ public final class SpectralVoiceMix {
     /// Also prepares every grid node's filter spectra of `hrtf` (a few milliseconds, a few MB).
     public convenience init(hrtf: HRTFSet, partitionFrames: Int, kernels: RenderKernels = .portable) {
         self.init(taps: hrtf.filterTaps, maximumDelaySamples: hrtf.maximumDelaySamples, partitionFrames: partitionFrames,
-                  kernels: kernels)
+                  kernels: kernels,
+                  nearField: NearField(measurementDistanceMetres: hrtf.measurementDistanceMetres, sampleRateHz: hrtf.sampleRateHz))
         let floats = filterFloats
         let table = UnsafeMutablePointer<Float>.allocate(capacity: hrtf.nodeCount * floats)
         table.initialize(repeating: 0, count: hrtf.nodeCount * floats)
@@ -136,7 +140,6 @@ public final class SpectralVoiceMix {
         }
         nodeSpectra = table
         nodeSpectraSet = ObjectIdentifier(hrtf)
-        nearField = NearField(measurementDistanceMetres: hrtf.measurementDistanceMetres, sampleRateHz: hrtf.sampleRateHz)
         nodeProducts = Self.nodeProducts(of: UnsafePointer(table), hrtf: hrtf, floats: floats, binStride: binStride,
                                          bins: size / 2 + 1)
     }
