@@ -324,14 +324,21 @@ public final class SpatialRenderer {
             if index + 8 < count {
                 scenesound_prefetch(Unmanaged.passUnretained(sources[index + 8]).toOpaque(), 256)
             }
+            // Only for a source the loop will render on the bus (its object, asked for 8
+            // ahead, is in the cache by now): a source on its voices renders later, span by
+            // span, and its input prefetched here would be gone by then (255 sources on voices
+            // paid for 25 cache lines of prefetches each, for nothing).
+            @inline(__always) func onBus(_ source: RenderSource) -> Bool { source.mode != .off && source.path.onBus }
             if index + 4 < count {
                 Unmanaged.passUnretained(sources[index + 4])._withUnsafeGuaranteedRef { source in
+                    guard onBus(source) else { return }
                     scenesound_prefetch(Unmanaged.passUnretained(source.voices).toOpaque(), 64)
                     scenesound_prefetch(source.planar, 8 * source.channelCount)
                 }
             }
             if index + 2 < count {
                 Unmanaged.passUnretained(sources[index + 2])._withUnsafeGuaranteedRef { source in
+                    guard onBus(source) else { return }
                     source.withVoices { voices in
                         scenesound_prefetch(voices.busPlacements, MemoryLayout<BusPlacement>.stride)
                         voices.busVoices.withUnsafeBufferPointer { scenesound_prefetch($0.baseAddress, 8) }
@@ -342,6 +349,7 @@ public final class SpatialRenderer {
             }
             if index + 1 < count {
                 Unmanaged.passUnretained(sources[index + 1])._withUnsafeGuaranteedRef { source in
+                    guard onBus(source) else { return }
                     source.withVoices { voices in
                         voices.busVoices.withUnsafeBufferPointer { voices in
                             if let voice = voices.first { scenesound_prefetch(Unmanaged.passUnretained(voice).toOpaque(), 192) }
