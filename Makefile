@@ -45,6 +45,9 @@ demo: deps
 # check_zero_mallocs.py), then compare with OpenAL Soft and a measured floor on the same scene, then the daemon's CPU
 # for 32 apps taken over by --capture-apps against 32 protocol streams (private PulseAudio);
 # OpenAL Soft's timbre and near field measured as TimbreTests and NearFieldTests measure ours.
+# scripts/bench-old-new: this build's CPU against 5b2c665's (built once into .build-bench-old/,
+# BENCH_OLD_COMMIT=none skips it) at 255 and 1024 sources, in turns, with OpenAL Soft, and the
+# speaker renderings against the binaural one.
 bench:
 	scripts/deps bench
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark baseline update bench --no-progress
@@ -52,6 +55,7 @@ bench:
 	cd Benchmarks && $(SWIFT) package benchmark thresholds check bench --target RenderBenchmarks --no-progress
 	Benchmarks/check_zero_mallocs.py Benchmarks/.benchmarkBaselines/RenderBenchmarks/bench/results.json
 	scripts/bench-compare
+	scripts/bench-old-new
 	scripts/openal-timbre
 	scripts/bench-capture
 

@@ -35,6 +35,12 @@ struct BenchCommand: ParsableCommand {
         """)
     var floor = false
 
+    @Option(name: .customLong("speakers"), help: ArgumentHelp("""
+        Render for loudspeakers instead of headphones (head-tracked binaural): 2.0, 5.1 or 7.1, \
+        into as many output channels.
+        """, valueName: "LAYOUT"))
+    var speakers: String?
+
     @OptionGroup var rendering: RenderingOptions
 
     static let ringRadiusMetres = 2.0
@@ -47,6 +53,12 @@ struct BenchCommand: ParsableCommand {
         guard seconds > 0, seconds <= 3600 else {
             throw ValidationError("--seconds \(seconds) is out of range (accepted: more than 0, up to 3600)")
         }
+        if let speakers, SpeakerLayout(rawValue: speakers) == nil {
+            throw ValidationError("--speakers \(speakers) is not a layout (accepted: 2.0, 5.1, 7.1)")
+        }
+        if speakers != nil && floor {
+            throw ValidationError("--speakers and --floor do not go together (the floor is the binaural path's)")
+        }
     }
 
     func run() throws {
@@ -55,13 +67,17 @@ struct BenchCommand: ParsableCommand {
         let scene = BenchScene(hrtf: hrtf, busFilters: rendering.loadBusFilters(for: hrtf), sourceCount: sourceCount,
                                configuration: EngineConfiguration(sampleRateHz: Double(rendering.rateHz),
                                                                   blockFrames: rendering.blockFrames,
-                                                                  maximumHRTFVoices: rendering.maximumHRTFVoices))
+                                                                  maximumHRTFVoices: rendering.maximumHRTFVoices),
+                               rendering: speakers.flatMap(SpeakerLayout.init(rawValue:)).map {
+                                   OutputRendering(method: .speakers($0))
+                               } ?? .headphones)
         let result = scene.measure(seconds: seconds)
         let fields = commonFields(renderCPUSeconds: result.renderCPUSeconds, audioSeconds: result.audioSeconds) + [
             // The governor's split at the end of the run (voices: a stereo source counts two).
             ("hrtf_voices", "\(scene.engine.hrtfVoiceCount)"),
             ("bus_voices", "\(scene.engine.busVoiceCount)"),
             ("kernels", "\"\(RenderKernels.fastest.name)\""),
+            ("rendering", "\"\(scene.rendering)\""),
             ("governor_moves_to_bus", "\(scene.engine.governorMovesToBus)"),
             ("governor_moves_to_hrtf", "\(scene.engine.governorMovesToHRTF)"),
             ("peak_block_load", String(format: "%.3f", result.peakBlockLoad)),
@@ -105,17 +121,21 @@ struct BenchCommand: ParsableCommand {
 final class BenchScene {
     let engine: Engine
     let configuration: EngineConfiguration
+    /// Binaural head-tracked (headphones), or a speaker layout's panning.
+    let rendering: OutputRendering
     private let feeder: BenchRings
     private let output: UnsafeMutablePointer<Float>
     private var renderedFrames = 0
 
-    init(hrtf: HRTFSet, busFilters: AmbisonicDecodeFilters? = nil, sourceCount: Int, configuration: EngineConfiguration) {
+    init(hrtf: HRTFSet, busFilters: AmbisonicDecodeFilters? = nil, sourceCount: Int, configuration: EngineConfiguration,
+         rendering: OutputRendering = .headphones) {
         self.configuration = configuration
+        self.rendering = rendering
         engine = Engine(hrtf: hrtf, configuration: configuration, maximumStreams: sourceCount,
                         maximumScenes: sourceCount, busFilters: busFilters)
         feeder = BenchRings(count: sourceCount, blockFrames: configuration.blockFrames,
                             sampleRateHz: configuration.sampleRateHz)
-        output = .allocate(capacity: 2 * configuration.blockFrames)
+        output = .allocate(capacity: rendering.channelCount * configuration.blockFrames)
         // Offline there is no deadline to protect, and the blocks' wall-clock times on a busy
         // machine would have the governor move voices to the bus: the split is the cap's.
         engine.renderer.governor.simulatedLoadFraction = 0
@@ -134,6 +154,7 @@ final class BenchScene {
             commands.append(.addStream(stream))
         }
         send(.setHeadPose(Self.headPose(atSeconds: 0), glide: false))
+        if rendering != .headphones { send(.setRendering(rendering)) }  // before any source: at once
         for command in commands { send(command) }
         // The engine takes at most 512 commands a block; warm up until every stream is in and
         // every voice is past its first block.
@@ -171,7 +192,7 @@ final class BenchScene {
             let poseSeconds = Double(renderedFrames + block) / configuration.sampleRateHz
             _ = engine.commands.push(.setHeadPose(Self.headPose(atSeconds: poseSeconds), glide: true))
             let start = MonotonicClock.threadCPUNanoseconds()
-            engine.render(into: output)
+            engine.render(into: output, channelCount: rendering.channelCount)
             cpuNanoseconds += MonotonicClock.threadCPUNanoseconds() - start
             renderedFrames += block
         }
@@ -186,7 +207,7 @@ final class BenchScene {
         let block = configuration.blockFrames
         let pose = Self.headPose(atSeconds: Double(renderedFrames + block) / configuration.sampleRateHz)
         _ = engine.commands.push(.setHeadPose(pose, glide: true))
-        engine.render(into: output)
+        engine.render(into: output, channelCount: rendering.channelCount)
         renderedFrames += block
     }
 

@@ -79,6 +79,18 @@ public final class Limiter {
             }
         }
         delayedChannelCount = channelCount
+        // Stereo (headphones, every binaural block) with its channel count a constant: the
+        // per-frame loops over channels unrolled, as the stereo-only limiter was.
+        if channelCount == 2 {
+            limit(samples, channelCount: 2, frames: frames)
+        } else {
+            limit(samples, channelCount: channelCount, frames: frames)
+        }
+    }
+
+    @inline(__always)
+    private func limit(_ samples: UnsafeMutablePointer<Float>, channelCount: Int, frames: Int) {
+        let window = lookaheadFrames, stride = Self.maximumChannelCount
         for n in 0..<frames {
             let frame = samples + n * channelCount
             var peak: Float = 0

@@ -19,8 +19,11 @@
 //   for that direction already holds; the difference delays the lagging ear (+14 µs at 90°,
 //   0.5 m).
 //
-// All tables are made in init; the lookups are real-time safe.
+// The table the render reads (each ear's mean gain over the broadband bands) is made in init
+// and its lookups are real-time safe; the table of every band (bandGains) is made on its first
+// use.
 
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -44,29 +47,54 @@ public final class NearField: @unchecked Sendable {  // immutable after init
     static let angleCount = 37
     static let distanceCount = 48
     /// Per incidence angle, per distance (evenly spaced in 1 / distance, the first the
-    /// measurement distance), per band: the sphere's level, dB, the inverse distance law taken out.
-    private let table: [Float]
+    /// measurement distance), per band: the sphere's level, dB, the inverse distance law taken
+    /// out. Made on bandGains' first call (the render needs only `broadbandTable`): its bands
+    /// above 6.3 kHz are most of the series' terms, which every start of the engine paid for.
+    private let table = Mutex<[Float]?>(nil)
+    /// Per incidence angle and distance: the mean over `broadbandBands` of each band's level
+    /// there less its level at the measurement distance (dB) — broadbandGain's sum,
+    /// interpolated once instead of band by band (the interpolation is linear: the same value).
+    private let broadbandTable: [Float]
 
     public init(measurementDistanceMetres: Double, sampleRateHz: Double,
                 headRadiusMetres: Double = NearField.defaultHeadRadiusMetres) {
         self.measurementDistanceMetres = max(measurementDistanceMetres, Self.minimumDistanceMetres)
         self.headRadiusMetres = headRadiusMetres
         self.sampleRateHz = sampleRateHz
-        var table = [Float]()
-        table.reserveCapacity(Self.angleCount * Self.distanceCount * Self.bandCentresHz.count)
-        let far = self.measurementDistanceMetres
+        let levels = Self.levels(bands: Self.broadbandBands, measurementDistanceMetres: self.measurementDistanceMetres,
+                                 headRadiusMetres: headRadiusMetres)
+        let bands = Self.broadbandBands.count
+        var broadband = [Float](repeating: 0, count: Self.angleCount * Self.distanceCount)
         for a in 0..<Self.angleCount {
-            let incidence = Double(a) * Self.angleStepDegrees * .pi / 180
             for d in 0..<Self.distanceCount {
-                let r = Self.distance(index: Double(d), near: Self.minimumDistanceMetres, far: far)
-                for f in Self.bandCentresHz {
-                    table.append(Float(20 * log10(Self.sphereMagnitude(radiusMetres: headRadiusMetres, distanceMetres: r,
-                                                                       incidenceRadians: incidence, frequencyHz: f))))
+                var sum: Float = 0
+                for b in 0..<bands {
+                    sum += levels[(a * Self.distanceCount + d) * bands + b] - levels[(a * Self.distanceCount) * bands + b]
+                }
+                broadband[a * Self.distanceCount + d] = sum / Float(bands)
+            }
+        }
+        broadbandTable = broadband
+        maximumDelayCorrectionSamples = Float(2 * headRadiusMetres / Self.speedOfSoundMetresPerSecond * sampleRateHz)
+    }
+
+    /// The sphere's level (dB) per incidence angle, distance and band of `bands` (indices into
+    /// `bandCentresHz`), in that order.
+    private static func levels(bands: ClosedRange<Int>, measurementDistanceMetres far: Double,
+                               headRadiusMetres: Double) -> [Float] {
+        var table = [Float](repeating: 0, count: angleCount * distanceCount * bands.count)
+        let incidences = (0..<angleCount).map { Double($0) * angleStepDegrees * .pi / 180 }
+        for d in 0..<distanceCount {
+            let r = distance(index: Double(d), near: minimumDistanceMetres, far: far)
+            for (b, f) in bandCentresHz[bands].enumerated() {
+                let magnitudes = sphereMagnitudes(radiusMetres: headRadiusMetres, distanceMetres: r,
+                                                  incidenceRadians: incidences, frequencyHz: f)
+                for a in 0..<angleCount {
+                    table[(a * distanceCount + d) * bands.count + b] = Float(20 * log10(magnitudes[a]))
                 }
             }
         }
-        self.table = table
-        maximumDelayCorrectionSamples = Float(2 * headRadiusMetres / Self.speedOfSoundMetresPerSecond * sampleRateHz)
+        return table
     }
 
     /// The largest growth of an ear's delay (the lagging one's) these corrections give.
@@ -88,6 +116,17 @@ public final class NearField: @unchecked Sendable {  // immutable after init
     /// (Duda & Martens 1998, their series and recurrences).
     public static func sphereMagnitude(radiusMetres a: Double, distanceMetres r: Double, incidenceRadians theta: Double,
                                        frequencyHz f: Double) -> Double {
+        sphereMagnitudes(radiusMetres: a, distanceMetres: r, incidenceRadians: [theta], frequencyHz: f)[0]
+    }
+
+    /// `sphereMagnitude` for several angles of incidence at once: the series' terms are an
+    /// angle-independent factor (its Hankel-function ratios over their denominator, from the
+    /// distance and frequency alone) times the angle's Legendre polynomial, so the factor is made
+    /// once per term for all angles, and each angle sums its own terms and stops on its own
+    /// (compared squared: no root per term). The near-field table's 37 angles cost about what
+    /// one did; its levels in single precision are the same as the angle-by-angle series'.
+    public static func sphereMagnitudes(radiusMetres a: Double, distanceMetres r: Double, incidenceRadians thetas: [Double],
+                                        frequencyHz f: Double) -> [Double] {
         typealias C = (re: Double, im: Double)
         func mul(_ x: C, _ y: C) -> C { (x.re * y.re - x.im * y.im, x.re * y.im + x.im * y.re) }
         func div(_ x: C, _ y: C) -> C {
@@ -97,42 +136,76 @@ public final class NearField: @unchecked Sendable {  // immutable after init
         func add(_ x: C, _ y: C) -> C { (x.re + y.re, x.im + y.im) }
         func scale(_ x: C, _ s: Double) -> C { (x.re * s, x.im * s) }
         func abs(_ x: C) -> Double { (x.re * x.re + x.im * x.im).squareRoot() }
-        let x = cos(theta), mu = 2 * Double.pi * max(f, 1) * a / speedOfSoundMetresPerSecond, rho = r / a
+        let mu = 2 * Double.pi * max(f, 1) * a / speedOfSoundMetresPerSecond, rho = r / a
         let zr: C = (0, -1 / (mu * rho)), za: C = (0, -1 / mu)  // 1 / (i·μρ), 1 / (i·μ)
         var qr2 = zr, qr1 = mul(zr, add((1, 0), scale(zr, -1)))
         var qa2 = za, qa1 = mul(za, add((1, 0), scale(za, -1)))
-        var p2 = 1.0, p1 = x
-        var sum = div(zr, mul(za, add(za, (-1, 0))))
+        let first = div(zr, mul(za, add(za, (-1, 0))))
         let zaSquared = mul(za, za)
-        var term = div(scale(mul(zr, add(zr, (-1, 0))), 3 * x), mul(za, add(add(scale(zaSquared, 2), scale(za, -2)), (1, 0))))
-        sum = add(sum, term)
-        var oldRatio = 1.0, newRatio = abs(term) / abs(sum)
-        var m = 2.0
-        while (oldRatio > 1e-10 || newRatio > 1e-10) && m < 400 {
+        let secondNumerator = mul(zr, add(zr, (-1, 0)))
+        let secondDenominator = mul(za, add(add(scale(zaSquared, 2), scale(za, -2)), (1, 0)))
+        // Per angle: cos θ, the Legendre polynomials' last two, the sum, its last two ratios.
+        let count = thetas.count
+        let x = thetas.map { cos($0) }
+        var p2 = [Double](repeating: 1, count: count), p1 = x
+        var sums = [C](repeating: (0, 0), count: count)
+        var oldRatio = [Double](repeating: 1, count: count), newRatio = [Double](repeating: 0, count: count)
+        var running = [Bool](repeating: true, count: count)
+        // A term's ratio to the sum, squared (the series stops once two in a row are below 1e-10).
+        func squaredRatio(_ term: C, _ sum: C) -> Double {
+            (term.re * term.re + term.im * term.im) / (sum.re * sum.re + sum.im * sum.im)
+        }
+        let second = div(secondNumerator, secondDenominator)
+        for i in 0..<count {
+            let term = scale(second, 3 * x[i])
+            sums[i] = add(first, term)
+            newRatio[i] = squaredRatio(term, sums[i])
+        }
+        var m = 2.0, left = count
+        while left > 0 && m < 400 {
             let qr = add(scale(mul(zr, qr1), -(2 * m - 1)), qr2)
             let qa = add(scale(mul(za, qa1), -(2 * m - 1)), qa2)
-            let p = ((2 * m - 1) * x * p1 - (m - 1) * p2) / m
-            term = div(scale(qr, (2 * m + 1) * p), add(scale(mul(za, qa), m + 1), scale(qa1, -1)))
-            sum = add(sum, term)
+            let factor = scale(div(qr, add(scale(mul(za, qa), m + 1), scale(qa1, -1))), 2 * m + 1)
+            // Within ~0.12 m at low frequencies the series converges slowly (as (a / r)^m) and
+            // the ratios overflow first, past m ≈ 150, where the terms left are below 1e-9 of the
+            // sum: stop there with the sums so far (the series' own stopping test made them NaN).
+            guard factor.re.isFinite && factor.im.isFinite else { break }
+            for i in 0..<count where running[i] {
+                let p = ((2 * m - 1) * x[i] * p1[i] - (m - 1) * p2[i]) / m
+                let term = scale(factor, p)
+                sums[i] = add(sums[i], term)
+                p2[i] = p1[i]; p1[i] = p
+                oldRatio[i] = newRatio[i]
+                newRatio[i] = squaredRatio(term, sums[i])
+                if !(oldRatio[i] > 1e-20 || newRatio[i] > 1e-20) {
+                    running[i] = false
+                    left -= 1
+                }
+            }
             m += 1
-            qr2 = qr1; qr1 = qr; qa2 = qa1; qa1 = qa; p2 = p1; p1 = p
-            oldRatio = newRatio
-            newRatio = abs(term) / abs(sum)
+            qr2 = qr1; qr1 = qr; qa2 = qa1; qa1 = qa
         }
-        return rho * abs(sum) / mu
+        return sums.map { rho * abs($0) / mu }
     }
 
     /// Each band's amplitude gain for an ear `incidenceDegrees` from a source at
     /// `distanceMetres` (0 = on its axis) whose response is taken from the set's measurement
     /// `measuredIncidenceDegrees` from it (parallax moves it): the sphere's response there over
     /// its response for that measurement, into `gains` (`bandCount` values). 1 at the
-    /// measurement distance. Real-time safe.
+    /// measurement distance. Not for the render thread: the first call makes the table of
+    /// every band (locked, a few milliseconds); the render takes broadbandGain.
     public func bandGains(incidenceDegrees: Double, distanceMetres: Double, measuredIncidenceDegrees: Double? = nil,
                           into gains: UnsafeMutablePointer<Float>) {
         let far = measurementDistanceMetres
         let r = min(far, max(Self.minimumDistanceMetres, distanceMetres))
         let x = (1 / r - 1 / far) / (1 / Self.minimumDistanceMetres - 1 / far) * Double(Self.distanceCount - 1)
         let bands = Self.bandCentresHz.count
+        let table = self.table.withLock { table in
+            if table == nil {
+                table = Self.levels(bands: 0...(bands - 1), measurementDistanceMetres: far, headRadiusMetres: headRadiusMetres)
+            }
+            return table!
+        }
         table.withUnsafeBufferPointer { t in
             @inline(__always) func level(_ incidence: Double, _ distanceIndex: Double, _ b: Int) -> Float {
                 let a = min(180, max(0, incidence)) / Self.angleStepDegrees
@@ -164,16 +237,11 @@ public final class NearField: @unchecked Sendable {  // immutable after init
         let a = min(180, max(0, incidenceDegrees)) / Self.angleStepDegrees
         let d0 = min(Int(x), Self.distanceCount - 2), a0 = min(Int(a), Self.angleCount - 2)
         let fd = Float(x - Double(d0)), fa = Float(a - Double(a0))
-        let bands = Self.bandCentresHz.count
-        return table.withUnsafeBufferPointer { t in
-            var sum: Float = 0
-            for b in Self.broadbandBands {
-                let p00 = (a0 * Self.distanceCount + d0) * bands + b, p01 = p00 + bands
-                let p10 = p00 + Self.distanceCount * bands, p11 = p10 + bands
-                let atR = (1 - fa) * t[(a0 * Self.distanceCount) * bands + b] + fa * t[((a0 + 1) * Self.distanceCount) * bands + b]
-                sum += (1 - fa) * ((1 - fd) * t[p00] + fd * t[p01]) + fa * ((1 - fd) * t[p10] + fd * t[p11]) - atR
-            }
-            return expf(sum / Float(Self.broadbandBands.count) * (Float(M_LN10) / 20))
+        return broadbandTable.withUnsafeBufferPointer { t in
+            let p00 = a0 * Self.distanceCount + d0, p01 = p00 + 1
+            let p10 = p00 + Self.distanceCount, p11 = p10 + 1
+            let mean = (1 - fa) * ((1 - fd) * t[p00] + fd * t[p01]) + fa * ((1 - fd) * t[p10] + fd * t[p11])
+            return expf(mean * (Float(M_LN10) / 20))
         }
     }
 

@@ -58,8 +58,9 @@ public final class SpectralVoiceMix {
     /// so that a voice's new filters are a weighted sum of four, as the set's own filters are.
     @exclusivity(unchecked) private var nodeSpectra: UnsafeMutablePointer<Float>?
     @exclusivity(unchecked) private var nodeSpectraSet: ObjectIdentifier?
-    /// Near-field corrections for the set (made with the node spectra).
-    public private(set) var nearField: NearField?
+    /// Near-field corrections for the set (made with the node spectra). A constant: read on
+    /// every placement, a variable's class reference would be retained and released each time.
+    public let nearField: NearField?
     /// Per grid node and ear, the inner products of its filter spectrum with its own and its
     /// neighbours' (NodeProducts): the energy of any bilinear blend of four nodes without
     /// blending it (nodeBlendEnergy).
@@ -75,8 +76,10 @@ public final class SpectralVoiceMix {
         max(32, FFT.size(atLeast: partitionFrames + filterLength(taps: taps, maximumDelaySamples: maximumDelaySamples) - 1))
     }
 
-    public init(taps: Int, maximumDelaySamples: Float, partitionFrames: Int, kernels: RenderKernels = .portable) {
+    public init(taps: Int, maximumDelaySamples: Float, partitionFrames: Int, kernels: RenderKernels = .portable,
+                nearField: NearField? = nil) {
         precondition(partitionFrames > 0 && taps > 0)
+        self.nearField = nearField
         self.partitionFrames = partitionFrames
         self.taps = taps
         self.kernels = kernels
@@ -124,7 +127,8 @@ public final class SpectralVoiceMix {
     /// Also prepares every grid node's filter spectra of `hrtf` (a few milliseconds, a few MB).
     public convenience init(hrtf: HRTFSet, partitionFrames: Int, kernels: RenderKernels = .portable) {
         self.init(taps: hrtf.filterTaps, maximumDelaySamples: hrtf.maximumDelaySamples, partitionFrames: partitionFrames,
-                  kernels: kernels)
+                  kernels: kernels,
+                  nearField: NearField(measurementDistanceMetres: hrtf.measurementDistanceMetres, sampleRateHz: hrtf.sampleRateHz))
         let floats = filterFloats
         let table = UnsafeMutablePointer<Float>.allocate(capacity: hrtf.nodeCount * floats)
         table.initialize(repeating: 0, count: hrtf.nodeCount * floats)
@@ -136,7 +140,6 @@ public final class SpectralVoiceMix {
         }
         nodeSpectra = table
         nodeSpectraSet = ObjectIdentifier(hrtf)
-        nearField = NearField(measurementDistanceMetres: hrtf.measurementDistanceMetres, sampleRateHz: hrtf.sampleRateHz)
         nodeProducts = Self.nodeProducts(of: UnsafePointer(table), hrtf: hrtf, floats: floats, binStride: binStride,
                                          bins: size / 2 + 1)
     }
@@ -154,34 +157,68 @@ public final class SpectralVoiceMix {
     static let productsPerEar = 5
 
     /// Σ over bins of Re(a·conj b), both ears' spectra taken from the node table; DC and the
-    /// Nyquist bin count half, as in Parseval's sum for a real signal.
+    /// Nyquist bin count half, as in Parseval's sum for a real signal. Made when the mix is
+    /// (every start of the engine): the five products of a node and ear in one pass over its
+    /// bins, eight at a time, each lane summing in single precision and the lanes in double
+    /// (was a double-precision sum per product and bin, 9 ms of every start for KEMAR).
     private static func nodeProducts(of table: UnsafePointer<Float>, hrtf: HRTFSet, floats: Int, binStride: Int,
                                      bins: Int) -> UnsafeMutablePointer<Float> {
+        typealias V = SIMD8<Float>
         let per = 2 * productsPerEar
         let products = UnsafeMutablePointer<Float>.allocate(capacity: hrtf.nodeCount * per)
-        func product(_ a: Int, _ b: Int, ear: Int) -> Float {
-            let pa = table + a * floats + ear * 2 * binStride, pb = table + b * floats + ear * 2 * binStride
-            var sum = 0.0
-            for k in 0..<bins {
-                let w = k == 0 || k == bins - 1 ? 0.5 : 1
-                sum += w * (Double(pa[k]) * Double(pb[k]) + Double(pa[binStride + k]) * Double(pb[binStride + k]))
-            }
-            return Float(sum)
-        }
-        for e in 0..<hrtf.elevationCount {
-            let up = min(e + 1, hrtf.elevationCount - 1)
-            for a in 0..<hrtf.azimuthCount {
-                let right = (a + 1) % hrtf.azimuthCount
-                let node = e * hrtf.azimuthCount + a
-                let nodeRight = e * hrtf.azimuthCount + right
-                let nodeUp = up * hrtf.azimuthCount + a, nodeUpRight = up * hrtf.azimuthCount + right
-                for ear in 0..<2 {
-                    let p = products + node * per + ear * productsPerEar
-                    p[0] = product(node, node, ear: ear)
-                    p[1] = product(node, nodeRight, ear: ear)
-                    p[2] = product(node, nodeUp, ear: ear)
-                    p[3] = product(node, nodeUpRight, ear: ear)
-                    p[4] = product(nodeRight, nodeUp, ear: ear)
+        let f = MemoryLayout<Float>.stride
+        // Whole vectors up to the Nyquist bin, its lane and DC's halved; the padding past it
+        // is zero in every spectrum.
+        let vectors = (bins + 7) / 8
+        var weights = [V](repeating: V(repeating: 1), count: vectors)
+        weights[0][0] = 0.5
+        weights[(bins - 1) / 8][(bins - 1) % 8] = 0.5
+        for k in bins..<(vectors * 8) { weights[k / 8][k % 8] = 0 }
+        weights.withUnsafeBufferPointer { w in
+            for e in 0..<hrtf.elevationCount {
+                let up = min(e + 1, hrtf.elevationCount - 1)
+                for a in 0..<hrtf.azimuthCount {
+                    let right = (a + 1) % hrtf.azimuthCount
+                    let node = e * hrtf.azimuthCount + a
+                    let nodeRight = e * hrtf.azimuthCount + right
+                    let nodeUp = up * hrtf.azimuthCount + a, nodeUpRight = up * hrtf.azimuthCount + right
+                    for ear in 0..<2 {
+                        let offset = ear * 2 * binStride
+                        let p0 = UnsafeRawPointer(table + node * floats + offset)
+                        let pr = UnsafeRawPointer(table + nodeRight * floats + offset)
+                        let pu = UnsafeRawPointer(table + nodeUp * floats + offset)
+                        let pur = UnsafeRawPointer(table + nodeUpRight * floats + offset)
+                        var s0 = V(), s1 = V(), s2 = V(), s3 = V(), s4 = V()
+                        for v in 0..<vectors {
+                            let re = v * 8 * f, im = (binStride + v * 8) * f
+                            @inline(__always) func load(_ p: UnsafeRawPointer, _ at: Int) -> V {
+                                p.loadUnaligned(fromByteOffset: at, as: V.self)
+                            }
+                            let wv = w[v]
+                            let ar = load(p0, re) * wv, ai = load(p0, im) * wv
+                            let rr = load(pr, re), ri = load(pr, im)
+                            let ur = load(pu, re), ui = load(pu, im)
+                            let xr = load(pur, re), xi = load(pur, im)
+                            // (Plain products and sums: this module is built for any x86-64,
+                            // where a fused multiply-add is a library call per lane.)
+                            s0 += ar * load(p0, re) + ai * load(p0, im)
+                            s1 += ar * rr + ai * ri
+                            s2 += ar * ur + ai * ui
+                            s3 += ar * xr + ai * xi
+                            s4 += (rr * wv) * ur + (ri * wv) * ui
+                        }
+                        @inline(__always) func sum(_ x: V) -> Float {
+                            var total = 0.0
+                            for lane in 0..<8 { total += Double(x[lane]) }
+                            return Float(total)
+                        }
+                        let p = products + node * per + ear * productsPerEar
+                        p[0] = sum(s0)
+                        p[1] = sum(s1)
+                        p[2] = sum(s2)
+                        p[3] = sum(s3)
+                        p[4] = sum(s4)
+                    }
                 }
             }
         }
@@ -267,9 +304,6 @@ public final class SpectralVoiceMix {
             let direction = ear == 0 ? ears.left : ears.right
             let hood = hrtf.neighbourhood(azimuthDegrees: direction.azimuthDegrees, elevationDegrees: direction.elevationDegrees)
             let out = filters + ear * earFloats, rows = table + ear * earFloats
-            kernels.blendSpectra(rows + hood.nodes.0 * floats, hood.weights.0, rows + hood.nodes.1 * floats, hood.weights.1,
-                                 rows + hood.nodes.2 * floats, hood.weights.2, rows + hood.nodes.3 * floats, hood.weights.3,
-                                 out, earFloats)
             // The ear's level is the bus's: the energy of the set's response for the
             // head-centred direction (as at the measurement distance) times the sphere's gain
             // for the head-centred incidence over the same at the measurement distance (Kan et
@@ -277,20 +311,20 @@ public final class SpectralVoiceMix {
             // the response parallax takes (the set's direction seen from the ear: 6.4° to the
             // other side at 0.5 m ahead, 12° at 0.3 m, where KEMAR's far ear is shadowed, 1.7
             // and 3 dB quieter) brings its spectrum, not its level.
+            // The gain goes into the blend's weights (a pass over the ear's spectrum fewer).
             let parallaxEnergy = nodeBlendEnergy(hood, ear: ear)
             let level = parallaxEnergy > 0 ? (nodeBlendEnergy(centre, ear: ear) / parallaxEnergy).squareRoot() : 1
+            let gain = level * nearField.broadbandGain(incidenceDegrees: ear == 0 ? ears.incidenceDegrees.left
+                                                                                   : ears.incidenceDegrees.right,
+                                                       distanceMetres: distanceMetres)
+            let w = hood.weights
+            kernels.blendSpectra(rows + hood.nodes.0 * floats, w.0 * gain, rows + hood.nodes.1 * floats, w.1 * gain,
+                                 rows + hood.nodes.2 * floats, w.2 * gain, rows + hood.nodes.3 * floats, w.3 * gain,
+                                 out, earFloats)
             let delays = hrtf.delays(hood)
             foldDelay((ear == 0 ? delays.left : delays.right)
                           + (ear == 0 ? ears.delayCorrectionSamples.left : ears.delayCorrectionSamples.right), into: out)
-            applyGain(level * nearField.broadbandGain(incidenceDegrees: ear == 0 ? ears.incidenceDegrees.left
-                                                                                  : ears.incidenceDegrees.right,
-                                                      distanceMetres: distanceMetres), to: out)
         }
-    }
-
-    /// Scales one ear's spectrum (two rows).
-    private func applyGain(_ gain: Float, to ear: UnsafeMutablePointer<Float>) {
-        for k in 0..<(2 * binStride) { ear[k] *= gain }
     }
 
     /// Multiplies one ear's spectrum (two rows) by a delay of `delaySamples` (at least

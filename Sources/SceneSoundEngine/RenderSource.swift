@@ -50,6 +50,13 @@ public final class RenderSource {
     /// an HRTF switch crossfades, its voices on the incoming stage too (HRTFSwitch).
     @exclusivity(unchecked) var voices: SourceVoices
     @exclusivity(unchecked) var incomingVoices: SourceVoices?
+    /// Calls `body` with `voices` lent rather than retained (the render thread's per-source
+    /// work: a retain and a release per use are atomic operations on an object of its own).
+    /// `body` must not replace them (only the end of an HRTF switch does, between blocks).
+    @inline(__always)
+    func withVoices<Result>(_ body: (SourceVoices) throws -> Result) rethrows -> Result {
+        try Unmanaged.passUnretained(voices)._withUnsafeGuaranteedRef(body)
+    }
     @exclusivity(unchecked) var path = VoicePathState()
     /// Per channel, the block's input, with `historyFrames` of the previous blocks before it
     /// (the bus voices' delays read it in place).

@@ -36,10 +36,12 @@ extension SpatialRenderer {
         let o = outputs, block = configuration.blockFrames
         defer { o.blockIndex += 1 }
         let currentPath = RenderPath(o.current)
-        var count = renderPath(currentPath, into: o.first, binauralRendered: binauralRendered)
         let incomingPath = o.incoming.map { RenderPath($0) }
+        var count = renderPath(currentPath, into: o.first, binauralRendered: binauralRendered,
+                               clearingAll: incomingPath != nil)
         if let incomingPath {
-            count = max(count, renderPath(incomingPath, into: o.second, binauralRendered: binauralRendered))
+            count = max(count, renderPath(incomingPath, into: o.second, binauralRendered: binauralRendered,
+                                          clearingAll: true))
         }
 
         // One room for both: its send came from whichever path rendered the sources.
@@ -82,11 +84,15 @@ extension SpatialRenderer {
         fit(o.first, channels: count, into: output, channelCount: channelCount)
     }
 
-    /// One rendering into `set` (every channel cleared first); returns its channel count.
+    /// One rendering into `set`; returns its channel count. The channels it adds into are
+    /// cleared first, and while a change crossfades every channel (the crossfade reads as many
+    /// of each set as the larger rendering has); binaural copies its two (not clearing the
+    /// eight every block: the headphones' path was paying 8 KB of stores a block for nothing).
     private func renderPath(_ path: RenderPath, into set: UnsafeMutablePointer<UnsafeMutablePointer<Float>>,
-                            binauralRendered: Bool) -> Int {
+                            binauralRendered: Bool, clearingAll: Bool) -> Int {
         let block = configuration.blockFrames
-        for c in 0..<ChannelLayout.maximumChannelCount { set[c].update(repeating: 0, count: block) }
+        let cleared = clearingAll ? ChannelLayout.maximumChannelCount : path.isBinaural ? 0 : path.channelCount
+        for c in 0..<cleared { set[c].update(repeating: 0, count: block) }
         switch path {
         case .binaural:
             set[0].update(from: left, count: block)

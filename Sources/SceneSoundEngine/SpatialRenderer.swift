@@ -241,6 +241,10 @@ public final class SpatialRenderer {
         let from = snapPose ? to : renderedPose
         snapPose = false
         // While a switch crossfades, each stage renders into its own pair; else into the mix.
+        // The stages are taken once for the block and lent to the per-source work: read from
+        // the properties there, each use would retain and release them (atomic operations,
+        // several per source: at 1024 sources a fifth of the render's time).
+        let stage = self.stage
         let next = switching?.stage
         let out = next == nil ? (left: left, right: right) : outgoing
         if next != nil {  // (not a loop over an array of the four: it may allocate)
@@ -255,29 +259,43 @@ public final class SpatialRenderer {
         // A source wholly on the bus takes the block in one piece, at the block's final pose:
         // the bus turns the field with the head sub-block by sub-block, so per span it would
         // only refresh its interaural delay, at more bookkeeping.
+        // The sources' storage is taken once for the block, as the stages are (nothing adds or
+        // removes a source while a block renders): borrowed per source, the array's own
+        // storage was retained and released per source.
         var bySpan = 0
         let finalPose = to
-        sources.forEachUnretained { index, source in
-            prefetchBusWork(after: index)
-            if source.mode != .off && source.path.onBus && source.path.busMix >= 1
-                && source.path.voiceSilentFrames >= ringOutFrames {
-                renderSpan(source, pose: finalPose, offset: 0, frames: block, whollyOnBus: true)
-            } else {
-                spanSources[bySpan] = index
-                bySpan += 1
+        let span = stage.voiceMix.partitionFrames, spans = block / span
+        let count = configuration.subBlockCount, subBlocksPerSpan = count / spans
+        sources.withUnsafeBufferPointer { sources in
+            var index = 0
+            while index < sources.count {
+                prefetchBusWork(after: index, in: sources)
+                Unmanaged.passUnretained(sources[index])._withUnsafeGuaranteedRef { source in
+                    if source.mode != .off && source.path.onBus && source.path.busMix >= 1
+                        && source.path.voiceSilentFrames >= ringOutFrames {
+                        renderSpan(source, stage: stage, next: next, pose: finalPose, offset: 0, frames: block,
+                                   whollyOnBus: true)
+                    } else {
+                        spanSources[bySpan] = index
+                        bySpan += 1
+                    }
+                }
+                index &+= 1
             }
         }
         // The others span by span (the voices' convolution partition), each span at its
         // final pose; the bus turns with the head sub-block by sub-block.
-        let span = stage.voiceMix.partitionFrames, spans = block / span
-        let count = configuration.subBlockCount, subBlocksPerSpan = count / spans
         for s in 0..<spans {
             let offset = s * span
             let pose = HeadPose.interpolate(from, to, Double(s + 1) / Double(spans))
             stage.voiceMix.beginSpan()
             next?.voiceMix.beginSpan()
-            for i in 0..<bySpan {
-                sources.withUnretained(at: spanSources[i]) { renderSpan($0, pose: pose, offset: offset, frames: span) }
+            sources.withUnsafeBufferPointer { sources in
+                for i in 0..<bySpan {
+                    Unmanaged.passUnretained(sources[spanSources[i]])._withUnsafeGuaranteedRef {
+                        renderSpan($0, stage: stage, next: next, pose: pose, offset: offset, frames: span)
+                    }
+                }
             }
             stage.voiceMix.finishSpan(left: out.left + offset, right: out.right + offset)
             next?.voiceMix.finishSpan(left: incoming.left + offset, right: incoming.right + offset)
@@ -300,31 +318,42 @@ public final class SpatialRenderer {
     /// input buffers, then its placement, bus voice and input samples. At 1024 sources each of
     /// these is a cache miss the loop otherwise waits for, one after the other.
     @inline(__always)
-    private func prefetchBusWork(after index: Int) {
+    private func prefetchBusWork(after index: Int, in sources: UnsafeBufferPointer<RenderSource>) {
         let count = sources.count
-        sources.withUnsafeBufferPointer { sources in
+        do {
             if index + 8 < count {
                 scenesound_prefetch(Unmanaged.passUnretained(sources[index + 8]).toOpaque(), 256)
             }
+            // Only for a source the loop will render on the bus (its object, asked for 8
+            // ahead, is in the cache by now): a source on its voices renders later, span by
+            // span, and its input prefetched here would be gone by then (255 sources on voices
+            // paid for 25 cache lines of prefetches each, for nothing).
+            @inline(__always) func onBus(_ source: RenderSource) -> Bool { source.mode != .off && source.path.onBus }
             if index + 4 < count {
                 Unmanaged.passUnretained(sources[index + 4])._withUnsafeGuaranteedRef { source in
+                    guard onBus(source) else { return }
                     scenesound_prefetch(Unmanaged.passUnretained(source.voices).toOpaque(), 64)
                     scenesound_prefetch(source.planar, 8 * source.channelCount)
                 }
             }
             if index + 2 < count {
                 Unmanaged.passUnretained(sources[index + 2])._withUnsafeGuaranteedRef { source in
-                    let voices = source.voices
-                    scenesound_prefetch(voices.busPlacements, MemoryLayout<BusPlacement>.stride)
-                    voices.busVoices.withUnsafeBufferPointer { scenesound_prefetch($0.baseAddress, 8) }
+                    guard onBus(source) else { return }
+                    source.withVoices { voices in
+                        scenesound_prefetch(voices.busPlacements, MemoryLayout<BusPlacement>.stride)
+                        voices.busVoices.withUnsafeBufferPointer { scenesound_prefetch($0.baseAddress, 8) }
+                    }
                     let history = source.historyFrames
                     scenesound_prefetch(source.planar[0] - history, (history + configuration.blockFrames) * 4)
                 }
             }
             if index + 1 < count {
                 Unmanaged.passUnretained(sources[index + 1])._withUnsafeGuaranteedRef { source in
-                    source.voices.busVoices.withUnsafeBufferPointer { voices in
-                        if let voice = voices.first { scenesound_prefetch(Unmanaged.passUnretained(voice).toOpaque(), 192) }
+                    guard onBus(source) else { return }
+                    source.withVoices { voices in
+                        voices.busVoices.withUnsafeBufferPointer { voices in
+                            if let voice = voices.first { scenesound_prefetch(Unmanaged.passUnretained(voice).toOpaque(), 192) }
+                        }
                     }
                 }
             }
@@ -349,19 +378,31 @@ public final class SpatialRenderer {
     /// Each channel's sum of squares over the block `pull` read (the source's level).
     private let sumsOfSquares = UnsafeMutablePointer<Float>.allocate(capacity: ChannelLayout.maximumChannelCount)
 
-    /// Renders `frames` of the source at `offset` in the block, for the head at `pose`;
-    /// `whollyOnBus`: the source renders on the bus alone (and reuses its placement).
-    private func renderSpan(_ source: RenderSource, pose: HeadPose, offset: Int, frames: Int, whollyOnBus: Bool = false) {
+    /// Renders `frames` of the source at `offset` in the block, for the head at `pose`, on
+    /// `stage` (the renderer's, lent for the block) and while a switch crossfades on `next`
+    /// too; `whollyOnBus`: the source renders on the bus alone (and reuses its placement).
+    private func renderSpan(_ source: RenderSource, stage: BinauralStage, next: BinauralStage?, pose: HeadPose,
+                            offset: Int, frames: Int, whollyOnBus: Bool = false) {
         if source.mode == .off {
             renderPlain(source, offset: offset, frames: frames)
             return
         }
+        // Its voices lent, not retained: only the end of a switch replaces them, between blocks.
+        source.withVoices { voices in
+            renderSpan(source, voices: voices, stage: stage, next: next, pose: pose, offset: offset, frames: frames,
+                       whollyOnBus: whollyOnBus)
+        }
+    }
+
+    @inline(__always)
+    private func renderSpan(_ source: RenderSource, voices: SourceVoices, stage: BinauralStage, next: BinauralStage?,
+                            pose: HeadPose, offset: Int, frames: Int, whollyOnBus: Bool) {
         let rate = configuration.sampleRateHz
         let model = configuration.distanceModel
         for c in 0..<source.channelCount {
             let position = source.channelPositions[c]
             let anchored = source.mode == .anchored
-            let placement: BusPlacement? = whollyOnBus ? busPlacement(source.voices, on: stage, channel: c,
+            let placement: BusPlacement? = whollyOnBus ? busPlacement(voices, on: stage, channel: c,
                                                                       position: position, anchored: anchored,
                                                                       pose: pose) : nil
             let relative = placement?.relative
@@ -380,7 +421,7 @@ public final class SpatialRenderer {
                 if source.cullFade == 0 && wasSilent {
                     if source.culledFrames >= ringOutFrames {
                         if source.culledFrames == ringOutFrames {
-                            source.voices.voices.forEachUnretained { $0.reset() }
+                            voices.voices.forEachUnretained { $0.reset() }
                             source.incomingVoices?.voices.forEachUnretained { $0.reset() }
                             source.culledFrames += 1
                         }
@@ -407,9 +448,9 @@ public final class SpatialRenderer {
                                         lowpassCoefficient: OnePoleLowpass.coefficient(cutoffHz: cutoff, sampleRateHz: rate),
                                         distanceMetres: distance)
             let worldDirection = anchored ? position - pose.positionMetres : pose.orientation.rotate(position)
-            renderPaths(source, voices: source.voices, on: stage, channel: c, target: target, offset: offset,
+            renderPaths(source, voices: voices, on: stage, channel: c, target: target, offset: offset,
                         frames: frames, worldDirection: worldDirection, busCues: placement?.cues)
-            if let next = switching?.stage, let voices = source.incomingVoices {
+            if let next, let voices = source.incomingVoices {
                 let cues = whollyOnBus ? busPlacement(voices, on: next, channel: c, position: position, anchored: anchored,
                                                       pose: pose).cues : nil
                 renderPaths(source, voices: voices, on: next, channel: c, target: target, offset: offset,
