@@ -72,6 +72,7 @@ struct ss_pw_graph {
 	char sink_name[SS_PW_GRAPH_TEXT], default_sink[SS_PW_GRAPH_TEXT], linked_sink_name[SS_PW_GRAPH_TEXT];
 	uint32_t linked_sink;
 	struct pw_proxy *out_links[SS_OUT_LINKS];
+	uint32_t out_link_port[SS_OUT_LINKS], out_link_channel[SS_OUT_LINKS], out_link_count;
 
 	/* Reconnection: a timer on the loop, its next delay, the attempts since the loss. */
 	struct spa_source *retry_timer;
@@ -121,6 +122,7 @@ void ss_graph_update(struct ss_pw_graph *g);
 void ss_graph_free_set(struct ss_pw_graph *g, uint32_t set);
 void ss_graph_unlink_outputs(struct ss_pw_graph *g);
 void ss_graph_store_latency(struct ss_pw_graph *g, double seconds);
+void ss_graph_port_gone(struct ss_pw_graph *g, uint32_t port);
 void ss_graph_destroy_proxies(struct pw_proxy **proxies, int count);
 
 #endif

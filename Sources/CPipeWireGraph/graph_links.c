@@ -49,6 +49,7 @@ void ss_graph_unlink_outputs(struct ss_pw_graph *g)
 	__atomic_store_n(&g->linked_mask, 0, __ATOMIC_RELEASE);
 	ss_graph_store_latency(g, -1);
 	ss_graph_destroy_proxies(g->out_links, SS_OUT_LINKS);
+	g->out_link_count = 0;
 	g->linked_sink = 0;
 	g->linked_sink_name[0] = '\0';
 }
@@ -86,45 +87,76 @@ static void report_missing_sink(struct ss_pw_graph *g)
 	ss_graph_emit(g, SS_PW_GRAPH_FAILED, 0, message);
 }
 
+/* A port went: our output links to it are gone with it (the sink's ports announced anew, after
+ * the session manager reconfigured it, are linked as they come). */
+void ss_graph_port_gone(struct ss_pw_graph *g, uint32_t port)
+{
+	for (uint32_t i = 0; i < g->out_link_count; i++)
+		if (g->out_link_port[i] == port) {
+			if (g->out_links[i] != NULL)
+				pw_proxy_destroy(g->out_links[i]);
+			g->out_link_count--;
+			g->out_links[i] = g->out_links[g->out_link_count];
+			g->out_link_port[i] = g->out_link_port[g->out_link_count];
+			g->out_link_channel[i] = g->out_link_channel[g->out_link_count];
+			g->out_links[g->out_link_count] = NULL;
+			i--;
+		}
+}
+
+static int output_linked(struct ss_pw_graph *g, uint32_t port, uint32_t channel)
+{
+	for (uint32_t i = 0; i < g->out_link_count; i++)
+		if (g->out_link_port[i] == port && g->out_link_channel[i] == channel)
+			return 1;
+	return 0;
+}
+
 /* Our outputs in the mask to the sink's ports of their channels; MONO takes FL and FR, and FC
- * goes to FL and FR when the sink has no FC. */
+ * goes to FL and FR when the sink has no FC. Called again as the sink's ports are announced
+ * (one by one, and after a restart while the session manager sets the sink up): each port is
+ * linked as it comes, so a sink seen with FL only does not stay linked to FL only. */
 static void link_outputs_now(struct ss_pw_graph *g, uint32_t own)
 {
 	for (uint32_t c = 0; c < SS_PW_GRAPH_OUT_CHANNELS; c++)
 		if ((g->output_mask & (1u << c)) && g->out_ids[c] == 0)
 			return;   /* our ports not all announced yet */
-	struct ss_pw_graph_node_info *sink = wanted_sink(g);
+	struct ss_pw_graph_node_info *sink = g->linked_sink != 0 ? ss_view_node(&g->view, g->linked_sink) : wanted_sink(g);
 	if (sink == NULL) {
 		report_missing_sink(g);
 		return;
 	}
-	int has_center = 0, made = 0;
-	uint32_t mask = 0;
+	int has_center = 0;
+	uint32_t mask = __atomic_load_n(&g->linked_mask, __ATOMIC_RELAXED);
 	for (uint32_t i = 0; i < g->view.port_count; i++)
 		has_center |= g->view.ports[i].info.node == sink->id && !g->view.ports[i].info.is_output
 			&& strcmp(g->view.ports[i].info.channel, "FC") == 0;
-	for (uint32_t i = 0; i < g->view.port_count && made < SS_OUT_LINKS; i++) {
+	for (uint32_t i = 0; i < g->view.port_count && g->out_link_count < SS_OUT_LINKS; i++) {
 		struct ss_pw_graph_port_info *port = &g->view.ports[i].info;
 		if (port->node != sink->id || port->is_output)
 			continue;
-		for (int c = 0; c < SS_PW_GRAPH_OUT_CHANNELS && made < SS_OUT_LINKS; c++) {
-			if (!(g->output_mask & (1u << c)))
+		for (uint32_t c = 0; c < SS_PW_GRAPH_OUT_CHANNELS && g->out_link_count < SS_OUT_LINKS; c++) {
+			if (!(g->output_mask & (1u << c)) || output_linked(g, port->id, c))
 				continue;
 			int same = strcmp(port->channel, SS_CHANNELS[c]) == 0;
 			int mono = c < 2 && strcmp(port->channel, "MONO") == 0;
 			int center = c == 2 && !has_center && (strcmp(port->channel, "FL") == 0 || strcmp(port->channel, "FR") == 0);
 			if (same || mono || center) {
-				g->out_links[made++] = make_link(g, own, g->out_ids[c], sink->id, port->id);
+				g->out_links[g->out_link_count] = make_link(g, own, g->out_ids[c], sink->id, port->id);
+				g->out_link_port[g->out_link_count] = port->id;
+				g->out_link_channel[g->out_link_count++] = c;
 				mask |= 1u << c;
 			}
 		}
 	}
-	if (made == 0)
+	if (g->out_link_count == 0)
 		return;   /* its ports not announced yet */
+	__atomic_store_n(&g->linked_mask, mask, __ATOMIC_RELEASE);
+	if (g->linked_sink != 0)
+		return;
 	g->linked_sink = sink->id;
 	g->failure_reported = 0;
 	snprintf(g->linked_sink_name, sizeof(g->linked_sink_name), "%s", sink->name);
-	__atomic_store_n(&g->linked_mask, mask, __ATOMIC_RELEASE);
 	if (g->outage || !g->ever_linked) {
 		if (g->outage && g->ever_linked)
 			__atomic_add_fetch(&g->reconnects, 1, __ATOMIC_RELAXED);
@@ -202,7 +234,7 @@ void ss_graph_update(struct ss_pw_graph *g)
 		g->ready_reported = 1;
 		ss_graph_emit(g, SS_PW_GRAPH_NODE_READY, own, NULL);
 	}
-	if (g->outputs_wanted && !g->resting && g->linked_sink == 0)
+	if (g->outputs_wanted && !g->resting)
 		link_outputs_now(g, own);
 	for (uint32_t s = 0; s < g->config.input_sets; s++) {
 		/* Only once the session manager has linked the app (to the park sink, or wherever):

@@ -198,6 +198,8 @@ static void on_global_remove(void *data, uint32_t id)
 			ss_graph_unlink_outputs(g);
 		if (was_app)
 			ss_graph_emit(g, SS_PW_GRAPH_APP_GONE, id, NULL);
+	} else if (kind == 2) {
+		ss_graph_port_gone(g, id);
 	} else if (kind == 3) {
 		ss_graph_emit(g, SS_PW_GRAPH_LINK_REMOVED, id, NULL);
 	}

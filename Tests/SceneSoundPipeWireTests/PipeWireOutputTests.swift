@@ -168,6 +168,13 @@ import Testing
         try server.pactl(["load-module", "module-null-sink", "sink_name=no-such-sink", "rate=48000"])
         #expect(events.wait(timeoutSeconds: 5) { $0.contains { $0.isConnected } }, "\(events.events)")
         #expect(waitUntil(timeoutSeconds: 5) { Self.ourSink(server, name: "scenesoundpipewiretests") == "no-such-sink" })
+        // Both channels, though the sink's ports were announced one after the other once it
+        // existed (linked as each came: a sink seen with FL only once stayed linked so).
+        let wanted = [("out_FL", "playback_FL"), ("out_FR", "playback_FR")].map { ("scenesoundpipewiretests:\($0.0)", "no-such-sink:\($0.1)") }
+        #expect(waitUntil(timeoutSeconds: 5) {
+            let links = (try? server.pipeWireLinks()) ?? []
+            return wanted.allSatisfy { want in links.contains { $0 == want } }
+        }, "\((try? server.pipeWireLinks()) ?? [])")
     }
 
     /// `pin(toSink:)`: the app capture makes its own sink the default, and the mix must not
