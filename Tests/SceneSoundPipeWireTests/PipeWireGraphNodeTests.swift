@@ -415,3 +415,53 @@ struct Alignment {
         }
     }
 }
+
+/// Stage B's idle (issue 28): the node has no `node.always-process`, so with our outputs
+/// unlinked (the output resting) it runs only while something links into it. A parked app
+/// linked into a set runs it — the capture gets the app's audio with no output linked — and
+/// when the app ends the node is not scheduled any more (no cycles: nothing of ours wakes).
+@Suite(.serialized) struct PipeWireGraphNodeRestTests {
+    @Test func withOutputsUnlinkedAParkedAppAloneRunsTheNodeAndItsEndStopsIt() throws {
+        let server = try PrivateSoundServer(.pipeWire)
+        let box = NodeBox()
+        let node = PipeWireGraphNodeTests.makeNode(server, sets: 2) { event in
+            switch event {
+            case .parkSinkReady(let park): box.set(park: park)
+            case .appAppeared(let app, _):
+                guard let park = box.park, let node = box.node else { return }
+                box.set(app: app)
+                node.setTarget(ofApp: app, to: park)
+                node.link(set: 0, toApp: app, channels: [0, 1])
+            default: break
+            }
+        }
+        box.node = node
+        let capture = CapturedSet(capacityFrames: 4 * PipeWireGraphNodeTests.rateHz)
+        defer {
+            node.stop()
+            server.tearDown()
+        }
+        try node.start { capture.render($0) }
+        #expect(node.createParkSink(named: "scenesound-park-test") == 0)
+        try waitUntil(timeoutSeconds: 5, "our park sink") { box.park != nil }
+        usleep(500_000)
+        let idleCycles = node.cycleCount
+        usleep(500_000)
+        print("at rest, no link: \(node.cycleCount - idleCycles) cycles in 0.5 s")
+        #expect(node.cycleCount == idleCycles, "the node ran with nothing linked")
+
+        let file = server.directory.appendingPathComponent("tone.wav")
+        let frames = PipeWireGraphNodeTests.rateHz
+        let tone = (0 ..< frames).map { Float(sin(2 * Double.pi * 440 * Double($0) / 48_000) * 0.3) }
+        try writeWAV(file, left: tone, right: tone)
+        let paplay = try server.startClient("/usr/bin/paplay", [file.path])
+        defer { paplay.kill() }
+        #expect(waitUntil(timeoutSeconds: 10) { capture.frames >= frames / 2 }, "\(capture.frames) frames captured with our outputs unlinked")
+        #expect(waitUntil(timeoutSeconds: 10) { !paplay.isRunning }, "the app did not end")
+        usleep(1_000_000)
+        let afterCycles = node.cycleCount
+        usleep(1_000_000)
+        print("app ended: \(node.cycleCount - afterCycles) cycles in 1 s after")
+        #expect(node.cycleCount - afterCycles < 10, "the node kept running after the app ended")
+    }
+}
