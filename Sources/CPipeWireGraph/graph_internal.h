@@ -81,6 +81,7 @@ struct ss_pw_graph {
 	int outage, ever_linked, registry_synced, registry_seq;
 
 	struct pw_proxy *park_sink;
+	int park_wanted;            /* made again after a reconnection */
 	char park_name[SS_PW_GRAPH_TEXT];
 	uint32_t park_id;
 	uint32_t targeted[256];   /* app nodes whose metadata targets we wrote */
@@ -123,6 +124,7 @@ void ss_graph_free_set(struct ss_pw_graph *g, uint32_t set);
 void ss_graph_unlink_outputs(struct ss_pw_graph *g);
 void ss_graph_store_latency(struct ss_pw_graph *g, double seconds);
 void ss_graph_port_gone(struct ss_pw_graph *g, uint32_t port);
+int ss_graph_make_park_sink(struct ss_pw_graph *g);
 void ss_graph_destroy_proxies(struct pw_proxy **proxies, int count);
 
 #endif

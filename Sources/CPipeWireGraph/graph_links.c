@@ -366,6 +366,22 @@ void ss_pw_graph_unlink_outputs(ss_pw_graph *g)
 	pw_thread_loop_unlock(g->loop);
 }
 
+int ss_graph_make_park_sink(struct ss_pw_graph *g)
+{
+	struct pw_properties *props = pw_properties_new(
+			"factory.name", "support.null-audio-sink", PW_KEY_NODE_NAME, g->park_name,
+			PW_KEY_NODE_DESCRIPTION, "SceneSound park sink", PW_KEY_MEDIA_CLASS, "Audio/Sink",
+			"audio.channels", "8", "audio.position", "[ FL FR FC LFE RL RR SL SR ]",
+			PW_KEY_NODE_VIRTUAL, "true", "monitor.channel-volumes", "true",
+			/* Passive: the app's link to it alone does not start the app; our link into
+			 * a set, made after it, does, so the set gets the app's first cycle. */
+			PW_KEY_NODE_PASSIVE, "true",
+			PW_KEY_OBJECT_LINGER, "false", NULL);
+	g->park_sink = pw_core_create_object(g->core, "adapter", PW_TYPE_INTERFACE_Node, PW_VERSION_NODE, &props->dict, 0);
+	pw_properties_free(props);
+	return g->park_sink == NULL ? -errno : 0;
+}
+
 int ss_pw_graph_create_park_sink(ss_pw_graph *g, const char *name)
 {
 	int result = 0;
@@ -376,19 +392,8 @@ int ss_pw_graph_create_park_sink(ss_pw_graph *g, const char *name)
 		result = -EALREADY;
 	else {
 		snprintf(g->park_name, sizeof(g->park_name), "%s", name);
-		struct pw_properties *props = pw_properties_new(
-				"factory.name", "support.null-audio-sink", PW_KEY_NODE_NAME, name,
-				PW_KEY_NODE_DESCRIPTION, "SceneSound park sink", PW_KEY_MEDIA_CLASS, "Audio/Sink",
-				"audio.channels", "8", "audio.position", "[ FL FR FC LFE RL RR SL SR ]",
-				PW_KEY_NODE_VIRTUAL, "true", "monitor.channel-volumes", "true",
-				/* Passive: the app's link to it alone does not start the app; our link into
-				 * a set, made after it, does, so the set gets the app's first cycle. */
-				PW_KEY_NODE_PASSIVE, "true",
-				PW_KEY_OBJECT_LINGER, "false", NULL);
-		g->park_sink = pw_core_create_object(g->core, "adapter", PW_TYPE_INTERFACE_Node, PW_VERSION_NODE, &props->dict, 0);
-		pw_properties_free(props);
-		if (g->park_sink == NULL)
-			result = -errno;
+		result = ss_graph_make_park_sink(g);
+		g->park_wanted = result == 0;
 	}
 	pw_thread_loop_unlock(g->loop);
 	return result;
@@ -401,6 +406,7 @@ void ss_pw_graph_destroy_park_sink(ss_pw_graph *g)
 		pw_proxy_destroy(g->park_sink);
 	g->park_sink = NULL;
 	g->park_id = 0;
+	g->park_wanted = 0;
 	pw_thread_loop_unlock(g->loop);
 }
 

@@ -358,6 +358,9 @@ static int connect_node(struct ss_pw_graph *g)
 	int result = pw_filter_connect(g->filter, PW_FILTER_FLAG_RT_PROCESS, NULL, 0);
 	if (result == 0 && g->resting)
 		pw_filter_set_active(g->filter, false);
+	/* Made again after a reconnection: it went with the old connection. */
+	if (result == 0 && g->park_wanted)
+		result = ss_graph_make_park_sink(g);
 	return result;
 }
 
@@ -477,6 +480,7 @@ void ss_pw_graph_stop(ss_pw_graph *g)
 	if (was_started) {
 		clear_targets(g);
 		g->outputs_wanted = 0;
+		g->park_wanted = 0;
 		teardown(g);
 		if (g->retry_timer != NULL)
 			pw_loop_destroy_source(pw_thread_loop_get_loop(g->loop), g->retry_timer);

@@ -214,7 +214,8 @@ public final class PipeWireGraphNode: @unchecked Sendable {
         let name = String(cString: buffer)
         return name.isEmpty ? nil : name
     }
-    /// Our silent 7.1 park sink, made by our connection (it goes with it).
+    /// Our silent 7.1 park sink, made by our connection (it goes with it; made again after a
+    /// reconnection until destroyed).
     @discardableResult
     public func createParkSink(named name: String) -> Int32 {
         guard let handle = live else { return -1 }

@@ -465,3 +465,37 @@ struct Alignment {
         #expect(node.cycleCount - afterCycles < 10, "the node kept running after the app ended")
     }
 }
+
+/// The node after PipeWire restarts (reconnection asked for): its ports, its outputs' links and
+/// the park sink are made again, the loss reported once.
+@Suite(.serialized) struct PipeWireGraphNodeReconnectionTests {
+    @Test func afterPipeWireRestartsTheNodeItsOutputsAndItsParkSinkAreBack() throws {
+        let server = try PrivateSoundServer(.pipeWire)
+        let events = GraphEventLog()
+        let node = PipeWireGraphNode(configuration: .init(remote: server.pipeWireSocketPath, nodeName: PipeWireGraphNodeTests.nodeName,
+                                                          inputSetCount: 2, quantumFrames: 256, rateHz: PipeWireGraphNodeTests.rateHz,
+                                                          retrySeconds: (0.05, 1.0)), events: events.append)
+        defer {
+            node.stop()
+            server.tearDown()
+        }
+        let tone = GraphTone(frequencyHz: 1_000, left: 0.5, right: 0.25)
+        try node.start { tone.render($0) }
+        func parkReadyCount() -> Int { events.count { if case .parkSinkReady = $0 { true } else { false } } }
+        func linkedCount() -> Int { events.count { if case .outputsLinked = $0 { true } else { false } } }
+        try waitUntil(timeoutSeconds: 5, "our node") { node.nodeID != nil }
+        #expect(node.createParkSink(named: "scenesound-park-test") == 0)
+        node.linkOutputs(toSink: "out")
+        try waitUntil(timeoutSeconds: 5, "park sink and outputs") { parkReadyCount() == 1 && linkedCount() == 1 }
+
+        server.kill9()
+        #expect(events.wait(timeoutSeconds: 5) { $0.contains { if case .disconnected = $0 { true } else { false } } })
+        try server.start()
+        try waitUntil(timeoutSeconds: 10, "the park sink again, \(events.events)") { parkReadyCount() == 2 }
+        try waitUntil(timeoutSeconds: 10, "our outputs linked again, \(events.events)") { linkedCount() == 2 }
+        #expect(node.parkSinkNodeID != nil && node.nodeID(named: "scenesound-park-test") == node.parkSinkNodeID)
+        #expect(try server.pipeWireNodeProperties(named: "scenesound-park-test") != nil, "the park sink as pw-dump shows it")
+        #expect(node.reconnectCount == 1)
+        #expect(events.count { if case .disconnected = $0 { true } else { false } } == 1, "\(events.events)")
+    }
+}

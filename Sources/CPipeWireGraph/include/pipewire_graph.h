@@ -133,7 +133,8 @@ void ss_pw_graph_set_resting(ss_pw_graph *graph, int resting);
 /* The sink our outputs are linked to (copied into name, "" when none). */
 void ss_pw_graph_linked_sink(ss_pw_graph *graph, char *name, uint32_t size);
 /* Our silent park sink (adapter + support.null-audio-sink, 7.1, node.virtual,
- * object.linger=false: it dies with our connection; never a driver by priority). */
+ * object.linger=false: it dies with our connection; never a driver by priority); made again
+ * after a reconnection until destroyed or stopped. */
 int ss_pw_graph_create_park_sink(ss_pw_graph *graph, const char *name);
 void ss_pw_graph_destroy_park_sink(ss_pw_graph *graph);
 /* The park sink's node id, 0 until it is in the registry. */
