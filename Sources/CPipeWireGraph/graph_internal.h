@@ -85,6 +85,9 @@ struct ss_pw_graph {
 	char park_name[SS_PW_GRAPH_TEXT];
 	uint32_t park_id;
 	uint32_t targeted[256];   /* app nodes whose metadata targets we wrote */
+	/* Every target.object / target.node in the `default` metadata, ours or not, as announced. */
+	struct ss_seen_target { uint32_t subject; int is_object; char value[32]; } seen_targets[256];
+	uint32_t seen_target_count;
 	uint32_t targeted_count;
 
 	/* The data thread's: pointer tables filled every cycle, scratch outputs. */

@@ -127,10 +127,33 @@ static void default_sink_name(const char *value, char *name, int size)
 	}
 }
 
+/* target.object / target.node entries kept as announced (a NULL value removes one; a NULL key
+ * clears the subject's, or all with PW_ID_ANY), for the sweep. */
+static void note_target(struct ss_pw_graph *g, uint32_t subject, const char *key, const char *value)
+{
+	int is_object = key != NULL && strcmp(key, "target.object") == 0;
+	if (key != NULL && !is_object && strcmp(key, "target.node") != 0)
+		return;
+	for (uint32_t i = 0; i < g->seen_target_count; i++) {
+		struct ss_seen_target *t = &g->seen_targets[i];
+		if ((subject == PW_ID_ANY || t->subject == subject) && (key == NULL || t->is_object == is_object)) {
+			*t = g->seen_targets[--g->seen_target_count];
+			i--;
+		}
+	}
+	if (key != NULL && value != NULL && g->seen_target_count < SPA_N_ELEMENTS(g->seen_targets)) {
+		struct ss_seen_target *t = &g->seen_targets[g->seen_target_count++];
+		t->subject = subject;
+		t->is_object = is_object;
+		snprintf(t->value, sizeof(t->value), "%s", value);
+	}
+}
+
 static void on_metadata_property(void *data, uint32_t subject, const char *key, const char *type, const char *value)
 {
 	struct ss_pw_graph *g = data;
 	(void)type;
+	note_target(g, subject, key, value);
 	if (subject != PW_ID_CORE || key == NULL || strcmp(key, "default.audio.sink") != 0)
 		return;
 	char name[SS_PW_GRAPH_TEXT];
@@ -396,6 +419,7 @@ static void teardown(struct ss_pw_graph *g)
 	ss_view_unbind(g, 0);
 	ss_view_clear(&g->view);
 	g->targeted_count = 0;
+	g->seen_target_count = 0;
 	g->default_sink[0] = '\0';
 	g->registry_synced = 0;
 	__atomic_store_n(&g->node_id, 0, __ATOMIC_RELAXED);
@@ -468,6 +492,50 @@ static void clear_targets(struct ss_pw_graph *g)
 	while (!g->synced)
 		if (pw_thread_loop_timed_wait(g->loop, 1) != 0)
 			break;
+}
+
+/* Waits (≤ 1 s) until the server has answered everything asked so far. Loop locked. */
+static void sync_with_server(struct ss_pw_graph *g)
+{
+	if (g->core == NULL || g->disconnected)
+		return;
+	g->synced = 0;
+	g->sync_seq = pw_core_sync(g->core, PW_ID_CORE, 0);
+	while (!g->synced)
+		if (pw_thread_loop_timed_wait(g->loop, 1) != 0)
+			break;
+}
+
+int ss_pw_graph_sweep_targets(ss_pw_graph *g, const char *park_prefix)
+{
+	pw_thread_loop_lock(g->loop);
+	/* Twice: the registry's globals (the metadata among them), then the metadata's properties
+	 * that its binding asked for. */
+	sync_with_server(g);
+	sync_with_server(g);
+	int swept = -EAGAIN;
+	if (g->metadata != NULL) {
+		swept = 0;
+		size_t prefix = park_prefix != NULL ? strlen(park_prefix) : 0;
+		for (uint32_t i = 0; i < g->seen_target_count; i++) {
+			struct ss_seen_target *t = &g->seen_targets[i];
+			char *end;
+			unsigned long long number = strtoull(t->value, &end, 10);
+			struct ss_pw_graph_node_info *target = NULL;
+			for (uint32_t n = 0; end != t->value && *end == '\0' && n < g->view.node_count; n++)
+				if (t->is_object ? g->view.nodes[n].serial == number : g->view.nodes[n].id == number)
+					target = &g->view.nodes[n];
+			int ours = target != NULL && prefix > 0 && strncmp(target->name, park_prefix, prefix) == 0;
+			/* "-1" (the default) and names are WirePlumber's or the user's: left alone. */
+			if ((target == NULL && end != t->value && *end == '\0' && strcmp(t->value, "-1") != 0) || ours) {
+				pw_metadata_set_property(g->metadata, t->subject, t->is_object ? "target.object" : "target.node", NULL, NULL);
+				swept++;
+			}
+		}
+		sync_with_server(g);
+	}
+	pw_thread_loop_unlock(g->loop);
+	return swept;
 }
 
 void ss_pw_graph_stop(ss_pw_graph *g)

@@ -231,6 +231,15 @@ public final class PipeWireGraphNode: @unchecked Sendable {
         return -ss_pw_graph_set_target(handle, appNodeID, targetNodeID ?? 0)
     }
 
+    /// Deletes the `default` metadata targets that name no node there is, or one of our park
+    /// sinks (name starting with `parkSinkPrefix`): what a SceneSound that crashed left behind
+    /// (at start; the guard's sweep). How many went; nil without the metadata. Not from a handler.
+    public func sweepStaleTargets(parkSinkPrefix: String) -> Int? {
+        guard let handle = live else { return nil }
+        let swept = parkSinkPrefix.withCString { ss_pw_graph_sweep_targets(handle, $0) }
+        return swept < 0 ? nil : Int(swept)
+    }
+
     // MARK: State and the registry view
 
     public var nodeID: UInt32? { handle.flatMap { let id = ss_pw_graph_node_id($0); return id == 0 ? nil : id } }

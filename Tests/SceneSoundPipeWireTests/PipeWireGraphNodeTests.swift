@@ -499,3 +499,41 @@ struct Alignment {
         #expect(events.count { if case .disconnected = $0 { true } else { false } } == 1, "\(events.events)")
     }
 }
+
+/// What a SceneSound that crashed leaves in the `default` metadata — targets naming a serial
+/// that is gone, or one of our park sinks — deleted by the sweep (at start, and the guard's);
+/// WirePlumber's "-1" (the default) is left alone.
+@Suite(.serialized) struct PipeWireGraphNodeSweepTests {
+    @Test func staleTargetsAndOnesNamingOurParkSinkAreSweptTheDefaultIsLeft() throws {
+        let server = try PrivateSoundServer(.pipeWire)
+        let box = NodeBox()
+        let node = PipeWireGraphNodeTests.makeNode(server, sets: 1) { event in
+            if case .parkSinkReady(let park) = event { box.set(park: park) }
+        }
+        defer {
+            node.stop()
+            server.tearDown()
+        }
+        try node.start { cycle in for c in 0 ..< 2 { cycle.output(c).update(repeating: 0, count: cycle.frames) } }
+        try waitUntil(timeoutSeconds: 5, "our node") { node.nodeID != nil }
+        #expect(node.createParkSink(named: "scenesound-park-sweep") == 0)
+        try waitUntil(timeoutSeconds: 5, "our park sink") { box.park != nil }
+        let ours = try #require(node.nodeID), park = try #require(box.park), out = try #require(node.nodeID(named: "out"))
+        func write(_ subject: UInt32, _ key: String, _ value: String) throws {
+            // ("--" before the values: "-1" is not an option.)
+            try runTool("/usr/bin/pw-metadata", ["-n", "default", "--", "\(subject)", key, value, "Spa:Id"], display: nil,
+                        environment: ["PIPEWIRE_REMOTE": server.pipeWireSocketPath])
+        }
+        try write(out, "target.object", "999999")        // a serial that is no node
+        try write(ours, "target.node", "\(park)")        // our park sink
+        try write(ours, "target.object", "-1")           // the default: left alone
+        try waitUntil(timeoutSeconds: 5, "the targets written") {
+            (try PipeWireGraphNodeTests.metadataTargets(server, node: nil)).count == 3
+        }
+        let swept = node.sweepStaleTargets(parkSinkPrefix: "scenesound-park")
+        let left = try PipeWireGraphNodeTests.metadataTargets(server, node: nil)
+        print("swept \(String(describing: swept)); left \(left)")
+        #expect(swept == 2)
+        #expect(left.count == 1 && left[0].contains("id:\(ours) ") && left[0].contains("'-1'"), "\(left)")
+    }
+}

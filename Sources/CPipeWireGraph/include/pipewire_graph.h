@@ -143,6 +143,13 @@ uint32_t ss_pw_graph_park_sink_id(ss_pw_graph *graph);
  * node; target_node 0 clears them. 0, -ENOENT (unknown node), -EAGAIN (no metadata yet). */
 int ss_pw_graph_set_target(ss_pw_graph *graph, uint32_t app_node, uint32_t target_node);
 
+/* Deletes every `default` metadata target.object / target.node, ours or left by a SceneSound that
+ * crashed, that names no node there is (a serial, or an id, that is gone) or a node whose name
+ * starts with park_prefix (our park sinks); "-1" and names are left alone. Waits for the server
+ * (the registry and the metadata enumerated, then the deletions done). How many entries went, or
+ * -EAGAIN (no metadata). Not from a callback. */
+int ss_pw_graph_sweep_targets(ss_pw_graph *graph, const char *park_prefix);
+
 /* Read anywhere, lock-free. */
 uint64_t ss_pw_graph_cycles(const ss_pw_graph *graph);
 uint32_t ss_pw_graph_quantum_frames(const ss_pw_graph *graph);
