@@ -1,4 +1,4 @@
-/* Shared between the two files of CPipeWireGraph; not part of its interface. */
+/* Shared between the files of CPipeWireGraph; not part of its interface. */
 #ifndef SCENESOUND_PIPEWIRE_GRAPH_INTERNAL_H
 #define SCENESOUND_PIPEWIRE_GRAPH_INTERNAL_H
 
@@ -128,6 +128,16 @@ void ss_graph_unlink_outputs(struct ss_pw_graph *g);
 void ss_graph_store_latency(struct ss_pw_graph *g, double seconds);
 void ss_graph_port_gone(struct ss_pw_graph *g, uint32_t port);
 int ss_graph_make_park_sink(struct ss_pw_graph *g);
+/* graph_events.c: the listeners, and a lost connection (reported once per outage, retried). */
+extern const struct pw_registry_events ss_graph_registry_events;
+extern const struct pw_core_events ss_graph_core_events;
+void ss_graph_lost(struct ss_pw_graph *g, const char *why);
+/* pipewire_graph.c: the next retry armed (its delay doubled, up to the maximum). */
+void ss_graph_schedule_retry(struct ss_pw_graph *g);
+/* graph_metadata.c */
+extern const struct pw_metadata_events ss_graph_metadata_events;
+/* Clears our targets and waits (≤ 1 s) for the server to have done so. */
+void ss_graph_clear_targets(struct ss_pw_graph *g);
 void ss_graph_destroy_proxies(struct pw_proxy **proxies, int count);
 
 #endif

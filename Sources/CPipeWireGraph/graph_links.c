@@ -1,5 +1,5 @@
-/* The graph node's operations: links into the port pool and to the sink, the park sink, the
- * `default` metadata targets (loop thread; each exported one takes the loop's lock). */
+/* The graph node's operations: links into the port pool and to the sink, the park sink (loop
+ * thread; each exported one takes the loop's lock). The metadata targets: graph_metadata.c. */
 #include "graph_internal.h"
 
 #include <errno.h>
@@ -416,34 +416,4 @@ uint32_t ss_pw_graph_park_sink_id(ss_pw_graph *g)
 	uint32_t id = g->park_id;
 	pw_thread_loop_unlock(g->loop);
 	return id;
-}
-
-int ss_pw_graph_set_target(ss_pw_graph *g, uint32_t app_node, uint32_t target_node)
-{
-	int result = 0;
-	pw_thread_loop_lock(g->loop);
-	struct ss_pw_graph_node_info *target = target_node != 0 ? ss_view_node(&g->view, target_node) : NULL;
-	if (g->metadata == NULL)
-		result = -EAGAIN;
-	else if (target_node != 0 && target == NULL)
-		result = -ENOENT;
-	else {
-		char serial[24], id[16];
-		if (target != NULL) {
-			snprintf(serial, sizeof(serial), "%llu", (unsigned long long)target->serial);
-			snprintf(id, sizeof(id), "%u", target_node);
-		}
-		/* target.object (the serial) is what WirePlumber reads first: ids are reused. */
-		pw_metadata_set_property(g->metadata, app_node, "target.object", target ? "Spa:Id" : NULL, target ? serial : NULL);
-		pw_metadata_set_property(g->metadata, app_node, "target.node", target ? "Spa:Id" : NULL, target ? id : NULL);
-		uint32_t i = 0;
-		while (i < g->targeted_count && g->targeted[i] != app_node)
-			i++;
-		if (target != NULL && i == g->targeted_count && g->targeted_count < SPA_N_ELEMENTS(g->targeted))
-			g->targeted[g->targeted_count++] = app_node;
-		else if (target == NULL && i < g->targeted_count)
-			g->targeted[i] = g->targeted[--g->targeted_count];
-	}
-	pw_thread_loop_unlock(g->loop);
-	return result;
 }

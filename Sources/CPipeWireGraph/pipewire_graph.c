@@ -1,6 +1,7 @@
-/* The graph node: a pw_filter with a fixed port pool, its links, its park sink and the
- * `default` metadata targets (header: pipewire_graph.h; the figures behind each choice:
- * docs/CAPTURE.md, "The graph path on PipeWire"). */
+/* The graph node: a pw_filter with 8 outputs and a fixed input port pool, its data thread, its
+ * connection's life cycle and reconnection (header: pipewire_graph.h; the figures behind each
+ * choice: docs/CAPTURE.md, "The graph path on PipeWire"). The registry's and the core's events:
+ * graph_events.c; links and the park sink: graph_links.c; the metadata: graph_metadata.c. */
 #define _GNU_SOURCE
 #include "graph_internal.h"
 
@@ -13,7 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <spa/utils/json.h>
 
 void ss_graph_emit(struct ss_pw_graph *g, int event, uint32_t id, const char *detail)
 {
@@ -93,187 +93,6 @@ static const struct pw_filter_events filter_events = {
 	PW_VERSION_FILTER_EVENTS, .state_changed = on_filter_state, .process = on_process,
 };
 
-/* ---- Registry, metadata, core. ---- */
-
-static void on_metadata_property(void *data, uint32_t subject, const char *key, const char *type, const char *value);
-static int metadata_property(void *data, uint32_t subject, const char *key, const char *type, const char *value)
-{
-	on_metadata_property(data, subject, key, type, value);
-	return 0;
-}
-static const struct pw_metadata_events metadata_events = { PW_VERSION_METADATA_EVENTS, .property = metadata_property };
-
-/* `default.audio.sink` is JSON, { "name": "out" }: its "name", read with SPA's own JSON parser
- * (escapes and all); empty when absent or not an object. */
-static void default_sink_name(const char *value, char *name, int size)
-{
-	struct spa_json document, object;
-	char key[64];
-	const char *skipped;
-	name[0] = '\0';
-	if (value == NULL)
-		return;
-	spa_json_init(&document, value, strlen(value));
-	if (spa_json_enter_object(&document, &object) <= 0)
-		return;
-	while (spa_json_get_string(&object, key, sizeof(key)) > 0) {
-		if (strcmp(key, "name") == 0) {
-			if (spa_json_get_string(&object, name, size) <= 0)
-				name[0] = '\0';
-			return;
-		}
-		if (spa_json_next(&object, &skipped) <= 0)
-			return;
-	}
-}
-
-/* target.object / target.node entries kept as announced (a NULL value removes one; a NULL key
- * clears the subject's, or all with PW_ID_ANY), for the sweep. */
-static void note_target(struct ss_pw_graph *g, uint32_t subject, const char *key, const char *value)
-{
-	int is_object = key != NULL && strcmp(key, "target.object") == 0;
-	if (key != NULL && !is_object && strcmp(key, "target.node") != 0)
-		return;
-	for (uint32_t i = 0; i < g->seen_target_count; i++) {
-		struct ss_seen_target *t = &g->seen_targets[i];
-		if ((subject == PW_ID_ANY || t->subject == subject) && (key == NULL || t->is_object == is_object)) {
-			*t = g->seen_targets[--g->seen_target_count];
-			i--;
-		}
-	}
-	if (key != NULL && value != NULL && g->seen_target_count < SPA_N_ELEMENTS(g->seen_targets)) {
-		struct ss_seen_target *t = &g->seen_targets[g->seen_target_count++];
-		t->subject = subject;
-		t->is_object = is_object;
-		snprintf(t->value, sizeof(t->value), "%s", value);
-	}
-}
-
-static void on_metadata_property(void *data, uint32_t subject, const char *key, const char *type, const char *value)
-{
-	struct ss_pw_graph *g = data;
-	(void)type;
-	note_target(g, subject, key, value);
-	if (subject != PW_ID_CORE || key == NULL || strcmp(key, "default.audio.sink") != 0)
-		return;
-	char name[SS_PW_GRAPH_TEXT];
-	default_sink_name(value, name, sizeof(name));
-	if (strcmp(name, g->default_sink) == 0)
-		return;
-	snprintf(g->default_sink, sizeof(g->default_sink), "%s", name);
-	/* Linked already to the sink that is now the default (it was found by name before the
-	 * metadata came): nothing to change. */
-	if (g->outputs_wanted && g->follow_default && strcmp(g->linked_sink_name, name) != 0)
-		ss_graph_unlink_outputs(g);
-	ss_graph_update(g);
-}
-
-static void on_global(void *data, uint32_t id, uint32_t permissions, const char *type, uint32_t version, const struct spa_dict *props)
-{
-	struct ss_pw_graph *g = data;
-	(void)permissions; (void)version;
-	if (strcmp(type, PW_TYPE_INTERFACE_Metadata) == 0) {
-		const char *name = props != NULL ? spa_dict_lookup(props, PW_KEY_METADATA_NAME) : NULL;
-		if (name != NULL && strcmp(name, "default") == 0 && g->metadata == NULL) {
-			g->metadata = pw_registry_bind(g->registry, id, type, PW_VERSION_METADATA, 0);
-			if (g->metadata != NULL)
-				pw_metadata_add_listener(g->metadata, &g->metadata_listener, &metadata_events, g);
-		}
-		return;
-	}
-	int kind = ss_view_add(&g->view, id, type, props);
-	if (kind == 1) {
-		struct ss_pw_graph_node_info *node = ss_view_node(&g->view, id);
-		if (g->park_sink != NULL && strcmp(node->name, g->park_name) == 0) {
-			g->park_id = id;
-			ss_graph_emit(g, SS_PW_GRAPH_PARK_SINK_READY, id, node->name);
-		} else if (strncmp(node->media_class, "Stream/", 7) == 0 && strcmp(node->name, g->node_name) != 0) {
-			ss_view_bind_stream(g, id);
-			if (strcmp(node->media_class, "Stream/Output/Audio") == 0)
-				ss_graph_emit(g, SS_PW_GRAPH_APP_APPEARED, id, node->name);
-		}
-	} else if (kind == 3) {
-		struct ss_pw_graph_link_info *link = &g->view.links[g->view.link_count - 1];
-		char detail[64];
-		snprintf(detail, sizeof(detail), "%u:%u->%u:%u", link->output_node, link->output_port, link->input_node, link->input_port);
-		ss_graph_emit(g, SS_PW_GRAPH_LINK_ADDED, id, detail);
-	}
-	ss_graph_update(g);
-}
-
-static void on_global_remove(void *data, uint32_t id)
-{
-	struct ss_pw_graph *g = data;
-	struct ss_pw_graph_node_info *node = ss_view_node(&g->view, id);
-	int was_app = node != NULL && strcmp(node->media_class, "Stream/Output/Audio") == 0;
-	int kind = ss_view_remove(&g->view, id);
-	if (kind == 1) {
-		ss_view_unbind(g, id);
-		for (uint32_t s = 0; s < g->config.input_sets; s++)
-			if (g->set_app[s] == id)
-				ss_graph_free_set(g, s);
-		for (uint32_t i = 0; i < g->targeted_count; i++)
-			if (g->targeted[i] == id)   /* the server drops a gone node's metadata */
-				g->targeted[i--] = g->targeted[--g->targeted_count];
-		if (id == g->park_id)
-			g->park_id = 0;
-		if (id == g->linked_sink)
-			ss_graph_unlink_outputs(g);
-		if (was_app)
-			ss_graph_emit(g, SS_PW_GRAPH_APP_GONE, id, NULL);
-	} else if (kind == 2) {
-		ss_graph_port_gone(g, id);
-	} else if (kind == 3) {
-		ss_graph_emit(g, SS_PW_GRAPH_LINK_REMOVED, id, NULL);
-	}
-	ss_graph_update(g);
-}
-
-static const struct pw_registry_events registry_events = {
-	PW_VERSION_REGISTRY_EVENTS, .global = on_global, .global_remove = on_global_remove,
-};
-
-static void on_core_done(void *data, uint32_t id, int seq)
-{
-	struct ss_pw_graph *g = data;
-	if (id == PW_ID_CORE && seq == g->sync_seq) {
-		g->synced = 1;
-		pw_thread_loop_signal(g->loop, false);
-	}
-	if (id == PW_ID_CORE && seq == g->registry_seq && !g->registry_synced) {
-		g->registry_synced = 1;   /* every global there was at connection is known */
-		ss_graph_update(g);
-	}
-}
-
-static void schedule_retry(struct ss_pw_graph *g);
-static void lost(struct ss_pw_graph *g, const char *why)
-{
-	g->disconnected = 1;
-	__atomic_store_n(&g->linked_mask, 0, __ATOMIC_RELEASE);
-	ss_graph_store_latency(g, -1);
-	if (!g->outage) {
-		g->outage = 1;
-		ss_graph_emit(g, SS_PW_GRAPH_DISCONNECTED, 0, why);
-	}
-	schedule_retry(g);
-}
-
-static void on_core_error(void *data, uint32_t id, int seq, int res, const char *message)
-{
-	struct ss_pw_graph *g = data;
-	(void)seq;
-	if (id != PW_ID_CORE) {
-		ss_graph_emit(g, SS_PW_GRAPH_ERROR, id, message);
-	} else if (res == -EPIPE && !g->disconnected) {
-		g->synced = 1;
-		pw_thread_loop_signal(g->loop, false);
-		lost(g, message);
-	}
-}
-
-static const struct pw_core_events core_events = { PW_VERSION_CORE_EVENTS, .done = on_core_done, .error = on_core_error };
-
 /* ---- Life cycle. ---- */
 
 ss_pw_graph *ss_pw_graph_new(const struct ss_pw_graph_config *config, ss_pw_graph_process_cb process,
@@ -327,9 +146,9 @@ static int connect_node(struct ss_pw_graph *g)
 		return -errno;
 	g->disconnected = 0;
 	g->announce_link = 1;
-	pw_core_add_listener(g->core, &g->core_listener, &core_events, g);
+	pw_core_add_listener(g->core, &g->core_listener, &ss_graph_core_events, g);
 	g->registry = pw_core_get_registry(g->core, PW_VERSION_REGISTRY, 0);
-	pw_registry_add_listener(g->registry, &g->registry_listener, &registry_events, g);
+	pw_registry_add_listener(g->registry, &g->registry_listener, &ss_graph_registry_events, g);
 	g->registry_synced = 0;
 	g->registry_seq = pw_core_sync(g->core, PW_ID_CORE, 0);
 	pw_loop_invoke(pw_data_loop_get_loop(pw_context_get_data_loop(g->context)), make_data_thread_realtime, 0, NULL, 0, false, NULL);
@@ -428,7 +247,7 @@ static void teardown(struct ss_pw_graph *g)
 	memset(g->out_ids, 0, sizeof(g->out_ids));
 }
 
-static void schedule_retry(struct ss_pw_graph *g)
+void ss_graph_schedule_retry(struct ss_pw_graph *g)
 {
 	if (!g->started || g->retry_timer == NULL || g->config.retry_initial_seconds <= 0)
 		return;
@@ -452,7 +271,7 @@ static void on_retry(void *data, uint64_t expirations)
 	ss_graph_emit(g, SS_PW_GRAPH_RECONNECTING, 0, attempt);
 	if (connect_node(g) < 0) {
 		teardown(g);
-		lost(g, "cannot reach PipeWire");
+		ss_graph_lost(g, "cannot reach PipeWire");
 	}
 }
 
@@ -470,7 +289,7 @@ int ss_pw_graph_start(ss_pw_graph *g)
 	if (result < 0 && g->config.retry_initial_seconds > 0) {
 		/* Not there yet: retried, as a lost connection is. */
 		teardown(g);
-		lost(g, "cannot reach PipeWire");
+		ss_graph_lost(g, "cannot reach PipeWire");
 		result = 0;
 	}
 	pw_thread_loop_unlock(g->loop);
@@ -479,64 +298,6 @@ int ss_pw_graph_start(ss_pw_graph *g)
 	return result < 0 ? result : 0;
 }
 
-/* Clears our metadata targets and waits (≤ 1 s) until the server has done so: a target we
- * wrote outlives our connection. */
-static void clear_targets(struct ss_pw_graph *g)
-{
-	if (g->metadata == NULL || g->disconnected || g->targeted_count == 0)
-		return;
-	while (g->targeted_count > 0)
-		ss_pw_graph_set_target(g, g->targeted[g->targeted_count - 1], 0);
-	g->synced = 0;
-	g->sync_seq = pw_core_sync(g->core, PW_ID_CORE, 0);
-	while (!g->synced)
-		if (pw_thread_loop_timed_wait(g->loop, 1) != 0)
-			break;
-}
-
-/* Waits (≤ 1 s) until the server has answered everything asked so far. Loop locked. */
-static void sync_with_server(struct ss_pw_graph *g)
-{
-	if (g->core == NULL || g->disconnected)
-		return;
-	g->synced = 0;
-	g->sync_seq = pw_core_sync(g->core, PW_ID_CORE, 0);
-	while (!g->synced)
-		if (pw_thread_loop_timed_wait(g->loop, 1) != 0)
-			break;
-}
-
-int ss_pw_graph_sweep_targets(ss_pw_graph *g, const char *park_prefix)
-{
-	pw_thread_loop_lock(g->loop);
-	/* Twice: the registry's globals (the metadata among them), then the metadata's properties
-	 * that its binding asked for. */
-	sync_with_server(g);
-	sync_with_server(g);
-	int swept = -EAGAIN;
-	if (g->metadata != NULL) {
-		swept = 0;
-		size_t prefix = park_prefix != NULL ? strlen(park_prefix) : 0;
-		for (uint32_t i = 0; i < g->seen_target_count; i++) {
-			struct ss_seen_target *t = &g->seen_targets[i];
-			char *end;
-			unsigned long long number = strtoull(t->value, &end, 10);
-			struct ss_pw_graph_node_info *target = NULL;
-			for (uint32_t n = 0; end != t->value && *end == '\0' && n < g->view.node_count; n++)
-				if (t->is_object ? g->view.nodes[n].serial == number : g->view.nodes[n].id == number)
-					target = &g->view.nodes[n];
-			int ours = target != NULL && prefix > 0 && strncmp(target->name, park_prefix, prefix) == 0;
-			/* "-1" (the default) and names are WirePlumber's or the user's: left alone. */
-			if ((target == NULL && end != t->value && *end == '\0' && strcmp(t->value, "-1") != 0) || ours) {
-				pw_metadata_set_property(g->metadata, t->subject, t->is_object ? "target.object" : "target.node", NULL, NULL);
-				swept++;
-			}
-		}
-		sync_with_server(g);
-	}
-	pw_thread_loop_unlock(g->loop);
-	return swept;
-}
 
 void ss_pw_graph_stop(ss_pw_graph *g)
 {
@@ -546,7 +307,7 @@ void ss_pw_graph_stop(ss_pw_graph *g)
 	int was_started = g->started;
 	g->started = 0;
 	if (was_started) {
-		clear_targets(g);
+		ss_graph_clear_targets(g);
 		g->outputs_wanted = 0;
 		g->park_wanted = 0;
 		teardown(g);
