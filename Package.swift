@@ -63,13 +63,12 @@ let package = Package(
         // The status document as JSON text, one encoder and decoder for the server, the CLI and
         // the tests: apart from SceneSoundProtocol, which stays free of Foundation.
         .target(name: "SceneSoundStatusJSON", dependencies: ["SceneSoundProtocol"]),
-        // PipeWire's own playback stream (the calls, in C: its loop and stream API are macros).
-        .target(name: "CPipeWireOutput", dependencies: ["CPipeWire"], linkerSettings: [.linkedLibrary("m")]),
-        // SceneSound as one real-time node of the graph (issue 28): a pw_filter with a fixed port
-        // pool, its own links, park sink and metadata targets, and one view of the registry.
-        // Built and tested; the daemon does not use it yet.
+        // SceneSound as one real-time node of the PipeWire graph (issue 28), in C (libpipewire's
+        // loop and filter API are macros): a pw_filter with 8 outputs and a fixed input port pool,
+        // its own links, reconnection, park sink and metadata targets, and one view of the
+        // registry. The daemon's PipeWire output (PipeWireOutput) is this node.
         .target(name: "CPipeWireGraph", dependencies: ["CPipeWire"]),
-        .target(name: "SceneSoundPipeWire", dependencies: ["CPipeWireOutput", "CPipeWireGraph", "SceneSoundPlatform"]),
+        .target(name: "SceneSoundPipeWire", dependencies: ["CPipeWireGraph", "SceneSoundPlatform"]),
         // Output backends: pipewire, pulse, wav, null. They own the thread that drives the engine.
         .target(name: "SceneSoundOutputs", dependencies: ["SceneSoundEngine", "SceneSoundMedia", "SceneSoundPulse", "SceneSoundPipeWire",
                                                           "SceneSoundPlatform"]),

@@ -1,4 +1,4 @@
-/* Shared between the two files of CPipeWireGraph; not part of its interface. */
+/* Shared between the files of CPipeWireGraph; not part of its interface. */
 #ifndef SCENESOUND_PIPEWIRE_GRAPH_INTERNAL_H
 #define SCENESOUND_PIPEWIRE_GRAPH_INTERNAL_H
 
@@ -9,7 +9,7 @@
 #include <pipewire/extensions/metadata.h>
 
 #define SS_MAX_SCRATCH_FRAMES 8192
-#define SS_OUT_LINKS 4
+#define SS_OUT_LINKS 16
 
 struct ss_view_port {
 	struct ss_pw_graph_port_info info;
@@ -58,28 +58,41 @@ struct ss_pw_graph {
 
 	/* The port pool (made before connecting) and their global ids once announced. */
 	void *in_ports[SS_PW_GRAPH_MAX_SETS][SS_PW_GRAPH_SET_CHANNELS];
-	void *out_ports[2];
+	void *out_ports[SS_PW_GRAPH_OUT_CHANNELS];
 	uint32_t in_ids[SS_PW_GRAPH_MAX_SETS][SS_PW_GRAPH_SET_CHANNELS];
-	uint32_t out_ids[2];
+	uint32_t out_ids[SS_PW_GRAPH_OUT_CHANNELS];
 	uint32_t set_app[SS_PW_GRAPH_MAX_SETS];
 	uint32_t set_mask[SS_PW_GRAPH_MAX_SETS];
 	struct pw_proxy *set_links[SS_PW_GRAPH_MAX_SETS][2 * SS_PW_GRAPH_SET_CHANNELS];
 
-	/* Outputs: wanted (follow_default or sink_name), and the links made. */
-	int outputs_wanted, follow_default;
-	char sink_name[SS_PW_GRAPH_TEXT], default_sink[SS_PW_GRAPH_TEXT];
+	/* Outputs: wanted (follow_default or sink_name), which of the 8 (output_mask), whether
+	 * resting (wanted but unlinked so the sink may suspend), and the links made. */
+	int outputs_wanted, follow_default, resting, failure_reported, announce_link;
+	uint32_t output_mask;
+	char sink_name[SS_PW_GRAPH_TEXT], default_sink[SS_PW_GRAPH_TEXT], linked_sink_name[SS_PW_GRAPH_TEXT];
 	uint32_t linked_sink;
 	struct pw_proxy *out_links[SS_OUT_LINKS];
+	uint32_t out_link_port[SS_OUT_LINKS], out_link_channel[SS_OUT_LINKS], out_link_count;
+
+	/* Reconnection: a timer on the loop, its next delay, the attempts since the loss. */
+	struct spa_source *retry_timer;
+	double retry_delay;
+	uint32_t attempts;
+	int outage, ever_linked, registry_synced, registry_seq;
 
 	struct pw_proxy *park_sink;
+	int park_wanted;            /* made again after a reconnection */
 	char park_name[SS_PW_GRAPH_TEXT];
 	uint32_t park_id;
 	uint32_t targeted[256];   /* app nodes whose metadata targets we wrote */
+	/* Every target.object / target.node in the `default` metadata, ours or not, as announced. */
+	struct ss_seen_target { uint32_t subject; int is_object; char value[32]; } seen_targets[256];
+	uint32_t seen_target_count;
 	uint32_t targeted_count;
 
 	/* The data thread's: pointer tables filled every cycle, scratch outputs. */
 	const float *cycle_inputs[SS_PW_GRAPH_MAX_SETS * SS_PW_GRAPH_SET_CHANNELS];
-	float *cycle_outputs[2];
+	float *cycle_outputs[SS_PW_GRAPH_OUT_CHANNELS];
 	float *scratch;
 	/* Written on the data or loop thread, read anywhere. */
 	int set_in_use[SS_PW_GRAPH_MAX_SETS];
@@ -87,6 +100,9 @@ struct ss_pw_graph {
 	uint64_t cycles;
 	uint32_t quantum_frames, rate_hz;
 	int policy;
+	uint32_t linked_mask;       /* our outputs linked to the sink, bit per channel */
+	uint64_t latency_bits;      /* a double, -1 while not linked */
+	uint64_t underruns, reconnects;
 };
 
 /* registry_view.c */
@@ -109,6 +125,19 @@ void ss_graph_emit(struct ss_pw_graph *g, int event, uint32_t id, const char *de
 void ss_graph_update(struct ss_pw_graph *g);
 void ss_graph_free_set(struct ss_pw_graph *g, uint32_t set);
 void ss_graph_unlink_outputs(struct ss_pw_graph *g);
+void ss_graph_store_latency(struct ss_pw_graph *g, double seconds);
+void ss_graph_port_gone(struct ss_pw_graph *g, uint32_t port);
+int ss_graph_make_park_sink(struct ss_pw_graph *g);
+/* graph_events.c: the listeners, and a lost connection (reported once per outage, retried). */
+extern const struct pw_registry_events ss_graph_registry_events;
+extern const struct pw_core_events ss_graph_core_events;
+void ss_graph_lost(struct ss_pw_graph *g, const char *why);
+/* pipewire_graph.c: the next retry armed (its delay doubled, up to the maximum). */
+void ss_graph_schedule_retry(struct ss_pw_graph *g);
+/* graph_metadata.c */
+extern const struct pw_metadata_events ss_graph_metadata_events;
+/* Clears our targets and waits (≤ 1 s) for the server to have done so. */
+void ss_graph_clear_targets(struct ss_pw_graph *g);
 void ss_graph_destroy_proxies(struct pw_proxy **proxies, int count);
 
 #endif

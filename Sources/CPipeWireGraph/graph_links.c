@@ -1,5 +1,5 @@
-/* The graph node's operations: links into the port pool and to the sink, the park sink, the
- * `default` metadata targets (loop thread; each exported one takes the loop's lock). */
+/* The graph node's operations: links into the port pool and to the sink, the park sink (loop
+ * thread; each exported one takes the loop's lock). The metadata targets: graph_metadata.c. */
 #include "graph_internal.h"
 
 #include <errno.h>
@@ -46,8 +46,129 @@ void ss_graph_free_set(struct ss_pw_graph *g, uint32_t set)
 
 void ss_graph_unlink_outputs(struct ss_pw_graph *g)
 {
+	__atomic_store_n(&g->linked_mask, 0, __ATOMIC_RELEASE);
+	ss_graph_store_latency(g, -1);
 	ss_graph_destroy_proxies(g->out_links, SS_OUT_LINKS);
+	g->out_link_count = 0;
 	g->linked_sink = 0;
+	g->linked_sink_name[0] = '\0';
+}
+
+/* The sink wanted: the default's node.name, or the named one (or the one of that object.serial). */
+static struct ss_pw_graph_node_info *wanted_sink(struct ss_pw_graph *g)
+{
+	const char *name = g->follow_default ? g->default_sink : g->sink_name;
+	if (name[0] == '\0')
+		return NULL;
+	struct ss_pw_graph_node_info *sink = ss_view_node_named(&g->view, name);
+	if (sink != NULL || strspn(name, "0123456789") != strlen(name))
+		return sink;
+	unsigned long long serial = strtoull(name, NULL, 10);
+	for (uint32_t i = 0; i < g->view.node_count; i++)
+		if (g->view.nodes[i].serial == serial)
+			return &g->view.nodes[i];
+	return NULL;
+}
+
+/* The named sink is not there: said once (with the sinks there are) until our outputs are linked. */
+static void report_missing_sink(struct ss_pw_graph *g)
+{
+	if (g->failure_reported || g->follow_default || !g->registry_synced)
+		return;
+	g->failure_reported = 1;
+	char message[512];
+	int used = snprintf(message, sizeof(message), "no sink named \"%s\"; available sinks:", g->sink_name);
+	const char *separator = " ";
+	for (uint32_t i = 0; i < g->view.node_count && used > 0 && (size_t)used < sizeof(message); i++)
+		if (strcmp(g->view.nodes[i].media_class, "Audio/Sink") == 0) {
+			used += snprintf(message + used, sizeof(message) - used, "%s%s", separator, g->view.nodes[i].name);
+			separator = ", ";
+		}
+	ss_graph_emit(g, SS_PW_GRAPH_FAILED, 0, message);
+}
+
+/* A port went: our output links to it are gone with it (the sink's ports announced anew, after
+ * the session manager reconfigured it, are linked as they come). */
+void ss_graph_port_gone(struct ss_pw_graph *g, uint32_t port)
+{
+	for (uint32_t i = 0; i < g->out_link_count; i++)
+		if (g->out_link_port[i] == port) {
+			if (g->out_links[i] != NULL)
+				pw_proxy_destroy(g->out_links[i]);
+			g->out_link_count--;
+			g->out_links[i] = g->out_links[g->out_link_count];
+			g->out_link_port[i] = g->out_link_port[g->out_link_count];
+			g->out_link_channel[i] = g->out_link_channel[g->out_link_count];
+			g->out_links[g->out_link_count] = NULL;
+			i--;
+		}
+}
+
+static int output_linked(struct ss_pw_graph *g, uint32_t port, uint32_t channel)
+{
+	for (uint32_t i = 0; i < g->out_link_count; i++)
+		if (g->out_link_port[i] == port && g->out_link_channel[i] == channel)
+			return 1;
+	return 0;
+}
+
+/* Our outputs in the mask to the sink's ports of their channels; MONO takes FL and FR, and FC
+ * goes to FL and FR when the sink has no FC. Called again as the sink's ports are announced
+ * (one by one, and after a restart while the session manager sets the sink up): each port is
+ * linked as it comes, so a sink seen with FL only does not stay linked to FL only. */
+static void link_outputs_now(struct ss_pw_graph *g, uint32_t own)
+{
+	for (uint32_t c = 0; c < SS_PW_GRAPH_OUT_CHANNELS; c++)
+		if ((g->output_mask & (1u << c)) && g->out_ids[c] == 0)
+			return;   /* our ports not all announced yet */
+	struct ss_pw_graph_node_info *sink = g->linked_sink != 0 ? ss_view_node(&g->view, g->linked_sink) : wanted_sink(g);
+	if (sink == NULL) {
+		report_missing_sink(g);
+		return;
+	}
+	int has_center = 0;
+	uint32_t mask = __atomic_load_n(&g->linked_mask, __ATOMIC_RELAXED);
+	for (uint32_t i = 0; i < g->view.port_count; i++)
+		has_center |= g->view.ports[i].info.node == sink->id && !g->view.ports[i].info.is_output
+			&& strcmp(g->view.ports[i].info.channel, "FC") == 0;
+	for (uint32_t i = 0; i < g->view.port_count && g->out_link_count < SS_OUT_LINKS; i++) {
+		struct ss_pw_graph_port_info *port = &g->view.ports[i].info;
+		if (port->node != sink->id || port->is_output)
+			continue;
+		for (uint32_t c = 0; c < SS_PW_GRAPH_OUT_CHANNELS && g->out_link_count < SS_OUT_LINKS; c++) {
+			if (!(g->output_mask & (1u << c)) || output_linked(g, port->id, c))
+				continue;
+			int same = strcmp(port->channel, SS_CHANNELS[c]) == 0;
+			int mono = c < 2 && strcmp(port->channel, "MONO") == 0;
+			int center = c == 2 && !has_center && (strcmp(port->channel, "FL") == 0 || strcmp(port->channel, "FR") == 0);
+			if (same || mono || center) {
+				g->out_links[g->out_link_count] = make_link(g, own, g->out_ids[c], sink->id, port->id);
+				g->out_link_port[g->out_link_count] = port->id;
+				g->out_link_channel[g->out_link_count++] = c;
+				mask |= 1u << c;
+			}
+		}
+	}
+	if (g->out_link_count == 0)
+		return;   /* its ports not announced yet */
+	__atomic_store_n(&g->linked_mask, mask, __ATOMIC_RELEASE);
+	if (g->linked_sink != 0)
+		return;
+	g->linked_sink = sink->id;
+	g->failure_reported = 0;
+	snprintf(g->linked_sink_name, sizeof(g->linked_sink_name), "%s", sink->name);
+	if (g->outage || !g->ever_linked) {
+		if (g->outage && g->ever_linked)
+			__atomic_add_fetch(&g->reconnects, 1, __ATOMIC_RELAXED);
+		g->outage = 0;
+		g->attempts = 0;
+		g->retry_delay = g->config.retry_initial_seconds;
+	}
+	g->ever_linked = 1;
+	if (g->announce_link) {
+		g->announce_link = 0;
+		ss_graph_emit(g, SS_PW_GRAPH_OUTPUTS_LINKED, sink->id, sink->name);
+	}
 }
 
 static struct ss_pw_graph_port_info *find_port(struct ss_pw_graph *g, uint32_t id)
@@ -101,31 +222,20 @@ void ss_graph_update(struct ss_pw_graph *g)
 					g->in_ids[set][c] = port->id;
 					known++;
 				}
-		} else if (strcmp(port->name, "out_FL") == 0 || strcmp(port->name, "out_FR") == 0) {
-			g->out_ids[port->name[5] == 'R'] = port->id;
-			known++;
+		} else if (sscanf(port->name, "out_%7s", channel) == 1) {
+			for (int c = 0; c < SS_PW_GRAPH_OUT_CHANNELS; c++)
+				if (strcmp(channel, SS_CHANNELS[c]) == 0) {
+					g->out_ids[c] = port->id;
+					known++;
+				}
 		}
 	}
-	if (!g->ready_reported && known == g->config.input_sets * SS_PW_GRAPH_SET_CHANNELS + 2) {
+	if (!g->ready_reported && known == g->config.input_sets * SS_PW_GRAPH_SET_CHANNELS + SS_PW_GRAPH_OUT_CHANNELS) {
 		g->ready_reported = 1;
 		ss_graph_emit(g, SS_PW_GRAPH_NODE_READY, own, NULL);
 	}
-	if (g->outputs_wanted && g->linked_sink == 0 && g->out_ids[0] && g->out_ids[1]) {
-		struct ss_pw_graph_node_info *sink = ss_view_node_named(&g->view, g->follow_default ? g->default_sink : g->sink_name);
-		int made = 0;
-		for (uint32_t i = 0; sink != NULL && i < g->view.port_count && made < SS_OUT_LINKS; i++) {
-			struct ss_pw_graph_port_info *port = &g->view.ports[i].info;
-			if (port->node != sink->id || port->is_output)
-				continue;
-			for (int c = 0; c < 2; c++)
-				if (strcmp(port->channel, SS_CHANNELS[c]) == 0 || strcmp(port->channel, "MONO") == 0)
-					g->out_links[made++] = make_link(g, own, g->out_ids[c], sink->id, port->id);
-		}
-		if (made >= 2)
-			g->linked_sink = sink->id;
-		else
-			ss_graph_destroy_proxies(g->out_links, SS_OUT_LINKS);
-	}
+	if (g->outputs_wanted && !g->resting)
+		link_outputs_now(g, own);
 	for (uint32_t s = 0; s < g->config.input_sets; s++) {
 		/* Only once the session manager has linked the app (to the park sink, or wherever):
 		 * WirePlumber 0.4.13 leaves an app that already has links of ours unlinked, and the
@@ -204,9 +314,47 @@ void ss_pw_graph_link_outputs(ss_pw_graph *g, const char *sink_name)
 	pw_thread_loop_lock(g->loop);
 	ss_graph_unlink_outputs(g);
 	g->outputs_wanted = 1;
+	g->failure_reported = 0;
+	g->announce_link = 1;
 	g->follow_default = sink_name == NULL;
 	snprintf(g->sink_name, sizeof(g->sink_name), "%s", sink_name != NULL ? sink_name : "");
 	ss_graph_update(g);
+	pw_thread_loop_unlock(g->loop);
+}
+
+void ss_pw_graph_set_output_mask(ss_pw_graph *g, uint32_t mask)
+{
+	mask &= (1u << SS_PW_GRAPH_OUT_CHANNELS) - 1;
+	pw_thread_loop_lock(g->loop);
+	if (mask != 0 && mask != g->output_mask) {
+		g->output_mask = mask;
+		g->announce_link = 1;
+		ss_graph_unlink_outputs(g);
+		ss_graph_update(g);
+	}
+	pw_thread_loop_unlock(g->loop);
+}
+
+void ss_pw_graph_set_resting(ss_pw_graph *g, int resting)
+{
+	pw_thread_loop_lock(g->loop);
+	if (!resting != !g->resting) {
+		g->resting = resting != 0;
+		/* 0.3.65 ignores it (process goes on); 1.x stops scheduling us. */
+		if (g->filter != NULL)
+			pw_filter_set_active(g->filter, !resting);
+		if (resting)
+			ss_graph_unlink_outputs(g);
+		else
+			ss_graph_update(g);
+	}
+	pw_thread_loop_unlock(g->loop);
+}
+
+void ss_pw_graph_linked_sink(ss_pw_graph *g, char *name, uint32_t size)
+{
+	pw_thread_loop_lock(g->loop);
+	snprintf(name, size, "%s", g->linked_sink_name);
 	pw_thread_loop_unlock(g->loop);
 }
 
@@ -216,6 +364,22 @@ void ss_pw_graph_unlink_outputs(ss_pw_graph *g)
 	g->outputs_wanted = 0;
 	ss_graph_unlink_outputs(g);
 	pw_thread_loop_unlock(g->loop);
+}
+
+int ss_graph_make_park_sink(struct ss_pw_graph *g)
+{
+	struct pw_properties *props = pw_properties_new(
+			"factory.name", "support.null-audio-sink", PW_KEY_NODE_NAME, g->park_name,
+			PW_KEY_NODE_DESCRIPTION, "SceneSound park sink", PW_KEY_MEDIA_CLASS, "Audio/Sink",
+			"audio.channels", "8", "audio.position", "[ FL FR FC LFE RL RR SL SR ]",
+			PW_KEY_NODE_VIRTUAL, "true", "monitor.channel-volumes", "true",
+			/* Passive: the app's link to it alone does not start the app; our link into
+			 * a set, made after it, does, so the set gets the app's first cycle. */
+			PW_KEY_NODE_PASSIVE, "true",
+			PW_KEY_OBJECT_LINGER, "false", NULL);
+	g->park_sink = pw_core_create_object(g->core, "adapter", PW_TYPE_INTERFACE_Node, PW_VERSION_NODE, &props->dict, 0);
+	pw_properties_free(props);
+	return g->park_sink == NULL ? -errno : 0;
 }
 
 int ss_pw_graph_create_park_sink(ss_pw_graph *g, const char *name)
@@ -228,19 +392,8 @@ int ss_pw_graph_create_park_sink(ss_pw_graph *g, const char *name)
 		result = -EALREADY;
 	else {
 		snprintf(g->park_name, sizeof(g->park_name), "%s", name);
-		struct pw_properties *props = pw_properties_new(
-				"factory.name", "support.null-audio-sink", PW_KEY_NODE_NAME, name,
-				PW_KEY_NODE_DESCRIPTION, "SceneSound park sink", PW_KEY_MEDIA_CLASS, "Audio/Sink",
-				"audio.channels", "8", "audio.position", "[ FL FR FC LFE RL RR SL SR ]",
-				PW_KEY_NODE_VIRTUAL, "true", "monitor.channel-volumes", "true",
-				/* Passive: the app's link to it alone does not start the app; our link into
-				 * a set, made after it, does, so the set gets the app's first cycle. */
-				PW_KEY_NODE_PASSIVE, "true",
-				PW_KEY_OBJECT_LINGER, "false", NULL);
-		g->park_sink = pw_core_create_object(g->core, "adapter", PW_TYPE_INTERFACE_Node, PW_VERSION_NODE, &props->dict, 0);
-		pw_properties_free(props);
-		if (g->park_sink == NULL)
-			result = -errno;
+		result = ss_graph_make_park_sink(g);
+		g->park_wanted = result == 0;
 	}
 	pw_thread_loop_unlock(g->loop);
 	return result;
@@ -253,6 +406,7 @@ void ss_pw_graph_destroy_park_sink(ss_pw_graph *g)
 		pw_proxy_destroy(g->park_sink);
 	g->park_sink = NULL;
 	g->park_id = 0;
+	g->park_wanted = 0;
 	pw_thread_loop_unlock(g->loop);
 }
 
@@ -262,34 +416,4 @@ uint32_t ss_pw_graph_park_sink_id(ss_pw_graph *g)
 	uint32_t id = g->park_id;
 	pw_thread_loop_unlock(g->loop);
 	return id;
-}
-
-int ss_pw_graph_set_target(ss_pw_graph *g, uint32_t app_node, uint32_t target_node)
-{
-	int result = 0;
-	pw_thread_loop_lock(g->loop);
-	struct ss_pw_graph_node_info *target = target_node != 0 ? ss_view_node(&g->view, target_node) : NULL;
-	if (g->metadata == NULL)
-		result = -EAGAIN;
-	else if (target_node != 0 && target == NULL)
-		result = -ENOENT;
-	else {
-		char serial[24], id[16];
-		if (target != NULL) {
-			snprintf(serial, sizeof(serial), "%llu", (unsigned long long)target->serial);
-			snprintf(id, sizeof(id), "%u", target_node);
-		}
-		/* target.object (the serial) is what WirePlumber reads first: ids are reused. */
-		pw_metadata_set_property(g->metadata, app_node, "target.object", target ? "Spa:Id" : NULL, target ? serial : NULL);
-		pw_metadata_set_property(g->metadata, app_node, "target.node", target ? "Spa:Id" : NULL, target ? id : NULL);
-		uint32_t i = 0;
-		while (i < g->targeted_count && g->targeted[i] != app_node)
-			i++;
-		if (target != NULL && i == g->targeted_count && g->targeted_count < SPA_N_ELEMENTS(g->targeted))
-			g->targeted[g->targeted_count++] = app_node;
-		else if (target == NULL && i < g->targeted_count)
-			g->targeted[i] = g->targeted[--g->targeted_count];
-	}
-	pw_thread_loop_unlock(g->loop);
-	return result;
 }

@@ -1,6 +1,7 @@
-/* The graph node: a pw_filter with a fixed port pool, its links, its park sink and the
- * `default` metadata targets (header: pipewire_graph.h; the figures behind each choice:
- * docs/CAPTURE.md, "The graph path on PipeWire"). */
+/* The graph node: a pw_filter with 8 outputs and a fixed input port pool, its data thread, its
+ * connection's life cycle and reconnection (header: pipewire_graph.h; the figures behind each
+ * choice: docs/CAPTURE.md, "The graph path on PipeWire"). The registry's and the core's events:
+ * graph_events.c; links and the park sink: graph_links.c; the metadata: graph_metadata.c. */
 #define _GNU_SOURCE
 #include "graph_internal.h"
 
@@ -11,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-#include <spa/utils/json.h>
 
 void ss_graph_emit(struct ss_pw_graph *g, int event, uint32_t id, const char *detail)
 {
@@ -21,6 +22,13 @@ void ss_graph_emit(struct ss_pw_graph *g, int event, uint32_t id, const char *de
 }
 
 /* ---- The data thread: never allocates, locks, logs or waits. ---- */
+
+void ss_graph_store_latency(struct ss_pw_graph *g, double seconds)
+{
+	uint64_t bits;
+	memcpy(&bits, &seconds, sizeof(bits));
+	__atomic_store_n(&g->latency_bits, bits, __ATOMIC_RELAXED);
+}
 
 static void on_process(void *data, struct spa_io_position *position)
 {
@@ -34,13 +42,24 @@ static void on_process(void *data, struct spa_io_position *position)
 			g->cycle_inputs[s * SS_PW_GRAPH_SET_CHANNELS + c] =
 				in_use ? pw_filter_get_dsp_buffer(g->in_ports[s][c], frames) : NULL;
 	}
-	for (int i = 0; i < 2; i++) {
+	uint32_t linked = __atomic_load_n(&g->linked_mask, __ATOMIC_ACQUIRE);
+	int missing = 0;
+	for (int i = 0; i < SS_PW_GRAPH_OUT_CHANNELS; i++) {
 		float *out = pw_filter_get_dsp_buffer(g->out_ports[i], frames);
 		if (out == NULL && frames > SS_MAX_SCRATCH_FRAMES)
 			return;   /* a quantum beyond any PipeWire's maximum: nothing to render into */
+		missing |= out == NULL && (linked & (1u << i));
 		g->cycle_outputs[i] = out != NULL ? out : g->scratch + i * SS_MAX_SCRATCH_FRAMES;
 	}
 	g->process(g->userdata, g->cycle_inputs, g->config.input_sets, g->cycle_outputs, frames, rate);
+	if (missing)
+		__atomic_add_fetch(&g->underruns, 1, __ATOMIC_RELAXED);
+	if (linked != 0 && rate > 0) {
+		/* The driver's delay to the device (negative for playback) and this cycle's quantum:
+		 * what we filled is played after the sink's cycle that takes it. */
+		int64_t delay = position->clock.delay < 0 ? -position->clock.delay : position->clock.delay;
+		ss_graph_store_latency(g, (double)(delay + frames) / rate);
+	}
 	__atomic_store_n(&g->quantum_frames, frames, __ATOMIC_RELAXED);
 	__atomic_store_n(&g->rate_hz, rate, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&g->cycles, 1, __ATOMIC_RELAXED);
@@ -74,144 +93,6 @@ static const struct pw_filter_events filter_events = {
 	PW_VERSION_FILTER_EVENTS, .state_changed = on_filter_state, .process = on_process,
 };
 
-/* ---- Registry, metadata, core. ---- */
-
-static void on_metadata_property(void *data, uint32_t subject, const char *key, const char *type, const char *value);
-static int metadata_property(void *data, uint32_t subject, const char *key, const char *type, const char *value)
-{
-	on_metadata_property(data, subject, key, type, value);
-	return 0;
-}
-static const struct pw_metadata_events metadata_events = { PW_VERSION_METADATA_EVENTS, .property = metadata_property };
-
-/* `default.audio.sink` is JSON, { "name": "out" }: its "name", read with SPA's own JSON parser
- * (escapes and all); empty when absent or not an object. */
-static void default_sink_name(const char *value, char *name, int size)
-{
-	struct spa_json document, object;
-	char key[64];
-	const char *skipped;
-	name[0] = '\0';
-	if (value == NULL)
-		return;
-	spa_json_init(&document, value, strlen(value));
-	if (spa_json_enter_object(&document, &object) <= 0)
-		return;
-	while (spa_json_get_string(&object, key, sizeof(key)) > 0) {
-		if (strcmp(key, "name") == 0) {
-			if (spa_json_get_string(&object, name, size) <= 0)
-				name[0] = '\0';
-			return;
-		}
-		if (spa_json_next(&object, &skipped) <= 0)
-			return;
-	}
-}
-
-static void on_metadata_property(void *data, uint32_t subject, const char *key, const char *type, const char *value)
-{
-	struct ss_pw_graph *g = data;
-	(void)type;
-	if (subject != PW_ID_CORE || key == NULL || strcmp(key, "default.audio.sink") != 0)
-		return;
-	char name[SS_PW_GRAPH_TEXT];
-	default_sink_name(value, name, sizeof(name));
-	if (strcmp(name, g->default_sink) == 0)
-		return;
-	snprintf(g->default_sink, sizeof(g->default_sink), "%s", name);
-	if (g->outputs_wanted && g->follow_default)
-		ss_graph_unlink_outputs(g);
-	ss_graph_update(g);
-}
-
-static void on_global(void *data, uint32_t id, uint32_t permissions, const char *type, uint32_t version, const struct spa_dict *props)
-{
-	struct ss_pw_graph *g = data;
-	(void)permissions; (void)version;
-	if (strcmp(type, PW_TYPE_INTERFACE_Metadata) == 0) {
-		const char *name = props != NULL ? spa_dict_lookup(props, PW_KEY_METADATA_NAME) : NULL;
-		if (name != NULL && strcmp(name, "default") == 0 && g->metadata == NULL) {
-			g->metadata = pw_registry_bind(g->registry, id, type, PW_VERSION_METADATA, 0);
-			if (g->metadata != NULL)
-				pw_metadata_add_listener(g->metadata, &g->metadata_listener, &metadata_events, g);
-		}
-		return;
-	}
-	int kind = ss_view_add(&g->view, id, type, props);
-	if (kind == 1) {
-		struct ss_pw_graph_node_info *node = ss_view_node(&g->view, id);
-		if (g->park_sink != NULL && strcmp(node->name, g->park_name) == 0) {
-			g->park_id = id;
-			ss_graph_emit(g, SS_PW_GRAPH_PARK_SINK_READY, id, node->name);
-		} else if (strncmp(node->media_class, "Stream/", 7) == 0) {
-			ss_view_bind_stream(g, id);
-			if (strcmp(node->media_class, "Stream/Output/Audio") == 0)
-				ss_graph_emit(g, SS_PW_GRAPH_APP_APPEARED, id, node->name);
-		}
-	} else if (kind == 3) {
-		struct ss_pw_graph_link_info *link = &g->view.links[g->view.link_count - 1];
-		char detail[64];
-		snprintf(detail, sizeof(detail), "%u:%u->%u:%u", link->output_node, link->output_port, link->input_node, link->input_port);
-		ss_graph_emit(g, SS_PW_GRAPH_LINK_ADDED, id, detail);
-	}
-	ss_graph_update(g);
-}
-
-static void on_global_remove(void *data, uint32_t id)
-{
-	struct ss_pw_graph *g = data;
-	struct ss_pw_graph_node_info *node = ss_view_node(&g->view, id);
-	int was_app = node != NULL && strcmp(node->media_class, "Stream/Output/Audio") == 0;
-	int kind = ss_view_remove(&g->view, id);
-	if (kind == 1) {
-		ss_view_unbind(g, id);
-		for (uint32_t s = 0; s < g->config.input_sets; s++)
-			if (g->set_app[s] == id)
-				ss_graph_free_set(g, s);
-		for (uint32_t i = 0; i < g->targeted_count; i++)
-			if (g->targeted[i] == id)   /* the server drops a gone node's metadata */
-				g->targeted[i--] = g->targeted[--g->targeted_count];
-		if (id == g->park_id)
-			g->park_id = 0;
-		if (id == g->linked_sink)
-			ss_graph_unlink_outputs(g);
-		if (was_app)
-			ss_graph_emit(g, SS_PW_GRAPH_APP_GONE, id, NULL);
-	} else if (kind == 3) {
-		ss_graph_emit(g, SS_PW_GRAPH_LINK_REMOVED, id, NULL);
-	}
-	ss_graph_update(g);
-}
-
-static const struct pw_registry_events registry_events = {
-	PW_VERSION_REGISTRY_EVENTS, .global = on_global, .global_remove = on_global_remove,
-};
-
-static void on_core_done(void *data, uint32_t id, int seq)
-{
-	struct ss_pw_graph *g = data;
-	if (id == PW_ID_CORE && seq == g->sync_seq) {
-		g->synced = 1;
-		pw_thread_loop_signal(g->loop, false);
-	}
-}
-
-static void on_core_error(void *data, uint32_t id, int seq, int res, const char *message)
-{
-	struct ss_pw_graph *g = data;
-	(void)seq;
-	if (id != PW_ID_CORE) {
-		ss_graph_emit(g, SS_PW_GRAPH_ERROR, id, message);
-	} else if (res == -EPIPE && !g->disconnected) {
-		g->disconnected = 1;
-		g->synced = 1;
-		pw_thread_loop_signal(g->loop, false);
-		ss_graph_emit(g, SS_PW_GRAPH_DISCONNECTED, 0, message);
-	}
-}
-
-static const struct pw_core_events core_events = { PW_VERSION_CORE_EVENTS, .done = on_core_done, .error = on_core_error };
-
 /* ---- Life cycle. ---- */
 
 ss_pw_graph *ss_pw_graph_new(const struct ss_pw_graph_config *config, ss_pw_graph_process_cb process,
@@ -226,12 +107,19 @@ ss_pw_graph *ss_pw_graph_new(const struct ss_pw_graph_config *config, ss_pw_grap
 	g->config = *config;
 	g->remote = config->remote != NULL ? strdup(config->remote) : NULL;
 	g->node_name = strdup(config->node_name != NULL ? config->node_name : "scenesound");
+	g->config.application_name = config->application_name != NULL ? strdup(config->application_name) : NULL;
+	g->config.icon_name = config->icon_name != NULL ? strdup(config->icon_name) : NULL;
+	g->config.description = config->description != NULL ? strdup(config->description) : NULL;
+	g->config.media_role = config->media_role != NULL ? strdup(config->media_role) : NULL;
+	g->output_mask = 0x3;
+	g->retry_delay = config->retry_initial_seconds;
+	ss_graph_store_latency(g, -1);
 	g->process = process;
 	g->event = event;
 	g->userdata = userdata;
 	g->policy = -1;
 	spa_list_init(&g->bindings);
-	g->scratch = calloc(2 * SS_MAX_SCRATCH_FRAMES, sizeof(float));
+	g->scratch = calloc(SS_PW_GRAPH_OUT_CHANNELS * SS_MAX_SCRATCH_FRAMES, sizeof(float));
 	g->loop = pw_thread_loop_new("scenesound-graph", NULL);
 	if (g->node_name == NULL || g->scratch == NULL || g->loop == NULL)
 		goto fail;
@@ -256,15 +144,37 @@ static int connect_node(struct ss_pw_graph *g)
 	g->core = pw_context_connect(g->context, props, 0);
 	if (g->core == NULL)
 		return -errno;
-	pw_core_add_listener(g->core, &g->core_listener, &core_events, g);
+	g->disconnected = 0;
+	g->announce_link = 1;
+	pw_core_add_listener(g->core, &g->core_listener, &ss_graph_core_events, g);
 	g->registry = pw_core_get_registry(g->core, PW_VERSION_REGISTRY, 0);
-	pw_registry_add_listener(g->registry, &g->registry_listener, &registry_events, g);
+	pw_registry_add_listener(g->registry, &g->registry_listener, &ss_graph_registry_events, g);
+	g->registry_synced = 0;
+	g->registry_seq = pw_core_sync(g->core, PW_ID_CORE, 0);
 	pw_loop_invoke(pw_data_loop_get_loop(pw_context_get_data_loop(g->context)), make_data_thread_realtime, 0, NULL, 0, false, NULL);
-	/* No media.class: WirePlumber leaves the node alone; we make every link ourselves. */
+	/* No media.class: WirePlumber leaves the node alone; we make every link ourselves. Not
+	 * node.always-process: with it, 0.3.65 kept calling process ~187 times a second with every
+	 * link of ours gone (the sink suspended all the same); without it, an unlinked node is not
+	 * scheduled at all, and a link of ours to the sink or from an app starts it. */
 	struct pw_properties *node_props = pw_properties_new(
 			PW_KEY_MEDIA_TYPE, "Audio", PW_KEY_MEDIA_CATEGORY, "Filter", PW_KEY_MEDIA_ROLE, "DSP",
-			PW_KEY_NODE_NAME, g->node_name, PW_KEY_NODE_ALWAYS_PROCESS, "true", NULL);
+			PW_KEY_NODE_NAME, g->node_name, NULL);
 	pw_properties_setf(node_props, PW_KEY_NODE_LATENCY, "%u/%u", g->config.quantum_frames, g->config.rate_hz);
+	if (g->config.application_name != NULL) {
+		/* Who we are, as pw-dump and pw-top show it. Still no media.class: pipewire-pulse
+		 * lists a Stream/Output/Audio only with a node-level Format and volume, which a
+		 * pw_filter has not, and WirePlumber would handle it as a stream of its own. */
+		pw_properties_set(node_props, PW_KEY_APP_NAME, g->config.application_name);
+		pw_properties_setf(node_props, PW_KEY_APP_PROCESS_ID, "%d", (int)getpid());
+		if (g->config.icon_name != NULL)
+			pw_properties_set(node_props, PW_KEY_APP_ICON_NAME, g->config.icon_name);
+		if (g->config.description != NULL) {
+			pw_properties_set(node_props, PW_KEY_NODE_DESCRIPTION, g->config.description);
+			pw_properties_set(node_props, PW_KEY_MEDIA_NAME, g->config.description);
+		}
+		if (g->config.media_role != NULL)
+			pw_properties_set(node_props, PW_KEY_MEDIA_ROLE, g->config.media_role);
+	}
 	g->filter = pw_filter_new(g->core, g->node_name, node_props);
 	if (g->filter == NULL)
 		return -errno;
@@ -279,7 +189,7 @@ static int connect_node(struct ss_pw_graph *g)
 			if (g->in_ports[s][c] == NULL)
 				return -ENOMEM;
 		}
-	for (int c = 0; c < 2; c++) {
+	for (int c = 0; c < SS_PW_GRAPH_OUT_CHANNELS; c++) {
 		snprintf(name, sizeof(name), "out_%s", SS_CHANNELS[c]);
 		g->out_ports[c] = pw_filter_add_port(g->filter, PW_DIRECTION_OUTPUT, PW_FILTER_PORT_FLAG_MAP_BUFFERS, 0,
 				pw_properties_new(PW_KEY_FORMAT_DSP, "32 bit float mono audio", PW_KEY_PORT_NAME, name,
@@ -287,7 +197,82 @@ static int connect_node(struct ss_pw_graph *g)
 		if (g->out_ports[c] == NULL)
 			return -ENOMEM;
 	}
-	return pw_filter_connect(g->filter, PW_FILTER_FLAG_RT_PROCESS, NULL, 0);
+	int result = pw_filter_connect(g->filter, PW_FILTER_FLAG_RT_PROCESS, NULL, 0);
+	if (result == 0 && g->resting)
+		pw_filter_set_active(g->filter, false);
+	/* Made again after a reconnection: it went with the old connection. */
+	if (result == 0 && g->park_wanted)
+		result = ss_graph_make_park_sink(g);
+	return result;
+}
+
+/* Everything of the connection let go (the node, its links, the park sink, the registry view);
+ * what is wanted (outputs, their sink and mask, resting) stays for the next connection. */
+static void teardown(struct ss_pw_graph *g)
+{
+	for (uint32_t s = 0; s < g->config.input_sets; s++)
+		ss_graph_free_set(g, s);
+	ss_graph_unlink_outputs(g);
+	if (g->park_sink != NULL)
+		pw_proxy_destroy(g->park_sink);
+	g->park_sink = NULL;
+	g->park_id = 0;
+	if (g->filter != NULL)
+		pw_filter_destroy(g->filter);
+	g->filter = NULL;
+	if (g->metadata != NULL) {
+		spa_hook_remove(&g->metadata_listener);
+		pw_proxy_destroy((struct pw_proxy *)g->metadata);
+	}
+	g->metadata = NULL;
+	if (g->registry != NULL) {
+		spa_hook_remove(&g->registry_listener);
+		pw_proxy_destroy((struct pw_proxy *)g->registry);
+	}
+	g->registry = NULL;
+	if (g->core != NULL) {
+		spa_hook_remove(&g->core_listener);
+		pw_core_disconnect(g->core);
+	}
+	g->core = NULL;
+	ss_view_unbind(g, 0);
+	ss_view_clear(&g->view);
+	g->targeted_count = 0;
+	g->seen_target_count = 0;
+	g->default_sink[0] = '\0';
+	g->registry_synced = 0;
+	__atomic_store_n(&g->node_id, 0, __ATOMIC_RELAXED);
+	g->ready_reported = 0;
+	memset(g->in_ids, 0, sizeof(g->in_ids));
+	memset(g->out_ids, 0, sizeof(g->out_ids));
+}
+
+void ss_graph_schedule_retry(struct ss_pw_graph *g)
+{
+	if (!g->started || g->retry_timer == NULL || g->config.retry_initial_seconds <= 0)
+		return;
+	double delay = g->retry_delay > 0 ? g->retry_delay : g->config.retry_initial_seconds;
+	struct timespec value = { .tv_sec = (time_t)delay, .tv_nsec = (long)((delay - (time_t)delay) * 1e9) };
+	if (value.tv_sec == 0 && value.tv_nsec == 0)
+		value.tv_nsec = 1;
+	pw_loop_update_timer(pw_thread_loop_get_loop(g->loop), g->retry_timer, &value, NULL, false);
+	g->retry_delay = SPA_MIN(2 * delay, SPA_MAX(g->config.retry_maximum_seconds, g->config.retry_initial_seconds));
+}
+
+static void on_retry(void *data, uint64_t expirations)
+{
+	struct ss_pw_graph *g = data;
+	(void)expirations;
+	if (!g->started || !g->disconnected)
+		return;
+	teardown(g);
+	char attempt[16];
+	snprintf(attempt, sizeof(attempt), "%u", ++g->attempts);
+	ss_graph_emit(g, SS_PW_GRAPH_RECONNECTING, 0, attempt);
+	if (connect_node(g) < 0) {
+		teardown(g);
+		ss_graph_lost(g, "cannot reach PipeWire");
+	}
 }
 
 int ss_pw_graph_start(ss_pw_graph *g)
@@ -299,27 +284,20 @@ int ss_pw_graph_start(ss_pw_graph *g)
 		return result;
 	pw_thread_loop_lock(g->loop);
 	g->started = 1;
+	g->retry_timer = pw_loop_add_timer(pw_thread_loop_get_loop(g->loop), on_retry, g);
 	result = connect_node(g);
+	if (result < 0 && g->config.retry_initial_seconds > 0) {
+		/* Not there yet: retried, as a lost connection is. */
+		teardown(g);
+		ss_graph_lost(g, "cannot reach PipeWire");
+		result = 0;
+	}
 	pw_thread_loop_unlock(g->loop);
 	if (result < 0)
 		ss_pw_graph_stop(g);
 	return result < 0 ? result : 0;
 }
 
-/* Clears our metadata targets and waits (≤ 1 s) until the server has done so: a target we
- * wrote outlives our connection. */
-static void clear_targets(struct ss_pw_graph *g)
-{
-	if (g->metadata == NULL || g->disconnected || g->targeted_count == 0)
-		return;
-	while (g->targeted_count > 0)
-		ss_pw_graph_set_target(g, g->targeted[g->targeted_count - 1], 0);
-	g->synced = 0;
-	g->sync_seq = pw_core_sync(g->core, PW_ID_CORE, 0);
-	while (!g->synced)
-		if (pw_thread_loop_timed_wait(g->loop, 1) != 0)
-			break;
-}
 
 void ss_pw_graph_stop(ss_pw_graph *g)
 {
@@ -329,39 +307,15 @@ void ss_pw_graph_stop(ss_pw_graph *g)
 	int was_started = g->started;
 	g->started = 0;
 	if (was_started) {
-		clear_targets(g);
-		for (uint32_t s = 0; s < g->config.input_sets; s++)
-			ss_graph_free_set(g, s);
-		ss_graph_unlink_outputs(g);
+		ss_graph_clear_targets(g);
 		g->outputs_wanted = 0;
-		if (g->park_sink != NULL)
-			pw_proxy_destroy(g->park_sink);
-		g->park_sink = NULL;
-		g->park_id = 0;
-		if (g->filter != NULL)
-			pw_filter_destroy(g->filter);
-		g->filter = NULL;
-		if (g->metadata != NULL) {
-			spa_hook_remove(&g->metadata_listener);
-			pw_proxy_destroy((struct pw_proxy *)g->metadata);
-		}
-		g->metadata = NULL;
-		if (g->registry != NULL) {
-			spa_hook_remove(&g->registry_listener);
-			pw_proxy_destroy((struct pw_proxy *)g->registry);
-		}
-		g->registry = NULL;
-		if (g->core != NULL) {
-			spa_hook_remove(&g->core_listener);
-			pw_core_disconnect(g->core);
-		}
-		g->core = NULL;
-		ss_view_unbind(g, 0);
-		ss_view_clear(&g->view);
-		__atomic_store_n(&g->node_id, 0, __ATOMIC_RELAXED);
-		g->ready_reported = 0;
-		memset(g->in_ids, 0, sizeof(g->in_ids));
-		memset(g->out_ids, 0, sizeof(g->out_ids));
+		g->park_wanted = 0;
+		teardown(g);
+		if (g->retry_timer != NULL)
+			pw_loop_destroy_source(pw_thread_loop_get_loop(g->loop), g->retry_timer);
+		g->retry_timer = NULL;
+		__atomic_store_n(&g->linked_mask, 0, __ATOMIC_RELEASE);
+		ss_graph_store_latency(g, -1);
 	}
 	pw_thread_loop_unlock(g->loop);
 	if (was_started)
@@ -381,6 +335,10 @@ void ss_pw_graph_free(ss_pw_graph *g)
 	free(g->scratch);
 	free(g->remote);
 	free(g->node_name);
+	free((char *)g->config.application_name);
+	free((char *)g->config.icon_name);
+	free((char *)g->config.description);
+	free((char *)g->config.media_role);
 	free(g);
 }
 
@@ -389,3 +347,17 @@ uint64_t ss_pw_graph_cycles(const ss_pw_graph *g) { return __atomic_load_n(&g->c
 uint32_t ss_pw_graph_quantum_frames(const ss_pw_graph *g) { return __atomic_load_n(&g->quantum_frames, __ATOMIC_RELAXED); }
 uint32_t ss_pw_graph_rate_hz(const ss_pw_graph *g) { return __atomic_load_n(&g->rate_hz, __ATOMIC_RELAXED); }
 int ss_pw_graph_data_thread_policy(const ss_pw_graph *g) { return __atomic_load_n(&g->policy, __ATOMIC_RELAXED); }
+
+double ss_pw_graph_output_latency_seconds(const ss_pw_graph *g)
+{
+	uint64_t bits = __atomic_load_n(&g->latency_bits, __ATOMIC_RELAXED);
+	double seconds;
+	memcpy(&seconds, &bits, sizeof(seconds));
+	return seconds;
+}
+uint64_t ss_pw_graph_underruns(const ss_pw_graph *g) { return __atomic_load_n(&g->underruns, __ATOMIC_RELAXED); }
+uint64_t ss_pw_graph_reconnects(const ss_pw_graph *g) { return __atomic_load_n(&g->reconnects, __ATOMIC_RELAXED); }
+int ss_pw_graph_is_connected(const ss_pw_graph *g)
+{
+	return !__atomic_load_n(&g->disconnected, __ATOMIC_RELAXED) && __atomic_load_n(&g->node_id, __ATOMIC_RELAXED) != 0;
+}

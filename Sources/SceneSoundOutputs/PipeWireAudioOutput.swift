@@ -3,16 +3,18 @@ import SceneSoundPipeWire
 import SceneSoundPlatform
 import Synchronization
 
-/// `--output pipewire[:TARGET]`: PipeWire itself, one stream node asking for a quantum of one
-/// block; the engine renders in the node's process callback on PipeWire's data thread.
-/// Reconnects by itself when PipeWire goes away; the engine, and so every client's stream, goes on.
+/// `--output pipewire[:TARGET]`: PipeWire itself, SceneSound's graph node asking for a quantum
+/// of one block; the engine renders in the node's process callback on PipeWire's data thread
+/// (real-time), the node's outputs linked by us to the sink. Reconnects by itself when PipeWire
+/// goes away; the engine, and so every client's stream, goes on.
 public final class PipeWireAudioOutput: OutputBackend, @unchecked Sendable {
     public let target: String?
     public let remote: String?
     private var pipewire: PipeWireOutput?
     private let lastEvent = Mutex<String?>(nil)
     private let onEvent: @Sendable (PipeWireOutput.Event) -> Void
-    /// libpipewire's data thread renders: it asks for real-time scheduling on its first block.
+    /// libpipewire's data thread renders: real-time already (the node raises it), or asked for
+    /// it on its first block; what it runs with is reported.
     private let scheduling = RealtimeSchedulingRequest()
 
     /// `remote`: PipeWire's core socket (`PipeWireSession.socketPath`), nil = libpipewire's lookup.
@@ -31,7 +33,7 @@ public final class PipeWireAudioOutput: OutputBackend, @unchecked Sendable {
         }
         do {
             try pipewire.start(renderChannels: { [scheduling] buffer, _, channels in
-                scheduling.ensureRequestedOnCurrentThread()
+                scheduling.ensureRealtimeOnCurrentThread()
                 engine.render(into: buffer, channelCount: channels)
                 engine.markDelivered(throughFrame: engine.renderedFrames)
             })
@@ -55,7 +57,7 @@ public final class PipeWireAudioOutput: OutputBackend, @unchecked Sendable {
 
     public func setResting(_ resting: Bool) { pipewire?.setActive(!resting) }
 
-    /// Reopens the stream with the layout's channels.
+    /// Links the outputs of the layout's speakers (the node has all 8 from the start).
     public func useChannels(_ layout: ChannelLayout) {
         do {
             try pipewire?.useChannels(speakerNumbers: layout.speakers.map(\.rawValue))

@@ -2,13 +2,23 @@ import CPipeWireGraph
 import Synchronization
 
 /// SceneSound as one real-time node of the PipeWire graph (issue 28; docs/CAPTURE.md, "The graph
-/// path on PipeWire"): a `pw_filter` with two outputs (FL FR) and a pool of input sets of 8 mono
+/// path on PipeWire"): a `pw_filter` with eight outputs and a pool of input sets of 8 mono
 /// ports (FL FR FC LFE RL RR SL SR), all made before it connects; apps' output ports linked into
 /// a set by us, apps parked on a silent sink of ours through the `default` metadata. Built and
 /// tested; not yet used by the daemon. No reconnection: a lost connection is reported once.
 public final class PipeWireGraphNode: @unchecked Sendable {
     public static let channelsPerSet = Int(SS_PW_GRAPH_SET_CHANNELS)
     public static let maximumInputSets = Int(SS_PW_GRAPH_MAX_SETS)
+    public static let outputChannels = Int(SS_PW_GRAPH_OUT_CHANNELS)
+
+    /// Who the node is, as pw-dump and pw-top show it (it has no `media.class`: no mixer lists it).
+    public struct StreamIdentity: Sendable {
+        public var applicationName: String, iconName: String, description: String, mediaRole: String
+        public init(applicationName: String, iconName: String, description: String, mediaRole: String) {
+            self.applicationName = applicationName; self.iconName = iconName
+            self.description = description; self.mediaRole = mediaRole
+        }
+    }
 
     public struct Configuration: Sendable {
         /// PipeWire's core socket (absolute path); nil = libpipewire's lookup.
@@ -18,10 +28,14 @@ public final class PipeWireGraphNode: @unchecked Sendable {
         /// The quantum asked of the graph (`node.latency`); each cycle's own is in `Cycle`.
         public var quantumFrames: Int
         public var rateHz: Int
+        public var stream: StreamIdentity?
+        /// Reconnection delays (the first, doubling up to the maximum); nil = none.
+        public var retrySeconds: (initial: Double, maximum: Double)?
         public init(remote: String? = nil, nodeName: String = "scenesound", inputSetCount: Int = 32,
-                    quantumFrames: Int = 256, rateHz: Int = 48_000) {
+                    quantumFrames: Int = 256, rateHz: Int = 48_000, stream: StreamIdentity? = nil,
+                    retrySeconds: (initial: Double, maximum: Double)? = nil) {
             self.remote = remote; self.nodeName = nodeName; self.inputSetCount = inputSetCount
-            self.quantumFrames = quantumFrames; self.rateHz = rateHz
+            self.quantumFrames = quantumFrames; self.rateHz = rateHz; self.stream = stream; self.retrySeconds = retrySeconds
         }
     }
 
@@ -36,7 +50,13 @@ public final class PipeWireGraphNode: @unchecked Sendable {
         case linkAdded(linkID: UInt32)
         case linkRemoved(linkID: UInt32)
         case parkSinkReady(nodeID: UInt32)
+        /// Lost or not reachable (once per outage); retried when the configuration asks.
         case disconnected(reason: String)
+        case reconnecting(attempt: Int)
+        /// Our outputs are linked to that sink (after a connection, a pin, new channels).
+        case outputsLinked(sinkName: String)
+        /// The sink asked for is not there (said once until linked): which, and the sinks there are.
+        case failed(String)
         /// The server refused something of ours (a link, the park sink): the proxy's id, why.
         case refused(proxyID: UInt32, reason: String)
     }
@@ -54,7 +74,7 @@ public final class PipeWireGraphNode: @unchecked Sendable {
             precondition(set < inputSetCount && channel < PipeWireGraphNode.channelsPerSet)
             return inputs[set * PipeWireGraphNode.channelsPerSet + channel]
         }
-        /// Output 0 (FL) or 1 (FR), `frames` samples to fill; never nil.
+        /// The output of speaker number `channel` (0 FL … 7 SR), `frames` samples to fill; never nil.
         public func output(_ channel: Int) -> UnsafeMutablePointer<Float> { outputs[channel]! }
     }
 
@@ -97,10 +117,18 @@ public final class PipeWireGraphNode: @unchecked Sendable {
             guard !started else { throw .alreadyStarted }
             callbacks.render = render
             let userdata = Unmanaged.passUnretained(callbacks).toOpaque()
+            let stream = configuration.stream
             let made: OpaquePointer? = withOptionalCString(configuration.remote) { remote in
+              withOptionalCString(stream?.applicationName) { application in
+              withOptionalCString(stream?.iconName) { icon in
+              withOptionalCString(stream?.description) { description in
+              withOptionalCString(stream?.mediaRole) { role in
                 configuration.nodeName.withCString { name in
                     var config = ss_pw_graph_config(remote: remote, node_name: name, input_sets: UInt32(configuration.inputSetCount),
-                                                    quantum_frames: UInt32(configuration.quantumFrames), rate_hz: UInt32(configuration.rateHz))
+                                                    quantum_frames: UInt32(configuration.quantumFrames), rate_hz: UInt32(configuration.rateHz),
+                                                    application_name: application, icon_name: icon, description: description, media_role: role,
+                                                    retry_initial_seconds: configuration.retrySeconds?.initial ?? 0,
+                                                    retry_maximum_seconds: configuration.retrySeconds?.maximum ?? 0)
                     return ss_pw_graph_new(&config, { userdata, inputs, sets, outputs, frames, rate in
                         let callbacks = Unmanaged<Callbacks>.fromOpaque(userdata!).takeUnretainedValue()
                         callbacks.render(Cycle(inputs: inputs!, outputs: outputs!, inputSetCount: Int(sets), frames: Int(frames), rateHz: Int(rate)))
@@ -115,10 +143,17 @@ public final class PipeWireGraphNode: @unchecked Sendable {
                         case Int(SS_PW_GRAPH_LINK_REMOVED.rawValue): callbacks.events(.linkRemoved(linkID: id))
                         case Int(SS_PW_GRAPH_PARK_SINK_READY.rawValue): callbacks.events(.parkSinkReady(nodeID: id))
                         case Int(SS_PW_GRAPH_ERROR.rawValue): callbacks.events(.refused(proxyID: id, reason: text))
+                        case Int(SS_PW_GRAPH_OUTPUTS_LINKED.rawValue): callbacks.events(.outputsLinked(sinkName: text))
+                        case Int(SS_PW_GRAPH_RECONNECTING.rawValue): callbacks.events(.reconnecting(attempt: Int(text) ?? 0))
+                        case Int(SS_PW_GRAPH_FAILED.rawValue): callbacks.events(.failed(text))
                         default: callbacks.events(.disconnected(reason: text))
                         }
                     }, userdata)
                 }
+              }
+              }
+              }
+              }
             }
             guard let made else { throw .unavailable("libpipewire could not make the graph node's loop and context") }
             let result = ss_pw_graph_start(made)
@@ -164,7 +199,23 @@ public final class PipeWireGraphNode: @unchecked Sendable {
         withOptionalCString(sinkName) { ss_pw_graph_link_outputs(handle, $0) }
     }
     public func unlinkOutputs() { if let handle = live { ss_pw_graph_unlink_outputs(handle) } }
-    /// Our silent 7.1 park sink, made by our connection (it goes with it).
+    /// Which outputs are linked, by speaker number (0 FL … 7 SR); relinked at once if changed.
+    public func linkOutputChannels(_ speakers: [Int]) {
+        guard let handle = live else { return }
+        ss_pw_graph_set_output_mask(handle, speakers.reduce(UInt32(0)) { $0 | (1 << UInt32($1)) })
+    }
+    /// Resting: our outputs unlinked (still wanted) so the sink may suspend; not: linked again.
+    public func setResting(_ resting: Bool) { if let handle = live { ss_pw_graph_set_resting(handle, resting ? 1 : 0) } }
+    /// The sink our outputs are linked to, nil when none.
+    public var linkedSinkName: String? {
+        guard let handle = live else { return nil }
+        var buffer = [CChar](repeating: 0, count: Int(SS_PW_GRAPH_TEXT))
+        ss_pw_graph_linked_sink(handle, &buffer, UInt32(buffer.count))
+        let name = String(cString: buffer)
+        return name.isEmpty ? nil : name
+    }
+    /// Our silent 7.1 park sink, made by our connection (it goes with it; made again after a
+    /// reconnection until destroyed).
     @discardableResult
     public func createParkSink(named name: String) -> Int32 {
         guard let handle = live else { return -1 }
@@ -180,9 +231,27 @@ public final class PipeWireGraphNode: @unchecked Sendable {
         return -ss_pw_graph_set_target(handle, appNodeID, targetNodeID ?? 0)
     }
 
+    /// Deletes the `default` metadata targets that name no node there is, or one of our park
+    /// sinks (name starting with `parkSinkPrefix`): what a SceneSound that crashed left behind
+    /// (at start; the guard's sweep). How many went; nil without the metadata. Not from a handler.
+    public func sweepStaleTargets(parkSinkPrefix: String) -> Int? {
+        guard let handle = live else { return nil }
+        let swept = parkSinkPrefix.withCString { ss_pw_graph_sweep_targets(handle, $0) }
+        return swept < 0 ? nil : Int(swept)
+    }
+
     // MARK: State and the registry view
 
     public var nodeID: UInt32? { handle.flatMap { let id = ss_pw_graph_node_id($0); return id == 0 ? nil : id } }
+    /// From the last cycle: the driver's delay to the device plus the quantum; nil while unlinked.
+    public var outputLatencySeconds: Double? {
+        guard let handle else { return nil }
+        let seconds = ss_pw_graph_output_latency_seconds(handle)
+        return seconds >= 0 ? seconds : nil
+    }
+    public var underrunCount: Int { handle.map { Int(ss_pw_graph_underruns($0)) } ?? 0 }
+    public var reconnectCount: Int { handle.map { Int(ss_pw_graph_reconnects($0)) } ?? 0 }
+    public var isConnected: Bool { live.map { ss_pw_graph_is_connected($0) != 0 } ?? false }
     public var cycleCount: Int { handle.map { Int(ss_pw_graph_cycles($0)) } ?? 0 }
     public var quantumFrames: Int? { handle.flatMap { let n = Int(ss_pw_graph_quantum_frames($0)); return n > 0 ? n : nil } }
     public var rateHz: Int? { handle.flatMap { let n = Int(ss_pw_graph_rate_hz($0)); return n > 0 ? n : nil } }

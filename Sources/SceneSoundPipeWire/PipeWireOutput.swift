@@ -1,11 +1,15 @@
-import CPipeWireOutput
 import SceneSoundPlatform
 import Synchronization
 
-/// Plays through PipeWire itself: one stream node (`Stream/Output/Audio`) asking the graph for
-/// a quantum of one block (`node.latency`), rendered in the node's process callback on
-/// libpipewire's data thread. Follows the default sink unless pinned; reconnects by itself when
-/// PipeWire goes away, with growing delays, forever; whatever feeds `render` goes on.
+/// Plays through PipeWire itself as SceneSound's graph node (`PipeWireGraphNode`, a real-time
+/// `pw_filter`; no `media.class`, so a mixer does not list it — the sink's volume is the
+/// user's) asking the graph for a quantum of
+/// one block (`node.latency`), rendered in the node's process callback on libpipewire's data
+/// thread, through a block adapter when the graph's quantum is not the block. Its 8 outputs (by
+/// speaker number) are made up front; those of the channels in use are linked by us to the
+/// sink's ports of their channels — the default sink, followed, unless a target or pin names
+/// one. Reconnects by itself when PipeWire goes away, with growing delays, forever; whatever
+/// feeds `render` goes on.
 public final class PipeWireOutput: @unchecked Sendable {
     public struct Configuration: Sendable {
         /// PipeWire's core socket (absolute path); nil = libpipewire's lookup.
@@ -51,26 +55,27 @@ public final class PipeWireOutput: @unchecked Sendable {
     }
 
     public let configuration: Configuration
-    private let callbacks: Callbacks
-    private var handle: OpaquePointer?
+    private let node: PipeWireGraphNode
+    private let adapter: BlockAdapter
     private let lifecycle = Mutex<Bool>(false)  // started
-
-    /// What the C side calls back: the render closure (data thread) and events (loop thread).
-    private final class Callbacks {
-        let events: @Sendable (Event) -> Void
-        var render: (UnsafeMutablePointer<Float>, _ frames: Int, _ channels: Int) -> Void = { buffer, frames, channels in
-            buffer.update(repeating: 0, count: frames * channels)
-        }
-        init(events: @escaping @Sendable (Event) -> Void) { self.events = events }
-    }
 
     public init(configuration: Configuration, events: @escaping @Sendable (Event) -> Void = { _ in }) {
         self.configuration = configuration
-        callbacks = Callbacks(events: events)
-    }
-
-    deinit {
-        if let handle { ss_pw_output_free(handle) }
+        adapter = BlockAdapter(blockFrames: configuration.blockFrames)
+        node = PipeWireGraphNode(configuration: .init(
+            remote: configuration.remote, nodeName: configuration.nodeName, inputSetCount: 1,
+            quantumFrames: configuration.blockFrames, rateHz: configuration.rateHz,
+            stream: .init(applicationName: configuration.applicationName, iconName: configuration.iconName,
+                          description: configuration.description, mediaRole: configuration.mediaRole),
+            retrySeconds: (0.050, 1.0))) { event in
+            switch event {
+            case .outputsLinked(let sink): events(.connected(sinkName: sink))
+            case .disconnected(let reason): events(.disconnected(reason: reason))
+            case .reconnecting(let attempt): events(.reconnecting(attempt: attempt))
+            case .failed(let what): events(.failed(what))
+            default: break
+            }
+        }
     }
 
     /// Connects and keeps connecting; throws only for what cannot work at all (a second start,
@@ -80,8 +85,8 @@ public final class PipeWireOutput: @unchecked Sendable {
         try start(renderChannels: { buffer, frames, _ in render(buffer, frames) })
     }
 
-    /// As `start(render:)`, with the stream's channel count passed to `render` (2 until
-    /// `useChannels` changes it): it fills `frames` interleaved frames of that many channels.
+    /// As `start(render:)`, with the channel count passed to `render` (2 until `useChannels`
+    /// changes it): it fills `frames` interleaved frames of that many channels.
     public func start(renderChannels render: @escaping (UnsafeMutablePointer<Float>, _ frames: Int, _ channels: Int) -> Void)
         throws(PipeWireOutputError) {
         guard configuration.rateHz > 0, configuration.blockFrames > 0, configuration.blockFrames <= configuration.rateHz else {
@@ -90,46 +95,9 @@ public final class PipeWireOutput: @unchecked Sendable {
         if let target = configuration.target, target.isEmpty { throw .invalidConfiguration("target is empty (use nil for the default sink)") }
         try lifecycle.withLock { started throws(PipeWireOutputError) in
             guard !started else { throw .alreadyStarted }
-            callbacks.render = render
-            let userdata = Unmanaged.passUnretained(callbacks).toOpaque()
-            let made: OpaquePointer? = withOptionalCString(configuration.remote) { remote in
-                configuration.applicationName.withCString { application in
-                    configuration.iconName.withCString { icon in
-                        configuration.nodeName.withCString { node in
-                            configuration.description.withCString { description in
-                                configuration.mediaRole.withCString { role in
-                                    var config = ss_pw_output_config(
-                                        remote: remote, application_name: application, icon_name: icon, node_name: node,
-                                        description: description, media_role: role, rate_hz: UInt32(configuration.rateHz),
-                                        block_frames: UInt32(configuration.blockFrames),
-                                        retry_initial_seconds: 0.050, retry_maximum_seconds: 1.0)
-                                    return ss_pw_output_new(&config, { userdata, buffer, frames, channels in
-                                        let callbacks = Unmanaged<Callbacks>.fromOpaque(userdata!).takeUnretainedValue()
-                                        callbacks.render(buffer!, Int(frames), Int(channels))
-                                    }, { userdata, event, detail in
-                                        let callbacks = Unmanaged<Callbacks>.fromOpaque(userdata!).takeUnretainedValue()
-                                        let text = detail.map { String(cString: $0) } ?? ""
-                                        switch Int(event) {
-                                        case Int(SS_PW_OUTPUT_CONNECTED.rawValue): callbacks.events(.connected(sinkName: text))
-                                        case Int(SS_PW_OUTPUT_DISCONNECTED.rawValue): callbacks.events(.disconnected(reason: text))
-                                        case Int(SS_PW_OUTPUT_RECONNECTING.rawValue): callbacks.events(.reconnecting(attempt: Int(text) ?? 0))
-                                        default: callbacks.events(.failed(text))
-                                        }
-                                    }, userdata)
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-            guard let made else { throw .unavailable("libpipewire could not make its loop and context") }
-            if let target = configuration.target { target.withCString { ss_pw_output_set_target(made, $0, 0) } }
-            let result = ss_pw_output_start(made)
-            guard result == 0 else {
-                ss_pw_output_free(made)
-                throw .unavailable("cannot start the PipeWire loop thread (error \(-result))")
-            }
-            handle = made
+            adapter.render = render
+            try node.start { [adapter] cycle in adapter.fill(cycle) }
+            node.linkOutputs(toSink: configuration.target)
             started = true
         }
     }
@@ -138,62 +106,130 @@ public final class PipeWireOutput: @unchecked Sendable {
     /// not from an event handler.
     public func stop() {
         lifecycle.withLock { started in
-            guard started, let handle else { return }
-            ss_pw_output_stop(handle)
+            guard started else { return }
+            node.stop()
             started = false
         }
     }
 
-    /// Plays on `sinkName` and stays there (`node.dont-reconnect`), whatever becomes the
-    /// default sink; nil goes back to the configured target (or to following the default). For
-    /// the app capture, which makes its own sink the default. Reopens the stream when it changes.
+    private var running: Bool { lifecycle.withLock { $0 } }
+
+    /// Plays on `sinkName` and stays there whatever becomes the default sink (our links name
+    /// it); nil goes back to the configured target (or to following the default). For the app
+    /// capture, which makes its own sink the default. Relinks our outputs when it changes.
     public func pin(toSink sinkName: String?) {
-        guard let handle = lifecycle.withLock({ $0 ? handle : nil }) else { return }
-        let target = sinkName ?? configuration.target
-        let stays: Int32 = sinkName != nil ? 1 : 0
-        withOptionalCString(target) { ss_pw_output_set_target(handle, $0, stays) }
+        guard running else { return }
+        node.linkOutputs(toSink: sinkName ?? configuration.target)
     }
 
     /// Plays these loudspeakers (numbered in the WAVE / SMPTE order: 0 FL, 1 FR, 2 FC, 3 LFE,
-    /// 4 RL, 5 RR, 6 SL, 7 SR), in the order `render` fills them, from now on: reopens the
-    /// stream if they changed (a gap of a few milliseconds); kept across reconnections and pins.
+    /// 4 RL, 5 RR, 6 SL, 7 SR), in the order `render` fills them, from now on: the outputs of
+    /// those speakers are linked (the 8 ports exist from the start; none is added while
+    /// running); kept across reconnections and pins.
     public func useChannels(speakerNumbers: [Int]) throws(PipeWireOutputError) {
-        guard (1...Int(SS_PW_OUTPUT_MAX_CHANNELS)).contains(speakerNumbers.count),
-              speakerNumbers.allSatisfy({ (0..<Int(SS_PW_OUTPUT_MAX_CHANNELS)).contains($0) }) else {
-            throw .invalidConfiguration("channels \(speakerNumbers): 1 to \(SS_PW_OUTPUT_MAX_CHANNELS) speakers numbered 0 to 7")
+        guard (1...PipeWireGraphNode.outputChannels).contains(speakerNumbers.count),
+              speakerNumbers.allSatisfy({ (0..<PipeWireGraphNode.outputChannels).contains($0) }),
+              Set(speakerNumbers).count == speakerNumbers.count else {
+            throw .invalidConfiguration("channels \(speakerNumbers): 1 to \(PipeWireGraphNode.outputChannels) distinct speakers numbered 0 to 7")
         }
-        guard let handle = lifecycle.withLock({ $0 ? handle : nil }) else { return }
-        let numbers = speakerNumbers.map { UInt32($0) }
-        _ = numbers.withUnsafeBufferPointer { ss_pw_output_set_channels(handle, UInt32($0.count), $0.baseAddress) }
+        adapter.use(speakers: speakerNumbers)
+        guard running else { return }
+        node.linkOutputChannels(speakerNumbers)
     }
 
-    /// Inactive: the node is no longer scheduled (`render` is not called) and the sink may
-    /// suspend; active again, it is scheduled from the next cycle.
+    /// Inactive: our outputs unlinked, so the sink may suspend; active again, linked again.
     public func setActive(_ active: Bool) {
-        guard let handle = lifecycle.withLock({ $0 ? handle : nil }) else { return }
-        ss_pw_output_set_active(handle, active ? 1 : 0)
+        guard running else { return }
+        node.setResting(!active)
     }
 
-    /// Delay to the device plus what is queued and buffered on the way, from the last cycle
-    /// (`pw_stream_get_time_n`); nil while the stream is not running.
+    /// The driver's delay to the device, the quantum, and what the block adapter holds
+    /// rendered but not handed over, from the last cycle; nil while not linked.
     public var measuredLatencySeconds: Double? {
-        guard let handle else { return nil }
-        let seconds = ss_pw_output_latency_seconds(handle)
-        return seconds >= 0 ? seconds : nil
+        guard let seconds = node.outputLatencySeconds else { return nil }
+        return seconds + Double(adapter.pendingFrames) / Double(configuration.rateHz)
     }
-    public var underrunCount: Int { handle.map { Int(ss_pw_output_underruns($0)) } ?? 0 }
-    public var reconnectCount: Int { handle.map { Int(ss_pw_output_reconnects($0)) } ?? 0 }
-    public var isConnected: Bool { handle.map { ss_pw_output_is_connected($0) != 0 } ?? false }
-    public var isStreaming: Bool { handle.map { ss_pw_output_is_streaming($0) != 0 } ?? false }
+    public var underrunCount: Int { node.underrunCount }
+    public var reconnectCount: Int { node.reconnectCount }
+    public var isConnected: Bool { node.isConnected }
+    public var isStreaming: Bool { node.linkedSinkName != nil && node.outputLatencySeconds != nil }
     /// The graph's quantum at the last cycle, in frames.
-    public var quantumFrames: Int? { handle.map { Int(ss_pw_output_quantum_frames($0)) }.flatMap { $0 > 0 ? $0 : nil } }
-    /// The sink the stream is linked to, as the registry shows it.
-    public var sinkName: String? {
-        guard let handle, lifecycle.withLock({ $0 }) else { return nil }
-        var buffer = [CChar](repeating: 0, count: 256)
-        ss_pw_output_sink_name(handle, &buffer, UInt32(buffer.count))
-        let name = String(cString: buffer)
-        return name.isEmpty ? nil : name
+    public var quantumFrames: Int? { node.quantumFrames }
+    /// The sink our outputs are linked to, as the registry shows it.
+    public var sinkName: String? { running ? node.linkedSinkName : nil }
+    /// The data thread ran real-time at its first cycle (nil before).
+    public var dataThreadIsRealTime: Bool? { node.dataThreadIsRealTime }
+}
+
+/// From the engine's blocks to the graph's cycles: renders a block of `blockFrames` interleaved
+/// frames when the last is used up, and hands its frames out per speaker to the cycle's outputs
+/// (a cycle of another length than the block takes a part, or several). On the data thread;
+/// `use(speakers:)` from anywhere (taken at the next cycle; the rest of the old block is dropped).
+final class BlockAdapter: @unchecked Sendable {
+    let blockFrames: Int
+    var render: (UnsafeMutablePointer<Float>, Int, Int) -> Void = { buffer, frames, channels in
+        buffer.update(repeating: 0, count: frames * channels)
+    }
+    private let block: UnsafeMutablePointer<Float>
+    private var pendingStart: Int
+    /// The speakers in use, in the order `render` fills them (capacity 8; `channels` of them).
+    private let speakers: UnsafeMutablePointer<Int>
+    private var channels = 2
+    private var packedInUse: UInt64 = BlockAdapter.pack([0, 1])
+    private let packedWanted = Atomic<UInt64>(BlockAdapter.pack([0, 1]))
+    private let pending = Atomic<Int>(0)
+
+    init(blockFrames: Int) {
+        self.blockFrames = blockFrames
+        block = .allocate(capacity: blockFrames * PipeWireGraphNode.outputChannels)
+        block.initialize(repeating: 0, count: blockFrames * PipeWireGraphNode.outputChannels)
+        pendingStart = blockFrames
+        speakers = .allocate(capacity: PipeWireGraphNode.outputChannels)
+        speakers.initialize(repeating: 0, count: PipeWireGraphNode.outputChannels)
+        speakers[1] = 1
+    }
+    deinit { block.deallocate(); speakers.deallocate() }
+
+    /// Count in the low 4 bits, then 4 bits per speaker.
+    static func pack(_ speakers: [Int]) -> UInt64 {
+        speakers.enumerated().reduce(UInt64(speakers.count)) { $0 | UInt64($1.element) << (4 + 4 * UInt64($1.offset)) }
+    }
+    func use(speakers: [Int]) { packedWanted.store(Self.pack(speakers), ordering: .releasing) }
+    /// Rendered and not yet handed to the graph.
+    var pendingFrames: Int { pending.load(ordering: .relaxed) }
+
+    func fill(_ cycle: PipeWireGraphNode.Cycle) {
+        let wanted = packedWanted.load(ordering: .acquiring)
+        if wanted != packedInUse {
+            packedInUse = wanted
+            channels = Int(wanted & 0xf)
+            for index in 0..<channels { speakers[index] = Int((wanted >> (4 + 4 * UInt64(index))) & 0xf) }
+            pendingStart = blockFrames
+        }
+        var used = 0
+        for index in 0..<channels { used |= 1 << speakers[index] }
+        for speaker in 0..<PipeWireGraphNode.outputChannels where used & (1 << speaker) == 0 {
+            cycle.output(speaker).update(repeating: 0, count: cycle.frames)
+        }
+        var written = 0
+        while written < cycle.frames {
+            if pendingStart == blockFrames {
+                render(block, blockFrames, channels)
+                pendingStart = 0
+            }
+            let count = min(blockFrames - pendingStart, cycle.frames - written)
+            for index in 0..<channels {
+                let output = cycle.output(speakers[index]) + written
+                var source = block + pendingStart * channels + index
+                for frame in 0..<count {
+                    output[frame] = source.pointee
+                    source += channels
+                }
+            }
+            pendingStart += count
+            written += count
+        }
+        pending.store(blockFrames - pendingStart, ordering: .relaxed)
     }
 }
 

@@ -83,6 +83,20 @@ package final class RealtimeSchedulingRequest: Sendable {
         obtainedCode.store(ThreadScheduling.requestRealtimeForCurrentThread().code, ordering: .relaxed)
     }
 
+    /// As `ensureRequestedOnCurrentThread`, but a thread that is real-time already (libpipewire's
+    /// data thread, raised by its module-rt: SCHED_FIFO 88 on 0.3.65 with client-rt.conf) is
+    /// left at its priority and recorded so, not lowered to ours.
+    @inline(__always)
+    package func ensureRealtimeOnCurrentThread() {
+        guard obtainedCode.load(ordering: .relaxed) < 0 else { return }
+        let current = ThreadScheduling.current()
+        if case .realtimeFIFO = current {
+            obtainedCode.store(current.code, ordering: .relaxed)
+        } else {
+            obtainedCode.store(ThreadScheduling.requestRealtimeForCurrentThread().code, ordering: .relaxed)
+        }
+    }
+
     /// What the rendering thread runs with; nil until it has rendered.
     package var obtained: ThreadScheduling? {
         let code = obtainedCode.load(ordering: .relaxed)

@@ -34,14 +34,14 @@ import Testing
         #expect(events.wait(timeoutSeconds: 5) { $0.contains { if case .nodeReady = $0 { true } else { false } } }, "\(events.events)")
         let ours = try #require(node.nodeID)
 
-        // As a user sees it: 4 sets of 8 input ports and two outputs, named by channel.
+        // As a user sees it: 4 sets of 8 input ports and eight outputs, named by channel.
         let inputs = try server.pwLink(["--input"]).split(separator: "\n").filter { $0.hasPrefix("\(Self.nodeName):") }
         let outputs = try server.pwLink(["--output"]).split(separator: "\n").filter { $0.hasPrefix("\(Self.nodeName):") }
         #expect(inputs.count == 32 && inputs.contains("\(Self.nodeName):in_3_SR"), "\(inputs)")
-        #expect(outputs.sorted() == ["\(Self.nodeName):out_FL", "\(Self.nodeName):out_FR"], "\(outputs)")
+        #expect(outputs.sorted() == ["FC", "FL", "FR", "LFE", "RL", "RR", "SL", "SR"].map { "\(Self.nodeName):out_\($0)" }, "\(outputs)")
         // As our registry view sees it.
         let ports = node.ports(ofNode: ours)
-        #expect(ports.count == 34)
+        #expect(ports.count == 40)
         #expect(ports.filter { !$0.isOutput && $0.channel == "LFE" }.count == 4)
         let sink = try #require(node.nodeID(named: "out").flatMap { node.node(id: $0) })
         #expect(sink.mediaClass == "Audio/Sink" && sink.serial > 0)
@@ -253,7 +253,7 @@ import Testing
 
     /// Waits for our node's ports, links its outputs to "out" and waits for the two links.
     static func waitForOutputs(_ node: PipeWireGraphNode) throws {
-        try waitUntil(timeoutSeconds: 5, "our node's ports") { node.nodeID.map { node.ports(ofNode: $0).count } == node.configuration.inputSetCount * 8 + 2 }
+        try waitUntil(timeoutSeconds: 5, "our node's ports") { node.nodeID.map { node.ports(ofNode: $0).count } == node.configuration.inputSetCount * 8 + PipeWireGraphNode.outputChannels }
         node.linkOutputs(toSink: "out")
         try waitUntil(timeoutSeconds: 5, "our outputs linked to out") {
             guard let ours = node.nodeID, let out = node.nodeID(named: "out") else { return false }

@@ -98,6 +98,17 @@ public final class PrivateSoundServer: @unchecked Sendable {
         return links
     }
 
+    /// The properties of the node of that `node.name`, as `pw-dump` shows them (PipeWire only).
+    public func pipeWireNodeProperties(named name: String) throws -> [String: Any]? {
+        let text = try runTool("/usr/bin/pw-dump", [], display: nil, environment: ["PIPEWIRE_REMOTE": pipeWireSocketPath])
+        let objects = (try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]]) ?? []
+        for object in objects where object["type"] as? String == "PipeWire:Interface:Node" {
+            let properties = (object["info"] as? [String: Any])?["props"] as? [String: Any]
+            if properties?["node.name"] as? String == name { return properties }
+        }
+        return nil
+    }
+
     /// `pactl -f json list WHAT` (sinks, sink-inputs, modules, …), parsed.
     public func list(_ what: String) throws -> [[String: Any]] {
         let text = try pactl(["-f", "json", "list", what])

@@ -14,17 +14,26 @@
  * Threads: a pw_thread_loop of its own runs the connection, the registry and every operation
  * below (each takes the loop's lock, which is recursive: event callbacks may call them). The
  * process callback runs on libpipewire's data thread under the real-time rules: nothing there
- * allocates, locks, logs or waits. No reconnection: a lost connection is reported once. */
+ * allocates, locks, logs or waits. A lost connection is reported once per outage and retried
+ * with growing delays (the node, its port pool, the outputs' links and the park sink made again)
+ * until stop.
+ *
+ * It is also SceneSound's output on PipeWire: 8 outputs (FL FR FC LFE RL RR SL SR, by speaker
+ * number), of which those in the output mask are linked to the sink's ports of their channel.
+ * A stream identity in the config names the node's application, icon, description and role
+ * (pw-dump, pw-top); it stays without media.class: no mixer lists it as a stream. */
 
 #define SS_PW_GRAPH_SET_CHANNELS 8
 #define SS_PW_GRAPH_MAX_SETS 64
 #define SS_PW_GRAPH_TEXT 128
+#define SS_PW_GRAPH_OUT_CHANNELS 8
 
 typedef struct ss_pw_graph ss_pw_graph;
 
 /* Every cycle, on the data thread. inputs: set_count * 8 pointers, set s channel c at
- * [s * 8 + c]; NULL = silence (the set is not in use or the port has no link). outputs: FL, FR,
- * never NULL (scratch while unlinked), to be filled with frames samples each. frames and
+ * [s * 8 + c]; NULL = silence (the set is not in use or the port has no link). outputs: the 8
+ * outputs by speaker number (FL FR FC LFE RL RR SL SR), never NULL (scratch while unlinked), to be
+ * filled with frames samples each. frames and
  * rate_hz are the cycle's quantum and rate, read from the position every cycle. */
 typedef void (*ss_pw_graph_process_cb)(void *userdata, const float *const *inputs, uint32_t set_count,
                                        float *const *outputs, uint32_t frames, uint32_t rate_hz);
@@ -36,8 +45,13 @@ enum ss_pw_graph_event {
 	SS_PW_GRAPH_LINK_ADDED = 4,     /* id: the link; detail: "out_node:out_port->in_node:in_port" */
 	SS_PW_GRAPH_LINK_REMOVED = 5,   /* id: the link */
 	SS_PW_GRAPH_PARK_SINK_READY = 6,/* id: our park sink's node */
-	SS_PW_GRAPH_DISCONNECTED = 7,   /* the connection is lost (detail: why); once */
+	SS_PW_GRAPH_DISCONNECTED = 7,   /* the connection is lost or cannot be made (detail: why); once per outage */
 	SS_PW_GRAPH_ERROR = 8,          /* the server refused something of ours (id: its proxy; detail: why) */
+	SS_PW_GRAPH_OUTPUTS_LINKED = 9, /* id: the sink our outputs are linked to; detail: its node.name. After
+	                                   a connection, link_outputs or a new mask (not when following the
+	                                   default to another sink, nor after resting) */
+	SS_PW_GRAPH_RECONNECTING = 10,  /* detail: the attempt number since the loss */
+	SS_PW_GRAPH_FAILED = 11,        /* the wanted sink is not there (detail: which, and the sinks there are); once until linked */
 };
 
 /* On the loop thread; detail is valid during the call. Must not call stop or free. */
@@ -49,6 +63,10 @@ struct ss_pw_graph_config {
 	uint32_t input_sets;        /* 1 ... SS_PW_GRAPH_MAX_SETS */
 	uint32_t quantum_frames;    /* node.latency asked, e.g. 256 */
 	uint32_t rate_hz;           /* e.g. 48000 */
+	/* application.name, .icon_name, node.description, media.role; NULL: none. */
+	const char *application_name, *icon_name, *description, *media_role;
+	/* Reconnection delays: the first, doubling up to the maximum; 0: no reconnection. */
+	double retry_initial_seconds, retry_maximum_seconds;
 };
 
 /* ---- The registry view (loop thread's copy; the lookups copy out under the lock). ---- */
@@ -101,12 +119,22 @@ int ss_pw_graph_link_set(ss_pw_graph *graph, uint32_t set, uint32_t app_node, ui
 void ss_pw_graph_unlink_set(ss_pw_graph *graph, uint32_t set);
 /* The app node a set is linked to, 0 when free. */
 uint32_t ss_pw_graph_set_app(ss_pw_graph *graph, uint32_t set);
-/* Links our FL FR to the sink of that node.name, NULL = the default sink (followed when
- * `default.audio.sink` changes); links made as soon as both sides' ports exist. */
+/* Links our outputs in the output mask to the sink of that node.name (or object.serial), NULL =
+ * the default sink (followed when `default.audio.sink` changes); links made as soon as both
+ * sides' ports exist, each output to the sink's port of its channel (FL and FR to a MONO sink's
+ * port; FC, when the sink has none, to FL and FR). Kept across reconnections. */
 void ss_pw_graph_link_outputs(ss_pw_graph *graph, const char *sink_name);
 void ss_pw_graph_unlink_outputs(ss_pw_graph *graph);
+/* Which outputs are linked (bit c: speaker c; default FL FR): relinked at once if it changed. */
+void ss_pw_graph_set_output_mask(ss_pw_graph *graph, uint32_t mask);
+/* Resting: our outputs unlinked (kept wanted) so the sink may suspend, and the filter set
+ * inactive (which 0.3.65 ignores); not resting: linked again. */
+void ss_pw_graph_set_resting(ss_pw_graph *graph, int resting);
+/* The sink our outputs are linked to (copied into name, "" when none). */
+void ss_pw_graph_linked_sink(ss_pw_graph *graph, char *name, uint32_t size);
 /* Our silent park sink (adapter + support.null-audio-sink, 7.1, node.virtual,
- * object.linger=false: it dies with our connection; never a driver by priority). */
+ * object.linger=false: it dies with our connection; never a driver by priority); made again
+ * after a reconnection until destroyed or stopped. */
 int ss_pw_graph_create_park_sink(ss_pw_graph *graph, const char *name);
 void ss_pw_graph_destroy_park_sink(ss_pw_graph *graph);
 /* The park sink's node id, 0 until it is in the registry. */
@@ -115,11 +143,27 @@ uint32_t ss_pw_graph_park_sink_id(ss_pw_graph *graph);
  * node; target_node 0 clears them. 0, -ENOENT (unknown node), -EAGAIN (no metadata yet). */
 int ss_pw_graph_set_target(ss_pw_graph *graph, uint32_t app_node, uint32_t target_node);
 
+/* Deletes every `default` metadata target.object / target.node, ours or left by a SceneSound that
+ * crashed, that names no node there is (a serial, or an id, that is gone) or a node whose name
+ * starts with park_prefix (our park sinks); "-1" and names are left alone. Waits for the server
+ * (the registry and the metadata enumerated, then the deletions done). How many entries went, or
+ * -EAGAIN (no metadata). Not from a callback. */
+int ss_pw_graph_sweep_targets(ss_pw_graph *graph, const char *park_prefix);
+
 /* Read anywhere, lock-free. */
 uint64_t ss_pw_graph_cycles(const ss_pw_graph *graph);
 uint32_t ss_pw_graph_quantum_frames(const ss_pw_graph *graph);
 uint32_t ss_pw_graph_rate_hz(const ss_pw_graph *graph);
 /* The data thread's scheduling policy at its first cycle (SCHED_FIFO = 1), -1 before. */
 int ss_pw_graph_data_thread_policy(const ss_pw_graph *graph);
+/* From the last cycle: the driver's delay to the device plus this cycle's quantum, in seconds;
+ * negative while our outputs are not linked. */
+double ss_pw_graph_output_latency_seconds(const ss_pw_graph *graph);
+/* Cycles in which an output of ours that is linked had no buffer. */
+uint64_t ss_pw_graph_underruns(const ss_pw_graph *graph);
+/* Outages after which our outputs were linked again. */
+uint64_t ss_pw_graph_reconnects(const ss_pw_graph *graph);
+/* Connected, our node in the registry. */
+int ss_pw_graph_is_connected(const ss_pw_graph *graph);
 
 #endif

@@ -1,0 +1,173 @@
+/* The graph node and the `default` metadata: the default sink followed, every target.* entry
+ * seen (for the sweep), the targets we write on apps' nodes, cleared at stop, and the sweep of
+ * stale ones (loop thread; each exported operation takes the loop's lock). */
+#include "graph_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <spa/utils/json.h>
+
+static void on_metadata_property(void *data, uint32_t subject, const char *key, const char *type, const char *value);
+static int metadata_property(void *data, uint32_t subject, const char *key, const char *type, const char *value)
+{
+	on_metadata_property(data, subject, key, type, value);
+	return 0;
+}
+const struct pw_metadata_events ss_graph_metadata_events = { PW_VERSION_METADATA_EVENTS, .property = metadata_property };
+
+/* `default.audio.sink` is JSON, { "name": "out" }: its "name", read with SPA's own JSON parser
+ * (escapes and all); empty when absent or not an object. */
+static void default_sink_name(const char *value, char *name, int size)
+{
+	struct spa_json document, object;
+	char key[64];
+	const char *skipped;
+	name[0] = '\0';
+	if (value == NULL)
+		return;
+	spa_json_init(&document, value, strlen(value));
+	if (spa_json_enter_object(&document, &object) <= 0)
+		return;
+	while (spa_json_get_string(&object, key, sizeof(key)) > 0) {
+		if (strcmp(key, "name") == 0) {
+			if (spa_json_get_string(&object, name, size) <= 0)
+				name[0] = '\0';
+			return;
+		}
+		if (spa_json_next(&object, &skipped) <= 0)
+			return;
+	}
+}
+
+/* target.object / target.node entries kept as announced (a NULL value removes one; a NULL key
+ * clears the subject's, or all with PW_ID_ANY), for the sweep. */
+static void note_target(struct ss_pw_graph *g, uint32_t subject, const char *key, const char *value)
+{
+	int is_object = key != NULL && strcmp(key, "target.object") == 0;
+	if (key != NULL && !is_object && strcmp(key, "target.node") != 0)
+		return;
+	for (uint32_t i = 0; i < g->seen_target_count; i++) {
+		struct ss_seen_target *t = &g->seen_targets[i];
+		if ((subject == PW_ID_ANY || t->subject == subject) && (key == NULL || t->is_object == is_object)) {
+			*t = g->seen_targets[--g->seen_target_count];
+			i--;
+		}
+	}
+	if (key != NULL && value != NULL && g->seen_target_count < SPA_N_ELEMENTS(g->seen_targets)) {
+		struct ss_seen_target *t = &g->seen_targets[g->seen_target_count++];
+		t->subject = subject;
+		t->is_object = is_object;
+		snprintf(t->value, sizeof(t->value), "%s", value);
+	}
+}
+
+static void on_metadata_property(void *data, uint32_t subject, const char *key, const char *type, const char *value)
+{
+	struct ss_pw_graph *g = data;
+	(void)type;
+	note_target(g, subject, key, value);
+	if (subject != PW_ID_CORE || key == NULL || strcmp(key, "default.audio.sink") != 0)
+		return;
+	char name[SS_PW_GRAPH_TEXT];
+	default_sink_name(value, name, sizeof(name));
+	if (strcmp(name, g->default_sink) == 0)
+		return;
+	snprintf(g->default_sink, sizeof(g->default_sink), "%s", name);
+	/* Linked already to the sink that is now the default (it was found by name before the
+	 * metadata came): nothing to change. */
+	if (g->outputs_wanted && g->follow_default && strcmp(g->linked_sink_name, name) != 0)
+		ss_graph_unlink_outputs(g);
+	ss_graph_update(g);
+}
+
+int ss_pw_graph_set_target(ss_pw_graph *g, uint32_t app_node, uint32_t target_node)
+{
+	int result = 0;
+	pw_thread_loop_lock(g->loop);
+	struct ss_pw_graph_node_info *target = target_node != 0 ? ss_view_node(&g->view, target_node) : NULL;
+	if (g->metadata == NULL)
+		result = -EAGAIN;
+	else if (target_node != 0 && target == NULL)
+		result = -ENOENT;
+	else {
+		char serial[24], id[16];
+		if (target != NULL) {
+			snprintf(serial, sizeof(serial), "%llu", (unsigned long long)target->serial);
+			snprintf(id, sizeof(id), "%u", target_node);
+		}
+		/* target.object (the serial) is what WirePlumber reads first: ids are reused. */
+		pw_metadata_set_property(g->metadata, app_node, "target.object", target ? "Spa:Id" : NULL, target ? serial : NULL);
+		pw_metadata_set_property(g->metadata, app_node, "target.node", target ? "Spa:Id" : NULL, target ? id : NULL);
+		uint32_t i = 0;
+		while (i < g->targeted_count && g->targeted[i] != app_node)
+			i++;
+		if (target != NULL && i == g->targeted_count && g->targeted_count < SPA_N_ELEMENTS(g->targeted))
+			g->targeted[g->targeted_count++] = app_node;
+		else if (target == NULL && i < g->targeted_count)
+			g->targeted[i] = g->targeted[--g->targeted_count];
+	}
+	pw_thread_loop_unlock(g->loop);
+	return result;
+}
+
+/* Clears our metadata targets and waits (≤ 1 s) until the server has done so: a target we
+ * wrote outlives our connection. */
+void ss_graph_clear_targets(struct ss_pw_graph *g)
+{
+	if (g->metadata == NULL || g->disconnected || g->targeted_count == 0)
+		return;
+	while (g->targeted_count > 0)
+		ss_pw_graph_set_target(g, g->targeted[g->targeted_count - 1], 0);
+	g->synced = 0;
+	g->sync_seq = pw_core_sync(g->core, PW_ID_CORE, 0);
+	while (!g->synced)
+		if (pw_thread_loop_timed_wait(g->loop, 1) != 0)
+			break;
+}
+
+/* Waits (≤ 1 s) until the server has answered everything asked so far. Loop locked. */
+static void sync_with_server(struct ss_pw_graph *g)
+{
+	if (g->core == NULL || g->disconnected)
+		return;
+	g->synced = 0;
+	g->sync_seq = pw_core_sync(g->core, PW_ID_CORE, 0);
+	while (!g->synced)
+		if (pw_thread_loop_timed_wait(g->loop, 1) != 0)
+			break;
+}
+
+int ss_pw_graph_sweep_targets(ss_pw_graph *g, const char *park_prefix)
+{
+	pw_thread_loop_lock(g->loop);
+	/* Twice: the registry's globals (the metadata among them), then the metadata's properties
+	 * that its binding asked for. */
+	sync_with_server(g);
+	sync_with_server(g);
+	int swept = -EAGAIN;
+	if (g->metadata != NULL) {
+		swept = 0;
+		size_t prefix = park_prefix != NULL ? strlen(park_prefix) : 0;
+		for (uint32_t i = 0; i < g->seen_target_count; i++) {
+			struct ss_seen_target *t = &g->seen_targets[i];
+			char *end;
+			unsigned long long number = strtoull(t->value, &end, 10);
+			struct ss_pw_graph_node_info *target = NULL;
+			for (uint32_t n = 0; end != t->value && *end == '\0' && n < g->view.node_count; n++)
+				if (t->is_object ? g->view.nodes[n].serial == number : g->view.nodes[n].id == number)
+					target = &g->view.nodes[n];
+			int ours = target != NULL && prefix > 0 && strncmp(target->name, park_prefix, prefix) == 0;
+			/* "-1" (the default) and names are WirePlumber's or the user's: left alone. */
+			if ((target == NULL && end != t->value && *end == '\0' && strcmp(t->value, "-1") != 0) || ours) {
+				pw_metadata_set_property(g->metadata, t->subject, t->is_object ? "target.object" : "target.node", NULL, NULL);
+				swept++;
+			}
+		}
+		sync_with_server(g);
+	}
+	pw_thread_loop_unlock(g->loop);
+	return swept;
+}
