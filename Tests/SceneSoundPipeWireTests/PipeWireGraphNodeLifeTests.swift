@@ -13,18 +13,7 @@ import Testing
     @Test func withOutputsUnlinkedAParkedAppAloneRunsTheNodeAndItsEndStopsIt() throws {
         let server = try PrivateSoundServer(.pipeWire)
         let box = NodeBox()
-        let node = PipeWireGraphNodeTests.makeNode(server, sets: 2) { event in
-            switch event {
-            case .parkSinkReady(let park): box.set(park: park)
-            case .appAppeared(let app, _):
-                guard let park = box.park, let node = box.node else { return }
-                box.set(app: app)
-                node.setTarget(ofApp: app, to: park)
-                node.link(set: 0, toApp: app, channels: [0, 1])
-            default: break
-            }
-        }
-        box.node = node
+        let node = PipeWireGraphNodeTests.parkingNode(server, box: box)
         let capture = CapturedSet(capacityFrames: 4 * PipeWireGraphNodeTests.rateHz)
         defer {
             node.stop()

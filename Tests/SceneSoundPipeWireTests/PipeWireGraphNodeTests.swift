@@ -21,6 +21,27 @@ import Testing
                                                quantumFrames: 256, rateHz: rateHz), events: events)
     }
 
+    /// A node that parks each app that appears on our park sink (once that is ready) and links
+    /// its FL and FR into set 0; `box` holds the node, the park sink and the app. Every event
+    /// is also handed to `also`.
+    static func parkingNode(_ server: PrivateSoundServer, box: NodeBox,
+                            also: @escaping @Sendable (PipeWireGraphNode.Event) -> Void = { _ in }) -> PipeWireGraphNode {
+        let node = makeNode(server, sets: 2) { event in
+            also(event)
+            switch event {
+            case .parkSinkReady(let park): box.set(park: park)
+            case .appAppeared(let app, _):
+                guard let park = box.park, let node = box.node else { return }
+                box.set(app: app)
+                node.setTarget(ofApp: app, to: park)
+                node.link(set: 0, toApp: app, channels: [0, 1])
+            default: break
+            }
+        }
+        box.node = node
+        return node
+    }
+
     @Test func theNodeAndItsPortPoolAreInTheGraphAndItsOutputsPlayOnTheSink() throws {
         let server = try PrivateSoundServer(.pipeWire)
         let events = GraphEventLog()
@@ -146,19 +167,7 @@ import Testing
         let server = try PrivateSoundServer(.pipeWire)
         let box = NodeBox()
         let events = GraphEventLog()
-        let node = Self.makeNode(server, sets: 2) { event in
-            events.append(event)
-            switch event {
-            case .parkSinkReady(let park): box.set(park: park)
-            case .appAppeared(let app, _):
-                guard let park = box.park, let node = box.node else { return }
-                box.set(app: app)
-                node.setTarget(ofApp: app, to: park)
-                node.link(set: 0, toApp: app, channels: [0, 1])
-            default: break
-            }
-        }
-        box.node = node
+        let node = Self.parkingNode(server, box: box, also: events.append)
         let capture = CapturedSet(capacityFrames: 4 * Self.rateHz)
         defer {
             node.stop()
