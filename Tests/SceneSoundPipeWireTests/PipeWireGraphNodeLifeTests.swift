@@ -10,6 +10,17 @@ import Testing
 /// linked into a set runs it — the capture gets the app's audio with no output linked — and
 /// when the app ends the node is not scheduled any more (no cycles: nothing of ours wakes).
 @Suite(.serialized) struct PipeWireGraphNodeRestTests {
+    /// Until the node's cycle count stays put across 100 ms (it has stopped being scheduled);
+    /// fails after 5 s of cycles.
+    static func waitUntilStill(_ node: PipeWireGraphNode, _ what: String) throws {
+        var last = node.cycleCount
+        try waitUntil(timeoutSeconds: 5, what) {
+            usleep(100_000)
+            defer { last = node.cycleCount }
+            return node.cycleCount == last
+        }
+    }
+
     @Test func withOutputsUnlinkedAParkedAppAloneRunsTheNodeAndItsEndStopsIt() throws {
         let server = try PrivateSoundServer(.pipeWire)
         let box = NodeBox()
@@ -22,9 +33,9 @@ import Testing
         try node.start { capture.render($0) }
         #expect(node.createParkSink(named: "scenesound-park-test") == 0)
         try waitUntil(timeoutSeconds: 5, "our park sink") { box.park != nil }
-        usleep(500_000)
+        try Self.waitUntilStill(node, "the node settled after the park sink")
         let idleCycles = node.cycleCount
-        usleep(500_000)
+        usleep(500_000)  // the measured window: time itself is what is tested (no cycle in it)
         print("at rest, no link: \(node.cycleCount - idleCycles) cycles in 0.5 s")
         #expect(node.cycleCount == idleCycles, "the node ran with nothing linked")
 
@@ -36,9 +47,9 @@ import Testing
         defer { paplay.kill() }
         #expect(waitUntil(timeoutSeconds: 10) { capture.frames >= frames / 2 }, "\(capture.frames) frames captured with our outputs unlinked")
         #expect(waitUntil(timeoutSeconds: 10) { !paplay.isRunning }, "the app did not end")
-        usleep(1_000_000)
+        try Self.waitUntilStill(node, "the node stopping after the app ended")
         let afterCycles = node.cycleCount
-        usleep(1_000_000)
+        usleep(1_000_000)  // the measured window: time itself is what is tested
         print("app ended: \(node.cycleCount - afterCycles) cycles in 1 s after")
         #expect(node.cycleCount - afterCycles < 10, "the node kept running after the app ended")
     }

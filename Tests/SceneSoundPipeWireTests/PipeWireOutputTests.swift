@@ -162,7 +162,7 @@ import Testing
         let message = try #require(events.events.compactMap(\.failureMessage).first)
         #expect(message.contains("\"no-such-sink\"") && message.contains("available sinks: out"), "\(message)")
         // The node waits for the sink (it may appear later), without repeating the report.
-        usleep(500_000)
+        usleep(500_000)  // a window in which no second report may come: time itself is what is tested
         #expect(events.count { $0.failureMessage != nil } == 1)
         #expect(!events.events.contains { $0.isConnected })
         try server.pactl(["load-module", "module-null-sink", "sink_name=no-such-sink", "rate=48000"])
