@@ -137,6 +137,9 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         public var target: String?
         public var rateHz: Double
         public var blockFrames: Int
+        /// From a client's write to its being played: the output's delay to the device, plus
+        /// the wait for the render that takes the write (half a block, on average) and the
+        /// limiter's look-ahead. Absent until the output reports its delay.
         public var latencySeconds: Double?
         public var connected: Bool
         public var underruns: Int
@@ -222,7 +225,7 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         public var poseAppliedOutputFrame: Int?
         /// From the latest pose's arrival to the render thread using it.
         public var motionToRenderSeconds: Double?
-        /// Plus the limiter's look-ahead and the output's latency.
+        /// Plus the limiter's look-ahead and the output's delay to the device.
         public var motionToSoundSeconds: Double?
         /// What the renderer follows (`full`, `yaw-only`, `off`: scenesoundd --head-tracking).
         public var tracking: String?

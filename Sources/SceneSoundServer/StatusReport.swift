@@ -16,11 +16,14 @@ struct StatusReport {
         let counters = core.counters
         let commands = core.commands
         let ordered = core.sessions.all
+        let blockSeconds = Double(configuration.blockFrames) / configuration.sampleRateHz
+        let lookAheadSeconds = Double(engine.renderer.latencyFrames) / configuration.sampleRateHz
         var document = StatusDocument(
             server: .init(software: core.configuration.serverName, pid: Int(getpid()),
                           uptimeSeconds: Date().timeIntervalSince(core.startTime), socket: core.configuration.socketPath),
             output: .init(kind: output.kind, target: output.target, rateHz: configuration.sampleRateHz,
-                          blockFrames: configuration.blockFrames, latencySeconds: output.latencySeconds,
+                          blockFrames: configuration.blockFrames,
+                          latencySeconds: output.latencySeconds.map { $0 + blockSeconds / 2 + lookAheadSeconds },
                           connected: output.connected, underruns: output.underruns,
                           overloadedBlocks: output.overloadedBlocks,
                           slowestBlockCPUSeconds: output.slowestBlock?.cpuSeconds,
@@ -28,7 +31,7 @@ struct StatusReport {
                           renderThreadScheduling: output.renderThreadScheduling, lastError: output.lastError,
                           renderedSeconds: Double(engine.renderedFrames) / configuration.sampleRateHz),
             hrtf: core.hrtfStatus,
-            head: head(outputLatencySeconds: output.latencySeconds),
+            head: head(outputLatencySeconds: output.latencySeconds, lookAheadSeconds: lookAheadSeconds),
             display: core.scenes.windows?.displayStatus ?? .init(connected: false),
             monitors: core.scenes.windows?.monitorsStatus ?? [],
             clients: ordered.map { session in
@@ -58,13 +61,12 @@ struct StatusReport {
         return document
     }
 
-    /// Motion to sound: pose arrival → render thread, plus the limiter's look-ahead and the
-    /// output's own latency.
-    private func head(outputLatencySeconds: Double?) -> StatusDocument.Head {
+    /// Motion to sound: pose arrival → render thread (the wait for the render is in it), plus
+    /// the limiter's look-ahead and the output's own delay to the device.
+    private func head(outputLatencySeconds: Double?, lookAheadSeconds: Double) -> StatusDocument.Head {
         var head = core.head.status
         if let render = head.motionToRenderSeconds {
-            let lookAhead = Double(core.engine.renderer.latencyFrames) / core.engine.configuration.sampleRateHz
-            head.motionToSoundSeconds = render + lookAhead + (outputLatencySeconds ?? 0)
+            head.motionToSoundSeconds = render + lookAheadSeconds + (outputLatencySeconds ?? 0)
         }
         return head
     }

@@ -62,7 +62,8 @@ import SceneSoundTestSupport
                 usleep(2000)
                 continue
             }
-            let latency = output + EndToEndLatencyTests.limiterSeconds
+            // Rendered → heard: the write → played figure less the wait for a render (half a block).
+            let latency = output - EndToEndLatencyTests.blockSeconds / 2
             for j in 0..<10 {
                 let truth = 45 * sin(2 * Double.pi * ((Double(k) + Double(j) / 10) * 0.01 + latency))
                 squares += (rendered - truth) * (rendered - truth)
