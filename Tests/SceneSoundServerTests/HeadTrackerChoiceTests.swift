@@ -59,6 +59,8 @@ import SceneSoundTestSupport
         #expect(abs(head.yawDegrees + 30) < 1e-3 && head.trackerChoice == "osc" && head.trackerRateLimitPosesPerSecond == 500, "\(head)")
         let show = try runCLI(["head", "show", "--socket", daemon.socketPath])
         #expect(show.output.contains("following osc only, at most 500 poses/s from each input"), "\(show.output)")
+        let status = try runCLI(["status", "--socket", daemon.socketPath])
+        #expect(status.status == 0 && status.output.contains("following osc only"), "\(status.output)")
         #expect(try runCLI(["head", "tracker", "any", "--socket", daemon.socketPath]).status == 0)
         HeadTrackingTests.sendUDP(Self.openTrack(yaw: 15), port: openTrackPort)
         try waitUntil(timeoutSeconds: 5, "the opentrack pose") { try Self.head(client).opentrackPackets == 2 }
