@@ -13,7 +13,7 @@ struct HeadCommand: ParsableCommand {
             Positive yaw turns the head left, positive pitch looks up, positive roll tilts it \
             to the right: after 'head set --yaw 90' a window straight ahead sounds from the right.
             """,
-        subcommands: [HeadSetCommand.self, HeadRecenterCommand.self, HeadTrackingCommand.self, HeadShowCommand.self])
+        subcommands: [HeadSetCommand.self, HeadRecenterCommand.self, HeadTrackingCommand.self, HeadTrackerCommand.self, HeadShowCommand.self])
 }
 
 struct HeadSetCommand: ParsableCommand {
@@ -113,6 +113,52 @@ struct HeadTrackingCommand: ParsableCommand {
     }
 }
 
+struct HeadTrackerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tracker",
+        abstract: "Choose which tracker input the head follows, and its pose rate, live.",
+        discussion: """
+            any follows the newest pose from opentrack or OSC; opentrack or osc follows that input \
+            alone, and the other's datagrams are ignored and counted (status: *_ignored_packets). \
+            --rate takes at most that many poses a second from each input, the rest dropped unread \
+            and counted (status: *_rate_limited_packets); without it, each input's own limit \
+            (scenesoundd --max-opentrack-packets-per-second, --max-osc-packets-per-second). A pose \
+            set with 'head set' always applies. Until the daemon restarts.
+            """)
+
+    @Argument(help: ArgumentHelp("any, opentrack or osc.", valueName: "TRACKER"))
+    var tracker: String
+
+    @Option(name: .customLong("rate"), parsing: .unconditional,
+            help: ArgumentHelp("Poses a second taken from each input at most (10 to 1000), or default (each input's own limit).", valueName: "HZ|default"))
+    var rate = "default"
+
+    @OptionGroup var server: ServerOptions
+
+    func validate() throws {
+        _ = try parsed()
+    }
+
+    private func parsed() throws -> (HeadTrackerUse.Tracker, UInt32) {
+        guard let wire = HeadTrackerUse.Tracker(name: tracker) else {
+            throw ValidationError("tracker '\(tracker)' is not known (accepted: any, opentrack, osc)")
+        }
+        if rate == "default" { return (wire, 0) }
+        let range = HeadTrackerUse.posesPerSecondRange
+        guard let hz = UInt32(rate), range.contains(hz) else {
+            throw ValidationError("--rate '\(rate)' is out of range (accepted: \(range.lowerBound) to \(range.upperBound) poses per second, or default)")
+        }
+        return (wire, hz)
+    }
+
+    func run() throws {
+        let (wire, hz) = try parsed()
+        try server.exchange { connection throws(ClientError) in
+            try connection.useHeadTracker(wire, posesPerSecond: hz)
+        }
+    }
+}
+
 struct HeadShowCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "show", abstract: "Show the head pose the server renders with.")
 
@@ -147,6 +193,10 @@ struct HeadShowCommand: ParsableCommand {
             print("no tracker live")
         }
         if let tracking = head.tracking, tracking != "full" { print("tracking \(tracking)") }
+        if let choice = head.trackerChoice {
+            print("following \(choice == "any" ? "any tracker" : choice + " only")"
+                  + (head.trackerRateLimitPosesPerSecond.map { ", at most \($0) poses/s from each input" } ?? ""))
+        }
         if let horizon = head.predictionSeconds {
             print(String(format: "prediction %.1f ms ahead (rendered yaw %.1f°)", horizon * 1000, head.renderedYawDegrees ?? head.yawDegrees))
         } else if head.tracking != nil {

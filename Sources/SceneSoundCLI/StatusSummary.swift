@@ -46,6 +46,7 @@ struct StatusSummary {
             head.poseAgeSeconds.map { String(format: "pose %.1f s old", $0) } ?? "no pose received",
             head.tracker.map { String(format: "tracker %@ %.0f/s", $0, head.trackerPosesPerSecond ?? 0) },
             head.tracking.flatMap { $0 == "full" ? nil : "tracking \($0)" },
+            head.trackerChoice.flatMap { $0 == "any" ? nil : "following \($0) only" },
             head.predictionSeconds.map { String(format: "prediction %.1f ms", $0 * 1000) },
         ])
         section("render", [String(format: "load %.1f %%", document.render.load * 100),

@@ -211,6 +211,10 @@ struct VerbRunner: Sendable {
             guard let mode = action.mode else { return nil }
             let seconds = action.seconds.flatMap { $0 > 0 ? number($0) : nil } ?? "off"
             return ["head", "tracking", mode, "--recenter-after", seconds] + socketArguments
+        case "head_tracker":
+            guard let tracker = action.mode else { return nil }
+            let rate = action.posesPerSecond.flatMap { $0 > 0 && $0.isFinite ? String(Int($0.rounded())) : nil } ?? "default"
+            return ["head", "tracker", tracker, "--rate", rate] + socketArguments
         default:
             return nil
         }

@@ -47,6 +47,14 @@ extension ClientConnection {
         try perform(.setHeadTracking(mode, recenterAfterSeconds: recenterAfterSeconds), timeoutSeconds: timeoutSeconds)
     }
 
+    /// Which tracker input is followed from now on (`any`: the newest pose from opentrack or
+    /// OSC), and the poses a second taken from each input, more dropped unread (0: the daemon's
+    /// own limits).
+    public func useHeadTracker(_ tracker: HeadTrackerUse.Tracker, posesPerSecond: UInt32 = 0,
+                               timeoutSeconds: Double? = defaultTimeoutSeconds) throws(ClientError) {
+        try perform(.useHeadTracker(tracker, posesPerSecond: posesPerSecond), timeoutSeconds: timeoutSeconds)
+    }
+
     /// Equalizes the headphones with the ParametricEQ.txt at `path` (absolute; nil: none). A
     /// malformed file is refused (`invalid_argument`, naming its line) and the one in use kept.
     public func useHeadphoneEQ(path: String?, timeoutSeconds: Double? = defaultTimeoutSeconds) throws(ClientError) {

@@ -49,6 +49,11 @@ extension ClientOperation where Value == Void {
         expectingOK(.headTrackingSet(HeadTrackingSet(mode: mode, recenterAfterSeconds: recenterAfterSeconds)))
     }
 
+    /// Which tracker input is followed, and the poses a second taken from each (0: the daemon's own limits).
+    public static func useHeadTracker(_ tracker: HeadTrackerUse.Tracker, posesPerSecond: UInt32 = 0) -> ClientOperation<Void> {
+        expectingOK(.headTrackerUse(HeadTrackerUse(tracker: tracker, posesPerSecond: posesPerSecond)))
+    }
+
     /// Equalizes the headphones with the ParametricEQ.txt at `path` (absolute), or none (nil).
     public static func useHeadphoneEQ(path: String?) -> ClientOperation<Void> {
         expectingOK(.headphoneEQUse(HeadphoneEQUse(path: path ?? "")))

@@ -69,6 +69,11 @@ public final class SceneSoundClient: Sendable {
         try await perform(.setHeadTracking(mode, recenterAfterSeconds: recenterAfterSeconds))
     }
 
+    /// Which tracker input is followed, and the poses a second taken from each (0: the daemon's own limits).
+    public func useHeadTracker(_ tracker: HeadTrackerUse.Tracker, posesPerSecond: UInt32 = 0) async throws(ClientError) {
+        try await perform(.useHeadTracker(tracker, posesPerSecond: posesPerSecond))
+    }
+
     /// Equalizes the headphones with the ParametricEQ.txt at `path` (absolute; nil: none).
     public func useHeadphoneEQ(path: String?) async throws(ClientError) {
         try await perform(.useHeadphoneEQ(path: path))

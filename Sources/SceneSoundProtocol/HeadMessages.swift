@@ -143,3 +143,54 @@ public struct HeadTrackingSet: WirePayload {
         }
     }
 }
+
+/// `HEAD_TRACKER_USE` (request → `OK`): which tracker input the server follows, and how many
+/// poses a second it takes from each (`scenesound head tracker`, the browser view), until the
+/// daemon restarts.
+public struct HeadTrackerUse: WirePayload {
+    /// Which tracker input's poses are followed. A `HEAD_POSE` always applies.
+    public enum Tracker: UInt8, CaseIterable, Sendable {
+        /// opentrack and OSC both: the newest pose from either wins.
+        case any = 1
+        /// opentrack only; OSC datagrams are ignored and counted.
+        case opentrack = 2
+        /// OSC only; opentrack datagrams are ignored and counted.
+        case osc = 3
+
+        /// `any`, `opentrack`, `osc`: the CLI's and the status's words.
+        public var name: String { ["any", "opentrack", "osc"][Int(rawValue) - 1] }
+        public init?(name: String) {
+            guard let tracker = Self.allCases.first(where: { $0.name == name }) else { return nil }
+            self = tracker
+        }
+    }
+
+    public var tracker: Tracker
+    /// Poses taken a second from each input, more dropped unread and counted; 0 = the daemon's
+    /// own limits (`--max-opentrack-packets-per-second`, `--max-osc-packets-per-second`).
+    public var posesPerSecond: UInt32
+
+    public static let posesPerSecondRange: ClosedRange<UInt32> = 10...1000
+
+    public init(tracker: Tracker, posesPerSecond: UInt32 = 0) {
+        self.tracker = tracker
+        self.posesPerSecond = posesPerSecond
+    }
+
+    init(reading reader: inout PayloadReader) throws(ProtocolError) {
+        tracker = try reader.readEnum(Tracker.self, field: "tracker", accepted: "1 any, 2 opentrack, 3 osc")
+        posesPerSecond = try reader.readU32()
+    }
+
+    func write(into bytes: inout [UInt8]) {
+        bytes.writeU8(tracker.rawValue)
+        bytes.writeU32(posesPerSecond)
+    }
+
+    public func validate() throws(ProtocolError) {
+        guard posesPerSecond == 0 || Self.posesPerSecondRange.contains(posesPerSecond) else {
+            throw ProtocolError(.invalidArgument,
+                                "poses_per_second \(posesPerSecond) out of range (accepted: 0 for the daemon's own limits, or 10 to 1000)")
+        }
+    }
+}

@@ -22,6 +22,7 @@ public enum Message: Equatable, Sendable {
     case headPose(HeadPose)
     case headRecenter
     case headTrackingSet(HeadTrackingSet)
+    case headTrackerUse(HeadTrackerUse)
     case statusRequest
     case statusReply(StatusReply)
     case headphoneEQUse(HeadphoneEQUse)
@@ -59,6 +60,7 @@ public enum Message: Equatable, Sendable {
         case .headPose: .headPose
         case .headRecenter: .headRecenter
         case .headTrackingSet: .headTrackingSet
+        case .headTrackerUse: .headTrackerUse
         case .statusRequest: .statusRequest
         case .statusReply: .statusReply
         case .headphoneEQUse: .headphoneEQUse
@@ -96,6 +98,7 @@ public enum Message: Equatable, Sendable {
         case .samplePlaying(let p): p
         case .headPose(let p): p
         case .headTrackingSet(let p): p
+        case .headTrackerUse(let p): p
         case .statusReply(let p): p
         case .headphoneEQUse(let p): p
         case .hrtfUse(let p): p
@@ -156,6 +159,7 @@ public enum Message: Equatable, Sendable {
         case .samplePlaying: message = .samplePlaying(try SamplePlaying(reading: &reader))
         case .headPose: message = .headPose(try HeadPose(reading: &reader))
         case .headTrackingSet: message = .headTrackingSet(try HeadTrackingSet(reading: &reader))
+        case .headTrackerUse: message = .headTrackerUse(try HeadTrackerUse(reading: &reader))
         case .statusReply: message = .statusReply(try StatusReply(reading: &reader))
         case .headphoneEQUse: message = .headphoneEQUse(try HeadphoneEQUse(reading: &reader))
         case .hrtfUse: message = .hrtfUse(try HRTFUse(reading: &reader))

@@ -27,6 +27,7 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
     case headPose = 0x0401
     case headRecenter = 0x0402
     case headTrackingSet = 0x0403
+    case headTrackerUse = 0x0404
     // Status; 0x05xx.
     case statusRequest = 0x0501
     case statusReply = 0x0502
@@ -60,7 +61,7 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
         switch self {
         case .hello, .sceneBindWindow, .scenePlace, .sceneUnbind, .sceneList, .streamOpen, .streamData,
              .streamDrain, .streamClose, .streamSetVolume, .streamSetScene, .sampleUpload, .samplePlay,
-             .headPose, .headRecenter, .headTrackingSet, .statusRequest, .headphoneEQUse, .hrtfUse, .spatialUse, .outputDeviceWatch, .renderUse:
+             .headPose, .headRecenter, .headTrackingSet, .headTrackerUse, .statusRequest, .headphoneEQUse, .hrtfUse, .spatialUse, .outputDeviceWatch, .renderUse:
             .clientToServer
         case .welcome, .ok, .error, .sceneListReply, .streamOpened, .samplePlaying, .statusReply,
              .creditGranted, .streamEnded, .streamError, .playbackEnded, .outputDeviceChanged:
@@ -101,6 +102,7 @@ public enum MessageType: UInt16, Sendable, CaseIterable {
         case .headPose: "HEAD_POSE"
         case .headRecenter: "HEAD_RECENTER"
         case .headTrackingSet: "HEAD_TRACKING_SET"
+        case .headTrackerUse: "HEAD_TRACKER_USE"
         case .statusRequest: "STATUS_REQUEST"
         case .statusReply: "STATUS_REPLY"
         case .headphoneEQUse: "HEADPHONE_EQ_USE"

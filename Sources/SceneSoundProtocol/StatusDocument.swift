@@ -242,6 +242,14 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         public var oscRejectedPackets: Int?
         /// Datagrams over the OSC rate, dropped unread.
         public var oscRateLimitedPackets: Int?
+        /// Datagrams from the tracker input not chosen, dropped unread.
+        public var opentrackIgnoredPackets: Int?
+        public var oscIgnoredPackets: Int?
+        /// Which tracker input is followed (`any`, `opentrack`, `osc`: scenesound head tracker).
+        public var trackerChoice: String?
+        /// Poses a second taken from each tracker input at most (scenesound head tracker
+        /// --rate, else the input's own limit); absent with no tracker input listening.
+        public var trackerRateLimitPosesPerSecond: Int?
         /// Automatic recentering (scenesoundd --head-recenter-seconds): the rest it waits for, and
         /// how many times it has begun; absent when off.
         public var recenterAfterSeconds: Double?
@@ -278,6 +286,8 @@ public struct StatusDocument: Codable, Equatable, Sendable {
             case renderedYawDegrees = "rendered_yaw_degrees", oscPackets = "osc_packets", oscRejectedPackets = "osc_rejected_packets"
             case oscRateLimitedPackets = "osc_rate_limited_packets", recenterAfterSeconds = "recenter_after_seconds"
             case automaticRecenters = "automatic_recenters"
+            case opentrackIgnoredPackets = "opentrack_ignored_packets", oscIgnoredPackets = "osc_ignored_packets"
+            case trackerChoice = "tracker_choice", trackerRateLimitPosesPerSecond = "tracker_rate_limit_poses_per_second"
         }
     }
 

@@ -309,6 +309,12 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
             dependencies.head.setTracking(mode: mode, recenterAfterSeconds: recenter)
             logger.info("head tracking: \(mode.rawValue), recentering \(recenter.map { "after \($0) s" } ?? "off")")
             send(.ok, requestID: requestID)
+        case .headTrackerUse(let request):
+            let tracker = HeadTrackerChoice(rawValue: request.tracker.name) ?? .any
+            let rate = request.posesPerSecond > 0 ? Int(request.posesPerSecond) : nil
+            dependencies.head.useTracker(tracker, posesPerSecond: rate)
+            logger.info("head tracker: \(tracker.rawValue), \(rate.map { "\($0) poses/s" } ?? "each input's own rate limit")")
+            send(.ok, requestID: requestID)
         case .statusRequest:
             send(.statusReply(StatusReply(json: dependencies.statusJSON())), requestID: requestID)
         case .headphoneEQUse(let request):

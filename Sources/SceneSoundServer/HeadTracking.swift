@@ -23,6 +23,16 @@ public enum HeadTrackingMode: String, CaseIterable, Sendable {
     case off
 }
 
+/// Which tracker input's poses are followed (`scenesound head tracker`, HEAD_TRACKER_USE).
+public enum HeadTrackerChoice: String, CaseIterable, Sendable {
+    /// opentrack and OSC both: the newest pose from either wins.
+    case any
+    /// opentrack only: OSC datagrams are dropped unread and counted as ignored.
+    case opentrack
+    /// OSC only: opentrack datagrams are dropped unread and counted as ignored.
+    case osc
+}
+
 /// The daemon's head-tracking choices (`--head-tracking`, `--head-prediction`,
 /// `--head-recenter-seconds`).
 public struct HeadTrackingSettings: Sendable {
@@ -35,6 +45,11 @@ public struct HeadTrackingSettings: Sendable {
     public var restDegrees = 4.0
     /// The glide's time constant.
     public var recenterGlideSeconds = 1.0
+    /// Which tracker input is followed.
+    public var tracker = HeadTrackerChoice.any
+    /// Poses a second taken from each tracker input, more dropped unread; nil: each input's
+    /// own limit (`ServerConfiguration.maximumOpenTrackPacketsPerSecond`, `…OSC…`).
+    public var trackerPosesPerSecond: Int?
 
     public init() {}
 }
@@ -75,6 +90,11 @@ final class HeadTracking {
     var oscAccepted = 0
     var oscRejected = 0
     var oscRateLimited = 0
+    /// Datagrams from the input not chosen (`settings.tracker`), dropped unread.
+    var openTrackIgnored = 0
+    var oscIgnored = 0
+    /// Each listening input's own rate limit, as it started (`trackerPosesPerSecond` nil).
+    var defaultPosesPerSecond: [HeadPoseSource: Int] = [:]
 
     /// `engine` is read for its output clock and when a pose took effect; commands go through
     /// `commands`. `latencySeconds` is asked at each pose (the prediction's horizon).
@@ -153,6 +173,43 @@ final class HeadTracking {
             predictor.reset()
         }
         pushRendered(at: nowSeconds)
+    }
+
+    /// Which tracker input is followed, and the poses a second taken from each (nil: each
+    /// input's own limit), from now on (`HEAD_TRACKER_USE`). A pose the other input sent
+    /// stays until the chosen one sends.
+    func useTracker(_ tracker: HeadTrackerChoice, posesPerSecond: Int?) {
+        settings.tracker = tracker
+        settings.trackerPosesPerSecond = posesPerSecond
+    }
+
+    /// Whether datagrams from `source` are followed (the tracker choice); counts those that are not.
+    func follows(_ source: HeadPoseSource) -> Bool {
+        switch (settings.tracker, source) {
+        case (.any, _), (_, .protocolMessage), (.opentrack, .opentrack), (.osc, .osc):
+            return true
+        case (.opentrack, .osc):
+            oscIgnored += 1
+        case (.osc, .opentrack):
+            openTrackIgnored += 1
+        }
+        return false
+    }
+
+    /// The poses a second a tracker input's rate limiter lets through now, given its own limit.
+    func posesPerSecondLimit(default own: Int) -> Int {
+        settings.trackerPosesPerSecond ?? own
+    }
+
+    /// The limit `status` reports: the one set, else the chosen input's own (the larger of the
+    /// two for `any`); nil with no tracker input listening.
+    var reportedPosesPerSecondLimit: Int? {
+        if let set = settings.trackerPosesPerSecond { return set }
+        switch settings.tracker {
+        case .any: return defaultPosesPerSecond.values.max()
+        case .opentrack: return defaultPosesPerSecond[.opentrack]
+        case .osc: return defaultPosesPerSecond[.osc]
+        }
     }
 
     /// The current orientation becomes straight ahead.
@@ -250,6 +307,10 @@ final class HeadTracking {
         head.oscPackets = oscAccepted
         head.oscRejectedPackets = oscRejected
         head.oscRateLimitedPackets = oscRateLimited
+        head.opentrackIgnoredPackets = openTrackIgnored
+        head.oscIgnoredPackets = oscIgnored
+        head.trackerChoice = settings.tracker.rawValue
+        head.trackerRateLimitPosesPerSecond = reportedPosesPerSecondLimit
         head.renderedYawDegrees = rendered.orientation.yawDegrees
         head.predictionSeconds = predictionHorizonSeconds
         head.recenterAfterSeconds = settings.recenterAfterSeconds

@@ -3,13 +3,21 @@ import NIOCore
 /// A token bucket: `messagesPerSecond` on average, bursts of up to one second's worth. Time is
 /// passed in (the event loop's `now`), so that tests on an embedded loop control it.
 struct MessageRateLimiter {
-    let messagesPerSecond: Int
+    private(set) var messagesPerSecond: Int
     private var tokens: Double
     private var last: NIODeadline?
 
     init(messagesPerSecond: Int) {
         self.messagesPerSecond = messagesPerSecond
         tokens = Double(messagesPerSecond)
+    }
+
+    /// From now on, `messagesPerSecond` on average; a bucket fuller than the new second's worth
+    /// is emptied down to it.
+    mutating func setRate(_ messagesPerSecond: Int) {
+        guard messagesPerSecond != self.messagesPerSecond else { return }
+        self.messagesPerSecond = messagesPerSecond
+        tokens = min(tokens, Double(messagesPerSecond))
     }
 
     /// True if a message may pass at `now`.

@@ -7,12 +7,15 @@ import SceneSoundDSP
 /// like opentrack's and are parsed by liblo's message parser (`lo_message_deserialise`), not by
 /// a liblo server: its server thread wakes up ten times a second even with nothing to read and
 /// would hand poses over from another thread, where this keeps one loop, one rate limiter
-/// before any parsing, and no thread of its own. Datagrams over the rate are dropped unread
-/// and counted; malformed ones are counted and logged at most once every ten seconds.
+/// before any parsing, and no thread of its own. Datagrams over the rate (which `scenesound
+/// head tracker --rate` sets at run time) are dropped unread and counted, and so are all of
+/// them while opentrack alone is followed; malformed ones are counted and logged at most once
+/// every ten seconds.
 final class OSCHandler: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
     private let head: HeadTracking
     private let formats: [OSCPoseFormat]
+    private let ownRate: Int
     private var rate: MessageRateLimiter
     private let logger: Logger
     private var lastMalformedReport: NIODeadline?
@@ -22,11 +25,15 @@ final class OSCHandler: ChannelInboundHandler, @unchecked Sendable {
         self.head = head
         self.formats = formats
         self.logger = logger
+        ownRate = packetsPerSecond
         rate = MessageRateLimiter(messagesPerSecond: packetsPerSecond)
+        head.defaultPosesPerSecond[.osc] = packetsPerSecond
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard head.follows(.osc) else { return }
         let now = context.eventLoop.now
+        rate.setRate(head.posesPerSecondLimit(default: ownRate))
         guard rate.take(now: now) else {
             head.oscRateLimited += 1
             return

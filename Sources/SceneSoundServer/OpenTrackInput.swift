@@ -4,18 +4,25 @@ import SceneSoundDSP
 /// opentrack's datagrams into the head tracking, on the event loop. A token bucket bounds how
 /// many are decoded a second (`ServerConfiguration.maximumOpenTrackPacketsPerSecond`, bursts of
 /// a second's worth): anything on loopback can send to the port, and a flood must not turn into
-/// a flood of engine commands. Datagrams over the rate are dropped unread and counted.
+/// a flood of engine commands. Datagrams over the rate are dropped unread and counted; so are
+/// all of them while OSC alone is followed (`HeadTracking.follows`). `scenesound head tracker
+/// --rate` sets the rate at run time.
 final class OpenTrackHandler: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
     private let head: HeadTracking
+    private let ownRate: Int
     private var rate: MessageRateLimiter
 
     init(head: HeadTracking, packetsPerSecond: Int) {
         self.head = head
+        ownRate = packetsPerSecond
         rate = MessageRateLimiter(messagesPerSecond: packetsPerSecond)
+        head.defaultPosesPerSecond[.opentrack] = packetsPerSecond
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard head.follows(.opentrack) else { return }
+        rate.setRate(head.posesPerSecondLimit(default: ownRate))
         guard rate.take(now: context.eventLoop.now) else {
             head.openTrackRateLimited += 1
             return

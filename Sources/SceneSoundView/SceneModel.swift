@@ -55,6 +55,10 @@ public struct SceneModel: Codable, Equatable, Sendable {
     public var tracker: String?
     public var trackerPosesPerSecond: Double?
     public var tracking: String?
+    /// Which tracker input is followed (`any`, `opentrack`, `osc`) and the poses a second taken
+    /// from each at most (`head tracker`); nil from a server before them.
+    public var trackerChoice: String?
+    public var trackerRateLimitPosesPerSecond: Int?
     /// Automatic recentering's rest; nil when off.
     public var recenterAfterSeconds: Double?
     public var hrtfPath: String
@@ -82,6 +86,8 @@ public struct SceneModel: Codable, Equatable, Sendable {
         tracker = status.head.tracker
         trackerPosesPerSecond = status.head.trackerPosesPerSecond.map { r($0, 1) }
         tracking = status.head.tracking
+        trackerChoice = status.head.trackerChoice
+        trackerRateLimitPosesPerSecond = status.head.trackerRateLimitPosesPerSecond
         recenterAfterSeconds = status.head.recenterAfterSeconds
         hrtfPath = status.hrtf.path
         headphoneEQPath = status.headphoneEQ?.path
@@ -124,6 +130,7 @@ public struct SceneModel: Codable, Equatable, Sendable {
     enum CodingKeys: String, CodingKey {
         case headYawDegrees = "head_yaw_degrees", headPitchDegrees = "head_pitch_degrees", headRollDegrees = "head_roll_degrees"
         case tracker, trackerPosesPerSecond = "tracker_poses_per_second", tracking
+        case trackerChoice = "tracker_choice", trackerRateLimitPosesPerSecond = "tracker_rate_limit_poses_per_second"
         case recenterAfterSeconds = "recenter_after_seconds"
         case hrtfPath = "hrtf_path", headphoneEQPath = "headphone_eq_path", outputKind = "output_kind"
         case metresAcross = "metres_across", monitors, marks, captureState = "capture_state", apps

@@ -9,7 +9,8 @@ import Synchronization
 /// the `scenesound view` command (the module knows no client): `place` (`scene place`),
 /// `exclude` / `include` (`apps exclude|include`), `hrtf_use` (`hrtf use`), `hrtf_compare`
 /// (`hrtf compare`), `eq_use` (`eq use`), `recenter` (`head recenter`), `app_spatial`
-/// (`apps spatial`), `head_tracking` (`head tracking`), `device_spatial` (`spatial`),
+/// (`apps spatial`), `head_tracking` (`head tracking`), `head_tracker` (`head tracker`),
+/// `device_spatial` (`spatial`),
 /// `device_render` (`device render`).
 public struct ViewAction: Codable, Sendable, Equatable {
     public var id: Int
@@ -25,14 +26,16 @@ public struct ViewAction: Codable, Sendable, Equatable {
     /// `eq_use`'s file, or "none".
     public var path: String?
     /// `app_spatial`'s mode (`anchored`, `head-locked`, `off`), `head_tracking`'s (`full`,
-    /// `yaw-only`, `off`), `device_spatial`'s (`off`, `fixed`, `head-tracked`), `device_render`'s (`auto`, `headphones`, `speakers`).
+    /// `yaw-only`, `off`), `head_tracker`'s (`any`, `opentrack`, `osc`), `device_spatial`'s (`off`, `fixed`, `head-tracked`), `device_render`'s (`auto`, `headphones`, `speakers`).
     public var mode: String?
     /// `head_tracking`'s rest before recentering (0 or absent: off).
     public var seconds: Double?
+    /// `head_tracker`'s rate (0 or absent: each input's own limit).
+    public var posesPerSecond: Double?
 
     public init(id: Int, action: String, scene: String? = nil, azimuthDegrees: Double? = nil, elevationDegrees: Double? = nil,
                 distanceMetres: Double? = nil, name: String? = nil, other: String? = nil, path: String? = nil, mode: String? = nil,
-                seconds: Double? = nil) {
+                seconds: Double? = nil, posesPerSecond: Double? = nil) {
         self.id = id
         self.action = action
         self.scene = scene
@@ -44,11 +47,12 @@ public struct ViewAction: Codable, Sendable, Equatable {
         self.path = path
         self.mode = mode
         self.seconds = seconds
+        self.posesPerSecond = posesPerSecond
     }
 
     enum CodingKeys: String, CodingKey {
         case id, action, scene, azimuthDegrees = "azimuth_degrees", elevationDegrees = "elevation_degrees"
-        case distanceMetres = "distance_metres", name, other, path, mode, seconds
+        case distanceMetres = "distance_metres", name, other, path, mode, seconds, posesPerSecond = "poses_per_second"
     }
 }
 

@@ -74,6 +74,8 @@ func manifestFields(_ message: Message) -> [(String, JSONText)] {
     case .headTrackingSet(let m):
         return [("mode", .string(["full", "yaw_only", "off"][Int(m.mode.rawValue) - 1])),
                 ("recenter_after_seconds", .float(m.recenterAfterSeconds))]
+    case .headTrackerUse(let m):
+        return [("tracker", .string(m.tracker.name)), ("poses_per_second", .uint(m.posesPerSecond))]
     case .spatialUse(let m):
         return [("spatial", .string(m.spatial.name))]
     case .renderUse(let m):

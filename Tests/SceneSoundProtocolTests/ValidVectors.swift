@@ -85,6 +85,8 @@ let validVectors: [ValidVector] = [
     ValidVector(file: "head-recenter.bin", requestID: 19, message: .headRecenter),
     ValidVector(file: "head-tracking-set.bin", requestID: 24, message: .headTrackingSet(HeadTrackingSet(
         mode: .yawOnly, recenterAfterSeconds: 30))),
+    ValidVector(file: "head-tracker-use.bin", requestID: 25, message: .headTrackerUse(HeadTrackerUse(
+        tracker: .opentrack, posesPerSecond: 60))),
     ValidVector(file: "status-request.bin", requestID: 20, message: .statusRequest),
     ValidVector(file: "status-reply.bin", requestID: 20, message: .statusReply(StatusReply(
         json: #"{"server":"scenesoundd","hrtf":"Café KEMAR","streams":[]}"#))),

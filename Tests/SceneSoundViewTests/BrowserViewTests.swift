@@ -105,6 +105,7 @@ import Testing
             "placed_scene": "radio", "screenshot": screenshot, "hrtf_set": "sphere", "refusals": true,
             "metered_scene": "radio", "alert_app": "alerter", "alert_play_scene": "chime", "compare_with": "default", "eq_path": eq, "recenter": true,
             "tracking_mode": "yaw-only", "recenter_after_seconds": 45, "device_spatial_mode": "fixed", "device_render": "speakers",
+            "tracker_choice": "opentrack", "tracker_rate_poses_per_second": 120,
         ]
         let configText = String(decoding: try JSONSerialization.data(withJSONObject: config), as: UTF8.self)
         let started = Date()
@@ -179,6 +180,11 @@ import Testing
         // The tracking chosen on the page is what the server follows.
         #expect(result["tracking_seconds"] != nil, "\(report)")
         #expect(document.head.tracking == "yaw-only" && document.head.recenterAfterSeconds == 45, "status reports \(document.head)")
+        // So is the tracker and its rate chosen there, and the page shows what status reports.
+        #expect(result["tracker_seconds"] != nil, "\(report)")
+        #expect(document.head.trackerChoice == "opentrack" && document.head.trackerRateLimitPosesPerSecond == 120,
+                "status reports \(document.head)")
+        #expect(result["tracker_text"] as? String == "following opentrack only, at most 120 poses/s from each", "\(report)")
         // Requests without the token, from another site or for another host are refused; the
         // page's own upgrade is not.
         let statuses = try #require(result["statuses"] as? [String: Int], "\(report)")

@@ -313,6 +313,19 @@ try:
                                        5, f"tracking {mode}, recentering after {seconds} s")
         out["steps"].append("tracking chosen")
 
+    if "tracker_choice" in cfg:
+        choice, rate = cfg["tracker_choice"], cfg["tracker_rate_poses_per_second"]
+        Select(driver.find_element(By.ID, "tracker-choice")).select_by_value(choice)
+        field = driver.find_element(By.ID, "tracker-rate")
+        field.clear()
+        field.send_keys(str(rate))
+        driver.find_element(By.ID, "tracker-use").click()
+        out["tracker_seconds"] = wait(lambda: js("const e = document.getElementById('tracker-current'); "
+                                                 "return e.dataset.trackerChoice + ' ' + e.dataset.rateLimitPosesPerSecond") == f"{choice} {rate}",
+                                      5, f"tracker {choice} at {rate} poses/s")
+        out["tracker_text"] = driver.find_element(By.ID, "tracker-current").text
+        out["steps"].append("tracker chosen")
+
     if "minimize_window_id" in cfg:
         scene = cfg["window_scene"]
         subprocess.run(["xdotool", "windowminimize", cfg["minimize_window_id"]], env=dict(os.environ, DISPLAY=cfg["display"]), check=True)

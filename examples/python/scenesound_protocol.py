@@ -32,6 +32,7 @@ ENUMS = {
     "spatial": {0: "off", 1: "fixed", 2: "head-tracked"},
     "render": {0: "auto", 1: "headphones", 2: "speakers"},
     "tracking_mode": {1: "full", 2: "yaw_only", 3: "off"},
+    "tracker": {1: "any", 2: "opentrack", 3: "osc"},
 }
 ENUM_ERRORS = {"sample_format": "bad_format"}  # every other enum: invalid_argument
 BYTES_PER_SAMPLE = {"s16le": 2, "s32le": 4, "f32le": 4}
@@ -91,6 +92,7 @@ MESSAGES = {
                                            ("y_metres", "f32"), ("z_metres", "f32")]),
     0x0402: ("HEAD_RECENTER", "C", "request", []),
     0x0403: ("HEAD_TRACKING_SET", "C", "request", [("mode", ("enum", "tracking_mode")), ("recenter_after_seconds", "f32")]),
+    0x0404: ("HEAD_TRACKER_USE", "C", "request", [("tracker", ("enum", "tracker")), ("poses_per_second", "u32")]),
     0x0501: ("STATUS_REQUEST", "C", "request", []),
     0x0502: ("STATUS_REPLY", "S", "reply", [("json", "json")]),
     0x0601: ("HEADPHONE_EQ_USE", "C", "request", [("path", "str16")]),

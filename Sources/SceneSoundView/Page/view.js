@@ -191,6 +191,13 @@
     $("tracking-current").dataset.recenterAfterSeconds = model.recenter_after_seconds || 0;
     // What the server follows, unless the user has picked another and not used it yet.
     if (!$("tracking-mode").dataset.picked) $("tracking-mode").value = model.tracking || "full";
+    const choice = model.tracker_choice || "any";
+    const limit = model.tracker_rate_limit_poses_per_second;
+    $("tracker-current").textContent = (choice === "any" ? "following any tracker" : "following " + choice + " only") +
+      (limit ? ", at most " + limit + " poses/s from each" : "");
+    $("tracker-current").dataset.trackerChoice = choice;
+    $("tracker-current").dataset.rateLimitPosesPerSecond = limit || 0;
+    if (!$("tracker-choice").dataset.picked) $("tracker-choice").value = choice;
     drawDevice(model);
     $("hrtf-current").textContent = model.hrtf_path;
     $("eq-current").textContent = model.headphone_eq_path || "none";
@@ -338,6 +345,11 @@
     $("tracking-use").addEventListener("click", () => {
       delete $("tracking-mode").dataset.picked;
       act({ action: "head_tracking", mode: $("tracking-mode").value, seconds: Number($("recenter-after").value) || 0 });
+    });
+    $("tracker-choice").addEventListener("change", () => { $("tracker-choice").dataset.picked = "yes"; });
+    $("tracker-use").addEventListener("click", () => {
+      delete $("tracker-choice").dataset.picked;
+      act({ action: "head_tracker", mode: $("tracker-choice").value, poses_per_second: Number($("tracker-rate").value) || 0 });
     });
     $("hrtf-use").addEventListener("click", () => act({ action: "hrtf_use", name: $("hrtf-set").value }));
     $("hrtf-compare").addEventListener("click", () => act({ action: "hrtf_compare", name: $("hrtf-set").value, other: $("hrtf-other").value }));
