@@ -103,6 +103,15 @@ struct ss_pw_graph {
 	uint32_t linked_mask;       /* our outputs linked to the sink, bit per channel */
 	uint64_t latency_bits;      /* a double, -1 while not linked */
 	uint64_t underruns, reconnects;
+	/* Cycles our process ended after the driver's next cycle was due (the sink played without
+	 * us), the CLOCK_MONOTONIC ns at which the last SS_PW_GRAPH_LATE_RECORD of them ended, and
+	 * the longest process call (thread CPU ns) and when it ended; calls that took more CPU time
+	 * than their quantum lasts. */
+	uint64_t late_cycles, overloaded_cycles;
+	uint64_t last_process_start_nsec;   /* the data thread's own, */
+	int last_process_outlasted;         /* as this */
+	uint64_t late_cycle_end_nsec[SS_PW_GRAPH_LATE_RECORD];
+	uint64_t slowest_process_nsec, slowest_process_end_nsec;
 };
 
 /* registry_view.c */

@@ -30,9 +30,50 @@ void ss_graph_store_latency(struct ss_pw_graph *g, double seconds)
 	__atomic_store_n(&g->latency_bits, bits, __ATOMIC_RELAXED);
 }
 
+static uint64_t clock_nsec(clockid_t clock)
+{
+	struct timespec now;
+	clock_gettime(clock, &now);
+	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+/* After each process call: the CPU time it took (the longest kept, and whether it took longer
+ * than the quantum lasts: late by our own fault), and whether the sink played a quantum without
+ * us — our call lasted longer than the quantum (the driver's next cycle began before we were
+ * done), or it began more than two quanta after the one before (the cycle between was lost;
+ * not after a pause of half a second or more: resting, unlinked, nothing asked of us). The
+ * driver's clock cannot tell: the null sink's `nsec` is not the cycle's start. */
+static void note_process_time(struct ss_pw_graph *g, const struct spa_io_position *position,
+		uint64_t began, uint64_t began_cpu)
+{
+	uint64_t ended = clock_nsec(CLOCK_MONOTONIC), took = clock_nsec(CLOCK_THREAD_CPUTIME_ID) - began_cpu;
+	if (took > __atomic_load_n(&g->slowest_process_nsec, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&g->slowest_process_nsec, took, __ATOMIC_RELAXED);
+		__atomic_store_n(&g->slowest_process_end_nsec, ended, __ATOMIC_RELAXED);
+	}
+	uint32_t rate = position->clock.rate.denom;
+	uint64_t previous = g->last_process_start_nsec;
+	g->last_process_start_nsec = began;
+	if (rate == 0)
+		return;
+	uint64_t quantum = position->clock.duration * 1000000000u / rate, since = began - previous;
+	if (took > quantum)
+		__atomic_add_fetch(&g->overloaded_cycles, 1, __ATOMIC_RELAXED);
+	/* (A call that outlasted its quantum also delays the next one's start: counted once.) */
+	int outlasted = ended - began > quantum, lost_between = previous != 0 && since > 2 * quantum
+		&& since < 500000000u && !g->last_process_outlasted;
+	g->last_process_outlasted = outlasted;
+	if (outlasted || lost_between) {
+		uint64_t n = __atomic_load_n(&g->late_cycles, __ATOMIC_RELAXED);
+		__atomic_store_n(&g->late_cycle_end_nsec[n % SS_PW_GRAPH_LATE_RECORD], ended, __ATOMIC_RELAXED);
+		__atomic_store_n(&g->late_cycles, n + 1, __ATOMIC_RELEASE);
+	}
+}
+
 static void on_process(void *data, struct spa_io_position *position)
 {
 	struct ss_pw_graph *g = data;
+	uint64_t began = clock_nsec(CLOCK_MONOTONIC), began_cpu = clock_nsec(CLOCK_THREAD_CPUTIME_ID);
 	uint32_t frames = position->clock.duration, rate = position->clock.rate.denom;
 	if (__atomic_load_n(&g->policy, __ATOMIC_RELAXED) < 0)
 		__atomic_store_n(&g->policy, sched_getscheduler(0) & ~SCHED_RESET_ON_FORK, __ATOMIC_RELAXED);
@@ -63,6 +104,7 @@ static void on_process(void *data, struct spa_io_position *position)
 	__atomic_store_n(&g->quantum_frames, frames, __ATOMIC_RELAXED);
 	__atomic_store_n(&g->rate_hz, rate, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&g->cycles, 1, __ATOMIC_RELAXED);
+	note_process_time(g, position, began, began_cpu);
 }
 
 /* On 0.3.65 a client's data thread stays SCHED_OTHER unless client-rt.conf's module-rt raised
@@ -356,6 +398,25 @@ double ss_pw_graph_output_latency_seconds(const ss_pw_graph *g)
 	return seconds;
 }
 uint64_t ss_pw_graph_underruns(const ss_pw_graph *g) { return __atomic_load_n(&g->underruns, __ATOMIC_RELAXED); }
+uint64_t ss_pw_graph_late_cycles(const ss_pw_graph *g) { return __atomic_load_n(&g->late_cycles, __ATOMIC_ACQUIRE); }
+uint64_t ss_pw_graph_overloaded_cycles(const ss_pw_graph *g) { return __atomic_load_n(&g->overloaded_cycles, __ATOMIC_RELAXED); }
+
+uint32_t ss_pw_graph_late_cycle_times(const ss_pw_graph *g, double *seconds, uint32_t capacity)
+{
+	uint64_t n = __atomic_load_n(&g->late_cycles, __ATOMIC_ACQUIRE);
+	uint32_t count = 0;
+	while (count < capacity && count < SS_PW_GRAPH_LATE_RECORD && count < n) {
+		uint64_t at = __atomic_load_n(&g->late_cycle_end_nsec[(n - 1 - count) % SS_PW_GRAPH_LATE_RECORD], __ATOMIC_RELAXED);
+		seconds[count++] = (double)at * 1e-9;
+	}
+	return count;
+}
+
+void ss_pw_graph_slowest_process(const ss_pw_graph *g, double *seconds, double *ended_at_seconds)
+{
+	*seconds = (double)__atomic_load_n(&g->slowest_process_nsec, __ATOMIC_RELAXED) * 1e-9;
+	*ended_at_seconds = (double)__atomic_load_n(&g->slowest_process_end_nsec, __ATOMIC_RELAXED) * 1e-9;
+}
 uint64_t ss_pw_graph_reconnects(const ss_pw_graph *g) { return __atomic_load_n(&g->reconnects, __ATOMIC_RELAXED); }
 int ss_pw_graph_is_connected(const ss_pw_graph *g)
 {

@@ -38,10 +38,16 @@ public struct OutputStatus: Sendable {
     /// Steadier than `latencySeconds` through pipewire-pulse, whose reports wander between 15
     /// and 32 ms here while the queue itself stays put.
     public var queueTargetSeconds: Double?
+    /// Blocks the listener missed: late for the sink (PipeWire: the graph's cycle played
+    /// without us, or no buffer), the sound server's underflows (PulseAudio), or blocks
+    /// finished after their time (the clocked null and wav outputs).
     public var underruns: Int
+    /// When the latest of them happened (CLOCK_MONOTONIC seconds, newest first), where known.
+    public var recentUnderrunsMonotonicSeconds: [Double]?
     /// Late blocks whose rendering itself overran the block (the rest: the thread could not run).
     public var overloadedBlocks: Int?
-    /// The most CPU time one block took to render, and when since the output started.
+    /// The most CPU time one block took to render, and when since the output started (its
+    /// first block).
     public var slowestBlock: (cpuSeconds: Double, atSeconds: Double)?
     public var reconnects: Int
     /// The rendering thread's scheduling (`SCHED_FIFO 20`, `nice -11`, `normal`); nil until it

@@ -16,6 +16,7 @@ public final class PipeWireAudioOutput: OutputBackend, @unchecked Sendable {
     /// libpipewire's data thread renders: real-time already (the node raises it), or asked for
     /// it on its first block; what it runs with is reported.
     private let scheduling = RealtimeSchedulingRequest()
+    private var startedMonotonicSeconds = 0.0
 
     /// `remote`: PipeWire's core socket (`PipeWireSession.socketPath`), nil = libpipewire's lookup.
     public init(target: String?, remote: String?, onEvent: @escaping @Sendable (PipeWireOutput.Event) -> Void = { _ in }) {
@@ -41,6 +42,7 @@ public final class PipeWireAudioOutput: OutputBackend, @unchecked Sendable {
             throw OutputError("\(error)")
         }
         self.pipewire = pipewire
+        startedMonotonicSeconds = Double(MonotonicClock.nowNanoseconds()) * 1e-9
     }
 
     private func record(_ event: PipeWireOutput.Event) {
@@ -72,11 +74,16 @@ public final class PipeWireAudioOutput: OutputBackend, @unchecked Sendable {
 
     public var status: OutputStatus {
         let connected = pipewire?.isConnected ?? false
-        return OutputStatus(kind: "pipewire", target: (connected ? pipewire?.sinkName : nil) ?? target, connected: connected,
-                            latencySeconds: pipewire?.measuredLatencySeconds,
-                            queueTargetSeconds: pipewire?.quantumFrames.map { Double($0) / Double(pipewire!.configuration.rateHz) },
-                            underruns: pipewire?.underrunCount ?? 0, reconnects: pipewire?.reconnectCount ?? 0,
-                            renderThreadScheduling: scheduling.obtained?.description,
-                            lastError: lastEvent.withLock { $0 })
+        var status = OutputStatus(
+            kind: "pipewire", target: (connected ? pipewire?.sinkName : nil) ?? target, connected: connected,
+            latencySeconds: pipewire?.measuredLatencySeconds,
+            queueTargetSeconds: pipewire?.quantumFrames.map { Double($0) / Double(pipewire!.configuration.rateHz) },
+            underruns: (pipewire?.underrunCount ?? 0) + (pipewire?.lateCycleCount ?? 0),
+            overloadedBlocks: pipewire?.overloadedCycleCount,
+            slowestBlock: pipewire?.slowestProcess.map { ($0.cpuSeconds, $0.endedAtMonotonicSeconds - startedMonotonicSeconds) },
+            reconnects: pipewire?.reconnectCount ?? 0, renderThreadScheduling: scheduling.obtained?.description,
+            lastError: lastEvent.withLock { $0 })
+        status.recentUnderrunsMonotonicSeconds = pipewire?.lateCycleMonotonicSeconds
+        return status
     }
 }

@@ -250,6 +250,25 @@ public final class PipeWireGraphNode: @unchecked Sendable {
         return seconds >= 0 ? seconds : nil
     }
     public var underrunCount: Int { handle.map { Int(ss_pw_graph_underruns($0)) } ?? 0 }
+    /// Cycles the sink played without us: our process call outlasted the quantum, or a cycle
+    /// between two of ours was lost.
+    public var lateCycleCount: Int { handle.map { Int(ss_pw_graph_late_cycles($0)) } ?? 0 }
+    /// Cycles whose process call took more CPU time than the quantum lasts.
+    public var overloadedCycleCount: Int { handle.map { Int(ss_pw_graph_overloaded_cycles($0)) } ?? 0 }
+    /// When the latest late cycles ended (CLOCK_MONOTONIC seconds), newest first.
+    public var lateCycleMonotonicSeconds: [Double] {
+        guard let handle else { return [] }
+        var times = [Double](repeating: 0, count: Int(SS_PW_GRAPH_LATE_RECORD))
+        let count = ss_pw_graph_late_cycle_times(handle, &times, UInt32(times.count))
+        return Array(times.prefix(Int(count)))
+    }
+    /// The process call that took the most CPU time, and when it ended (CLOCK_MONOTONIC seconds).
+    public var slowestProcess: (cpuSeconds: Double, endedAtMonotonicSeconds: Double)? {
+        guard let handle else { return nil }
+        var seconds = 0.0, endedAt = 0.0
+        ss_pw_graph_slowest_process(handle, &seconds, &endedAt)
+        return endedAt > 0 ? (seconds, endedAt) : nil
+    }
     public var reconnectCount: Int { handle.map { Int(ss_pw_graph_reconnects($0)) } ?? 0 }
     public var isConnected: Bool { live.map { ss_pw_graph_is_connected($0) != 0 } ?? false }
     public var cycleCount: Int { handle.map { Int(ss_pw_graph_cycles($0)) } ?? 0 }

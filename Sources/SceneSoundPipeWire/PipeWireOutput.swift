@@ -150,6 +150,10 @@ public final class PipeWireOutput: @unchecked Sendable {
         return seconds + Double(adapter.pendingFrames) / Double(configuration.rateHz)
     }
     public var underrunCount: Int { node.underrunCount }
+    public var lateCycleCount: Int { node.lateCycleCount }
+    public var overloadedCycleCount: Int { node.overloadedCycleCount }
+    public var lateCycleMonotonicSeconds: [Double] { node.lateCycleMonotonicSeconds }
+    public var slowestProcess: (cpuSeconds: Double, endedAtMonotonicSeconds: Double)? { node.slowestProcess }
     public var reconnectCount: Int { node.reconnectCount }
     public var isConnected: Bool { node.isConnected }
     public var isStreaming: Bool { node.linkedSinkName != nil && node.outputLatencySeconds != nil }

@@ -142,7 +142,11 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         /// limiter's look-ahead. Absent until the output reports its delay.
         public var latencySeconds: Double?
         public var connected: Bool
+        /// Blocks the listener missed (the sink played without us, or the sound server's
+        /// underflows); `recent_underruns_monotonic_seconds`: when the latest did, where known
+        /// (CLOCK_MONOTONIC seconds, newest first).
         public var underruns: Int
+        public var recentUnderrunsMonotonicSeconds: [Double]?
         public var overloadedBlocks: Int?
         public var slowestBlockCPUSeconds: Double?
         public var slowestBlockAtSeconds: Double?
@@ -175,7 +179,8 @@ public struct StatusDocument: Codable, Equatable, Sendable {
 
         enum CodingKeys: String, CodingKey {
             case kind, target, rateHz = "rate_hz", blockFrames = "block_frames", latencySeconds = "latency_seconds"
-            case connected, underruns, overloadedBlocks = "overloaded_blocks"
+            case connected, underruns, recentUnderrunsMonotonicSeconds = "recent_underruns_monotonic_seconds"
+            case overloadedBlocks = "overloaded_blocks"
             case slowestBlockCPUSeconds = "slowest_block_cpu_seconds", slowestBlockAtSeconds = "slowest_block_at_seconds"
             case reconnects, renderThreadScheduling = "render_thread_scheduling", lastError = "last_error"
             case renderedSeconds = "rendered_seconds"

@@ -54,6 +54,7 @@ struct StatusReport {
                           requestsRefusedEngineBehind: commands.refusedRequests),
             apps: core.capturedApps?.status,
             sceneSlots: sceneSlots, headphoneEQ: core.headphoneEQ.status)
+        document.output.recentUnderrunsMonotonicSeconds = output.recentUnderrunsMonotonicSeconds
         document.plays = core.samples.status
         document.outputDevice = core.outputDevices.deviceStatus
         document.rendering = core.outputDevices.renderingStatus

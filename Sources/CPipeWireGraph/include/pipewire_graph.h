@@ -27,6 +27,7 @@
 #define SS_PW_GRAPH_MAX_SETS 64
 #define SS_PW_GRAPH_TEXT 128
 #define SS_PW_GRAPH_OUT_CHANNELS 8
+#define SS_PW_GRAPH_LATE_RECORD 16
 
 typedef struct ss_pw_graph ss_pw_graph;
 
@@ -161,6 +162,18 @@ int ss_pw_graph_data_thread_policy(const ss_pw_graph *graph);
 double ss_pw_graph_output_latency_seconds(const ss_pw_graph *graph);
 /* Cycles in which an output of ours that is linked had no buffer. */
 uint64_t ss_pw_graph_underruns(const ss_pw_graph *graph);
+/* Cycles the sink played without what we render (silence in its place, a gap to a listener):
+ * our process call lasted longer than the quantum, or began more than two quanta after the one
+ * before while the graph ran. */
+uint64_t ss_pw_graph_late_cycles(const ss_pw_graph *graph);
+/* When the latest late cycles ended (CLOCK_MONOTONIC seconds), newest first; at most capacity
+ * (and SS_PW_GRAPH_LATE_RECORD) copied, how many returned. */
+uint32_t ss_pw_graph_late_cycle_times(const ss_pw_graph *graph, double *seconds, uint32_t capacity);
+/* Cycles whose process call took more CPU time than the quantum lasts: late by our own fault. */
+uint64_t ss_pw_graph_overloaded_cycles(const ss_pw_graph *graph);
+/* The longest process call so far (the data thread's CPU seconds, our render included) and when
+ * it ended (CLOCK_MONOTONIC seconds); 0 and 0 before the first cycle. */
+void ss_pw_graph_slowest_process(const ss_pw_graph *graph, double *seconds, double *ended_at_seconds);
 /* Outages after which our outputs were linked again. */
 uint64_t ss_pw_graph_reconnects(const ss_pw_graph *graph);
 /* Connected, our node in the registry. */
