@@ -75,6 +75,8 @@ final class CaptureSession {
     private var relinking: [UInt32: Int] = [:]
     /// The server is pipewire-pulse (known once the guard has started).
     private var serverIsPipeWire = false
+    /// On pipewire-pulse with SceneSound's output a node of the graph: apps are linked into it.
+    private var graph: (any CaptureGraph)? { serverIsPipeWire ? configuration.graph : nil }
     /// Every recording's fragment: on pipewire-pulse never shorter than its graph's quantum
     /// is set to be (`pipeWireFragmentSeconds`; at the defaults the two are the same).
     private var recordingFragmentSeconds: Double {
@@ -189,8 +191,10 @@ final class CaptureSession {
             guard let self, phase == .preparing else { return }
             if serverName?.contains("PipeWire") == true {
                 serverIsPipeWire = true
-                connectPipeWire()
-                connectRecordingContexts()
+                if graph == nil {
+                    connectPipeWire()
+                    connectRecordingContexts()
+                }
             }
             requests.defaultSinkName { [weak self] name in self?.loadCaptureSink(previousDefault: name) }
         }
@@ -243,7 +247,8 @@ final class CaptureSession {
     private func loadCaptureSink(previousDefault: String?) {
         guard phase == .preparing else { return }
         let arguments = CaptureSinkProperties.nullSinkArguments(
-            session: token, ownerPID: getpid(), previousDefaultSink: previousDefault, rateHz: configuration.rateHz)
+            session: token, ownerPID: getpid(), previousDefaultSink: previousDefault, rateHz: configuration.rateHz,
+            isPassive: graph != nil)
         requests.loadModule("module-null-sink", arguments: arguments) { [weak self] module in
             guard let self, phase == .preparing else { return }
             guard module != nil else { return fail("cannot load module-null-sink: \(pulseErrorText(context: context))") }
@@ -261,10 +266,12 @@ final class CaptureSession {
             }
             captureSink = sink
             captureSinkReported(sink)
-            pacer = MonitorRecorder(
+            // Linked into our node, an app reaches the engine in the cycle it plays: no first
+            // milliseconds to recover from the mix.
+            if graph == nil { pacer = MonitorRecorder(
                 context: context, streamIndex: nil, monitorSourceName: sink.name + ".monitor", rateHz: configuration.rateHz,
                 fragmentSeconds: recordingFragmentSeconds, streamName: "SceneSound capture pacer", channels: .stereo,
-                inhibitsSuspend: serverIsPipeWire, deliver: { [onsets] in onsets.mixDidArrive($0) }, delegate: self)
+                inhibitsSuspend: serverIsPipeWire, deliver: { [onsets] in onsets.mixDidArrive($0) }, delegate: self) }
             // Ours becomes the default sink, so that a new stream starts there: taken over
             // before its first sample plays rather than moved after it was heard dry.
             whenRecordingContextsSettle { [weak self] in
@@ -465,13 +472,15 @@ final class CaptureSession {
     /// the next check, a second later, is undone; a link seen once may be a move the user just
     /// made, whose link to ours goes within milliseconds and which is then followed as a move.
     private func undoStrayLinks() {
-        guard let pipeWire, let captureSink else { return }
+        guard pipeWire != nil || graph != nil, let captureSink else { return }
         var seen = Set<UInt32>()
         for (index, tracked) in streams where !tracked.isMoving {
-            for link in pipeWire.strayLinks(appSerial: index, sinkSerial: captureSink.index) {
+            let links = graph?.strayLinks(nodeSerial: UInt64(index), parkSinkSerial: UInt64(captureSink.index))
+                ?? pipeWire?.strayLinks(appSerial: index, sinkSerial: captureSink.index) ?? []
+            for link in links {
                 seen.insert(link)
                 guard strayLinksSeen.contains(link) else { continue }
-                pipeWire.destroyLink(link)
+                if let graph { graph.destroyLink(link) } else { pipeWire?.destroyLink(link) }
                 onsets.captureDidRepair(
                     "\(tracked.identity.applicationName ?? "?") (stream \(index)) was also linked to another sink (PipeWire link \(link)), heard dry beside its capture: link undone")
             }
@@ -500,7 +509,7 @@ final class CaptureSession {
     }
 
     private func startRouteChecks() {
-        guard pipeWire != nil, !routeChecksRunning else { return }
+        guard pipeWire != nil || graph != nil, !routeChecksRunning else { return }
         routeChecksRunning = true
         checkRoutesEverySecond()
     }
@@ -661,6 +670,14 @@ final class CaptureSession {
             ? { [onsets] in onsets.captureDidReceive(streamIndex: index, interleaved: $0) }
             : { [consumer] in consumer.captureDidReceive(streamIndex: index, interleaved: $0) }
         if !channels.isStereo { onsets.forget(index) }
+        // Linked into SceneSound's node while a set is free: heard in the cycle it plays, from
+        // its first sample (the capture sink is passive: the app starts with our link).
+        if let graph, graph.hasFreeSet {
+            onsets.forget(index)
+            return GraphRecorder(graph: graph, streamIndex: index, channels: channels, delegate: self) { [weak self] in
+                self?.after(seconds: $0, $1)
+            }
+        }
         // On pipewire-pulse a few streams at a time are recorded through libpulse like on
         // PulseAudio, so that OnsetRecovery (confined to this thread) gives them their first
         // milliseconds: an event sound mostly starts while little else plays. Each takes a

@@ -191,6 +191,9 @@ public final class PipeWireGraphNode: @unchecked Sendable {
         return -ss_pw_graph_link_set(handle, UInt32(set), appNodeID, mask)
     }
     public func unlink(set: Int) { if let handle = live { ss_pw_graph_unlink_set(handle, UInt32(set)) } }
+    /// Asks the server to destroy a link of the registry (anyone's). False when the view has none of that id.
+    @discardableResult
+    public func destroyLink(_ linkID: UInt32) -> Bool { live.map { ss_pw_graph_destroy_link($0, linkID) == 0 } ?? false }
     /// The app node a set is linked to, nil when free.
     public func app(inSet set: Int) -> UInt32? { live.flatMap { let id = ss_pw_graph_set_app($0, UInt32(set)); return id == 0 ? nil : id } }
     /// Our outputs to the sink of that `node.name`; nil = the default sink, followed.
