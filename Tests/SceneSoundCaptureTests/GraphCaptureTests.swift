@@ -13,15 +13,23 @@ import Testing
         let process: ChildProcess
         let log: URL
 
-        init() throws {
+        /// `spatialModes`: the capture's per-app choices file (`MODE NAME` lines), written first.
+        init(spatialModes: String? = nil) throws {
             server = try PrivateSoundServer(.pipeWire)
             log = temporaryFile("daemon.log")
+            let configHome = server.directory.appendingPathComponent("config-home")
+            if let spatialModes {
+                try FileManager.default.createDirectory(at: configHome.appendingPathComponent("scenesound"), withIntermediateDirectories: true)
+                try spatialModes.write(to: configHome.appendingPathComponent("scenesound/capture-spatial"), atomically: true, encoding: .utf8)
+            }
             process = try ChildProcess(
                 BuiltProducts.directory.appendingPathComponent("scenesoundd").path,
                 ["--socket", server.directory.appendingPathComponent("ss.sock").path, "--output", "pipewire",
                  "--display", "none", "--opentrack", "off", "--room", "none", "--capture-apps", "--log-level", "debug"],
                 display: nil, errorPath: log.path,
-                environment: server.clientEnvironment.merging(["XDG_CACHE_HOME": NSTemporaryDirectory() + "scenesound-test-cache"]) { $1 })
+                environment: server.clientEnvironment.merging([
+                    "XDG_CACHE_HOME": NSTemporaryDirectory() + "scenesound-test-cache", "XDG_CONFIG_HOME": configHome.path,
+                ]) { $1 })
             guard waitUntil(timeoutSeconds: 20, { logText.contains("taking other apps' streams") }) else {
                 throw ToolFailure(command: "scenesoundd", status: 0, output: logText)
             }
@@ -92,5 +100,64 @@ import Testing
         #expect(undone, "still linked: \((try? dry()) ?? [])")
         #expect(daemon.logText.contains("also linked to another sink"))
         #expect(try daemon.server.pipeWireLinks().contains { $0.output == "paplay:output_FL" && $0.input.hasPrefix("scenesound:in_") })
+    }
+
+    /// A 100 ms event sound, played by `paplay` as plain stereo (`off`: the daemon's mix is the
+    /// app's samples at unity gain), reaches the real sink whole, from its first sample to its
+    /// last: linked into the node, nothing of the app's first cycle is lost (the capture sink
+    /// is passive, so the app starts with our link), and nothing is recovered from a mix.
+    @Test func aShortSoundReachesTheSinkWholeFromItsFirstSample() throws {
+        let daemon = try Daemon(spatialModes: "off paplay\n")
+        let frames = 4_800
+        var sound = TestSignal.stereoNoise(seconds: 0.1, seed: 11)
+        // Its first 10 ms louder, as an event sound's attack: lost, it would show.
+        for index in 0 ..< 960 { sound[index] = sound[index] &* 3 / 2 }
+        let file = temporaryFile("click.wav")
+        try TestSignal.writeWAV(sound, channels: 2, to: file)
+        var wholePlays = 0
+        for play in 1 ... 3 {
+            let recording = try MonitorRecording(server: daemon.server, file: temporaryFile("sink.raw"))
+            Thread.sleep(forTimeInterval: 0.3)
+            let app = try daemon.server.startClient("/usr/bin/paplay", ["--latency-msec=10", file.path])
+            _ = waitUntil(timeoutSeconds: 5) { !app.isRunning }
+            Thread.sleep(forTimeInterval: 0.3)
+            let heard = recording.finish(afterFrames: 48_000, timeoutSeconds: 10)
+            let first = heard.firstIndex { abs($0) > 1e-4 }.map { $0 / 2 }
+            let last = heard.lastIndex { abs($0) > 1e-4 }.map { $0 / 2 }
+            guard let first, let last else {
+                Issue.record("play \(play): nothing reached the sink; \(daemon.logText.suffix(1500))")
+                continue
+            }
+            let span = Array(heard[(2 * first) ..< (2 * last + 2)])
+            let match = TestSignal.match(captured: span, source: sound)
+            let offset = match.map { $0.sourceFrame - $0.capturedFrame }
+            print(String(format: "play %d through the node: %d frames sounding of %d, the file from its frame %@, residual %@ dB, %@",
+                         play, last - first + 1, frames, offset.map(String.init) ?? "?",
+                         match.map { String(format: "%.1f", $0.residualDecibels) } ?? "?", match?.mismatch ?? "not the file"))
+            if offset == 0, let match, match.residualDecibels < -60, last - first + 1 >= frames - 2 { wholePlays += 1 }
+        }
+        #expect(wholePlays == 3, "whole from its first sample in \(wholePlays) plays of 3")
+    }
+
+    /// SIGKILL of the daemon: our node and its links go with its connection, and the guard puts
+    /// the parked app back on the real sink, where it is heard, within 3 s.
+    @Test func anAppIsBackOnTheRealSinkWithinThreeSecondsOfTheDaemonsSIGKILL() throws {
+        let daemon = try Daemon()
+        let app = try daemon.playNoise()
+        defer { app.kill() }
+        try #require(waitUntil(timeoutSeconds: 10) { (try? daemon.server.pipeWireLinks().contains { $0.output.hasPrefix("paplay:") && $0.input.hasPrefix("scenesound:in_") }) == true })
+        let outIndex = try #require(try daemon.server.sinkIndex(named: PrivateSoundServer.sinkName))
+        let killedAt = Date()
+        kill(daemon.process.pid, SIGKILL)
+        let restored = try waitUntil(timeoutSeconds: 5) {
+            try daemon.server.sinkOf(application: "paplay") == outIndex && daemon.server.captureSinks().isEmpty
+        }
+        let seconds = Date().timeIntervalSince(killedAt)
+        print(String(format: "graph path, daemon SIGKILLed: paplay back on the real sink after %.2f s", seconds))
+        #expect(restored && seconds <= 3.0, "restored \(restored) after \(seconds) s")
+        #expect(try !daemon.server.pipeWireLinks().contains { $0.input.hasPrefix("scenesound:") })
+        let recording = try MonitorRecording(server: daemon.server, file: temporaryFile("out.raw"))
+        let heard = recording.finish(afterFrames: 9_600, timeoutSeconds: 5)
+        #expect(TestSignal.rmsDecibels(heard[(heard.count / 2)...]) > -30)
     }
 }
