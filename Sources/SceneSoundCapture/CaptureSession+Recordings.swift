@@ -147,11 +147,20 @@ extension CaptureSession {
         if !channels.isStereo { onsets.forget(index) }
         // Linked into SceneSound's node while a set is free: heard in the cycle it plays, from
         // its first sample (the capture sink is passive: the app starts with our link).
-        if let graph, graph.hasFreeSet {
+        if let graph {
             onsets.forget(index)
-            return GraphRecorder(graph: graph, streamIndex: index, channels: channels, delegate: self) { [weak self] in
-                self?.after(seconds: $0, $1)
+            if graph.hasFreeSet {
+                return GraphRecorder(graph: graph, streamIndex: index, channels: channels, delegate: self) { [weak self] in
+                    self?.after(seconds: $0, $1)
+                }
             }
+            // Every set taken: recorded from the sink's monitor, straight to the consumer (no
+            // mix is recorded on this path to recover its start from), and not passive: the
+            // sink is, so this recording is what starts the app.
+            return MonitorRecorder(
+                context: context, streamIndex: index, monitorSourceName: sinkName + ".monitor", rateHz: configuration.rateHz,
+                fragmentSeconds: recordingFragmentSeconds, streamName: name, channels: channels,
+                deliver: { [consumer] in consumer.captureDidReceive(streamIndex: index, interleaved: $0) }, delegate: self)
         }
         // On pipewire-pulse a few streams at a time are recorded through libpulse like on
         // PulseAudio, so that OnsetRecovery (confined to this thread) gives them their first

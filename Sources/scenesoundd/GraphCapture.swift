@@ -15,7 +15,12 @@ import Synchronization
 /// the data thread is seen outside a cycle that could have read it. Nothing on the data thread
 /// allocates, locks, logs or waits. Everything else runs on the capture's thread.
 final class GraphCapture: CaptureGraph, @unchecked Sendable {
-    static let inputSets = 32
+    /// Sets made on the node: 32 apps sounding at once (`SCENESOUND_CAPTURE_GRAPH_SETS`, 1 to 64,
+    /// lets the tests run out of them); an app beyond them is recorded over libpulse.
+    static let inputSets: Int = {
+        let asked = ProcessInfo.processInfo.environment["SCENESOUND_CAPTURE_GRAPH_SETS"].flatMap { Int($0) }
+        return min(max(asked ?? 32, 1), PipeWireGraphNode.maximumInputSets)
+    }()
     /// The largest quantum handed on in one piece (PipeWire's default maximum is 8192).
     static let maximumFrames = 8192
 

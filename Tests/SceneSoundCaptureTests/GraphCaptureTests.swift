@@ -14,7 +14,7 @@ import Testing
         let log: URL
 
         /// `spatialModes`: the capture's per-app choices file (`MODE NAME` lines), written first.
-        init(spatialModes: String? = nil, extraArguments: [String] = []) throws {
+        init(spatialModes: String? = nil, extraArguments: [String] = [], environment: [String: String] = [:]) throws {
             server = try PrivateSoundServer(.pipeWire)
             log = temporaryFile("daemon.log")
             let configHome = server.directory.appendingPathComponent("config-home")
@@ -29,7 +29,7 @@ import Testing
                 display: nil, errorPath: log.path,
                 environment: server.clientEnvironment.merging([
                     "XDG_CACHE_HOME": NSTemporaryDirectory() + "scenesound-test-cache", "XDG_CONFIG_HOME": configHome.path,
-                ]) { $1 })
+                ].merging(environment) { $1 }) { $1 })
             guard waitUntil(timeoutSeconds: 20, { logText.contains("taking other apps' streams") }) else {
                 throw ToolFailure(command: "scenesoundd", status: 0, output: logText)
             }
@@ -211,5 +211,39 @@ import Testing
         print("under two busy loops, \(windows) windows of 10 ms: gaps per app played directly \(directGaps), captured through the node \(capturedGaps)")
         #expect(windows >= Int(seconds) * 90)
         #expect(capturedGaps.reduce(0, +) <= directGaps.reduce(0, +), "captured \(capturedGaps) against direct \(directGaps)")
+    }
+
+    /// With every input set taken, the next app is recorded from the capture sink's monitor
+    /// (not passive: the sink is, and the recording must start the app), and both are heard.
+    @Test func anAppBeyondTheNodesSetsIsRecordedAndHeard() throws {
+        let daemon = try Daemon(spatialModes: "off first\noff second\n", environment: ["SCENESOUND_CAPTURE_GRAPH_SETS": "1"])
+        let rate = 48_000
+        var apps: [ChildProcess] = []
+        defer { apps.forEach { $0.kill() } }
+        for (name, hertz) in [("first", 500), ("second", 1300)] {
+            let file = temporaryFile("\(name).wav")
+            try TestSignal.writeWAV((0 ..< 20 * rate).map { Int16(3200 * sin(2 * Double.pi * Double(hertz) * Double($0) / Double(rate))) },
+                                    channels: 1, to: file)
+            apps.append(try daemon.server.startClient("/usr/bin/paplay", ["--client-name=\(name)", file.path]))
+            try #require(waitUntil(timeoutSeconds: 10) { daemon.logText.contains("capturing \(name)") }, "\(daemon.logText.suffix(2000))")
+        }
+        #expect(waitUntil(timeoutSeconds: 5) { ((try? daemon.server.pipeWireLinks()) ?? []).contains { $0.output.hasPrefix("first:") && $0.input.hasPrefix("scenesound:in_0_") } })
+        #expect(waitUntil(timeoutSeconds: 5) { ((try? daemon.server.list("source-outputs")) ?? []).count == 1 })
+        Thread.sleep(forTimeInterval: 1)
+        let recording = try MonitorRecording(server: daemon.server, file: temporaryFile("both.raw"))
+        let heard = recording.finish(afterFrames: rate, timeoutSeconds: 10)
+        let left = stride(from: 0, to: heard.count, by: 2).map { Double(heard[$0]) }
+        func amplitude(_ hertz: Int) -> Double {
+            var re = 0.0, im = 0.0
+            for (n, sample) in left.prefix(rate / 2).enumerated() {
+                let phase = 2 * Double.pi * Double(hertz) * Double(n) / Double(rate)
+                re += sample * cos(phase)
+                im += sample * sin(phase)
+            }
+            return 2 * (re * re + im * im).squareRoot() / Double(min(left.count, rate / 2))
+        }
+        let first = amplitude(500), second = amplitude(1300)
+        print(String(format: "one set: the app linked into it at %.3f, the one recorded at %.3f (each played at 0.098)", first, second))
+        #expect(first > 0.05 && second > 0.05)
     }
 }
