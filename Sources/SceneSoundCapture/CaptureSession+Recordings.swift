@@ -155,8 +155,9 @@ extension CaptureSession {
                 }
             }
             // Every set taken: recorded from the sink's monitor, straight to the consumer (no
-            // mix is recorded on this path to recover its start from), and not passive: the
-            // sink is, so this recording is what starts the app.
+            // mix is recorded on this path to recover its start from), and not passive, since
+            // the sink is (a passive recording too still started the app in the test beside
+            // one app linked into the node; alone, not tried).
             return MonitorRecorder(
                 context: context, streamIndex: index, monitorSourceName: sinkName + ".monitor", rateHz: configuration.rateHz,
                 fragmentSeconds: recordingFragmentSeconds, streamName: name, channels: channels,
