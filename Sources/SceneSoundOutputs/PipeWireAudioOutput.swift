@@ -18,12 +18,12 @@ public final class PipeWireAudioOutput: OutputBackend, @unchecked Sendable {
     private let scheduling = RealtimeSchedulingRequest()
 
     private let inputSetCount: Int
-    private let beforeRender: ((PipeWireGraphNode.Cycle) -> Void)?
+    private let beforeRender: ((PipeWireGraphNode.Cycle) -> Bool)?
 
     /// `remote`: PipeWire's core socket (`PipeWireSession.socketPath`), nil = libpipewire's lookup.
     /// `inputSetCount` and `beforeRender`: the app capture's input sets on the node, and what
     /// hands them on in each cycle before the engine renders (`PipeWireOutput.start`).
-    public init(target: String?, remote: String?, inputSetCount: Int = 1, beforeRender: ((PipeWireGraphNode.Cycle) -> Void)? = nil,
+    public init(target: String?, remote: String?, inputSetCount: Int = 1, beforeRender: ((PipeWireGraphNode.Cycle) -> Bool)? = nil,
                 onEvent: @escaping @Sendable (PipeWireOutput.Event) -> Void = { _ in }) {
         self.target = target
         self.remote = remote

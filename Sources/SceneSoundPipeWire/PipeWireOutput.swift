@@ -93,9 +93,13 @@ public final class PipeWireOutput: @unchecked Sendable {
     ///
     /// `beforeRender`, when given, runs first in every cycle on the data thread, with the
     /// cycle's input sets (under the same rules): the app capture hands them to the engine
-    /// there, so a captured app is rendered in the cycle it played.
+    /// there, so a captured app is rendered in the cycle it played. It returns whether it
+    /// handed on sound: sound arriving while our outputs are not linked (the output rests, an
+    /// app's link into a set runs the node alone) waits in its queue for up to `holdSeconds`,
+    /// the engine not rendering, until the wake has linked them again — rendered into no link,
+    /// its start was lost (185 frames in one play of three after a rest).
     public func start(renderChannels render: @escaping (UnsafeMutablePointer<Float>, _ frames: Int, _ channels: Int) -> Void,
-                      beforeRender: ((PipeWireGraphNode.Cycle) -> Void)? = nil)
+                      beforeRender: ((PipeWireGraphNode.Cycle) -> Bool)? = nil)
         throws(PipeWireOutputError) {
         guard configuration.rateHz > 0, configuration.blockFrames > 0, configuration.blockFrames <= configuration.rateHz else {
             throw .invalidConfiguration("rate \(configuration.rateHz) Hz and block \(configuration.blockFrames) frames")
@@ -105,9 +109,17 @@ public final class PipeWireOutput: @unchecked Sendable {
             guard !started else { throw .alreadyStarted }
             adapter.render = render
             if let beforeRender {
+                let holdFrames = Int(Self.holdSeconds * Double(configuration.rateHz))
+                var heldFrames = 0  // data thread only
                 try node.start { [adapter] cycle in
-                    beforeRender(cycle)
-                    adapter.fill(cycle)
+                    let sounding = beforeRender(cycle)
+                    if cycle.liveOutputs != 0 || (!sounding && heldFrames == 0) || heldFrames >= holdFrames {
+                        if cycle.liveOutputs != 0 { heldFrames = 0 }
+                        adapter.fill(cycle)
+                    } else {
+                        heldFrames += cycle.frames
+                        for speaker in 0 ..< PipeWireGraphNode.outputChannels { cycle.output(speaker).update(repeating: 0, count: cycle.frames) }
+                    }
                 }
             } else {
                 try node.start { [adapter] cycle in adapter.fill(cycle) }
@@ -128,6 +140,9 @@ public final class PipeWireOutput: @unchecked Sendable {
     }
 
     private var running: Bool { lifecycle.withLock { $0 } }
+
+    /// How long sound arriving while our outputs are unlinked waits for them (see `start`).
+    static let holdSeconds = 0.25
 
     /// The graph node itself: for the app capture, which links apps into its input sets.
     public var graph: PipeWireGraphNode { node }

@@ -76,26 +76,28 @@ final class GraphCapture: CaptureGraph, @unchecked Sendable {
 
     // MARK: The data thread
 
-    /// Every cycle, before the engine renders.
-    func deliver(_ cycle: PipeWireGraphNode.Cycle) {
+    /// Every cycle, before the engine renders; whether any set carried sound.
+    func deliver(_ cycle: PipeWireGraphNode.Cycle) -> Bool {
         inCycle.store(1, ordering: .sequentiallyConsistent)
         defer {
             cycles.add(1, ordering: .sequentiallyConsistent)
             inCycle.store(0, ordering: .sequentiallyConsistent)
         }
+        var sounding = false
         for set in 0 ..< min(cycle.inputSetCount, Self.inputSets) {
             let bits = slots[set].delivery.load(ordering: .sequentiallyConsistent)
             guard bits != 0, let pointer = UnsafeMutableRawPointer(bitPattern: bits) else { continue }
             let delivery = Unmanaged<Delivery>.fromOpaque(pointer).takeUnretainedValue()
-            deliver(delivery, set: set, cycle: cycle)
+            if deliver(delivery, set: set, cycle: cycle) { sounding = true }
         }
+        return sounding
     }
 
-    private func deliver(_ delivery: Delivery, set: Int, cycle: PipeWireGraphNode.Cycle) {
+    private func deliver(_ delivery: Delivery, set: Int, cycle: PipeWireGraphNode.Cycle) -> Bool {
         // No link of ours yet (the session manager has not linked the app): nothing to hand on.
         var linked = false
         for channel in delivery.channels where cycle.input(set: set, channel: channel) != nil { linked = true }
-        guard linked else { return }
+        guard linked else { return false }
         let width = delivery.isMono ? 1 : delivery.channels.count
         var done = 0
         var sounding = false
@@ -127,6 +129,7 @@ final class GraphCapture: CaptureGraph, @unchecked Sendable {
             done += frames
         }
         if sounding { slots[set].soundFrames.add(cycle.frames, ordering: .relaxed) }
+        return sounding
     }
 
     // MARK: CaptureGraph (the capture's thread)
