@@ -269,4 +269,30 @@ import Testing
         print(String(format: "one set: the app linked into it at %.3f, the one recorded at %.3f (each played at 0.098)", first, second))
         #expect(first > 0.05 && second > 0.05)
     }
+
+    /// The volume keys (the default sink, ours, mirrored onto the real sink) and the app's own
+    /// slider each act once on what is heard through the node: 50 % is -18 dB, not -36.
+    @Test func theVolumeKeysAndTheAppsSliderEachActOnce() throws {
+        let daemon = try Daemon(spatialModes: "off paplay\n")
+        let app = try daemon.playNoise()
+        defer { app.kill() }
+        try #require(waitUntil(timeoutSeconds: 10) { (try? daemon.server.pipeWireLinks().contains { $0.output.hasPrefix("paplay:") && $0.input.hasPrefix("scenesound:in_") }) == true })
+        let level = { (what: String) throws -> Double in
+            let recording = try MonitorRecording(server: daemon.server, file: temporaryFile("\(what).raw"))
+            let heard = recording.finish(afterFrames: 24_000, timeoutSeconds: 10)
+            return TestSignal.rmsDecibels(heard[(heard.count / 2)...])
+        }
+        Thread.sleep(forTimeInterval: 0.5)
+        let unity = try level("unity")
+        try daemon.server.pactl(["set-sink-volume", "@DEFAULT_SINK@", "50%"])
+        Thread.sleep(forTimeInterval: 0.5)
+        let keys = try level("keys") - unity
+        try daemon.server.pactl(["set-sink-volume", "@DEFAULT_SINK@", "100%"])
+        let input = try #require(try daemon.server.sinkInputs().first { $0.application == "paplay" }).index
+        try daemon.server.pactl(["set-sink-input-volume", String(input), "50%"])
+        Thread.sleep(forTimeInterval: 0.5)
+        let slider = try level("slider") - unity
+        print(String(format: "through the node: unity %.1f dBFS; volume keys at 50 %% %.2f dB, the app's slider at 50 %% %.2f dB", unity, keys, slider))
+        #expect(abs(keys - -18.06) < 1.5 && abs(slider - -18.06) < 1.5)
+    }
 }
