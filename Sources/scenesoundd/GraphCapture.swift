@@ -134,7 +134,8 @@ final class GraphCapture: CaptureGraph, @unchecked Sendable {
 
     // MARK: CaptureGraph (the capture's thread)
 
-    var hasFreeSet: Bool { setStream.contains { $0 == nil } }
+    /// A set is free and the node connected (while it reconnects, apps are recorded instead).
+    var hasFreeSet: Bool { setStream.contains { $0 == nil } && node()?.isConnected == true }
 
     func link(streamIndex: UInt32, nodeSerial: UInt64, channels: [Int]) -> CaptureGraphLink {
         guard let node = node() else { return .failed("SceneSound's PipeWire node is not running") }
