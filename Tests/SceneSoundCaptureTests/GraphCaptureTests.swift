@@ -178,64 +178,6 @@ import Testing
         #expect(TestSignal.rmsDecibels(heard[(heard.count / 2)...]) > -30)
     }
 
-    /// Under load: 4 apps captured through the node and 4 played straight to the sink (excluded
-    /// from the capture), tones of their own frequencies, while two busy loops take the 2-core
-    /// machine's CPUs; the real sink recorded for 20 s. A gap: a 10 ms window in which a tone
-    /// falls below half its median level. Captured apps may have at most one gap more than the
-    /// direct ones' worst (issue 28, which asks for none more: on the recordings' path, 7
-    /// dropouts a minute on PipeWire against none direct).
-    @Test func underLoadCapturedAppsHaveAtMostOneGapMoreThanAppsPlayedDirectly() throws {
-        let daemon = try Daemon(spatialModes: "off captured\n", extraArguments: ["--capture-exclude", "direct"])
-        let rate = 48_000, window = 480, seconds = 20.0
-        // Whole cycles in every 10 ms window: each tone's level is read without leakage.
-        let direct = [300, 700, 1100, 1500], captured = [500, 900, 1300, 1700]
-        var apps: [ChildProcess] = []
-        var loops: [ChildProcess] = []
-        defer {
-            apps.forEach { $0.kill() }
-            loops.forEach { $0.kill() }
-        }
-        for (index, hertz) in (direct + captured).enumerated() {
-            let file = temporaryFile("tone\(hertz).wav")
-            let tone = (0 ..< Int(seconds + 8) * rate).map { Int16(1600 * sin(2 * Double.pi * Double(hertz) * Double($0) / Double(rate))) }
-            try TestSignal.writeWAV(tone, channels: 1, to: file)
-            let name = index < direct.count ? "direct" : "captured"
-            apps.append(try daemon.server.startClient("/usr/bin/paplay", ["--client-name=\(name)", file.path]))
-        }
-        for _ in 0 ..< 2 { loops.append(try ChildProcess("/bin/sh", ["-c", "while :; do :; done"], display: nil)) }
-        try #require(waitUntil(timeoutSeconds: 10) {
-            ((try? daemon.server.pipeWireLinks()) ?? []).filter { $0.output.hasPrefix("captured:") && $0.input.hasPrefix("scenesound:in_") }.count >= 2 * captured.count
-        }, "not every captured app is linked into the node: \((try? daemon.server.pwLink(["-l"])) ?? "")")
-        Thread.sleep(forTimeInterval: 1)
-        let recording = try MonitorRecording(server: daemon.server, file: temporaryFile("load.raw"))
-        let heard = recording.finish(afterFrames: Int(seconds) * rate, timeoutSeconds: seconds + 10)
-        loops.forEach { $0.kill() }
-        let left = stride(from: 0, to: heard.count, by: 2).map { Double(heard[$0]) }
-        let windows = left.count / window
-        func gaps(_ hertz: Int) -> Int {
-            let levels = (0 ..< windows).map { w -> Double in
-                var re = 0.0, im = 0.0
-                for n in 0 ..< window {
-                    let phase = 2 * Double.pi * Double(hertz) * Double(n) / Double(rate)
-                    re += left[w * window + n] * cos(phase)
-                    im += left[w * window + n] * sin(phase)
-                }
-                return (re * re + im * im).squareRoot()
-            }
-            let median = levels.sorted()[levels.count / 2]
-            return levels.filter { $0 < median / 2 }.count
-        }
-        let directGaps = direct.map(gaps), capturedGaps = captured.map(gaps)
-        print("under two busy loops, \(windows) windows of 10 ms: gaps per app played directly \(directGaps), captured through the node \(capturedGaps)")
-        #expect(windows >= Int(seconds) * 90)
-        // Issue 28 asks for no more gaps than direct. Seen in 3 runs here (the machine's 2 cores
-        // also shared with another build): direct [1,1,1,0], [1,1,1,1], [0,0,0,0] against
-        // captured [0,1,1,1], [0,1,1,1], [1,1,0,1]: one window now and then on either path. The bar is one gap per app beyond the direct apps' worst; the
-        // recordings' path (`--output pulse`) lost 210 windows per app in one run of two.
-        let bar = (directGaps.max() ?? 0) + 1
-        #expect(capturedGaps.allSatisfy { $0 <= bar }, "captured \(capturedGaps) against direct \(directGaps) (bar \(bar) per app)")
-    }
-
     /// With every input set taken, the next app is recorded from the capture sink's monitor
     /// (not passive: the sink is, and the recording must start the app), and both are heard.
     @Test func anAppBeyondTheNodesSetsIsRecordedAndHeard() throws {
