@@ -8,7 +8,19 @@ public final class PrivateSoundServer: @unchecked Sendable {
     public enum Kind: String, CaseIterable, Sendable, CustomStringConvertible {
         case pulseAudio, pipeWire
         public var description: String { rawValue }
+
+        /// Both, or PipeWire alone when `SCENESOUND_SOUND_ROOT` names a chroot to start it from
+        /// (`scripts/check-newer-desktops check-pipewire`: PipeWire 1.4 and WirePlumber 0.5 of
+        /// Debian 13): PulseAudio would be this machine's all the same, already run by `make test`.
+        public static var allCases: [Kind] { soundRoot == nil ? [.pulseAudio, .pipeWire] : [.pipeWire] }
     }
+
+    /// The chroot scripts/testenv/pipewire-start starts PipeWire in (`SCENESOUND_SOUND_ROOT`),
+    /// nil for this machine's own. The clients (the daemon, the tests, pactl, paplay) stay here.
+    public static let soundRoot: String? = {
+        guard let root = ProcessInfo.processInfo.environment["SCENESOUND_SOUND_ROOT"], !root.isEmpty, root != "/" else { return nil }
+        return root
+    }()
 
     public static let sinkName = "out"
     public let kind: Kind
