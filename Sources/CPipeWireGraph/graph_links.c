@@ -417,3 +417,17 @@ uint32_t ss_pw_graph_park_sink_id(ss_pw_graph *g)
 	pw_thread_loop_unlock(g->loop);
 	return id;
 }
+
+int ss_pw_graph_destroy_link(ss_pw_graph *g, uint32_t link)
+{
+	int result = -ENOENT;
+	pw_thread_loop_lock(g->loop);
+	for (uint32_t i = 0; i < g->view.link_count; i++)
+		if (g->view.links[i].id == link && g->registry != NULL) {
+			pw_registry_destroy(g->registry, link);
+			result = 0;
+			break;
+		}
+	pw_thread_loop_unlock(g->loop);
+	return result;
+}

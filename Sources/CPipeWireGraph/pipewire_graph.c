@@ -83,15 +83,17 @@ static void on_process(void *data, struct spa_io_position *position)
 			g->cycle_inputs[s * SS_PW_GRAPH_SET_CHANNELS + c] =
 				in_use ? pw_filter_get_dsp_buffer(g->in_ports[s][c], frames) : NULL;
 	}
-	uint32_t linked = __atomic_load_n(&g->linked_mask, __ATOMIC_ACQUIRE);
+	uint32_t linked = __atomic_load_n(&g->linked_mask, __ATOMIC_ACQUIRE), live = 0;
 	int missing = 0;
 	for (int i = 0; i < SS_PW_GRAPH_OUT_CHANNELS; i++) {
 		float *out = pw_filter_get_dsp_buffer(g->out_ports[i], frames);
 		if (out == NULL && frames > SS_MAX_SCRATCH_FRAMES)
 			return;   /* a quantum beyond any PipeWire's maximum: nothing to render into */
 		missing |= out == NULL && (linked & (1u << i));
+		live |= (uint32_t)(out != NULL) << i;
 		g->cycle_outputs[i] = out != NULL ? out : g->scratch + i * SS_MAX_SCRATCH_FRAMES;
 	}
+	__atomic_store_n(&g->live_outputs, live, __ATOMIC_RELAXED);
 	g->process(g->userdata, g->cycle_inputs, g->config.input_sets, g->cycle_outputs, frames, rate);
 	if (missing)
 		__atomic_add_fetch(&g->underruns, 1, __ATOMIC_RELAXED);
@@ -386,6 +388,7 @@ void ss_pw_graph_free(ss_pw_graph *g)
 
 uint32_t ss_pw_graph_node_id(ss_pw_graph *g) { return __atomic_load_n(&g->node_id, __ATOMIC_RELAXED); }
 uint64_t ss_pw_graph_cycles(const ss_pw_graph *g) { return __atomic_load_n(&g->cycles, __ATOMIC_RELAXED); }
+uint32_t ss_pw_graph_live_outputs(const ss_pw_graph *g) { return __atomic_load_n(&g->live_outputs, __ATOMIC_RELAXED); }
 uint32_t ss_pw_graph_quantum_frames(const ss_pw_graph *g) { return __atomic_load_n(&g->quantum_frames, __ATOMIC_RELAXED); }
 uint32_t ss_pw_graph_rate_hz(const ss_pw_graph *g) { return __atomic_load_n(&g->rate_hz, __ATOMIC_RELAXED); }
 int ss_pw_graph_data_thread_policy(const ss_pw_graph *g) { return __atomic_load_n(&g->policy, __ATOMIC_RELAXED); }

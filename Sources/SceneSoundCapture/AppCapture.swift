@@ -51,6 +51,10 @@ public final class AppCapture: @unchecked Sendable {
         /// recording paused (so the sinks can suspend), no heartbeat, no route checks.
         public var restAfterSeconds: Double = 3.0
         public var applicationName = "SceneSound app capture"
+        /// On PipeWire, SceneSound's own node of the graph (its output): apps are linked into it
+        /// and reach the engine in the same cycle, the capture sink only parks them. nil (or on
+        /// PulseAudio): each app is recorded from the capture sink.
+        public var graph: (any CaptureGraph)?
 
         public init(serverAddress: String? = nil, excludedBinaries: Set<String> = [], guardExecutable: String? = nil) {
             self.serverAddress = serverAddress

@@ -11,11 +11,13 @@ protocol CaptureSessionDelegate: AnyObject {
 /// One connection's worth of capture: sweep leftovers, start the guard, load the capture
 /// sink, then take every eligible stream as it appears and record it. When anything it
 /// relies on goes away (the server, the sink, the guard), it fails as a whole and the
-/// supervisor starts a new one. Confined to the mainloop thread.
+/// supervisor starts a new one. Confined to the mainloop thread. Its parts live in
+/// `CaptureSession+Recordings` (recorders, PipeWire's link repairs), `+Rest` (heartbeat, rest)
+/// and `+Volume`; its state is internal to the module for them, and touched by nothing else.
 final class CaptureSession {
-    private enum Phase { case connecting, preparing, capturing, finished }
+    enum Phase { case connecting, preparing, capturing, finished }
 
-    private struct TrackedStream {
+    struct TrackedStream {
         var identity: CapturedStreamIdentity
         var recorder: (any StreamRecorder)?
         /// The move to the capture sink is in flight: the recorder attaches once it is done
@@ -38,62 +40,64 @@ final class CaptureSession {
     }
 
     let token: String
-    private let context: OpaquePointer
-    private let requests: PulseRequests
-    private let mainloop: PulseMainloop
-    private let configuration: AppCapture.Configuration
-    private let consumer: AppCaptureConsumer
-    private weak var delegate: CaptureSessionDelegate?
+    let context: OpaquePointer
+    let requests: PulseRequests
+    let mainloop: PulseMainloop
+    let configuration: AppCapture.Configuration
+    let consumer: AppCaptureConsumer
+    weak var delegate: CaptureSessionDelegate?
 
-    private var phase = Phase.connecting
-    private var excludedBinaries: Set<String>
-    private var guardLink: CaptureGuardLink?
-    private var heartbeatTimer: OpaquePointer?
-    private var captureSink: SinkFacts?
-    private var pacer: MonitorRecorder?
+    var phase = Phase.connecting
+    var excludedBinaries: Set<String>
+    var guardLink: CaptureGuardLink?
+    var heartbeatTimer: OpaquePointer?
+    var captureSink: SinkFacts?
+    var pacer: MonitorRecorder?
     /// On pipewire-pulse: PipeWire itself, over which the streams are recorded.
-    private var pipeWire: PipeWireConnection?
+    var pipeWire: PipeWireConnection?
     /// On pipewire-pulse: connections for the streams recorded over libpulse, one stream each.
-    private var recordingContexts: [OpaquePointer] = []
+    var recordingContexts: [OpaquePointer] = []
     /// What waits for every recording connection to be ready or failed.
-    private var whenRecordingContextsSettled: (() -> Void)?
-    private let onsets: OnsetRecovery
-    private var defaultSink: (name: String, index: UInt32)?
-    private var volumeMirror = VolumeMirror()
+    var whenRecordingContextsSettled: (() -> Void)?
+    let onsets: OnsetRecovery
+    var defaultSink: (name: String, index: UInt32)?
+    var volumeMirror = VolumeMirror()
     /// The callers of the default-sink refresh on its way, and of the next one.
-    private var defaultSinkRefresh: (waiting: [() -> Void], next: [() -> Void])?
-    private var streams: [UInt32: TrackedStream] = [:]
+    var defaultSinkRefresh: (waiting: [() -> Void], next: [() -> Void])?
+    var streams: [UInt32: TrackedStream] = [:]
     /// Streams left where they play until they end: the ones the user moved off the capture
     /// sink (their choice stands) and the ones whose recording kept failing (sent back to the
     /// real sink, where taking them again would only bounce them between the two).
-    private var leftAlone: Set<UInt32> = []
+    var leftAlone: Set<UInt32> = []
     /// Recordings started per stream, and why the last one ended: a stream whose recording
     /// keeps failing is given up.
-    private var attachments: [UInt32: (count: Int, lastFailure: String?)] = [:]
+    var attachments: [UInt32: (count: Int, lastFailure: String?)] = [:]
     /// Recorded streams whose recording ended while they were linked to no sink, and how many
     /// times each has been looked at since (see `awaitRelink`).
-    private var relinking: [UInt32: Int] = [:]
+    var relinking: [UInt32: Int] = [:]
     /// The server is pipewire-pulse (known once the guard has started).
-    private var serverIsPipeWire = false
+    var serverIsPipeWire = false
+    /// On pipewire-pulse with SceneSound's output a node of the graph: apps are linked into it.
+    var graph: (any CaptureGraph)? { serverIsPipeWire ? configuration.graph : nil }
     /// Every recording's fragment: on pipewire-pulse never shorter than its graph's quantum
     /// is set to be (`pipeWireFragmentSeconds`; at the defaults the two are the same).
-    private var recordingFragmentSeconds: Double {
+    var recordingFragmentSeconds: Double {
         serverIsPipeWire ? max(configuration.fragmentSeconds, configuration.pipeWireFragmentSeconds) : configuration.fragmentSeconds
     }
     /// Resting: nothing played on our sink for `restAfterSeconds` (see `rest()`).
-    private var isResting = false
+    var isResting = false
     /// Streams on our sink that are not corked, as last reported.
-    private var playingInputs: Set<UInt32> = []
+    var playingInputs: Set<UInt32> = []
     /// On pipewire-pulse: which streams reported corked are really paused.
-    private var pauses = PauseConfirmation()
+    var pauses = PauseConfirmation()
     /// Counts the times the capture woke or went quiet: a rest timer of an older count is stale.
-    private var restGeneration = 0
-    private var routeChecksRunning = false
+    var restGeneration = 0
+    var routeChecksRunning = false
     /// PipeWire links from captured streams to other sinks seen at the last route check.
-    private var strayLinksSeen = Set<UInt32>()
-    private var crossedRecordingsCheckIsDue = false
+    var strayLinksSeen = Set<UInt32>()
+    var crossedRecordingsCheckIsDue = false
     /// Watches the guard's socket: its questions while resting, its end.
-    private var guardSocketEvent: OpaquePointer?
+    var guardSocketEvent: OpaquePointer?
 
     init?(mainloop: PulseMainloop, configuration: AppCapture.Configuration, token: String,
           consumer: AppCaptureConsumer, delegate: CaptureSessionDelegate) {
@@ -121,7 +125,7 @@ final class CaptureSession {
         pa_context_unref(context)
     }
 
-    private static func from(_ userdata: UnsafeMutableRawPointer?) -> CaptureSession {
+    static func from(_ userdata: UnsafeMutableRawPointer?) -> CaptureSession {
         Unmanaged<CaptureSession>.fromOpaque(userdata!).takeUnretainedValue()
     }
 
@@ -137,7 +141,7 @@ final class CaptureSession {
 
     // MARK: Setting up
 
-    private func contextStateChanged() {
+    func contextStateChanged() {
         switch pa_context_get_state(context) {
         case PA_CONTEXT_READY where phase == .connecting:
             phase = .preparing
@@ -149,7 +153,7 @@ final class CaptureSession {
         }
     }
 
-    private func prepare() {
+    func prepare() {
         // Every recording reaches the engine through this thread; at normal priority a busy
         // machine kept it waiting long enough for every captured stream to run short (32
         // streams: up to 101 ms in 20 s). Niced as PulseAudio itself is, not real-time: it
@@ -172,7 +176,7 @@ final class CaptureSession {
         }
     }
 
-    private func startGuard() {
+    func startGuard() {
         guard phase == .preparing else { return }
         if let executable = configuration.guardExecutable {
             do {
@@ -189,61 +193,20 @@ final class CaptureSession {
             guard let self, phase == .preparing else { return }
             if serverName?.contains("PipeWire") == true {
                 serverIsPipeWire = true
-                connectPipeWire()
-                connectRecordingContexts()
+                if graph == nil {
+                    connectPipeWire()
+                    connectRecordingContexts()
+                }
             }
             requests.defaultSinkName { [weak self] name in self?.loadCaptureSink(previousDefault: name) }
         }
     }
 
-    /// Without PipeWire's own socket the streams are recorded over libpulse, as on PulseAudio.
-    private func connectPipeWire() {
-        guard let socket = PipeWireConnection.socketPath(
-            pulseServerAddress: configuration.serverAddress, environment: ProcessInfo.processInfo.environment) else { return }
-        pipeWire = PipeWireConnection(socketPath: socket, applicationName: configuration.applicationName, mainloop: mainloop)
-        pipeWire?.onLinkAppeared = { [weak self] in self?.checkForCrossedRecordingsSoon() }
-    }
-
-    /// Once per burst (a stream's links come together), outside libpipewire's dispatch.
-    private func checkForCrossedRecordingsSoon() {
-        guard pipeWire != nil, !crossedRecordingsCheckIsDue else { return }
-        crossedRecordingsCheckIsDue = true
-        mainloop.runSoon { [weak self] in
-            self?.crossedRecordingsCheckIsDue = false
-            self?.redoCrossedRecordings()
-        }
-    }
-
-    /// Connected now, so that they are ready when the first streams are: a connection made
-    /// for a stream would only start its recording later, losing more of its start.
-    private func connectRecordingContexts() {
-        for _ in 0 ..< AppCapture.pulseRecordingsOnPipeWire {
-            guard let context = pa_context_new(mainloop.api, configuration.applicationName + " recording") else { return }
-            pa_context_set_state_callback(context, { _, userdata in
-                CaptureSession.from(userdata).recordingContextStateChanged()
-            }, Unmanaged.passUnretained(self).toOpaque())
-            guard pulseConnect(context, serverAddress: configuration.serverAddress) == 0 else {
-                pa_context_set_state_callback(context, nil, nil)
-                pa_context_unref(context)
-                return
-            }
-            recordingContexts.append(context)
-        }
-    }
-
-    /// A connected recording context with no recording on it; a broken one is never chosen
-    /// (its recording ended with it, and the stream is attached again elsewhere).
-    private func idleRecordingContext() -> OpaquePointer? {
-        recordingContexts.first { context in
-            pa_context_get_state(context) == PA_CONTEXT_READY
-                && !streams.values.contains { ($0.recorder as? MonitorRecorder)?.context == context }
-        }
-    }
-
-    private func loadCaptureSink(previousDefault: String?) {
+    func loadCaptureSink(previousDefault: String?) {
         guard phase == .preparing else { return }
         let arguments = CaptureSinkProperties.nullSinkArguments(
-            session: token, ownerPID: getpid(), previousDefaultSink: previousDefault, rateHz: configuration.rateHz)
+            session: token, ownerPID: getpid(), previousDefaultSink: previousDefault, rateHz: configuration.rateHz,
+            isPassive: graph != nil)
         requests.loadModule("module-null-sink", arguments: arguments) { [weak self] module in
             guard let self, phase == .preparing else { return }
             guard module != nil else { return fail("cannot load module-null-sink: \(pulseErrorText(context: context))") }
@@ -252,7 +215,7 @@ final class CaptureSession {
     }
 
     /// PipeWire's pulse server may announce the sink a moment after the module loaded.
-    private func findCaptureSink(attemptsLeft: Int) {
+    func findCaptureSink(attemptsLeft: Int) {
         requests.sink(named: CaptureSinkProperties.sinkName) { [weak self] sink in
             guard let self, phase == .preparing else { return }
             guard let sink, sink.properties[CaptureSinkProperties.sessionKey] == token else {
@@ -261,10 +224,12 @@ final class CaptureSession {
             }
             captureSink = sink
             captureSinkReported(sink)
-            pacer = MonitorRecorder(
+            // Linked into our node, an app reaches the engine in the cycle it plays: no first
+            // milliseconds to recover from the mix.
+            if graph == nil { pacer = MonitorRecorder(
                 context: context, streamIndex: nil, monitorSourceName: sink.name + ".monitor", rateHz: configuration.rateHz,
                 fragmentSeconds: recordingFragmentSeconds, streamName: "SceneSound capture pacer", channels: .stereo,
-                inhibitsSuspend: serverIsPipeWire, deliver: { [onsets] in onsets.mixDidArrive($0) }, delegate: self)
+                inhibitsSuspend: serverIsPipeWire, deliver: { [onsets] in onsets.mixDidArrive($0) }, delegate: self) }
             // Ours becomes the default sink, so that a new stream starts there: taken over
             // before its first sample plays rather than moved after it was heard dry.
             whenRecordingContextsSettle { [weak self] in
@@ -283,30 +248,9 @@ final class CaptureSession {
         }
     }
 
-    /// Once the recording connections are ready (or failed), so that the streams already
-    /// playing are recorded through them: recorded another way, they could not be found in
-    /// the mix, and a stream starting over them would lose its first milliseconds.
-    private func whenRecordingContextsSettle(_ body: @escaping () -> Void) {
-        whenRecordingContextsSettled = body
-        recordingContextStateChanged()
-    }
-
-    private var recordingContextsAreConnecting: Bool {
-        recordingContexts.contains { context in
-            let state = pa_context_get_state(context)
-            return PA_CONTEXT_IS_GOOD(state) != 0 && state != PA_CONTEXT_READY
-        }
-    }
-
-    private func recordingContextStateChanged() {
-        guard let body = whenRecordingContextsSettled, !recordingContextsAreConnecting else { return }
-        whenRecordingContextsSettled = nil
-        body()
-    }
-
     // MARK: Following the server
 
-    private func serverChanged(event: pa_subscription_event_type_t, index: UInt32) {
+    func serverChanged(event: pa_subscription_event_type_t, index: UInt32) {
         guard phase == .capturing else { return }
         let facility = event.rawValue & PA_SUBSCRIPTION_EVENT_FACILITY_MASK.rawValue
         let type = event.rawValue & PA_SUBSCRIPTION_EVENT_TYPE_MASK.rawValue
@@ -360,12 +304,12 @@ final class CaptureSession {
     /// what they saw. PulseAudio answers on the main loop that also accepts new clients, with
     /// five connections waiting at most and the rest refused: 32 apps starting at once had it
     /// answer two requests each for us meanwhile, and some of them could not connect.
-    private func refreshDefaultSink(_ then: @escaping () -> Void) {
+    func refreshDefaultSink(_ then: @escaping () -> Void) {
         if defaultSinkRefresh != nil { return defaultSinkRefresh!.next.append(then) }
         startDefaultSinkRefresh(for: [then])
     }
 
-    private func startDefaultSinkRefresh(for waiting: [() -> Void]) {
+    func startDefaultSinkRefresh(for waiting: [() -> Void]) {
         defaultSinkRefresh = (waiting, [])
         askDefaultSink { [weak self] in
             guard let self, let refresh = defaultSinkRefresh else { return }
@@ -374,7 +318,7 @@ final class CaptureSession {
         }
     }
 
-    private func askDefaultSink(_ then: @escaping () -> Void) {
+    func askDefaultSink(_ then: @escaping () -> Void) {
         requests.defaultSinkName { [weak self] name in
             guard let self else { return }
             requests.sinks { [weak self] sinks in
@@ -394,46 +338,7 @@ final class CaptureSession {
         }
     }
 
-    // MARK: Volume
-
-    /// Keeps the capture sink's and the real sink's volume and mute the same (`VolumeMirror`):
-    /// the desktop's volume keys act on the default sink, ours, and are heard on the real one.
-    private func mirrorVolume(ofSink index: UInt32) {
-        requests.sinks { [weak self] sinks in
-            guard let self, phase == .capturing || phase == .preparing, let sinks,
-                  let ours = sinks.first(where: { $0.index == self.captureSink?.index }),
-                  let real = sinks.first(where: { $0.index == self.defaultSink?.index }) else { return }
-            captureSinkReported(ours)
-            let inOurOrder: ([UInt32], [Int32]) -> [UInt32] = {
-                VolumeMirror.remap($0, from: $1, to: ours.channelPositions)
-            }
-            if index == real.index {
-                let reported = VolumeMirror.Setting(
-                    channelVolumes: inOurOrder(real.channelVolumes, real.channelPositions), isMuted: real.isMuted)
-                apply(volumeMirror.realReported(reported), to: ours, from: ours.channelPositions)
-            } else {
-                let reported = VolumeMirror.Setting(channelVolumes: ours.channelVolumes, isMuted: ours.isMuted)
-                apply(volumeMirror.captureReported(reported), to: real, from: ours.channelPositions)
-            }
-        }
-    }
-
-    private func apply(_ change: (channelVolumes: [UInt32]?, isMuted: Bool?), to sink: SinkFacts, from positions: [Int32]) {
-        if let volumes = change.channelVolumes {
-            let inItsOrder = VolumeMirror.remap(volumes, from: positions, to: sink.channelPositions)
-            requests.setSinkVolume(sink.index, channelVolumes: inItsOrder) { _ in }
-        }
-        if let isMuted = change.isMuted { requests.setSinkMute(sink.index, isMuted: isMuted) { _ in } }
-    }
-
-    /// Our sink's volume scales the mix the onset recovery compares with.
-    private func captureSinkReported(_ sink: SinkFacts) {
-        let gains = sink.channelVolumes.map { sink.isMuted ? 0 : Float(pa_sw_volume_to_linear($0)) }
-        guard gains.count >= 2 else { return onsets.mixGainDidChange(left: gains.first ?? 1, right: gains.first ?? 1) }
-        onsets.mixGainDidChange(left: gains[0], right: gains[1])
-    }
-
-    private func rescan() {
+    func rescan() {
         guard phase == .capturing else { return }
         requests.sinkInputs { [weak self] inputs in
             guard let self, let inputs else { return }
@@ -441,77 +346,13 @@ final class CaptureSession {
         }
     }
 
-    /// pipewire-pulse (0.3.65) sends no event when a stream is moved to another sink, and the
-    /// recording, linked to the app's node, goes on after it: a stream the user moves by hand
-    /// is found here, let go, and from then on plays only where it was put.
-    /// Only while awake: at rest nothing plays on our sink, so nothing can be moved off it.
-    private func checkRoutesEverySecond() {
-        after(seconds: 1) { [weak self] in
-            guard let self, phase == .capturing, !isResting else {
-                self?.routeChecksRunning = false
-                return
-            }
-            rescan()
-            undoStrayLinks()
-            redoCrossedRecordings()  // also here: a recording's number may come after its links
-            checkRoutesEverySecond()
-        }
-    }
-
-    /// WirePlumber (0.4.13) may leave a stream we took linked to the sink it played on as well
-    /// as to ours, while pipewire-pulse names ours as its sink: the app is then heard dry beside
-    /// its capture (seen once in a CI run: every click at the direct path's timing, the capture
-    /// reporting it captured). A link from a captured stream to another sink still there at
-    /// the next check, a second later, is undone; a link seen once may be a move the user just
-    /// made, whose link to ours goes within milliseconds and which is then followed as a move.
-    private func undoStrayLinks() {
-        guard let pipeWire, let captureSink else { return }
-        var seen = Set<UInt32>()
-        for (index, tracked) in streams where !tracked.isMoving {
-            for link in pipeWire.strayLinks(appSerial: index, sinkSerial: captureSink.index) {
-                seen.insert(link)
-                guard strayLinksSeen.contains(link) else { continue }
-                pipeWire.destroyLink(link)
-                onsets.captureDidRepair(
-                    "\(tracked.identity.applicationName ?? "?") (stream \(index)) was also linked to another sink (PipeWire link \(link)), heard dry beside its capture: link undone")
-            }
-        }
-        strayLinksSeen = seen
-    }
-
-    /// WirePlumber (0.4.13) now and then links a stream taken while it played on another sink
-    /// to its recording with left and right crossed (FL to FR and FR to FL, while its links to
-    /// our sink are straight): the app is heard mirrored, and OnsetRecovery never finds it in
-    /// the mix (seen in about one run of three of ShortSoundTests' music-first case). Such a
-    /// recording is made anew, which WirePlumber links straight (a stream is recorded at most
-    /// three times, as when its recording fails). Looked at whenever links appear.
-    private func redoCrossedRecordings() {
-        guard let pipeWire, phase == .capturing else { return }
-        for (index, tracked) in streams where !tracked.isMoving {
-            guard let recorder = tracked.recorder, let serial = recorder.nodeSerial(on: pipeWire),
-                  pipeWire.crossedLinks(from: index, to: serial) > 0 else { continue }
-            onsets.captureDidRepair(
-                "\(tracked.identity.applicationName ?? "?") (stream \(index)) was linked to its recording with its channels crossed (left to right): recorded anew")
-            attachments[index]?.lastFailure = "its recording was linked with its channels crossed"
-            recorder.close()
-            streams[index]?.recorder = nil
-            attach(index)
-        }
-    }
-
-    private func startRouteChecks() {
-        guard pipeWire != nil, !routeChecksRunning else { return }
-        routeChecksRunning = true
-        checkRoutesEverySecond()
-    }
-
-    private var decisionContext: CaptureDecision.Context {
+    var decisionContext: CaptureDecision.Context {
         CaptureDecision.Context(
             ownProcessID: getpid(), defaultSinkIndex: defaultSink?.index, captureSinkIndex: captureSink?.index,
             excludedBinaries: excludedBinaries)
     }
 
-    private func evaluate(_ facts: SinkInputFacts) {
+    func evaluate(_ facts: SinkInputFacts) {
         guard phase == .capturing, let captureSink else { return }
         notePlaying(facts, on: captureSink.index)
         let decision = CaptureDecision.decide(facts, in: decisionContext)
@@ -584,7 +425,7 @@ final class CaptureSession {
     /// recording made at the move, and says nothing when the new link is made): looked at every
     /// 50 ms for at most 2 s, then sent back to the real sink. Anywhere else, it is let go as
     /// any stream the capture no longer records.
-    private func reconsiderRecording(_ facts: SinkInputFacts) {
+    func reconsiderRecording(_ facts: SinkInputFacts) {
         let index = facts.index
         guard phase == .capturing, let captureSink, let tracked = streams[index], tracked.recorder == nil, !tracked.isMoving else { return }
         if facts.sinkIndex == UInt32.max { return awaitRelink(facts) }
@@ -594,7 +435,7 @@ final class CaptureSession {
         evaluate(facts)
     }
 
-    private func awaitRelink(_ facts: SinkInputFacts) {
+    func awaitRelink(_ facts: SinkInputFacts) {
         let index = facts.index
         let looks = relinking[index, default: 0]
         guard looks < 40 else {
@@ -613,7 +454,7 @@ final class CaptureSession {
     }
 
     /// Asks the server where the stream is now; `reconsiderRecording` takes it from there.
-    private func lookAgain(_ index: UInt32) {
+    func lookAgain(_ index: UInt32) {
         requests.sinkInput(index) { [weak self] facts in
             guard let self else { return }
             if let facts { reconsiderRecording(facts) } else { streamEnded(index) }
@@ -621,13 +462,13 @@ final class CaptureSession {
     }
 
     /// Moved off the capture sink by the user or a policy: their choice stands until it ends.
-    private func movedElsewhere(_ stream: CapturedStreamIdentity, to sink: UInt32) {
+    func movedElsewhere(_ stream: CapturedStreamIdentity, to sink: UInt32) {
         release(stream.streamIndex)
         leftAlone.insert(stream.streamIndex)
         onsets.captureDidLeave(stream, reason: "moved to sink \(sink) by the user or a policy; it plays there until it ends")
     }
 
-    private func attach(_ index: UInt32) {
+    func attach(_ index: UInt32) {
         guard let captureSink, var tracked = streams[index] else { return }
         var attempts = attachments[index] ?? (0, nil)
         attempts.count += 1
@@ -652,53 +493,15 @@ final class CaptureSession {
         if isNew { onsets.captureDidStart(tracked.identity) } else { onsets.recordingDidRestart(streamIndex: index) }
     }
 
-    private func makeRecorder(_ index: UInt32, sinkName: String, identity: CapturedStreamIdentity) -> (any StreamRecorder)? {
-        let name = "SceneSound capture of \(identity.applicationName ?? "stream \(index)")"
-        let channels = identity.channels
-        // A surround stream is handed on as it is recorded: the onset recovery compares the
-        // stereo mix (the sink's FL and FR), in which only a stereo or mono stream is whole.
-        let deliver: (UnsafeBufferPointer<Float>) -> Void = channels.isStereo
-            ? { [onsets] in onsets.captureDidReceive(streamIndex: index, interleaved: $0) }
-            : { [consumer] in consumer.captureDidReceive(streamIndex: index, interleaved: $0) }
-        if !channels.isStereo { onsets.forget(index) }
-        // On pipewire-pulse a few streams at a time are recorded through libpulse like on
-        // PulseAudio, so that OnsetRecovery (confined to this thread) gives them their first
-        // milliseconds: an event sound mostly starts while little else plays. Each takes a
-        // connection of its own (pipewire-pulse serves one record stream per client and loop
-        // pass); the streams beyond those are recorded over PipeWire's own protocol, straight
-        // to the consumer from libpipewire's data thread, heard from where their own
-        // recording begins.
-        if !recordingContexts.isEmpty {
-            if let recordingContext = idleRecordingContext() {
-                return MonitorRecorder(
-                    context: recordingContext, streamIndex: index, monitorSourceName: sinkName + ".monitor",
-                    rateHz: configuration.rateHz, fragmentSeconds: recordingFragmentSeconds, streamName: name,
-                    channels: channels, isPassive: true, deliver: deliver, delegate: self)
-            }
-            if let pipeWire {
-                onsets.forget(index)
-                return PipeWireRecorder(
-                    connection: pipeWire, streamIndex: index, rateHz: configuration.rateHz,
-                    latencyFrames: configuration.pipeWireQuantumFrames, streamName: name, channels: channels,
-                    deliver: { [consumer] in consumer.captureDidReceive(streamIndex: index, interleaved: $0) },
-                    delegate: self)
-            }
-        }
-        return MonitorRecorder(
-            context: context, streamIndex: index, monitorSourceName: sinkName + ".monitor", rateHz: configuration.rateHz,
-            fragmentSeconds: recordingFragmentSeconds, streamName: name, channels: channels,
-            inhibitsSuspend: serverIsPipeWire, isPassive: serverIsPipeWire, deliver: deliver, delegate: self)
-    }
-
     /// Stops capturing a stream without touching where it plays.
-    private func release(_ index: UInt32) {
+    func release(_ index: UInt32) {
         guard let tracked = streams.removeValue(forKey: index) else { return }
         relinking[index] = nil
         tracked.recorder?.close()
         if tracked.isAnnounced { onsets.captureDidEnd(streamIndex: index) }
     }
 
-    private func returnToDefaultSink(_ index: UInt32, attemptsLeft: Int = 5) {
+    func returnToDefaultSink(_ index: UInt32, attemptsLeft: Int = 5) {
         guard let defaultSink else { return }
         requests.moveSinkInput(index, toSink: defaultSink.index) { [weak self] moved in
             guard let self, !moved, attemptsLeft > 0, phase == .capturing else { return }
@@ -710,7 +513,7 @@ final class CaptureSession {
         }
     }
 
-    private func streamEnded(_ index: UInt32) {
+    func streamEnded(_ index: UInt32) {
         if playingInputs.remove(index) != nil { inputsChanged() }
         pauses.forget(index)
         release(index)
@@ -744,7 +547,7 @@ final class CaptureSession {
         }
     }
 
-    private func fail(_ reason: String) {
+    func fail(_ reason: String) {
         guard phase != .finished else { return }
         phase = .finished
         releaseAll()
@@ -752,12 +555,12 @@ final class CaptureSession {
         delegate?.sessionDidFail(self, reason: reason)
     }
 
-    private func releaseAll() {
+    func releaseAll() {
         for index in streams.keys.sorted() { release(index) }
     }
 
     /// Silences every callback, disconnects, lets the guard go. Idempotent.
-    private func shutDownLocally() {
+    func shutDownLocally() {
         phase = .finished
         if let heartbeatTimer {
             mainloop.cancelTimer(heartbeatTimer)
@@ -790,147 +593,7 @@ final class CaptureSession {
         guardLink = nil
     }
 
-    // MARK: Heartbeat
-
-    /// Beats from this thread on purpose: if the thread that captures is stuck, the guard
-    /// must notice.
-    private func scheduleHeartbeat() {
-        heartbeatTimer = mainloop.scheduleTimer(
-            afterSeconds: configuration.heartbeatSeconds, userdata: Unmanaged.passUnretained(self).toOpaque()
-        ) { api, timer, _, userdata in
-            let session = CaptureSession.from(userdata)
-            api!.pointee.time_free(timer)
-            session.heartbeatTimer = nil
-            session.beat()
-        }
-    }
-
-    private func beat() {
-        guard phase != .finished, !isResting, let guardLink else { return }
-        guard guardLink.beat() else { return fail("the capture guard (pid \(guardLink.pid)) is gone") }
-        scheduleHeartbeat()
-    }
-
-    /// The guard asks (`p`) whether a resting daemon is alive when an app stream changes on
-    /// the server; the answer comes from this thread, as the heartbeat does. Its end of the
-    /// socket closing means it is gone, seen at once rather than at the next beat.
-    private func watchGuardSocket() {
-        guard let guardLink else { return }
-        guardSocketEvent = mainloop.api.pointee.io_new(
-            mainloop.api, guardLink.descriptor, PA_IO_EVENT_INPUT, { _, _, _, _, userdata in
-                CaptureSession.from(userdata).guardSpoke()
-            }, Unmanaged.passUnretained(self).toOpaque())
-    }
-
-    private func guardSpoke() {
-        guard phase != .finished, let guardLink else { return }
-        let (asked, gone) = guardLink.readQuestions()
-        if gone {
-            if let guardSocketEvent {
-                mainloop.api.pointee.io_free(guardSocketEvent)
-                self.guardSocketEvent = nil
-            }
-            return fail("the capture guard (pid \(guardLink.pid)) is gone")
-        }
-        guard asked else { return }
-        let answered = isResting ? guardLink.rest() : guardLink.beat()
-        if !answered { fail("the capture guard (pid \(guardLink.pid)) is gone") }
-    }
-
-    // MARK: Resting
-
-
-    /// Keeps `playingInputs` up to date from a stream's facts.
-    private func notePlaying(_ facts: SinkInputFacts, on captureSinkIndex: UInt32) {
-        // A stream being moved to ours, or whose move the server has not caught up with yet
-        // (pipewire-pulse reports the old sink for a moment), is ours.
-        let tracked = streams[facts.index]
-        let arriving = tracked.map { $0.isMoving || $0.isStillArriving(on: facts.sinkIndex) } ?? false
-        let playing = (facts.sinkIndex == captureSinkIndex || arriving) && !isPaused(facts)
-        let changed = playing ? playingInputs.insert(facts.index).inserted : playingInputs.remove(facts.index) != nil
-        if changed { inputsChanged() }
-    }
-
-    /// Whether a stream on our sink is paused by its app. On pipewire-pulse `corked` only
-    /// says its node is not running (a stream being linked or moved reads corked too): there
-    /// it is paused once `PauseConfirmation` has seen it stay corked with no frame recorded.
-    private func isPaused(_ facts: SinkInputFacts) -> Bool {
-        guard serverIsPipeWire else { return facts.isCorked }
-        guard facts.isCorked else {
-            pauses.forget(facts.index)
-            return false
-        }
-        if pauses.isPaused(facts.index) { return true }
-        if pauses.startLooking(facts.index, framesRecorded: streams[facts.index]?.recorder?.framesRecorded) {
-            after(seconds: PauseConfirmation.lookSeconds) { [weak self] in self?.lookForPause(facts.index) }
-        }
-        return false
-    }
-
-    private func lookForPause(_ index: UInt32) {
-        guard phase == .capturing else { return }
-        requests.sinkInput(index) { [weak self] facts in
-            guard let self, phase == .capturing, let captureSink else { return }
-            guard let facts else { return pauses.forget(index) }  // ended: its removal is on its way
-            pauses.looked(index, stillCorked: facts.isCorked, framesRecorded: streams[index]?.recorder?.framesRecorded)
-            notePlaying(facts, on: captureSink.index)
-        }
-    }
-
-    /// A stream playing wakes the capture at once; the last one stopping lets it rest after
-    /// `restAfterSeconds` (a pause between two sounds is not worth a suspend and resume).
-    private func inputsChanged() {
-        guard phase == .capturing else { return }
-        restGeneration += 1
-        if !playingInputs.isEmpty { return wake() }
-        let generation = restGeneration
-        after(seconds: configuration.restAfterSeconds) { [weak self] in
-            guard let self, phase == .capturing, generation == restGeneration, playingInputs.isEmpty else { return }
-            rest()
-        }
-    }
-
-    /// Nothing plays on our sink: nothing of ours may keep a sink awake or wake this thread.
-    /// The guard is told to expect no heartbeat (it still sees the daemon die: its socket
-    /// closes; and it asks when an app starts), the route checks stop, and the recordings
-    /// let our sink suspend by the server's own suspend-on-idle, after which they record
-    /// nothing. On PulseAudio they never keep it awake (`PA_STREAM_DONT_INHIBIT_AUTO_SUSPEND`):
-    /// module-suspend-on-idle resumes a suspended sink, monitor included, as a new stream is
-    /// created on it, before the stream is rendered, so the mix has its first sample as when
-    /// awake (suspending it by our own hand instead, the sink resumed before its monitor when
-    /// we lifted it, and a block of the stream's start, 120 frames, was missing from every
-    /// recording in 2 plays of 3). On PipeWire the mix's recording is corked (pipewire-pulse
-    /// 0.3.65), and resumes on the stream's first event, before WirePlumber has linked it;
-    /// each app's recording is passive (`node.passive`): it never keeps the app's node
-    /// running, stays linked while the sink suspends under a paused app, and has the app's
-    /// first sample when it resumes, without a wake first. (A passive mix recording, never
-    /// corked, cost event sounds on an idle sink their first quantum in ShortSoundTests.)
-    private func rest() {
-        guard phase == .capturing, !isResting else { return }
-        isResting = true
-        if let heartbeatTimer {
-            mainloop.cancelTimer(heartbeatTimer)
-            self.heartbeatTimer = nil
-        }
-        if let guardLink, !guardLink.rest() { return fail("the capture guard (pid \(guardLink.pid)) is gone") }
-        if serverIsPipeWire { pacer?.setCorked(true) }
-        consumer.captureDidRest(true)
-    }
-
-    /// Something may play: the mix's recording first, then the heartbeat and route checks.
-    private func wake() {
-        guard isResting, phase == .capturing else { return }
-        isResting = false
-        if serverIsPipeWire { pacer?.setCorked(false) }
-        beat()
-        startRouteChecks()
-        consumer.captureDidRest(false)
-        // Woken by a new stream that may never play on our sink (put on another by the server's
-        // stream-restore, or by its app): rest again unless something plays here.
-        if playingInputs.isEmpty { inputsChanged() }
-    }
-
-    private func after(seconds: Double, _ body: @escaping () -> Void) {
+    func after(seconds: Double, _ body: @escaping () -> Void) {
         final class Pending { let body: () -> Void; init(_ b: @escaping () -> Void) { body = b } }
         let userdata = Unmanaged.passRetained(Pending(body)).toOpaque()
         let timer = mainloop.scheduleTimer(afterSeconds: seconds, userdata: userdata) { api, timer, _, userdata in
@@ -938,33 +601,5 @@ final class CaptureSession {
             Unmanaged<Pending>.fromOpaque(userdata!).takeRetainedValue().body()
         }
         if timer == nil { Unmanaged<Pending>.fromOpaque(userdata).release() }
-    }
-}
-
-extension CaptureSession: StreamRecorderDelegate {
-    func recorderDidEnd(_ recorder: any StreamRecorder) {
-        guard let index = recorder.streamIndex else {
-            // The pacer ends only with the sink (a session failure comes with it) or the server.
-            return
-        }
-        // Not inside the recorder's own callback: releasing it frees the stream.
-        mainloop.runSoon { [weak self] in self?.recorderEnded(index, recorder) }
-    }
-
-    /// A recording over libpulse is known by its number once ready, which may be after its links
-    /// appeared: they are looked at again.
-    func recorderIsReady(_ recorder: any StreamRecorder) {
-        if recorder.streamIndex != nil { checkForCrossedRecordingsSoon() }
-    }
-
-    private func recorderEnded(_ index: UInt32, _ recorder: any StreamRecorder) {
-        guard phase == .capturing, var tracked = streams[index], tracked.recorder === recorder else { return }
-        attachments[index]?.lastFailure = recorder.failure
-        // Its input ended, moved or is being re-linked (the server says which), or the monitor
-        // broke: look, and record it again if it is still ours.
-        recorder.close()
-        tracked.recorder = nil
-        streams[index] = tracked
-        lookAgain(index)
     }
 }

@@ -16,12 +16,17 @@ public enum CaptureSinkProperties {
     /// ahead and rewinds when an app's volume changes, which the monitor hears as crackles.
     /// 7.1, so that games (and Wine) choose surround; stereo apps are still recorded in
     /// stereo (`CaptureChannels`).
-    static func nullSinkArguments(session: String, ownerPID: pid_t, previousDefaultSink: String?, rateHz: Int) -> String {
+    /// `isPassive` (PipeWire, apps linked into SceneSound's node): an app's link to the sink
+    /// alone does not start the app; our link into the node, made next, does, so the node gets
+    /// the app's first cycle.
+    static func nullSinkArguments(session: String, ownerPID: pid_t, previousDefaultSink: String?, rateHz: Int,
+                                  isPassive: Bool = false) -> String {
         var properties = [
             "device.description='SceneSound app capture'",
             "\(sessionKey)=\(quotable(session))",
             "\(ownerPIDKey)=\(ownerPID)",
         ]
+        if isPassive { properties.append("node.passive=true") }
         if let previous = previousDefaultSink, !previous.isEmpty, previous == quotable(previous) {
             properties.append("\(previousDefaultKey)='\(previous)'")
         }

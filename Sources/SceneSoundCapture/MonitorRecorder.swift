@@ -1,5 +1,6 @@
 import CPulse
 import SceneSoundPulse
+import SceneSoundPlatform
 
 /// One captured stream's recording, by whichever route the server serves best.
 protocol StreamRecorder: AnyObject {
@@ -163,8 +164,15 @@ final class MonitorRecorder: StreamRecorder {
         }
     }
 
+    /// The capture's thread, which every recording's audio passes through on its way to the
+    /// render, runs real-time from its first delivery: at normal priority, two busy loops on a
+    /// 2-core machine kept it from its recordings for whole fragments, and the streams ran dry
+    /// and then skipped what came late.
+    static let captureThreadScheduling = RealtimeSchedulingRequest()
+
     /// Drains every readable fragment.
     private func readable() {
+        Self.captureThreadScheduling.ensureRequestedOnCurrentThread()
         while !isClosed, pa_stream_readable_size(stream) > 0 {
             var data: UnsafeRawPointer?
             var byteCount = 0

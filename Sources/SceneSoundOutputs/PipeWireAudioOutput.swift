@@ -18,17 +18,29 @@ public final class PipeWireAudioOutput: OutputBackend, @unchecked Sendable {
     private let scheduling = RealtimeSchedulingRequest()
     private var startedMonotonicSeconds = 0.0
 
+    private let inputSetCount: Int
+    private let beforeRender: ((PipeWireGraphNode.Cycle) -> Bool)?
+
     /// `remote`: PipeWire's core socket (`PipeWireSession.socketPath`), nil = libpipewire's lookup.
-    public init(target: String?, remote: String?, onEvent: @escaping @Sendable (PipeWireOutput.Event) -> Void = { _ in }) {
+    /// `inputSetCount` and `beforeRender`: the app capture's input sets on the node, and what
+    /// hands them on in each cycle before the engine renders (`PipeWireOutput.start`).
+    public init(target: String?, remote: String?, inputSetCount: Int = 1, beforeRender: ((PipeWireGraphNode.Cycle) -> Bool)? = nil,
+                onEvent: @escaping @Sendable (PipeWireOutput.Event) -> Void = { _ in }) {
         self.target = target
         self.remote = remote
+        self.inputSetCount = inputSetCount
+        self.beforeRender = beforeRender
         self.onEvent = onEvent
     }
 
+    /// The graph node, once started: where the app capture links apps.
+    public var graph: PipeWireGraphNode? { pipewire?.graph }
+
     public func start(engine: Engine) throws {
-        let configuration = PipeWireOutput.Configuration(
+        var configuration = PipeWireOutput.Configuration(
             remote: remote, target: target, rateHz: Int(engine.configuration.sampleRateHz),
             blockFrames: engine.configuration.blockFrames)
+        configuration.inputSetCount = inputSetCount
         let pipewire = PipeWireOutput(configuration: configuration) { [weak self] event in
             self?.record(event)
         }
@@ -37,7 +49,7 @@ public final class PipeWireAudioOutput: OutputBackend, @unchecked Sendable {
                 scheduling.ensureRealtimeOnCurrentThread()
                 engine.render(into: buffer, channelCount: channels)
                 engine.markDelivered(throughFrame: engine.renderedFrames)
-            })
+            }, beforeRender: beforeRender)
         } catch {
             throw OutputError("\(error)")
         }

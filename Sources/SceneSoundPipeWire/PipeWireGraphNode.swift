@@ -69,6 +69,9 @@ public final class PipeWireGraphNode: @unchecked Sendable {
         /// The cycle's quantum and rate, read from the graph's position this cycle.
         public let frames: Int
         public let rateHz: Int
+        /// Our outputs that are linked to the sink this cycle (bit per speaker); 0: what is
+        /// rendered now is heard by no one (resting, or the links not made yet).
+        public internal(set) var liveOutputs: UInt32 = 0xff
         /// A set's channel (0 FL … 7 SR): nil = silence (the set is free or that port unlinked).
         public func input(set: Int, channel: Int) -> UnsafePointer<Float>? {
             precondition(set < inputSetCount && channel < PipeWireGraphNode.channelsPerSet)
@@ -96,6 +99,8 @@ public final class PipeWireGraphNode: @unchecked Sendable {
     private final class Callbacks {
         let events: @Sendable (Event) -> Void
         var render: (Cycle) -> Void = { _ in }
+        /// Set before the node starts, read on the data thread.
+        var graph: OpaquePointer?
         init(events: @escaping @Sendable (Event) -> Void) { self.events = events }
     }
 
@@ -131,7 +136,8 @@ public final class PipeWireGraphNode: @unchecked Sendable {
                                                     retry_maximum_seconds: configuration.retrySeconds?.maximum ?? 0)
                     return ss_pw_graph_new(&config, { userdata, inputs, sets, outputs, frames, rate in
                         let callbacks = Unmanaged<Callbacks>.fromOpaque(userdata!).takeUnretainedValue()
-                        callbacks.render(Cycle(inputs: inputs!, outputs: outputs!, inputSetCount: Int(sets), frames: Int(frames), rateHz: Int(rate)))
+                        callbacks.render(Cycle(inputs: inputs!, outputs: outputs!, inputSetCount: Int(sets), frames: Int(frames), rateHz: Int(rate),
+                                               liveOutputs: callbacks.graph.map { ss_pw_graph_live_outputs($0) } ?? 0))
                     }, { userdata, event, id, detail in
                         let callbacks = Unmanaged<Callbacks>.fromOpaque(userdata!).takeUnretainedValue()
                         let text = detail.map { String(cString: $0) } ?? ""
@@ -156,6 +162,7 @@ public final class PipeWireGraphNode: @unchecked Sendable {
               }
             }
             guard let made else { throw .unavailable("libpipewire could not make the graph node's loop and context") }
+            callbacks.graph = made
             let result = ss_pw_graph_start(made)
             guard result == 0 else {
                 ss_pw_graph_free(made)
@@ -191,6 +198,9 @@ public final class PipeWireGraphNode: @unchecked Sendable {
         return -ss_pw_graph_link_set(handle, UInt32(set), appNodeID, mask)
     }
     public func unlink(set: Int) { if let handle = live { ss_pw_graph_unlink_set(handle, UInt32(set)) } }
+    /// Asks the server to destroy a link of the registry (anyone's). False when the view has none of that id.
+    @discardableResult
+    public func destroyLink(_ linkID: UInt32) -> Bool { live.map { ss_pw_graph_destroy_link($0, linkID) == 0 } ?? false }
     /// The app node a set is linked to, nil when free.
     public func app(inSet set: Int) -> UInt32? { live.flatMap { let id = ss_pw_graph_set_app($0, UInt32(set)); return id == 0 ? nil : id } }
     /// Our outputs to the sink of that `node.name`; nil = the default sink, followed.

@@ -25,6 +25,9 @@ public final class PipeWireOutput: @unchecked Sendable {
         public var description: String
         /// `media.role`: what a mixer and the session manager's policies see.
         public var mediaRole: String
+        /// The node's pool of input sets (8 ports each, made before it connects): 1 for the
+        /// output alone; the app capture links apps into them (`graph`, `beforeRender`).
+        public var inputSetCount: Int = 1
 
         public init(remote: String? = nil, target: String? = nil, rateHz: Int = 48_000, blockFrames: Int = 256,
                     applicationName: String = "SceneSound", iconName: String = "audio-headphones",
@@ -63,7 +66,7 @@ public final class PipeWireOutput: @unchecked Sendable {
         self.configuration = configuration
         adapter = BlockAdapter(blockFrames: configuration.blockFrames)
         node = PipeWireGraphNode(configuration: .init(
-            remote: configuration.remote, nodeName: configuration.nodeName, inputSetCount: 1,
+            remote: configuration.remote, nodeName: configuration.nodeName, inputSetCount: configuration.inputSetCount,
             quantumFrames: configuration.blockFrames, rateHz: configuration.rateHz,
             stream: .init(applicationName: configuration.applicationName, iconName: configuration.iconName,
                           description: configuration.description, mediaRole: configuration.mediaRole),
@@ -87,7 +90,16 @@ public final class PipeWireOutput: @unchecked Sendable {
 
     /// As `start(render:)`, with the channel count passed to `render` (2 until `useChannels`
     /// changes it): it fills `frames` interleaved frames of that many channels.
-    public func start(renderChannels render: @escaping (UnsafeMutablePointer<Float>, _ frames: Int, _ channels: Int) -> Void)
+    ///
+    /// `beforeRender`, when given, runs first in every cycle on the data thread, with the
+    /// cycle's input sets (under the same rules): the app capture hands them to the engine
+    /// there, so a captured app is rendered in the cycle it played. It returns whether it
+    /// handed on sound: sound arriving while our outputs are not linked (the output rests, an
+    /// app's link into a set runs the node alone) waits in its queue for up to `holdSeconds`,
+    /// the engine not rendering, until the wake has linked them again — rendered into no link,
+    /// its start was lost (185 frames in one play of three after a rest).
+    public func start(renderChannels render: @escaping (UnsafeMutablePointer<Float>, _ frames: Int, _ channels: Int) -> Void,
+                      beforeRender: ((PipeWireGraphNode.Cycle) -> Bool)? = nil)
         throws(PipeWireOutputError) {
         guard configuration.rateHz > 0, configuration.blockFrames > 0, configuration.blockFrames <= configuration.rateHz else {
             throw .invalidConfiguration("rate \(configuration.rateHz) Hz and block \(configuration.blockFrames) frames")
@@ -96,7 +108,22 @@ public final class PipeWireOutput: @unchecked Sendable {
         try lifecycle.withLock { started throws(PipeWireOutputError) in
             guard !started else { throw .alreadyStarted }
             adapter.render = render
-            try node.start { [adapter] cycle in adapter.fill(cycle) }
+            if let beforeRender {
+                let holdFrames = Int(Self.holdSeconds * Double(configuration.rateHz))
+                var heldFrames = 0  // data thread only
+                try node.start { [adapter] cycle in
+                    let sounding = beforeRender(cycle)
+                    if cycle.liveOutputs != 0 || (!sounding && heldFrames == 0) || heldFrames >= holdFrames {
+                        if cycle.liveOutputs != 0 { heldFrames = 0 }
+                        adapter.fill(cycle)
+                    } else {
+                        heldFrames += cycle.frames
+                        for speaker in 0 ..< PipeWireGraphNode.outputChannels { cycle.output(speaker).update(repeating: 0, count: cycle.frames) }
+                    }
+                }
+            } else {
+                try node.start { [adapter] cycle in adapter.fill(cycle) }
+            }
             node.linkOutputs(toSink: configuration.target)
             started = true
         }
@@ -113,6 +140,12 @@ public final class PipeWireOutput: @unchecked Sendable {
     }
 
     private var running: Bool { lifecycle.withLock { $0 } }
+
+    /// How long sound arriving while our outputs are unlinked waits for them (see `start`).
+    static let holdSeconds = 0.25
+
+    /// The graph node itself: for the app capture, which links apps into its input sets.
+    public var graph: PipeWireGraphNode { node }
 
     /// Plays on `sinkName` and stays there whatever becomes the default sink (our links name
     /// it); nil goes back to the configured target (or to following the default). For the app

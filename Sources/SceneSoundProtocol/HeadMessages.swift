@@ -99,7 +99,7 @@ public struct HeadPose: WirePayload {
 /// live: `scenesound head tracking`, the browser view).
 public struct HeadTrackingSet: WirePayload {
     /// What the renderer follows of a tracker's poses.
-    public enum Mode: UInt8, CaseIterable, Sendable {
+    public enum Mode: UInt8, NamedChoice {
         /// Every rotation and the position.
         case full = 1
         /// Only the turn about the vertical axis.
@@ -109,10 +109,6 @@ public struct HeadTrackingSet: WirePayload {
 
         /// `full`, `yaw-only`, `off`: the daemon's and the CLI's words.
         public var name: String { ["full", "yaw-only", "off"][Int(rawValue) - 1] }
-        public init?(name: String) {
-            guard let mode = Self.allCases.first(where: { $0.name == name }) else { return nil }
-            self = mode
-        }
     }
 
     public var mode: Mode
@@ -149,7 +145,7 @@ public struct HeadTrackingSet: WirePayload {
 /// daemon restarts.
 public struct HeadTrackerUse: WirePayload {
     /// Which tracker input's poses are followed. A `HEAD_POSE` always applies.
-    public enum Tracker: UInt8, CaseIterable, Sendable {
+    public enum Tracker: UInt8, NamedChoice {
         /// opentrack and OSC both: the newest pose from either wins.
         case any = 1
         /// opentrack only; OSC datagrams are ignored and counted.
@@ -159,10 +155,6 @@ public struct HeadTrackerUse: WirePayload {
 
         /// `any`, `opentrack`, `osc`: the CLI's and the status's words.
         public var name: String { ["any", "opentrack", "osc"][Int(rawValue) - 1] }
-        public init?(name: String) {
-            guard let tracker = Self.allCases.first(where: { $0.name == name }) else { return nil }
-            self = tracker
-        }
     }
 
     public var tracker: Tracker

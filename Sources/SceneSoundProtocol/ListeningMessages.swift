@@ -57,7 +57,7 @@ public struct HRTFUse: ServerFileRequest {
 
 /// The listener's spatial choice for the output device playing now (Apple's Off / Fixed / Head
 /// Tracked), remembered for that device.
-public enum DeviceSpatial: UInt8, Sendable, CaseIterable {
+public enum DeviceSpatial: UInt8, NamedChoice {
     case off = 0
     case fixed = 1
     case headTracked = 2
@@ -70,16 +70,11 @@ public enum DeviceSpatial: UInt8, Sendable, CaseIterable {
         case .headTracked: "head-tracked"
         }
     }
-
-    public init?(name: String) {
-        guard let value = Self.allCases.first(where: { $0.name == name }) else { return nil }
-        self = value
-    }
 }
 
 /// The listener's rendering choice for the output device playing now: from the sink (`auto`),
 /// or binaural (`headphones`) or panned over its speakers (`speakers`) whatever the sink says.
-public enum DeviceRender: UInt8, Sendable, CaseIterable {
+public enum DeviceRender: UInt8, NamedChoice {
     case auto = 0
     case headphones = 1
     case speakers = 2
@@ -91,11 +86,6 @@ public enum DeviceRender: UInt8, Sendable, CaseIterable {
         case .headphones: "headphones"
         case .speakers: "speakers"
         }
-    }
-
-    public init?(name: String) {
-        guard let value = Self.allCases.first(where: { $0.name == name }) else { return nil }
-        self = value
     }
 }
 

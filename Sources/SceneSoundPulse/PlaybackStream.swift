@@ -23,6 +23,9 @@ final class PlaybackStream {
     /// re-armed in place, so ticking allocates nothing of ours.
     private var timingTimer: OpaquePointer?
     private var timingIntervalSeconds = PlaybackStream.firstTimingIntervalSeconds
+    /// The buffer asked of the server: the configured target, grown after underflows.
+    private var buffer = AdaptiveBuffer(configuredSeconds: 0.020)
+    private var bufferFormat = (rateHz: 48_000, blockFrames: 256)
 
     /// nil when libpulse refuses the stream (the context's errno says why).
     init?(
@@ -79,6 +82,9 @@ final class PlaybackStream {
         sinkName: String?, staysOnSink: Bool = false, corked: Bool = false, rateHz: Int, blockFrames: Int,
         targetLatencySeconds: Double
     ) -> Bool {
+        self.buffer = AdaptiveBuffer(configuredSeconds: targetLatencySeconds)
+        bufferFormat = (rateHz, blockFrames)
+        statistics.recordTargetLatency(seconds: targetLatencySeconds)
         var buffer = PlaybackBufferAttributes.bufferAttributes(
             rateHz: rateHz, blockFrames: blockFrames, targetLatencySeconds: targetLatencySeconds,
             bytesPerFrame: renderer.bytesPerFrame)
@@ -133,6 +139,7 @@ final class PlaybackStream {
             pa_stream_disconnect(stream)
         }
         statistics.recordLatency(seconds: nil)
+        statistics.recordTargetLatency(seconds: nil)
     }
 
     private func stateChanged() {
@@ -180,6 +187,17 @@ final class PlaybackStream {
     private func underflowed() {
         statistics.recordUnderrun()
         events(.underrun)
+        if let seconds = buffer.afterUnderflow(nowNanoseconds: MonotonicClock.nowNanoseconds()) { askForBuffer(seconds) }
+    }
+
+    /// A new tlength for the stream (the server asks for the difference at once when it grew).
+    private func askForBuffer(_ seconds: Double) {
+        guard !isClosed else { return }
+        var attributes = PlaybackBufferAttributes.bufferAttributes(
+            rateHz: bufferFormat.rateHz, blockFrames: bufferFormat.blockFrames, targetLatencySeconds: seconds,
+            bytesPerFrame: renderer.bytesPerFrame)
+        if let operation = pa_stream_set_buffer_attr(stream, &attributes, nil, nil) { pa_operation_unref(operation) }
+        statistics.recordTargetLatency(seconds: seconds)
     }
 
     // MARK: Timing info
@@ -213,6 +231,7 @@ final class PlaybackStream {
         guard let timingTimer, !isClosed else { return }
         guard !isCorked else { return api.pointee.time_restart(timingTimer, nil) }
         requestTimingUpdate()
+        if let seconds = buffer.afterQuiet(nowNanoseconds: MonotonicClock.nowNanoseconds()) { askForBuffer(seconds) }
         timingIntervalSeconds = min(Self.longestTimingIntervalSeconds, timingIntervalSeconds * 2)
         arm(timingTimer)
     }
@@ -248,5 +267,46 @@ final class PlaybackStream {
         var isNegative: Int32 = 0
         guard pa_stream_get_latency(stream, &microseconds, &isNegative) == 0 else { return }
         statistics.recordLatency(seconds: isNegative != 0 ? 0 : Double(microseconds) / 1_000_000)
+    }
+}
+
+/// The playback buffer asked of PulseAudio. PulseAudio's main thread (nice −11, not
+/// real-time) relays every write request between the sink and the stream; on a busy machine
+/// it is late now and then by more than the 20 ms target, and the sink then plays silence
+/// where our mix should be (two busy loops on a 2-core machine: 27–38 underflows in 30 s). So
+/// an underflow doubles the buffer, at most once a second, up to 80 ms, and after a minute
+/// without one it halves again, down to the configured target: the latency stays low on an
+/// idle machine and grows only while the machine is too busy for it.
+struct AdaptiveBuffer {
+    let configuredSeconds: Double
+    private(set) var seconds: Double
+    static let maximumSeconds = 0.080
+    static let growthIntervalNanoseconds = 1_000_000_000
+    static let quietNanoseconds = 60_000_000_000
+    private var lastUnderflowNanoseconds: Int?
+    private var lastChangeNanoseconds = 0
+
+    init(configuredSeconds: Double) {
+        self.configuredSeconds = configuredSeconds
+        seconds = configuredSeconds
+    }
+
+    /// The new buffer after an underflow, or nil to keep it.
+    mutating func afterUnderflow(nowNanoseconds now: Int) -> Double? {
+        lastUnderflowNanoseconds = now
+        guard seconds < max(Self.maximumSeconds, configuredSeconds),
+              now - lastChangeNanoseconds >= Self.growthIntervalNanoseconds else { return nil }
+        lastChangeNanoseconds = now
+        seconds = min(max(Self.maximumSeconds, configuredSeconds), seconds * 2)
+        return seconds
+    }
+
+    /// The new buffer after a quiet minute, or nil to keep it.
+    mutating func afterQuiet(nowNanoseconds now: Int) -> Double? {
+        guard seconds > configuredSeconds, let last = lastUnderflowNanoseconds,
+              now - max(last, lastChangeNanoseconds) >= Self.quietNanoseconds else { return nil }
+        lastChangeNanoseconds = now
+        seconds = max(configuredSeconds, seconds / 2)
+        return seconds
     }
 }

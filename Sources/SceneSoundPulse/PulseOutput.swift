@@ -117,6 +117,9 @@ public final class PulseOutput: @unchecked Sendable {
     /// Output latency (buffered in the server plus the sink's own), from pa_stream_get_latency,
     /// refreshed with every timing update; nil while no stream is playing.
     public var measuredLatencySeconds: Double? { statistics.latencySeconds }
+    /// The buffer asked of the server now: the configured target, or more after underflows
+    /// on a busy machine (`AdaptiveBuffer`); nil while no stream plays.
+    public var bufferTargetSeconds: Double? { statistics.targetLatencySeconds }
     public var underrunCount: Int { statistics.underrunCount }
     /// How many times playback resumed after the server went away.
     public var reconnectCount: Int { statistics.reconnectCount }

@@ -18,9 +18,15 @@ final class AppCaptureBridge: AppCaptureConsumer, @unchecked Sendable {
     /// app's stereo recording is folded back to its one channel on the way in.
     private let feeds = Mutex<[UInt32: (feed: CapturedAppStreams.Feed, mono: StereoToMono?)]>([:])
 
-    init(streams: CapturedAppStreams, logger: Logger, pinOutput: @escaping (String?) -> Void) {
+    /// On PipeWire with the output a node of the graph: the apps linked into it get their
+    /// feeds from here, and it hands them their audio itself, lock-free on the node's data
+    /// thread (the lookup below serves the apps recorded over libpulse).
+    private let graph: GraphCapture?
+
+    init(streams: CapturedAppStreams, logger: Logger, graph: GraphCapture? = nil, pinOutput: @escaping (String?) -> Void) {
         self.streams = streams
         self.logger = logger
+        self.graph = graph
         self.pinOutput = pinOutput
     }
 
@@ -66,6 +72,7 @@ final class AppCaptureBridge: AppCaptureConsumer, @unchecked Sendable {
         let feed = streams.begin(app)
         let mono = stream.isMono ? StereoToMono() : nil
         feeds.withLock { $0[stream.streamIndex] = (feed, mono) }
+        graph?.feedDidStart(streamIndex: stream.streamIndex, feed: feed, isMono: stream.isMono)
     }
 
     func captureDidUpdate(_ stream: CapturedStreamIdentity) {
@@ -82,6 +89,7 @@ final class AppCaptureBridge: AppCaptureConsumer, @unchecked Sendable {
     }
 
     func captureDidEnd(streamIndex: UInt32) {
+        graph?.feedDidEnd(streamIndex: streamIndex)
         guard feeds.withLock({ $0.removeValue(forKey: streamIndex) }) != nil else { return }
         streams.end(key: UInt64(streamIndex))
     }

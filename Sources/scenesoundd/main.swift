@@ -121,11 +121,19 @@ let engine = Engine(hrtf: hrtf, configuration: EngineConfiguration(
 let pipeWireSocket = PipeWireSession.socketPath(environment: ProcessInfo.processInfo.environment)
 let outputSpecification = options.output.flatMap(OutputSpecification.init) ?? .sessionDefault(pipeWireSocket: pipeWireSocket)
 let output: OutputBackend
+// --capture-apps with the output on PipeWire's graph: apps are linked into the output's node
+// and handed to the engine in the cycle they play (GraphCapture).
+let graphCapture: GraphCapture? = {
+    guard options.captureApps, case .pipewire = outputSpecification else { return nil }
+    return GraphCapture()
+}()
 switch outputSpecification {
 case .null: output = NullOutput()
 case .wav(let path): output = WavOutput(path: path)
 case .pipewire(let target):
-    output = PipeWireAudioOutput(target: target, remote: pipeWireSocket) { event in
+    let pipeWireOutput = PipeWireAudioOutput(
+        target: target, remote: pipeWireSocket, inputSetCount: graphCapture == nil ? 1 : GraphCapture.inputSets,
+        beforeRender: graphCapture.map { capture in { capture.deliver($0) } }) { event in
         switch event {
         case .connected(let sink): logger.info("PipeWire: playing\(sink.isEmpty ? "" : " to \(sink)")")
         case .disconnected(let reason): logger.warning("PipeWire: disconnected (\(reason)); reconnecting")
@@ -133,6 +141,8 @@ case .pipewire(let target):
         case .failed(let reason): logger.error("PipeWire: \(reason)")
         }
     }
+    graphCapture?.nodeSource = { [weak pipeWireOutput] in pipeWireOutput?.graph }
+    output = pipeWireOutput
 case .pulse(let sink):
     output = PulseAudioOutput(sinkName: sink) { event in
         switch event {
@@ -304,6 +314,7 @@ func startAppCapture() -> (AppCapture?, CapturedAppStreams?) {
     var captureConfiguration = AppCapture.Configuration(
         excludedBinaries: settings.current.excluded, guardExecutable: guardExecutable)
     captureConfiguration.rateHz = options.rateHz
+    captureConfiguration.graph = graphCapture
     let configuredSink: String?
     switch outputSpecification {
     case .pulse(let sink): configuredSink = sink
@@ -314,7 +325,7 @@ func startAppCapture() -> (AppCapture?, CapturedAppStreams?) {
     }
     // With the capture sink the default, the mix must not follow the default: it plays on the
     // real sink (or the one --output names), and stays there.
-    let bridge = AppCaptureBridge(streams: streams, logger: logger) { realSink in
+    let bridge = AppCaptureBridge(streams: streams, logger: logger, graph: graphCapture) { realSink in
         let sink = realSink.map { configuredSink ?? $0 }
         (output as? PulseAudioOutput)?.pin(toSink: sink)
         (output as? PipeWireAudioOutput)?.pin(toSink: sink)

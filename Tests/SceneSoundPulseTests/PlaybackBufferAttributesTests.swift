@@ -29,3 +29,37 @@ import Testing
         #expect(String(cString: name) == "front-left,front-right,front-center,lfe,rear-left,rear-right")
     }
 }
+
+/// The buffer asked of PulseAudio grows after underflows (a busy machine) and shrinks back
+/// after a quiet minute.
+@Suite struct AdaptiveBufferTests {
+    static let second = 1_000_000_000
+
+    @Test func anUnderflowDoublesTheBufferAtMostOnceASecondUpTo80Milliseconds() {
+        var buffer = AdaptiveBuffer(configuredSeconds: 0.020)
+        #expect(buffer.afterUnderflow(nowNanoseconds: 10 * Self.second) == 0.040)
+        #expect(buffer.afterUnderflow(nowNanoseconds: 10 * Self.second + Self.second / 2) == nil, "twice in a second")
+        #expect(buffer.afterUnderflow(nowNanoseconds: 12 * Self.second) == 0.080)
+        #expect(buffer.afterUnderflow(nowNanoseconds: 14 * Self.second) == nil, "beyond 80 ms")
+        #expect(buffer.seconds == 0.080)
+    }
+
+    @Test func aQuietMinuteHalvesItDownToTheConfiguredTarget() {
+        var buffer = AdaptiveBuffer(configuredSeconds: 0.020)
+        #expect(buffer.afterQuiet(nowNanoseconds: 100 * Self.second) == nil, "never grown")
+        _ = buffer.afterUnderflow(nowNanoseconds: 10 * Self.second)
+        _ = buffer.afterUnderflow(nowNanoseconds: 12 * Self.second)
+        #expect(buffer.afterQuiet(nowNanoseconds: 71 * Self.second) == nil, "59 s after the last underflow")
+        #expect(buffer.afterQuiet(nowNanoseconds: 72 * Self.second) == 0.040)
+        #expect(buffer.afterQuiet(nowNanoseconds: 100 * Self.second) == nil, "a minute after the last change")
+        #expect(buffer.afterQuiet(nowNanoseconds: 132 * Self.second) == 0.020)
+        #expect(buffer.afterQuiet(nowNanoseconds: 300 * Self.second) == nil)
+    }
+
+    /// A target configured above the cap is never lowered nor raised.
+    @Test func aLargeConfiguredTargetStays() {
+        var buffer = AdaptiveBuffer(configuredSeconds: 0.200)
+        #expect(buffer.afterUnderflow(nowNanoseconds: Self.second) == nil)
+        #expect(buffer.seconds == 0.200)
+    }
+}

@@ -120,6 +120,9 @@ int ss_pw_graph_link_set(ss_pw_graph *graph, uint32_t set, uint32_t app_node, ui
 void ss_pw_graph_unlink_set(ss_pw_graph *graph, uint32_t set);
 /* The app node a set is linked to, 0 when free. */
 uint32_t ss_pw_graph_set_app(ss_pw_graph *graph, uint32_t set);
+/* Asks the server to destroy a link of the registry (anyone's: a session manager's stray link).
+ * 0, or -ENOENT when the view has no such link. */
+int ss_pw_graph_destroy_link(ss_pw_graph *graph, uint32_t link);
 /* Links our outputs in the output mask to the sink of that node.name (or object.serial), NULL =
  * the default sink (followed when `default.audio.sink` changes); links made as soon as both
  * sides' ports exist, each output to the sink's port of its channel (FL and FR to a MONO sink's
@@ -153,6 +156,9 @@ int ss_pw_graph_sweep_targets(ss_pw_graph *graph, const char *park_prefix);
 
 /* Read anywhere, lock-free. */
 uint64_t ss_pw_graph_cycles(const ss_pw_graph *graph);
+/* Our outputs that had a buffer, i.e. a link to the sink, in the current (or last) cycle: bit per
+ * speaker. Read in the process callback, it is this cycle's. */
+uint32_t ss_pw_graph_live_outputs(const ss_pw_graph *graph);
 uint32_t ss_pw_graph_quantum_frames(const ss_pw_graph *graph);
 uint32_t ss_pw_graph_rate_hz(const ss_pw_graph *graph);
 /* The data thread's scheduling policy at its first cycle (SCHED_FIFO = 1), -1 before. */

@@ -1,0 +1,110 @@
+import Foundation
+import SceneSoundTestSupport
+import Testing
+
+/// Under load, on PulseAudio and on PipeWire: 8 unmodified apps (`paplay`) captured by
+/// `scenesoundd --capture-apps` and 8 played straight to the sink (excluded from the capture),
+/// each a tone of its own, while two busy loops at normal priority take the 2-core machine's
+/// CPUs — a compile in the background, a game. The real sink is recorded for
+/// SCENESOUND_CAPTURE_LOAD_SECONDS (60 by default). A gap: a 10 ms window in which a tone falls
+/// below half its median level. The captured apps may not have more gaps than the direct ones.
+/// The daemon plays through its default output on each server (the graph node on PipeWire).
+@Suite(.serialized) struct CaptureUnderLoadTests {
+    static let seconds = ProcessInfo.processInfo.environment["SCENESOUND_CAPTURE_LOAD_SECONDS"].flatMap(Double.init) ?? 60
+    static let rateHz = 48_000, windowFrames = 480
+    /// Whole cycles in every 10 ms window: each tone's level is read without leakage from the others.
+    static let directHertz = [200, 400, 600, 800, 1000, 1200, 1400, 1600]
+    static let capturedHertz = [300, 500, 700, 900, 1100, 1300, 1500, 1700]
+
+    @Test(arguments: PrivateSoundServer.Kind.allCases)
+    func capturedAppsHaveNoMoreGapsThanAppsPlayedDirectly(kind: PrivateSoundServer.Kind) throws {
+        let server = try PrivateSoundServer(kind)
+        defer { server.tearDown() }
+        let log = temporaryFile("daemon.log")
+        let configHome = server.directory.appendingPathComponent("config-home")
+        // The captured tones unspatialized (bit-exact at unity), so each is read at its level.
+        try FileManager.default.createDirectory(at: configHome.appendingPathComponent("scenesound"), withIntermediateDirectories: true)
+        try "off captured\n".write(to: configHome.appendingPathComponent("scenesound/capture-spatial"), atomically: true, encoding: .utf8)
+        let daemon = try ChildProcess(
+            BuiltProducts.directory.appendingPathComponent("scenesoundd").path,
+            ["--socket", server.directory.appendingPathComponent("ss.sock").path, "--display", "none", "--opentrack", "off",
+             "--room", "none", "--capture-apps", "--capture-exclude", "direct"],
+            display: nil, errorPath: log.path,
+            environment: server.clientEnvironment.merging([
+                "XDG_CACHE_HOME": NSTemporaryDirectory() + "scenesound-test-cache", "XDG_CONFIG_HOME": configHome.path,
+            ]) { $1 })
+        var apps: [ChildProcess] = [], loops: [ChildProcess] = []
+        defer {
+            apps.forEach { $0.kill() }
+            loops.forEach { $0.kill() }
+            kill(daemon.pid, SIGTERM)
+            _ = waitUntil(timeoutSeconds: 5) { !daemon.isRunning }
+            daemon.kill()
+            try? FileManager.default.removeItem(at: log)
+        }
+        func daemonLog() -> String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+        try #require(waitUntil(timeoutSeconds: 20) { daemonLog().contains("taking other apps' streams") }, "\(daemonLog())")
+
+        // Every file first, then every app at once: long enough for the wait for the capture
+        // and the whole recording.
+        let rate = Self.rateHz
+        let files = try (Self.directHertz + Self.capturedHertz).map { hertz -> URL in
+            let file = temporaryFile("tone\(hertz).wav")
+            let step = 2 * Double.pi * Double(hertz) / Double(rate)
+            let tone = (0 ..< Int(Self.seconds + 40) * rate).map { Int16(1600 * sin(step * Double($0 % rate))) }
+            try TestSignal.writeWAV(tone, channels: 1, to: file)
+            return file
+        }
+        for (index, file) in files.enumerated() {
+            let name = index < Self.directHertz.count ? "direct" : "captured"
+            apps.append(try server.startClient("/usr/bin/paplay", ["--client-name=\(name)", file.path]))
+        }
+        let socket = server.directory.appendingPathComponent("ss.sock").path
+        try #require(waitUntil(timeoutSeconds: 15) {
+            let text = try? runTool(BuiltProducts.directory.appendingPathComponent("scenesound").path,
+                                    ["status", "--json", "--socket", socket], display: nil, environment: server.clientEnvironment)
+            let streams = text.flatMap { try? StatusSchema.decode($0) }?.apps?.streams ?? []
+            return streams.filter { $0.application == "captured" }.count == Self.capturedHertz.count
+        }, "not every app is captured: \(daemonLog().suffix(2000))")
+        for _ in 0 ..< 2 { loops.append(try ChildProcess("/bin/sh", ["-c", "while :; do :; done"], display: nil)) }
+        let stallWatch = MachineStallWatch()
+        defer { stallWatch.stop() }
+        let started = MachineStallWatch.nowSeconds()
+        let recording = try MonitorRecording(server: server, file: temporaryFile("load.raw"))
+        let heard = recording.finish(afterFrames: Int(Self.seconds) * rate, timeoutSeconds: Self.seconds + 15)
+        loops.forEach { $0.kill() }
+        // Where the captured apps' gaps would come from: the output's underruns (the sound
+        // server's record), or a captured stream starved or dropped before the render.
+        let status = (try? runTool(BuiltProducts.directory.appendingPathComponent("scenesound").path,
+                                   ["status", "--json", "--socket", socket], display: nil, environment: server.clientEnvironment))
+            .flatMap { try? StatusSchema.decode($0) }
+        let captured = (status?.apps?.streams ?? []).filter { $0.application == "captured" }
+        print("\(kind): output \(status?.output.kind ?? "?") underruns \(status?.output.underruns ?? -1), latency \(status?.output.latencySeconds ?? -1) s; captured streams starved \(captured.map(\.starvedSeconds)) s, dropped \(captured.map(\.droppedSeconds)) s")
+
+        let left = stride(from: 0, to: heard.count, by: 2).map { Double(heard[$0]) }
+        let windows = left.count / Self.windowFrames
+        func gaps(_ hertz: Int) -> Int {
+            let levels = (0 ..< windows).map { w -> Double in
+                var re = 0.0, im = 0.0
+                for n in 0 ..< Self.windowFrames {
+                    let phase = 2 * Double.pi * Double(hertz) * Double(n) / Double(rate)
+                    re += left[w * Self.windowFrames + n] * cos(phase)
+                    im += left[w * Self.windowFrames + n] * sin(phase)
+                }
+                return (re * re + im * im).squareRoot()
+            }
+            let median = levels.sorted()[levels.count / 2]
+            let low = levels.indices.filter { levels[$0] < median / 2 }
+            if let first = low.first, let last = low.last { print("\(kind) \(hertz) Hz: gaps from window \(first) to \(last)") }
+            return low.count
+        }
+        let directGaps = Self.directHertz.map(gaps), capturedGaps = Self.capturedHertz.map(gaps)
+        print("""
+            \(kind), two busy loops, \(windows) windows of 10 ms: gaps per app played directly \(directGaps) \
+            (\(directGaps.reduce(0, +)) in all), captured \(capturedGaps) (\(capturedGaps.reduce(0, +))); \
+            \(stallWatch.summary(from: started, to: MachineStallWatch.nowSeconds()))
+            """)
+        #expect(windows >= Int(Self.seconds) * 95)
+        #expect(capturedGaps.reduce(0, +) <= directGaps.reduce(0, +), "\(kind): captured \(capturedGaps) against direct \(directGaps)")
+    }
+}
