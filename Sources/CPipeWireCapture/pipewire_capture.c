@@ -413,6 +413,12 @@ ss_pw_capture *ss_pw_capture_new(ss_pw_connection *connection, const char *name,
 			 * keep the app's node and our sink running, so an app that pauses lets the sink
 			 * suspend; the link stays, and the app's first sample after it resumes is here. */
 			PW_KEY_NODE_PASSIVE, "true",
+			/* The app's node or nothing: WirePlumber 0.5, unlike 0.4, links a stream whose
+			 * target.object is not (or no longer) there to the default source, though it has
+			 * node.dont-reconnect (PW_STREAM_FLAG_DONT_RECONNECT below), unless this is set;
+			 * with it the node is destroyed and the recording ends, as on 0.4 (MonitorRecorder
+			 * asks the same of pipewire-pulse's direct monitors). */
+			"node.dont-fallback", "true",
 			NULL);
 
 	pw_loop_enter(connection->loop);

@@ -66,6 +66,16 @@ final class MonitorRecorder: StreamRecorder {
         let properties = pa_proplist_new()
         defer { pa_proplist_free(properties) }
         if isPassive { pa_proplist_sets(properties, "node.passive", "true") }
+        // The app's stream or nothing (pipewire-pulse hands this on too; PulseAudio ignores it):
+        // pipewire-pulse makes a direct monitor a node with the stream as its target.object and
+        // node.dont-reconnect, and WirePlumber 0.5, unlike 0.4, links such a node whose target
+        // is not (or no longer) there to the default source instead of destroying it. A short
+        // stream gone before its recording was linked then left a recording of the default
+        // sink's monitor (or of our capture sink's whole mix) that never ended: with
+        // PipeWire 1.4 / WirePlumber 0.5, a hundred short streams left some forty behind, the
+        // daemon's heap growing by tens of MB a hundred, and an event sound over music was
+        // "recorded" as the mix. With it the node is destroyed, and the recording ends.
+        if streamIndex != nil { pa_proplist_sets(properties, "node.dont-fallback", "true") }
         guard let stream = pa_stream_new_with_proplist(context, streamName, &spec, &channels, properties) else { return nil }
         if let streamIndex, pa_stream_set_monitor_stream(stream, streamIndex) != 0 {
             pa_stream_unref(stream)

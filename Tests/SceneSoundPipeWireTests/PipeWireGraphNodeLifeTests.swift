@@ -110,8 +110,7 @@ import Testing
         let ours = try #require(node.nodeID), park = try #require(box.park), out = try #require(node.nodeID(named: "out"))
         func write(_ subject: UInt32, _ key: String, _ value: String) throws {
             // ("--" before the values: "-1" is not an option.)
-            try runTool("/usr/bin/pw-metadata", ["-n", "default", "--", "\(subject)", key, value, "Spa:Id"], display: nil,
-                        environment: ["PIPEWIRE_REMOTE": server.pipeWireSocketPath])
+            try server.pipeWireTool("pw-metadata", ["-n", "default", "--", "\(subject)", key, value, "Spa:Id"])
         }
         try write(out, "target.object", "999999")        // a serial that is no node
         try write(ours, "target.node", "\(park)")        // our park sink

@@ -272,7 +272,7 @@ import Testing
 
     /// The `default` metadata's target.* entries on a node, as pw-metadata lists them.
     static func metadataTargets(_ server: PrivateSoundServer, node: UInt32?) throws -> [String] {
-        try runTool("/usr/bin/pw-metadata", ["-n", "default"], display: nil, environment: ["PIPEWIRE_REMOTE": server.pipeWireSocketPath])
+        try server.pipeWireTool("pw-metadata", ["-n", "default"])
             .split(separator: "\n").filter { $0.contains("\(node.map { "id:\($0) " } ?? "")key:'target.") }.map(String.init)
     }
 

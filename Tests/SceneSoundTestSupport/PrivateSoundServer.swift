@@ -8,7 +8,19 @@ public final class PrivateSoundServer: @unchecked Sendable {
     public enum Kind: String, CaseIterable, Sendable, CustomStringConvertible {
         case pulseAudio, pipeWire
         public var description: String { rawValue }
+
+        /// Both, or PipeWire alone when `SCENESOUND_SOUND_ROOT` names a chroot to start it from
+        /// (`scripts/check-newer-desktops check-pipewire`: PipeWire 1.4 and WirePlumber 0.5 of
+        /// Debian 13): PulseAudio would be this machine's all the same, already run by `make test`.
+        public static var allCases: [Kind] { soundRoot == nil ? [.pulseAudio, .pipeWire] : [.pipeWire] }
     }
+
+    /// The chroot scripts/testenv/pipewire-start starts PipeWire in (`SCENESOUND_SOUND_ROOT`),
+    /// nil for this machine's own. The clients (the daemon, the tests, pactl, paplay) stay here.
+    public static let soundRoot: String? = {
+        guard let root = ProcessInfo.processInfo.environment["SCENESOUND_SOUND_ROOT"], !root.isEmpty, root != "/" else { return nil }
+        return root
+    }()
 
     public static let sinkName = "out"
     public let kind: Kind
@@ -83,7 +95,18 @@ public final class PrivateSoundServer: @unchecked Sendable {
     /// Runs pw-link against this server (PipeWire only); its stdout.
     @discardableResult
     public func pwLink(_ arguments: [String]) throws -> String {
-        try runTool("/usr/bin/pw-link", arguments, display: nil, environment: ["PIPEWIRE_REMOTE": pipeWireSocketPath])
+        try pipeWireTool("pw-link", arguments)
+    }
+
+    /// Runs one of PipeWire's own tools (pw-link, pw-dump, pw-metadata) against this server;
+    /// its stdout. With `soundRoot` set, the chroot's, of the server's own version: Debian 12's
+    /// pw-dump (0.3.65) writes invalid JSON for the parameters PipeWire 1.x added (an empty key
+    /// where 1.4's Tag parameter is). The checks' tools only: the daemon and the apps stay here.
+    @discardableResult
+    public func pipeWireTool(_ name: String, _ arguments: [String]) throws -> String {
+        let environment = ["PIPEWIRE_REMOTE": pipeWireSocketPath]
+        guard let root = Self.soundRoot else { return try runTool("/usr/bin/\(name)", arguments, display: nil, environment: environment) }
+        return try runTool("/usr/sbin/chroot", [root, "/usr/bin/\(name)"] + arguments, display: nil, environment: environment)
     }
 
     /// Every link from an output port to an input port, by port name ("node:port"), as
@@ -100,7 +123,7 @@ public final class PrivateSoundServer: @unchecked Sendable {
 
     /// The properties of the node of that `node.name`, as `pw-dump` shows them (PipeWire only).
     public func pipeWireNodeProperties(named name: String) throws -> [String: Any]? {
-        let text = try runTool("/usr/bin/pw-dump", [], display: nil, environment: ["PIPEWIRE_REMOTE": pipeWireSocketPath])
+        let text = try pipeWireTool("pw-dump", [])
         let objects = (try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]]) ?? []
         for object in objects where object["type"] as? String == "PipeWire:Interface:Node" {
             let properties = (object["info"] as? [String: Any])?["props"] as? [String: Any]
