@@ -32,8 +32,12 @@ import Testing
     static func hertz(_ index: Int) -> Int { 200 + 100 * index }
 
     /// Gaps per tone in a stereo float recording of the sink: windows in which the tone's
-    /// level (both channels) falls below half its median.
-    static func gaps(_ heard: [Float], tones: Int, label: String) -> (gaps: [Int], windows: Int) {
+    /// level (both channels) falls below half its median. The recording's first 100 ms are
+    /// left out: parec's first window was often short of every tone at once, on either side
+    /// (one gap per app, which let a captured run with an underrun pass).
+    static let skippedWindows = 10
+    static func gaps(_ recorded: [Float], tones: Int, label: String) -> (gaps: [Int], windows: Int) {
+        let heard = recorded.dropFirst(2 * windowFrames * skippedWindows)
         let windows = heard.count / 2 / windowFrames
         let gaps = (0 ..< tones).map { index -> Int in
             let hertz = hertz(index)
@@ -41,7 +45,7 @@ import Testing
             let cosines = phases.map(cos), sines = phases.map(sin)
             let levels = (0 ..< windows).map { w -> Double in
                 var leftRe = 0.0, leftIm = 0.0, rightRe = 0.0, rightIm = 0.0
-                let base = 2 * w * windowFrames
+                let base = heard.startIndex + 2 * w * windowFrames
                 for n in 0 ..< windowFrames {
                     let left = Double(heard[base + 2 * n]), right = Double(heard[base + 2 * n + 1])
                     leftRe += left * cosines[n]
@@ -236,7 +240,7 @@ import Testing
                 \(stallWatch.summary(from: directFrom, to: MachineStallWatch.nowSeconds())), host steal \
                 \(String(format: "%.0f", (MachineStallWatch.hostStealSeconds() - directStealFrom) * 1000)) ms)
                 """)
-            #expect(captured.windows >= Int(seconds) * 95 && direct.windows >= Int(seconds) * 95,
+            #expect(captured.windows >= Int(seconds) * 95 - Self.skippedWindows && direct.windows >= Int(seconds) * 95 - Self.skippedWindows,
                     "recorded \(captured.windows) and \(direct.windows) windows")
             #expect(captured.gaps.reduce(0, +) <= direct.gaps.reduce(0, +), "captured \(captured.gaps) against direct \(direct.gaps)")
         } else {
