@@ -153,8 +153,7 @@ public enum CaptureGuard {
     private static func sweepOnce(_ options: Options, realSink: String?, deadline: Date) -> Attempt {
         guard let mainloop = pa_mainloop_new() else { return .unreachable }
         defer { pa_mainloop_free(mainloop) }
-        let api = pa_mainloop_get_api(mainloop)
-        guard let context = pa_context_new(api, "SceneSound capture guard") else { return .unreachable }
+        guard let api = pa_mainloop_get_api(mainloop), let context = pa_context_new(api, "SceneSound capture guard") else { return .unreachable }
         defer { pa_context_unref(context) }
 
         final class State {
@@ -171,7 +170,7 @@ public enum CaptureGuard {
             switch pa_context_get_state(context) {
             case PA_CONTEXT_READY where !state.sweeping:
                 state.sweeping = true
-                CaptureSweep.run(on: context, isTarget: { $0[CaptureSinkProperties.sessionKey] == session }, realSink: realSink) {
+                CaptureSweep.run(on: context, mainloop: api, isTarget: { $0[CaptureSinkProperties.sessionKey] == session }, realSink: realSink) {
                     state.outcome = $0
                 }
             case PA_CONTEXT_FAILED, PA_CONTEXT_TERMINATED:

@@ -64,6 +64,8 @@ final class CaptureSession {
     var volumeMirror = VolumeMirror()
     /// The callers of the default-sink refresh on its way, and of the next one.
     var defaultSinkRefresh: (waiting: [() -> Void], next: [() -> Void])?
+    /// Counts refreshes begun and ended: an answer or a timeout ends one, whichever comes first.
+    var defaultSinkRefreshGeneration = 0
     var streams: [UInt32: TrackedStream] = [:]
     /// Streams left where they play until they end: the ones the user moved off the capture
     /// sink (their choice stands) and the ones whose recording kept failing (sent back to the
@@ -167,7 +169,7 @@ final class CaptureSession {
         }
         let ownPID = getpid(), token = token
         // Leftovers: sinks of processes that are gone, and our own from an earlier session.
-        CaptureSweep.run(on: context, isTarget: { properties in
+        CaptureSweep.run(on: context, mainloop: mainloop.api, isTarget: { properties in
             CaptureSinkProperties.isLeftover(properties, processIsAlive: processIsAlive)
                 || (properties[CaptureSinkProperties.ownerPIDKey] == String(ownPID)
                     && properties[CaptureSinkProperties.sessionKey] != token)
@@ -311,12 +313,21 @@ final class CaptureSession {
 
     func startDefaultSinkRefresh(for waiting: [() -> Void]) {
         defaultSinkRefresh = (waiting, [])
-        askDefaultSink { [weak self] in
-            guard let self, let refresh = defaultSinkRefresh else { return }
+        defaultSinkRefreshGeneration += 1
+        let generation = defaultSinkRefreshGeneration
+        let finish = { [weak self] in
+            guard let self, generation == defaultSinkRefreshGeneration, let refresh = defaultSinkRefresh else { return }
+            defaultSinkRefreshGeneration += 1
             if refresh.next.isEmpty { defaultSinkRefresh = nil } else { startDefaultSinkRefresh(for: refresh.next) }
             refresh.waiting.forEach { $0() }
         }
+        askDefaultSink(finish)
+        // An answer that never came would hold every later refresh behind this one, and the
+        // user's next choice of output would go unseen.
+        after(seconds: Self.defaultSinkRefreshLimitSeconds, finish)
     }
+
+    static let defaultSinkRefreshLimitSeconds = 2.0
 
     func askDefaultSink(_ then: @escaping () -> Void) {
         requests.defaultSinkName { [weak self] name in
@@ -540,7 +551,7 @@ final class CaptureSession {
             return done(nil)
         }
         let token = token
-        CaptureSweep.run(on: context, isTarget: { $0[CaptureSinkProperties.sessionKey] == token },
+        CaptureSweep.run(on: context, mainloop: mainloop.api, isTarget: { $0[CaptureSinkProperties.sessionKey] == token },
                          realSink: defaultSink?.name) { [weak self] outcome in
             self?.shutDownLocally()
             done(outcome)
@@ -594,12 +605,6 @@ final class CaptureSession {
     }
 
     func after(seconds: Double, _ body: @escaping () -> Void) {
-        final class Pending { let body: () -> Void; init(_ b: @escaping () -> Void) { body = b } }
-        let userdata = Unmanaged.passRetained(Pending(body)).toOpaque()
-        let timer = mainloop.scheduleTimer(afterSeconds: seconds, userdata: userdata) { api, timer, _, userdata in
-            api!.pointee.time_free(timer)
-            Unmanaged<Pending>.fromOpaque(userdata!).takeRetainedValue().body()
-        }
-        if timer == nil { Unmanaged<Pending>.fromOpaque(userdata).release() }
+        PulseTimer.after(mainloop.api, seconds: seconds, body)
     }
 }

@@ -1,4 +1,5 @@
 import CPulse
+import SceneSoundPlatform
 
 /// Undoes what a capture did to the sound server, for the capture sinks `isTarget` picks:
 /// puts the real default sink back if one of them is the default (the one the capture last
@@ -8,7 +9,11 @@ import CPulse
 /// stream's target when it goes to the default), then unloads their modules. A client's stream
 /// linked to no sink at all is moved there too: on PipeWire a stream we moved is linked nowhere
 /// for a moment while pipewire-pulse relinks it, and one caught so when our sink went stayed
-/// linked nowhere, silent (its target, our sink, gone).
+/// linked nowhere, silent (its target, our sink, gone). For the same reason the sinks are
+/// unloaded only once the streams moved are seen on the sink they went to (or after
+/// `arrivalLimitSeconds`): a move answered is not yet a stream relinked, and on PipeWire one
+/// whose sink went while WirePlumber relinked it was left linked nowhere (1 hung capture in 6
+/// under load, `CrashSafetyTests`).
 ///
 /// One piece of code for every way a capture ends: the daemon stopping, the guard after the
 /// daemon died or hung, and the next daemon finding leftovers of a crashed one.
@@ -21,9 +26,13 @@ enum CaptureSweep {
         var failures: [String] = []
     }
 
+    /// How long the sweep waits for moved streams to arrive before it unloads the sinks anyway.
+    static let arrivalLimitSeconds = 1.0
+
     /// Runs on the context's mainloop; `done` is called there once every request has answered.
     static func run(
         on context: OpaquePointer,
+        mainloop: UnsafeMutablePointer<pa_mainloop_api>,
         isTarget: @escaping ([String: String]) -> Bool,
         realSink: String? = nil,
         done: @escaping (Outcome) -> Void
@@ -42,8 +51,11 @@ enum CaptureSweep {
                 let others = sinks.filter { !CaptureSinkProperties.isCaptureSink($0.properties) }
                 restoreDefault(requests, defaultName: defaultName, realSink: realSink, targets: targets, others: others,
                                outcome: outcome) { realDefault, outcome in
-                    returnStreams(requests, from: targets, to: realDefault, outcome: outcome) { outcome in
-                        unload(requests, targets, outcome: outcome, done: done)
+                    returnStreams(requests, from: targets, to: realDefault, outcome: outcome) { outcome, moved in
+                        let limit = MonotonicClock.nowSeconds() + arrivalLimitSeconds
+                        awaitArrival(requests, mainloop, of: moved, on: realDefault?.index, untilSeconds: limit) {
+                            unload(requests, targets, outcome: outcome, done: done)
+                        }
                     }
                 }
             }
@@ -79,27 +91,43 @@ enum CaptureSweep {
 
     private static func returnStreams(
         _ requests: PulseRequests, from targets: [SinkFacts], to destination: SinkFacts?, outcome: Outcome,
-        then: @escaping (Outcome) -> Void
+        then: @escaping (Outcome, _ moved: Set<UInt32>) -> Void
     ) {
         // Without a destination, unloading the sink moves its streams to whatever the server
         // picks (PulseAudio 14+ and PipeWire both do).
-        guard let destination else { return then(outcome) }
+        guard let destination else { return then(outcome, []) }
         let targetIndices = Set(targets.map(\.index))
         requests.sinkInputs { inputs in
-            var outcome = outcome
+            var outcome = outcome, moved: Set<UInt32> = []
             let stranded = (inputs ?? []).filter {
                 targetIndices.contains($0.sinkIndex) || ($0.sinkIndex == UInt32.max && $0.ownerModule == nil)  // PA_INVALID_INDEX
             }
-            let counter = CompletionCounter(count: stranded.count) { then(outcome) }
+            let counter = CompletionCounter(count: stranded.count) { then(outcome, moved) }
             for input in stranded {
                 requests.moveSinkInput(input.index, toSink: destination.index) { success in
                     if success {
                         outcome.streamsReturned += 1
+                        moved.insert(input.index)
                     } else {
                         outcome.failures.append("cannot move stream \(input.index) back to \(destination.name)")
                     }
                     counter.finishOne()
                 }
+            }
+        }
+    }
+
+    /// Calls `then` once every stream in `moved` is on `sink` (or gone), or at `untilSeconds`.
+    private static func awaitArrival(
+        _ requests: PulseRequests, _ mainloop: UnsafeMutablePointer<pa_mainloop_api>, of moved: Set<UInt32>, on sink: UInt32?,
+        untilSeconds: Double, then: @escaping () -> Void
+    ) {
+        guard let sink, !moved.isEmpty else { return then() }
+        requests.sinkInputs { inputs in
+            let travelling = (inputs ?? []).contains { moved.contains($0.index) && $0.sinkIndex != sink }
+            guard travelling, inputs != nil, MonotonicClock.nowSeconds() < untilSeconds else { return then() }
+            PulseTimer.after(mainloop, seconds: 0.02) {
+                awaitArrival(requests, mainloop, of: moved, on: sink, untilSeconds: untilSeconds, then: then)
             }
         }
     }

@@ -116,6 +116,10 @@ import Testing
             #expect(try waitUntil(timeoutSeconds: 3) { try server.sinkOf(application: "victim") == outIndex },
                     "the app is on sink \(String(describing: try? server.sinkOf(application: "victim"))), not the real one (\(outIndex))")
             #expect(try server.captureSinks().isEmpty)
+            if (try? server.sinkOf(application: "victim")) != outIndex {
+                // Where it is linked, if anywhere (a stream linked nowhere is silent).
+                print("links: " + ((try? server.pwLink(["-l"])) ?? "?"))
+            }
         }
     }
 
@@ -168,6 +172,10 @@ import Testing
         try server.pactl(["set-default-sink", "headset"])
         #expect(host.waitFor { $0.contains("real-sink headset") }, "host said: \(host.lines)")
         #expect(try waitUntil(timeoutSeconds: 5) { try server.defaultSinkName() == CaptureSinkProperties.sinkName })
+        if !host.lines.contains("real-sink headset") {
+            // Whether the server made the user's choice the default at all.
+            print("the default metadata: " + ((try? server.pipeWireTool("pw-metadata", ["0"])) ?? "?"))
+        }
         kill(host.process.pid, SIGKILL)
         #expect(try waitUntil(timeoutSeconds: 3) { try server.defaultSinkName() == "headset" && server.captureSinks().isEmpty },
                 "default \((try? server.defaultSinkName()) ?? "?")")
