@@ -12,8 +12,9 @@ protocol CaptureSessionDelegate: AnyObject {
 /// sink, then take every eligible stream as it appears and record it. When anything it
 /// relies on goes away (the server, the sink, the guard), it fails as a whole and the
 /// supervisor starts a new one. Confined to the mainloop thread. Its parts live in
-/// `CaptureSession+Recordings` (recorders, PipeWire's link repairs), `+Rest` (heartbeat, rest)
-/// and `+Volume`; its state is internal to the module for them, and touched by nothing else.
+/// `CaptureSession+Recordings` (recorders, PipeWire's link repairs), `+DefaultSink` (the
+/// server's events, the default sink), `+Rest` (heartbeat, rest), `+Volume` and `+Ending`; its
+/// state is internal to the module for them, and touched by nothing else.
 final class CaptureSession {
     enum Phase { case connecting, preparing, capturing, finished }
 
@@ -250,104 +251,7 @@ final class CaptureSession {
         }
     }
 
-    // MARK: Following the server
-
-    func serverChanged(event: pa_subscription_event_type_t, index: UInt32) {
-        guard phase == .capturing else { return }
-        let facility = event.rawValue & PA_SUBSCRIPTION_EVENT_FACILITY_MASK.rawValue
-        let type = event.rawValue & PA_SUBSCRIPTION_EVENT_TYPE_MASK.rawValue
-        switch facility {
-        case PA_SUBSCRIPTION_EVENT_SINK_INPUT.rawValue:
-            if type == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue { return streamEnded(index) }
-            // Born on the capture sink (ours is the default): its onset is in the mix from now.
-            // The mix's recording is resumed first, before the server can render the stream.
-            if type == PA_SUBSCRIPTION_EVENT_NEW.rawValue {
-                wake()
-                onsets.streamAppeared(index)
-            }
-            let judge: () -> Void = { [weak self] in
-                self?.requests.sinkInput(index) { [weak self] facts in
-                    guard let self else { return }
-                    if let facts { evaluate(facts) } else { streamEnded(index) }
-                }
-            }
-            // A new stream is judged against the default sink as it is now, not as the last
-            // server event left it: right after the server (re)starts, the default is chosen
-            // while the first apps already play.
-            if type == PA_SUBSCRIPTION_EVENT_NEW.rawValue { refreshDefaultSink(judge) } else { judge() }
-        case PA_SUBSCRIPTION_EVENT_SINK.rawValue:
-            if type == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue, index == captureSink?.index {
-                return fail("the capture sink was removed")
-            }
-            if type == PA_SUBSCRIPTION_EVENT_CHANGE.rawValue, index == captureSink?.index || index == defaultSink?.index {
-                mirrorVolume(ofSink: index)  // and, as for any sink event, the default looked at
-            }
-            refreshDefaultSink { [weak self] in self?.rescan() }
-            if type == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue {
-                // Its streams land on the default, ours, a moment later, without an event on
-                // PipeWire: look again then, for those to send on to the real sink.
-                after(seconds: 0.5) { [weak self] in self?.refreshDefaultSink { [weak self] in self?.rescan() } }
-            }
-        case PA_SUBSCRIPTION_EVENT_SERVER.rawValue:
-            refreshDefaultSink { [weak self] in self?.rescan() }
-        default:
-            break
-        }
-    }
-
-    /// Keeps ours the default sink and learns the real one behind it: where the streams we
-    /// let go play, and SceneSound's own output (the consumer pins it there). Another sink
-    /// becoming the default means the user (or the server, for a device plugged in) chose it:
-    /// it is the real one from now on, and ours takes its place again. If the real one goes
-    /// away, another takes over. The sweep undoes all this, however this process ends.
-    ///
-    /// Asked for in bursts (each new stream is judged against the default as it is now):
-    /// callers coming while a refresh is on its way share the next one, which starts after
-    /// what they saw. PulseAudio answers on the main loop that also accepts new clients, with
-    /// five connections waiting at most and the rest refused: 32 apps starting at once had it
-    /// answer two requests each for us meanwhile, and some of them could not connect.
-    func refreshDefaultSink(_ then: @escaping () -> Void) {
-        if defaultSinkRefresh != nil { return defaultSinkRefresh!.next.append(then) }
-        startDefaultSinkRefresh(for: [then])
-    }
-
-    func startDefaultSinkRefresh(for waiting: [() -> Void]) {
-        defaultSinkRefresh = (waiting, [])
-        defaultSinkRefreshGeneration += 1
-        let generation = defaultSinkRefreshGeneration
-        let finish = { [weak self] in
-            guard let self, generation == defaultSinkRefreshGeneration, let refresh = defaultSinkRefresh else { return }
-            defaultSinkRefreshGeneration += 1
-            if refresh.next.isEmpty { defaultSinkRefresh = nil } else { startDefaultSinkRefresh(for: refresh.next) }
-            refresh.waiting.forEach { $0() }
-        }
-        askDefaultSink(finish)
-        // An answer that never came would hold every later refresh behind this one, and the
-        // user's next choice of output would go unseen.
-        after(seconds: Self.defaultSinkRefreshLimitSeconds, finish)
-    }
-
-    static let defaultSinkRefreshLimitSeconds = 2.0
-
-    func askDefaultSink(_ then: @escaping () -> Void) {
-        requests.defaultSinkName { [weak self] name in
-            guard let self else { return }
-            requests.sinks { [weak self] sinks in
-                guard let self, let captureSink, let sinks else { return then() }
-                let real = sinks.filter { !CaptureSinkProperties.isCaptureSink($0.properties) }
-                let chosen = real.first { $0.name == name } ?? real.first { $0.name == defaultSink?.name } ?? real.first
-                if let chosen, chosen.name != defaultSink?.name || chosen.index != defaultSink?.index {
-                    defaultSink = (chosen.name, chosen.index)
-                    _ = guardLink?.tellRealSink(chosen.name)
-                    consumer.captureDidChooseRealSink(chosen.name)
-                    volumeMirror.realSinkChanged()
-                    mirrorVolume(ofSink: chosen.index)
-                }
-                guard name != captureSink.name, chosen != nil else { return then() }
-                requests.setDefaultSink(captureSink.name) { _ in then() }
-            }
-        }
-    }
+    // MARK: Following the streams
 
     func rescan() {
         guard phase == .capturing else { return }
@@ -536,72 +440,6 @@ final class CaptureSession {
     func setExcludedBinaries(_ binaries: Set<String>) {
         excludedBinaries = binaries
         rescan()
-    }
-
-    // MARK: Ending
-
-    /// The clean stop: undo everything on the server, then disconnect. `done` runs on the
-    /// mainloop thread once the server has answered (or at once if it is unreachable).
-    func stop(_ done: @escaping (CaptureSweep.Outcome?) -> Void) {
-        let wasConnected = phase == .capturing || phase == .preparing
-        phase = .finished
-        releaseAll()
-        guard wasConnected else {
-            shutDownLocally()
-            return done(nil)
-        }
-        let token = token
-        CaptureSweep.run(on: context, mainloop: mainloop.api, isTarget: { $0[CaptureSinkProperties.sessionKey] == token },
-                         realSink: defaultSink?.name) { [weak self] outcome in
-            self?.shutDownLocally()
-            done(outcome)
-        }
-    }
-
-    func fail(_ reason: String) {
-        guard phase != .finished else { return }
-        phase = .finished
-        releaseAll()
-        shutDownLocally()
-        delegate?.sessionDidFail(self, reason: reason)
-    }
-
-    func releaseAll() {
-        for index in streams.keys.sorted() { release(index) }
-    }
-
-    /// Silences every callback, disconnects, lets the guard go. Idempotent.
-    func shutDownLocally() {
-        phase = .finished
-        if let heartbeatTimer {
-            mainloop.cancelTimer(heartbeatTimer)
-            self.heartbeatTimer = nil
-        }
-        for tracked in streams.values { tracked.recorder?.close() }
-        streams.removeAll()
-        pacer?.close()
-        pacer = nil
-        pipeWire?.close()
-        pipeWire = nil
-        whenRecordingContextsSettled = nil
-        for recordingContext in recordingContexts {
-            pa_context_set_state_callback(recordingContext, nil, nil)
-            if PA_CONTEXT_IS_GOOD(pa_context_get_state(recordingContext)) != 0 { pa_context_disconnect(recordingContext) }
-            pa_context_unref(recordingContext)
-        }
-        recordingContexts.removeAll()
-        pa_context_set_state_callback(context, nil, nil)
-        pa_context_set_subscribe_callback(context, nil, nil)
-        if PA_CONTEXT_IS_GOOD(pa_context_get_state(context)) != 0 {
-            pa_context_disconnect(context)
-        }
-        if let guardSocketEvent {
-            mainloop.api.pointee.io_free(guardSocketEvent)
-            self.guardSocketEvent = nil
-        }
-        // Closed after the server has been told everything: the guard then finds nothing left.
-        guardLink?.close()
-        guardLink = nil
     }
 
     func after(seconds: Double, _ body: @escaping () -> Void) {

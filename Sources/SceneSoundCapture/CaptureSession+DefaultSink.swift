@@ -1,0 +1,103 @@
+import CPulse
+import Foundation
+
+/// Following the server's events: streams appearing, sinks coming and going, and the default
+/// sink, which stays ours while the real one behind it is learned.
+extension CaptureSession {
+    func serverChanged(event: pa_subscription_event_type_t, index: UInt32) {
+        guard phase == .capturing else { return }
+        let facility = event.rawValue & PA_SUBSCRIPTION_EVENT_FACILITY_MASK.rawValue
+        let type = event.rawValue & PA_SUBSCRIPTION_EVENT_TYPE_MASK.rawValue
+        switch facility {
+        case PA_SUBSCRIPTION_EVENT_SINK_INPUT.rawValue:
+            if type == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue { return streamEnded(index) }
+            // Born on the capture sink (ours is the default): its onset is in the mix from now.
+            // The mix's recording is resumed first, before the server can render the stream.
+            if type == PA_SUBSCRIPTION_EVENT_NEW.rawValue {
+                wake()
+                onsets.streamAppeared(index)
+            }
+            let judge: () -> Void = { [weak self] in
+                self?.requests.sinkInput(index) { [weak self] facts in
+                    guard let self else { return }
+                    if let facts { evaluate(facts) } else { streamEnded(index) }
+                }
+            }
+            // A new stream is judged against the default sink as it is now, not as the last
+            // server event left it: right after the server (re)starts, the default is chosen
+            // while the first apps already play.
+            if type == PA_SUBSCRIPTION_EVENT_NEW.rawValue { refreshDefaultSink(judge) } else { judge() }
+        case PA_SUBSCRIPTION_EVENT_SINK.rawValue:
+            if type == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue, index == captureSink?.index {
+                return fail("the capture sink was removed")
+            }
+            if type == PA_SUBSCRIPTION_EVENT_CHANGE.rawValue, index == captureSink?.index || index == defaultSink?.index {
+                mirrorVolume(ofSink: index)  // and, as for any sink event, the default looked at
+            }
+            refreshDefaultSink { [weak self] in self?.rescan() }
+            if type == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue {
+                // Its streams land on the default, ours, a moment later, without an event on
+                // PipeWire: look again then, for those to send on to the real sink.
+                after(seconds: 0.5) { [weak self] in self?.refreshDefaultSink { [weak self] in self?.rescan() } }
+            }
+        case PA_SUBSCRIPTION_EVENT_SERVER.rawValue:
+            refreshDefaultSink { [weak self] in self?.rescan() }
+        default:
+            break
+        }
+    }
+
+    /// Keeps ours the default sink and learns the real one behind it: where the streams we
+    /// let go play, and SceneSound's own output (the consumer pins it there). Another sink
+    /// becoming the default means the user (or the server, for a device plugged in) chose it:
+    /// it is the real one from now on, and ours takes its place again. If the real one goes
+    /// away, another takes over. The sweep undoes all this, however this process ends.
+    ///
+    /// Asked for in bursts (each new stream is judged against the default as it is now):
+    /// callers coming while a refresh is on its way share the next one, which starts after
+    /// what they saw. PulseAudio answers on the main loop that also accepts new clients, with
+    /// five connections waiting at most and the rest refused: 32 apps starting at once had it
+    /// answer two requests each for us meanwhile, and some of them could not connect.
+    func refreshDefaultSink(_ then: @escaping () -> Void) {
+        if defaultSinkRefresh != nil { return defaultSinkRefresh!.next.append(then) }
+        startDefaultSinkRefresh(for: [then])
+    }
+
+    func startDefaultSinkRefresh(for waiting: [() -> Void]) {
+        defaultSinkRefresh = (waiting, [])
+        defaultSinkRefreshGeneration += 1
+        let generation = defaultSinkRefreshGeneration
+        let finish = { [weak self] in
+            guard let self, generation == defaultSinkRefreshGeneration, let refresh = defaultSinkRefresh else { return }
+            defaultSinkRefreshGeneration += 1
+            if refresh.next.isEmpty { defaultSinkRefresh = nil } else { startDefaultSinkRefresh(for: refresh.next) }
+            refresh.waiting.forEach { $0() }
+        }
+        askDefaultSink(finish)
+        // An answer that never came would hold every later refresh behind this one, and the
+        // user's next choice of output would go unseen.
+        after(seconds: Self.defaultSinkRefreshLimitSeconds, finish)
+    }
+
+    static let defaultSinkRefreshLimitSeconds = 2.0
+
+    func askDefaultSink(_ then: @escaping () -> Void) {
+        requests.defaultSinkName { [weak self] name in
+            guard let self else { return }
+            requests.sinks { [weak self] sinks in
+                guard let self, let captureSink, let sinks else { return then() }
+                let real = sinks.filter { !CaptureSinkProperties.isCaptureSink($0.properties) }
+                let chosen = real.first { $0.name == name } ?? real.first { $0.name == defaultSink?.name } ?? real.first
+                if let chosen, chosen.name != defaultSink?.name || chosen.index != defaultSink?.index {
+                    defaultSink = (chosen.name, chosen.index)
+                    _ = guardLink?.tellRealSink(chosen.name)
+                    consumer.captureDidChooseRealSink(chosen.name)
+                    volumeMirror.realSinkChanged()
+                    mirrorVolume(ofSink: chosen.index)
+                }
+                guard name != captureSink.name, chosen != nil else { return then() }
+                requests.setDefaultSink(captureSink.name) { _ in then() }
+            }
+        }
+    }
+}
