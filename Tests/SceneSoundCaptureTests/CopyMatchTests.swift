@@ -1,0 +1,41 @@
+import Testing
+
+/// The tests' own measure of an exact copy (`TestSignal.match`): a capture that loses frames of
+/// the file, or has silence put in, is told apart from one that is merely different, so that
+/// a failure says which.
+@Suite struct CopyMatchTests {
+    static let source = TestSignal.stereoNoise(seconds: 2, seed: 5)
+    static func asCaptured(_ samples: ArraySlice<Int16>) -> [Float] { samples.map { Float($0) / 32768 } }
+
+    @Test func anExactCopyHasNoBreak() throws {
+        let match = try #require(TestSignal.match(captured: Self.asCaptured(Self.source[4_800 ..< 150_000]), source: Self.source))
+        #expect(match.residualDecibels < -60)
+        #expect(match.break == nil)
+    }
+
+    @Test(arguments: [256, 960])
+    func framesLostAreOneBreakForward(lostFrames: Int) throws {
+        let cut = 120_000  // interleaved: captured frame 57_600 of the copy from source frame 2_400
+        let captured = Self.asCaptured(Self.source[4_800 ..< cut] + Self.source[(cut + 2 * lostFrames) ..< 190_000])
+        let match = try #require(TestSignal.match(captured: captured, source: Self.source))
+        #expect(match.residualDecibels > -60)
+        let copyBreak = try #require(match.break, "\(match.mismatch)")
+        #expect(copyBreak.jumpFrames == lostFrames && copyBreak.exactFromFrame == (cut - 4_800) / 2, "\(copyBreak)")
+    }
+
+    @Test func silencePutInIsOneBreakBack() throws {
+        let cut = 120_000
+        let captured = Self.asCaptured(Self.source[4_800 ..< cut] + [Int16](repeating: 0, count: 512) + Self.source[cut ..< 190_000])
+        let match = try #require(TestSignal.match(captured: captured, source: Self.source))
+        let copyBreak = try #require(match.break, "\(match.mismatch)")
+        #expect(copyBreak.jumpFrames == -256 && copyBreak.silentBetween, "\(copyBreak)")
+    }
+
+    @Test func aCopyThatStaysWrongHasNoBreak() throws {
+        var samples = Array(Self.source[4_800 ..< 190_000])
+        for index in stride(from: 120_000 - 4_800, to: samples.count, by: 7) { samples[index] = samples[index] / 2 }
+        let match = try #require(TestSignal.match(captured: Self.asCaptured(samples[...]), source: Self.source))
+        #expect(match.residualDecibels > -60)
+        #expect(match.break == nil, "\(match.mismatch)")
+    }
+}
