@@ -443,6 +443,6 @@ final class CaptureSession {
     }
 
     func after(seconds: Double, _ body: @escaping () -> Void) {
-        PulseTimer.after(mainloop.api, seconds: seconds, body)
+        PulseMainloop.after(mainloop.api, seconds: seconds, body)
     }
 }

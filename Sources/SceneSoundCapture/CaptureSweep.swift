@@ -1,5 +1,6 @@
 import CPulse
 import SceneSoundPlatform
+import SceneSoundPulse
 
 /// Undoes what a capture did to the sound server, for the capture sinks `isTarget` picks:
 /// puts the real default sink back if one of them is the default (the one the capture last
@@ -126,7 +127,7 @@ enum CaptureSweep {
         requests.sinkInputs { inputs in
             let travelling = (inputs ?? []).contains { moved.contains($0.index) && $0.sinkIndex != sink }
             guard travelling, inputs != nil, MonotonicClock.nowSeconds() < untilSeconds else { return then() }
-            PulseTimer.after(mainloop, seconds: 0.02) {
+            PulseMainloop.after(mainloop, seconds: 0.02) {
                 awaitArrival(requests, mainloop, of: moved, on: sink, untilSeconds: untilSeconds, then: then)
             }
         }

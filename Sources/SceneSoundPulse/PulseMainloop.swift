@@ -82,10 +82,31 @@ public final class PulseMainloop: @unchecked Sendable {
         userdata: UnsafeMutableRawPointer,
         callback: pa_time_event_cb_t
     ) -> OpaquePointer? {
+        Self.scheduleTimer(on: api, afterSeconds: seconds, userdata: userdata, callback: callback)
+    }
+
+    /// The same on any mainloop's API (a plain `pa_mainloop`'s too).
+    public static func scheduleTimer(
+        on api: UnsafeMutablePointer<pa_mainloop_api>,
+        afterSeconds seconds: Double,
+        userdata: UnsafeMutableRawPointer,
+        callback: pa_time_event_cb_t
+    ) -> OpaquePointer? {
         var due = timeval()
         pa_gettimeofday(&due)
         pa_timeval_add(&due, pa_usec_t(max(0, seconds) * 1_000_000))
         return api.pointee.time_new(api, &due, callback, userdata)
+    }
+
+    /// A one-shot timer running `body` on the loop's thread `seconds` from now, on any
+    /// mainloop's API. Not cancellable: for waits that end by themselves.
+    public static func after(_ api: UnsafeMutablePointer<pa_mainloop_api>, seconds: Double, _ body: @escaping () -> Void) {
+        let userdata = Unmanaged.passRetained(DeferredAction(body)).toOpaque()
+        let timer = scheduleTimer(on: api, afterSeconds: seconds, userdata: userdata) { api, timer, _, userdata in
+            api!.pointee.time_free(timer)
+            Unmanaged<DeferredAction>.fromOpaque(userdata!).takeRetainedValue().body()
+        }
+        if timer == nil { Unmanaged<DeferredAction>.fromOpaque(userdata).release() }
     }
 
     public func cancelTimer(_ timer: OpaquePointer) {
