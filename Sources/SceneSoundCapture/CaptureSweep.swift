@@ -13,8 +13,13 @@ import SceneSoundPulse
 /// linked nowhere, silent (its target, our sink, gone). For the same reason the sinks are
 /// unloaded only once the streams moved are seen on the sink they went to (or after
 /// `arrivalLimitSeconds`): a move answered is not yet a stream relinked, and on PipeWire one
-/// whose sink went while WirePlumber relinked it was left linked nowhere (1 hung capture in 6
-/// under load, `CrashSafetyTests`).
+/// whose sink went while WirePlumber relinked it was left linked nowhere (`CrashSafetyTests`,
+/// a hung capture woken and stopped 30 ms after it took the apps again). Seen by a connection
+/// of its own: for a second after a move, pipewire-pulse (0.3.65) tells the connection that
+/// moved a stream that it is on its new sink, linked or not; any other connection is told
+/// where it is linked. WirePlumber (0.4.13), whose links to a sink still being set up failed
+/// because the sink went, tried again and again, and after six failures in a row never linked
+/// that stream again: silent for good.
 ///
 /// One piece of code for every way a capture ends: the daemon stopping, the guard after the
 /// daemon died or hung, and the next daemon finding leftovers of a crashed one.
@@ -49,13 +54,19 @@ enum CaptureSweep {
                 }
                 let targets = sinks.filter { isTarget($0.properties) }
                 guard !targets.isEmpty else { return done(outcome) }
+                // Connecting while the default and the streams go back.
+                let observer = Observer(like: context, on: mainloop)
+                let finish = { (outcome: Outcome) in
+                    observer?.close()
+                    done(outcome)
+                }
                 let others = sinks.filter { !CaptureSinkProperties.isCaptureSink($0.properties) }
                 restoreDefault(requests, defaultName: defaultName, realSink: realSink, targets: targets, others: others,
                                outcome: outcome) { realDefault, outcome in
                     returnStreams(requests, from: targets, to: realDefault, outcome: outcome) { outcome, moved in
                         let limit = MonotonicClock.nowSeconds() + arrivalLimitSeconds
-                        awaitArrival(requests, mainloop, of: moved, on: realDefault?.index, untilSeconds: limit) {
-                            unload(requests, targets, outcome: outcome, done: done)
+                        awaitArrival(observer, mainloop, of: moved, on: realDefault?.index, untilSeconds: limit) {
+                            unload(requests, targets, outcome: outcome, done: finish)
                         }
                     }
                 }
@@ -118,18 +129,51 @@ enum CaptureSweep {
         }
     }
 
-    /// Calls `then` once every stream in `moved` is on `sink` (or gone), or at `untilSeconds`.
+    /// Calls `then` once the observer sees every stream in `moved` on `sink` (or gone), or at
+    /// `untilSeconds` (at once without an observer: no connection could be opened).
     private static func awaitArrival(
-        _ requests: PulseRequests, _ mainloop: UnsafeMutablePointer<pa_mainloop_api>, of moved: Set<UInt32>, on sink: UInt32?,
+        _ observer: Observer?, _ mainloop: UnsafeMutablePointer<pa_mainloop_api>, of moved: Set<UInt32>, on sink: UInt32?,
         untilSeconds: Double, then: @escaping () -> Void
     ) {
-        guard let sink, !moved.isEmpty else { return then() }
-        requests.sinkInputs { inputs in
-            let travelling = (inputs ?? []).contains { moved.contains($0.index) && $0.sinkIndex != sink }
-            guard travelling, inputs != nil, MonotonicClock.nowSeconds() < untilSeconds else { return then() }
+        guard let observer, let sink, !moved.isEmpty, MonotonicClock.nowSeconds() < untilSeconds else { return then() }
+        let again = {
             PulseMainloop.after(mainloop, seconds: 0.02) {
-                awaitArrival(requests, mainloop, of: moved, on: sink, untilSeconds: untilSeconds, then: then)
+                awaitArrival(observer, mainloop, of: moved, on: sink, untilSeconds: untilSeconds, then: then)
             }
+        }
+        switch pa_context_get_state(observer.context) {
+        case PA_CONTEXT_READY:
+            observer.requests.sinkInputs { inputs in
+                guard let inputs else { return then() }
+                inputs.contains { moved.contains($0.index) && $0.sinkIndex != sink } ? again() : then()
+            }
+        case PA_CONTEXT_FAILED, PA_CONTEXT_TERMINATED:
+            then()
+        default:
+            again()  // still connecting
+        }
+    }
+
+    /// A second connection to the same server, for `awaitArrival`.
+    final class Observer {
+        let context: OpaquePointer
+        let requests: PulseRequests
+
+        init?(like sweeping: OpaquePointer, on mainloop: UnsafeMutablePointer<pa_mainloop_api>) {
+            guard let server = pa_context_get_server(sweeping).map({ String(cString: $0) }),
+                  let context = pa_context_new(mainloop, "SceneSound capture sweep")
+            else { return nil }
+            guard pulseConnect(context, serverAddress: server) == 0 else {
+                pa_context_unref(context)
+                return nil
+            }
+            self.context = context
+            requests = PulseRequests(context: context)
+        }
+
+        func close() {
+            if PA_CONTEXT_IS_GOOD(pa_context_get_state(context)) != 0 { pa_context_disconnect(context) }
+            pa_context_unref(context)
         }
     }
 

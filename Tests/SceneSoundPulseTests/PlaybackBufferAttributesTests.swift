@@ -35,13 +35,14 @@ import Testing
 @Suite struct AdaptiveBufferTests {
     static let second = 1_000_000_000
 
-    @Test func anUnderflowDoublesTheBufferAtMostOnceASecondUpTo80Milliseconds() {
+    @Test func anUnderflowDoublesTheBufferAtMostOnceASecondUpTo160Milliseconds() {
         var buffer = AdaptiveBuffer(configuredSeconds: 0.020)
         #expect(buffer.afterUnderflow(nowNanoseconds: 10 * Self.second) == 0.040)
         #expect(buffer.afterUnderflow(nowNanoseconds: 10 * Self.second + Self.second / 2) == nil, "twice in a second")
         #expect(buffer.afterUnderflow(nowNanoseconds: 12 * Self.second) == 0.080)
-        #expect(buffer.afterUnderflow(nowNanoseconds: 14 * Self.second) == nil, "beyond 80 ms")
-        #expect(buffer.seconds == 0.080)
+        #expect(buffer.afterUnderflow(nowNanoseconds: 13 * Self.second) == 0.160)
+        #expect(buffer.afterUnderflow(nowNanoseconds: 15 * Self.second) == nil, "beyond 160 ms")
+        #expect(buffer.seconds == 0.160)
     }
 
     @Test func aQuietMinuteHalvesItDownToTheConfiguredTarget() {
@@ -58,8 +59,8 @@ import Testing
 
     /// A target configured above the cap is never lowered nor raised.
     @Test func aLargeConfiguredTargetStays() {
-        var buffer = AdaptiveBuffer(configuredSeconds: 0.200)
+        var buffer = AdaptiveBuffer(configuredSeconds: 0.250)
         #expect(buffer.afterUnderflow(nowNanoseconds: Self.second) == nil)
-        #expect(buffer.seconds == 0.200)
+        #expect(buffer.seconds == 0.250)
     }
 }
