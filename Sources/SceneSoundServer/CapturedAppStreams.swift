@@ -130,8 +130,8 @@ public final class CapturedAppStreams: @unchecked Sendable {
                     lateFramesOwed -= grown
                     framesToSkip += lowestFill - marginFrames
                 }
-                owedWindowsLeft -= 1
-                if owedWindowsLeft <= 0 { lateFramesOwed = 0 }
+                if owedWindowsLeft > 0 { owedWindowsLeft -= 1 }
+                if owedWindowsLeft == 0 { lateFramesOwed = 0 }
                 lowestFill = Int.max
                 framesInWindow = 0
             }

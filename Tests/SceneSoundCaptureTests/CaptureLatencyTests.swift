@@ -116,7 +116,8 @@ import Testing
         writes.compactMap { write in arrivals.first { $0 > write && $0 - write < 0.25 }.map { $0 - write } }
     }
 
-    /// `sample` runs every half second while the clicks play.
+    /// `sample` runs every half second while the clicks play. Says how the app's own buffer
+    /// fared (it grows after an underflow, as any PulseOutput's does).
     static func measure(_ server: PrivateSoundServer, seconds: Double, sample: () -> Void = {}) throws -> [Double] {
         let recording = try StampedRecording(server: server)
         let app = ClickingApp(server: server)
@@ -126,6 +127,8 @@ import Testing
             sample()
             Thread.sleep(forTimeInterval: min(0.5, max(0, end - monotonicSeconds())))  // the measurement's length
         }
+        print(String(format: "\(server.kind): the clicking app underflowed %d times, its buffer %.0f ms", app.output.underrunCount,
+                     (app.output.bufferTargetSeconds ?? .nan) * 1000))
         app.output.stop()
         _ = waitUntil(timeoutSeconds: 1) { recording.onsetTimes().count >= app.clickTimes.count }
         recording.stop()
@@ -181,16 +184,29 @@ import Testing
         let socket = server.directory.appendingPathComponent("ss.sock").path
         let environment = server.clientEnvironment
         var reported: [Double] = [], outputLatencies: [Double] = []
-        let sampleStart = monotonicSeconds() + 2
-        let captured = try Self.measure(server, seconds: 8) {
-            guard monotonicSeconds() > sampleStart,
-                  let text = try? runTool(BuiltProducts.directory.appendingPathComponent("scenesound").path,
-                                          ["status", "--json", "--socket", socket], display: nil, environment: environment),
-                  let status = try? StatusSchema.decode(text) else { return }
-            if let added = status.apps?.streams.first?.addedLatencySeconds {  // the clicking app is the only one
-                reported.append(added)
+        func measureCaptured() throws -> [Double] {
+            reported = []
+            outputLatencies = []
+            let sampleStart = monotonicSeconds() + 2
+            return try Self.measure(server, seconds: 8) {
+                guard monotonicSeconds() > sampleStart,
+                      let text = try? runTool(BuiltProducts.directory.appendingPathComponent("scenesound").path,
+                                              ["status", "--json", "--socket", socket], display: nil, environment: environment),
+                      let status = try? StatusSchema.decode(text) else { return }
+                if let added = status.apps?.streams.first?.addedLatencySeconds {  // the clicking app is the only one
+                    reported.append(added)
+                }
+                if let output = status.output.latencySeconds { outputLatencies.append(output) }
             }
-            if let output = status.output.latencySeconds { outputLatencies.append(output) }
+        }
+        var captured = try measureCaptured()
+        if kind == .pipeWire, Self.median(captured) < Self.median(direct) {
+            // Faster than the direct path, which no capture can be: the app's own queue in
+            // pipewire-pulse held less this time (2 fresh-clone runs in 14: 13.4 ms against 20.0
+            // direct, where the others measured 21.3), so the two runs did not measure the same
+            // app. Once more with a new stream of it; faster again fails below.
+            print("\(kind): through --capture-apps \(Self.milliseconds(captured)), faster than direct: measured again")
+            captured = try measureCaptured()
         }
         _ = waitUntil(timeoutSeconds: 5) { ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("frames short") }
         let shortfall = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains("frames short") }

@@ -159,7 +159,13 @@ import SceneSoundTestSupport
                 try setMPVPaused(true, ipcSocketPath: "\(configHome)/mpv.sock")
             }
             try client.write(stream: stream, pcm: tone, bytesPerFrame: 2)
-            try waitUntil(timeoutSeconds: 15, "the daemon to rest") { rests() >= 1 }
+            do {
+                try waitUntil(timeoutSeconds: 15, "the daemon to rest") { rests() >= 1 }
+            } catch {
+                // What kept it awake: the reasons it gave for waking, the last first.
+                let wakes = daemon.log.split(separator: "\n").filter { $0.contains("the output wakes") }.suffix(5)
+                throw TestFailure("\(error); its last wake-ups: \(wakes.reversed())")
+            }
             // Not required here: a capture that does not rest shows in the window's figures.
             if setup.captureApps { try? waitUntil(timeoutSeconds: 15, "the capture to rest") { captureRests() >= 1 } }
             try? waitUntil(timeoutSeconds: 20, "the sink to suspend") { Self.sinkState(server) == "SUSPENDED" }
