@@ -47,7 +47,7 @@ import Testing
         func daemonLog() -> String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
         try #require(waitUntil(timeoutSeconds: 20) { daemonLog().contains("taking other apps' streams") }, "\(daemonLog())")
 
-        // Every file first, then every app at once: long enough for the wait for the capture
+        // Every file first, then the apps; each file long enough for the wait for the capture
         // and the whole recording.
         let rate = Self.rateHz
         let files = try (Self.directHertz + Self.capturedHertz).map { hertz -> URL in
@@ -57,9 +57,17 @@ import Testing
             try TestSignal.writeWAV(tone, channels: 1, to: file)
             return file
         }
+        // One at a time, each seen on the server before the next: sixteen clients connecting
+        // at once can overrun PulseAudio's queue of connections waiting to be accepted on a
+        // busy machine (the rest are refused, and paplay does not try again).
         for (index, file) in files.enumerated() {
             let name = index < Self.directHertz.count ? "direct" : "captured"
-            apps.append(try server.startClient("/usr/bin/paplay", ["--client-name=\(name)", file.path]))
+            let app = try server.startClient("/usr/bin/paplay", ["--client-name=\(name)", file.path])
+            apps.append(app)
+            let started = index < Self.directHertz.count ? index + 1 : index + 1 - Self.directHertz.count
+            try #require(waitUntil(timeoutSeconds: 10) {
+                !app.isRunning || ((try? server.sinkInputs().filter { $0.application == name }.count) ?? 0) >= started
+            } && app.isRunning, "\(name) app \(started) did not start playing")
         }
         let socket = server.directory.appendingPathComponent("ss.sock").path
         let appsStarted = MachineStallWatch.nowSeconds()
