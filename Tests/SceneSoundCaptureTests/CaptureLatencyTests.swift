@@ -201,10 +201,10 @@ import Testing
         }
         var captured = try measureCaptured()
         if kind == .pipeWire, Self.median(captured) < Self.median(direct) {
-            // Faster than the direct path, which no capture can be: the app's own queue in
-            // pipewire-pulse held less this time (2 fresh-clone runs in 14: 13.4 ms against 20.0
-            // direct, where the others measured 21.3), so the two runs did not measure the same
-            // app. Once more with a new stream of it; faster again fails below.
+            // Faster than the direct path, which no capture can be at the same quantum: the two
+            // runs did not measure the app alike (its quantum or its queue in pipewire-pulse; 2
+            // fresh-clone runs in 14: 13.4 ms against 20.0 direct, where the others measured
+            // 21.3). Once more with a new stream of it; faster again fails below.
             print("\(kind): through --capture-apps \(Self.milliseconds(captured)), faster than direct: measured again")
             captured = try measureCaptured()
         }
