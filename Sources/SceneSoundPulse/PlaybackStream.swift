@@ -276,8 +276,8 @@ final class PlaybackStream {
 /// where our mix should be (two busy loops on a 2-core machine: 27–38 underflows in 30 s). So
 /// an underflow doubles the buffer, at most once a second, up to 160 ms, and after a minute
 /// without one it halves again, down to the configured target: the latency stays low on an
-/// idle machine and grows only while the machine is too busy for it. (`pacat` itself, the
-/// same load, 20 s: 48 underflows at 20 ms, 2–3 at 40 and 80 ms, none at 160 ms; audio late
+/// idle machine and grows only while the machine is too busy for it. (`pacat` itself, four
+/// busy loops, 20 s: 48 underflows at 20 ms, 2–3 at 40 and 80 ms, none at 160 ms; audio late
 /// by up to 185 ms is still acceptable beside a picture, ITU-R BT.1359.)
 struct AdaptiveBuffer {
     let configuredSeconds: Double
