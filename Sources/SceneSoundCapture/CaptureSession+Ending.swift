@@ -1,5 +1,6 @@
 import CPulse
 import Foundation
+import SceneSoundPulse
 
 /// How a session ends: the clean stop with its sweep, a failure, and the local shutdown both
 /// come to.
@@ -50,15 +51,13 @@ extension CaptureSession {
         whenRecordingContextsSettled = nil
         for recordingContext in recordingContexts {
             pa_context_set_state_callback(recordingContext, nil, nil)
-            if PA_CONTEXT_IS_GOOD(pa_context_get_state(recordingContext)) != 0 { pa_context_disconnect(recordingContext) }
+            pulseDisconnect(recordingContext)
             pa_context_unref(recordingContext)
         }
         recordingContexts.removeAll()
         pa_context_set_state_callback(context, nil, nil)
         pa_context_set_subscribe_callback(context, nil, nil)
-        if PA_CONTEXT_IS_GOOD(pa_context_get_state(context)) != 0 {
-            pa_context_disconnect(context)
-        }
+        pulseDisconnect(context)
         if let guardSocketEvent {
             mainloop.api.pointee.io_free(guardSocketEvent)
             self.guardSocketEvent = nil

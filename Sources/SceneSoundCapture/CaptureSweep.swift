@@ -172,7 +172,7 @@ enum CaptureSweep {
         }
 
         func close() {
-            if PA_CONTEXT_IS_GOOD(pa_context_get_state(context)) != 0 { pa_context_disconnect(context) }
+            pulseDisconnect(context)
             pa_context_unref(context)
         }
     }

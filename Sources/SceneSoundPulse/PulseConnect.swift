@@ -8,3 +8,9 @@ public func pulseConnect(_ context: OpaquePointer, serverAddress: String?) -> In
     guard let serverAddress else { return pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil) }
     return serverAddress.withCString { pa_context_connect(context, $0, PA_CONTEXT_NOAUTOSPAWN, nil) }
 }
+
+/// Disconnects `context` if it is connected or connecting (disconnecting one that failed or
+/// ended is an error in libpulse); the caller still holds its reference.
+public func pulseDisconnect(_ context: OpaquePointer) {
+    if PA_CONTEXT_IS_GOOD(pa_context_get_state(context)) != 0 { pa_context_disconnect(context) }
+}

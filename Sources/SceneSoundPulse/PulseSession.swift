@@ -84,9 +84,7 @@ final class PulseSession {
         stream?.close()
         stream = nil
         pa_context_set_state_callback(context, nil, nil)
-        if PA_CONTEXT_IS_GOOD(pa_context_get_state(context)) != 0 {
-            pa_context_disconnect(context)
-        }
+        pulseDisconnect(context)
     }
 
     private func fail(_ failure: Failure) {

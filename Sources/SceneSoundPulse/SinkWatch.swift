@@ -81,7 +81,7 @@ public final class SinkWatch: @unchecked Sendable {  // its state is touched und
         guard let context else { return }
         pa_context_set_state_callback(context, nil, nil)
         pa_context_set_subscribe_callback(context, nil, nil)
-        if PA_CONTEXT_IS_GOOD(pa_context_get_state(context)) != 0 { pa_context_disconnect(context) }
+        pulseDisconnect(context)
         pa_context_unref(context)
         self.context = nil
         looking = false
