@@ -148,6 +148,9 @@ void ss_graph_schedule_retry(struct ss_pw_graph *g);
 extern const struct pw_metadata_events ss_graph_metadata_events;
 /* Clears our targets and waits (≤ 1 s) for the server to have done so. */
 void ss_graph_clear_targets(struct ss_pw_graph *g);
+/* Waits (≤ 1 s) until the server has answered everything asked so far. Loop locked, not on
+ * the loop thread. */
+void ss_graph_sync_with_server(struct ss_pw_graph *g);
 void ss_graph_destroy_proxies(struct pw_proxy **proxies, int count);
 
 #endif

@@ -295,7 +295,17 @@ void ss_pw_graph_unlink_set(ss_pw_graph *g, uint32_t set)
 	if (set >= g->config.input_sets)
 		return;
 	pw_thread_loop_lock(g->loop);
+	int linked = 0;
+	for (int i = 0; i < 2 * SS_PW_GRAPH_SET_CHANNELS; i++)
+		linked |= g->set_links[set][i] != NULL;
 	ss_graph_free_set(g, set);
+	/* Returns once the server has destroyed the links, so that whatever the caller does to the
+	 * app next (moving it to another sink) comes after. PipeWire before 0.3.72 can crash when
+	 * a link is destroyed just after its app node was suspended by such a move: a link gone
+	 * back to "init" with its activation still set is activated again while being freed
+	 * (fixed upstream by "impl-link: block some actions when destroyed"). */
+	if (linked)
+		ss_graph_sync_with_server(g);
 	pw_thread_loop_unlock(g->loop);
 }
 

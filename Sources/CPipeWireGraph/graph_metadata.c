@@ -121,15 +121,10 @@ void ss_graph_clear_targets(struct ss_pw_graph *g)
 		return;
 	while (g->targeted_count > 0)
 		ss_pw_graph_set_target(g, g->targeted[g->targeted_count - 1], 0);
-	g->synced = 0;
-	g->sync_seq = pw_core_sync(g->core, PW_ID_CORE, 0);
-	while (!g->synced)
-		if (pw_thread_loop_timed_wait(g->loop, 1) != 0)
-			break;
+	ss_graph_sync_with_server(g);
 }
 
-/* Waits (≤ 1 s) until the server has answered everything asked so far. Loop locked. */
-static void sync_with_server(struct ss_pw_graph *g)
+void ss_graph_sync_with_server(struct ss_pw_graph *g)
 {
 	if (g->core == NULL || g->disconnected)
 		return;
@@ -145,8 +140,8 @@ int ss_pw_graph_sweep_targets(ss_pw_graph *g, const char *park_prefix)
 	pw_thread_loop_lock(g->loop);
 	/* Twice: the registry's globals (the metadata among them), then the metadata's properties
 	 * that its binding asked for. */
-	sync_with_server(g);
-	sync_with_server(g);
+	ss_graph_sync_with_server(g);
+	ss_graph_sync_with_server(g);
 	int swept = -EAGAIN;
 	if (g->metadata != NULL) {
 		swept = 0;
@@ -166,7 +161,7 @@ int ss_pw_graph_sweep_targets(ss_pw_graph *g, const char *park_prefix)
 				swept++;
 			}
 		}
-		sync_with_server(g);
+		ss_graph_sync_with_server(g);
 	}
 	pw_thread_loop_unlock(g->loop);
 	return swept;

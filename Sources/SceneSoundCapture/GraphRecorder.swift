@@ -8,7 +8,8 @@ public protocol CaptureGraph: AnyObject, Sendable {
     /// a free input set, only `channels` (set channels 0 FL … 7 SR, in the order the stream's
     /// audio is handed on); from then on its audio reaches the consumer as `streamIndex`'s.
     func link(streamIndex: UInt32, nodeSerial: UInt64, channels: [Int]) -> CaptureGraphLink
-    /// Frees the set: its links destroyed, its audio no longer handed on.
+    /// Frees the set: its links destroyed, its audio no longer handed on. Returns once the server
+    /// has destroyed the links, so that moving the app afterwards comes after (see docs/CAPTURE.md).
     func unlink(set: Int)
     /// Whether a set is free for the next app (else the app is recorded over libpulse).
     var hasFreeSet: Bool { get }

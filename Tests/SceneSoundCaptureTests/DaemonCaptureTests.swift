@@ -112,6 +112,8 @@ import Testing
             kill(daemon.pid, SIGTERM)
             _ = waitUntil(timeoutSeconds: 5) { !daemon.isRunning }
             daemon.kill()
+            // Whatever the daemon asked of it, the sound server lives through it, its stop included.
+            #expect(server.everyProcessRuns, "a process of the sound server died: \(server.serversAndLog())")
             x.stopAll()
             server.tearDown()
             try? FileManager.default.removeItem(at: log)

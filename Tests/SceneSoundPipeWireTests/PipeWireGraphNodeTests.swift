@@ -216,6 +216,13 @@ import Testing
         print("parked app in the closure: the app's output ports \(node.ports(ofNode: app).filter(\.isOutput).map(\.channel)), links to us \(node.links(ofNode: app).filter { $0.inputNodeID == ours }.map { link in "\(link.id):\(link.outputPortID)\(node.ports(ofNode: app).first { $0.id == link.outputPortID }?.channel ?? "?")->\(node.ports(ofNode: ours).first { $0.id == link.inputPortID }?.name ?? "?")" }), events \(events.events.filter { if case .linkAdded = $0 { false } else if case .linkRemoved = $0 { false } else { true } }); levels \(capturedLevels) (file \(fileLevels)); exactly the file from its frame \(fileFrame.map(String.init) ?? "(not found)")\(walk.map { ": " + $0.summary } ?? "")")
         #expect(zip(capturedLevels, fileLevels).allSatisfy { abs($0 / $1 - 1) < 0.05 }, "levels \(capturedLevels), the file's \(fileLevels)")
 
+        // Freeing the set returns once the server has destroyed our links, so that a move of the
+        // app comes after them (PipeWire 0.3.65 can crash on a link destroyed while its app is
+        // suspended by a move, docs/CAPTURE.md): the view, kept by the server's answers, shows none.
+        node.unlink(set: 0)
+        let stillLinked = node.links(ofNode: app).filter { $0.inputNodeID == ours }
+        #expect(stillLinked.isEmpty, "links \(stillLinked.map(\.id)) from the app to us right after unlink(set:) returned")
+
         // Our connection closes: node, park sink and links go; the app is played directly again.
         let stopped = Date()
         node.stop()

@@ -122,7 +122,7 @@ import SceneSoundTestSupport
         }
 
         deinit {
-            app.map { kill($0.processIdentifier, SIGKILL) }
+            if let app { kill(app.processIdentifier, SIGKILL) }
             daemon.stop()
             server.stop()
             try? FileManager.default.removeItem(atPath: configHome)

@@ -48,7 +48,18 @@ public final class PrivateSoundServer: @unchecked Sendable {
         ["PULSE_SERVER": serverAddress, "PULSE_COOKIE": directory.path + "/cookie"]
     }
 
-    public var isRunning: Bool { pids.contains { kill($0, 0) == 0 } }
+    public var isRunning: Bool { pids.contains(where: Self.isAlive) }
+    /// Every process of the server runs (none crashed).
+    public var everyProcessRuns: Bool { !pids.isEmpty && pids.allSatisfy(Self.isAlive) }
+
+    /// Whether the process runs: not gone and not a zombie (a server that crashed stays one
+    /// until reaped, and `kill(pid, 0)` still succeeds on it).
+    static func isAlive(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let afterName = stat.range(of: ") ", options: .backwards) else { return false }
+        let state = stat[afterName.upperBound...].prefix(1)
+        return state != "Z" && state != "X"
+    }
 
     public func start() throws {
         let output: String
@@ -89,7 +100,27 @@ public final class PrivateSoundServer: @unchecked Sendable {
     /// Runs pactl against this server; its stdout.
     @discardableResult
     public func pactl(_ arguments: [String]) throws -> String {
-        try runTool("/usr/bin/pactl", ["--server=\(serverAddress)"] + arguments, display: nil, environment: clientEnvironment)
+        do {
+            return try runTool("/usr/bin/pactl", ["--server=\(serverAddress)"] + arguments, display: nil, environment: clientEnvironment)
+        } catch let failure as ToolFailure {
+            // A refused or dropped connection says little on its own: whether the server's
+            // processes still run, and what each last logged, say who ended it.
+            throw ToolFailure(command: failure.command, status: failure.status, output: failure.output + "\n" + serversAndLog())
+        }
+    }
+
+    /// Each of the server's processes, running or gone, and the last lines of each one's log.
+    public func serversAndLog(lines: Int = 20) -> String {
+        let processes = pids.map { pid -> String in
+            let name = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+            return "\(name ?? "?") \(pid) \(Self.isAlive(pid) ? "running" : "gone")"
+        }
+        let logNames = kind == .pulseAudio ? ["pulseaudio.log"] : ["pipewire.log", "wireplumber.log", "pipewire-pulse.log"]
+        let logs = logNames.map { name in
+            let text = (try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)) ?? ""
+            return "\(name) ends:\n" + text.split(separator: "\n", omittingEmptySubsequences: false).suffix(lines).joined(separator: "\n")
+        }
+        return "server processes: \(processes.joined(separator: ", "))\n" + logs.joined(separator: "\n")
     }
 
     /// Runs pw-link against this server (PipeWire only); its stdout.

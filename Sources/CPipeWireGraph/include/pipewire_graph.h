@@ -117,6 +117,7 @@ uint32_t ss_pw_graph_node_id(ss_pw_graph *graph);
  * are linked as they come. The set is in use until unlinked or the app's
  * node goes. 0, -EINVAL (bad set), -EBUSY (set in use by another app), -ENOENT (no such node). */
 int ss_pw_graph_link_set(ss_pw_graph *graph, uint32_t set, uint32_t app_node, uint32_t channel_mask);
+/* Frees the set; returns once the server has destroyed its links (≤ 1 s). Not from a callback. */
 void ss_pw_graph_unlink_set(ss_pw_graph *graph, uint32_t set);
 /* The app node a set is linked to, 0 when free. */
 uint32_t ss_pw_graph_set_app(ss_pw_graph *graph, uint32_t set);
