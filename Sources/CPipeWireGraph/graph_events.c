@@ -16,8 +16,10 @@ static void on_global(void *data, uint32_t id, uint32_t permissions, const char 
 		const char *name = props != NULL ? spa_dict_lookup(props, PW_KEY_METADATA_NAME) : NULL;
 		if (name != NULL && strcmp(name, "default") == 0 && g->metadata == NULL) {
 			g->metadata = pw_registry_bind(g->registry, id, type, PW_VERSION_METADATA, 0);
-			if (g->metadata != NULL)
+			if (g->metadata != NULL) {
+				g->metadata_id = id;
 				pw_metadata_add_listener(g->metadata, &g->metadata_listener, &ss_graph_metadata_events, g);
+			}
 		}
 		return;
 	}
@@ -44,6 +46,10 @@ static void on_global(void *data, uint32_t id, uint32_t permissions, const char 
 static void on_global_remove(void *data, uint32_t id)
 {
 	struct ss_pw_graph *g = data;
+	if (g->metadata != NULL && id == g->metadata_id) {
+		ss_graph_metadata_gone(g);
+		return;
+	}
 	struct ss_pw_graph_node_info *node = ss_view_node(&g->view, id);
 	int was_app = node != NULL && strcmp(node->media_class, "Stream/Output/Audio") == 0;
 	int kind = ss_view_remove(&g->view, id);

@@ -50,8 +50,9 @@ struct ss_pw_graph {
 	struct spa_hook registry_listener;
 	struct pw_filter *filter;
 	struct spa_hook filter_listener;
-	struct pw_metadata *metadata;
+	struct pw_metadata *metadata;   /* the "default" metadata, bound while it exists */
 	struct spa_hook metadata_listener;
+	uint32_t metadata_id;
 	struct ss_view view;
 	struct spa_list bindings;
 	int started, disconnected, ready_reported, sync_seq, synced;
@@ -146,6 +147,7 @@ void ss_graph_lost(struct ss_pw_graph *g, const char *why);
 void ss_graph_schedule_retry(struct ss_pw_graph *g);
 /* graph_metadata.c */
 extern const struct pw_metadata_events ss_graph_metadata_events;
+void ss_graph_metadata_gone(struct ss_pw_graph *g);
 /* Clears our targets and waits (≤ 1 s) for the server to have done so. */
 void ss_graph_clear_targets(struct ss_pw_graph *g);
 /* Waits (≤ 1 s) until the server has answered everything asked so far. Loop locked, not on

@@ -113,6 +113,22 @@ int ss_pw_graph_set_target(ss_pw_graph *g, uint32_t app_node, uint32_t target_no
 	return result;
 }
 
+/* The binding let go, with what the metadata held: its owner (WirePlumber) removed it — a
+ * restart of WirePlumber does, and makes a new one, bound when it is announced — or our
+ * connection ends. The targets we wrote went with it; the default sink is kept until the new
+ * metadata names one. */
+void ss_graph_metadata_gone(struct ss_pw_graph *g)
+{
+	if (g->metadata != NULL) {
+		spa_hook_remove(&g->metadata_listener);
+		pw_proxy_destroy((struct pw_proxy *)g->metadata);
+	}
+	g->metadata = NULL;
+	g->metadata_id = 0;
+	g->targeted_count = 0;
+	g->seen_target_count = 0;
+}
+
 /* Clears our metadata targets and waits (≤ 1 s) until the server has done so: a target we
  * wrote outlives our connection. */
 void ss_graph_clear_targets(struct ss_pw_graph *g)

@@ -264,11 +264,7 @@ static void teardown(struct ss_pw_graph *g)
 	if (g->filter != NULL)
 		pw_filter_destroy(g->filter);
 	g->filter = NULL;
-	if (g->metadata != NULL) {
-		spa_hook_remove(&g->metadata_listener);
-		pw_proxy_destroy((struct pw_proxy *)g->metadata);
-	}
-	g->metadata = NULL;
+	ss_graph_metadata_gone(g);
 	if (g->registry != NULL) {
 		spa_hook_remove(&g->registry_listener);
 		pw_proxy_destroy((struct pw_proxy *)g->registry);
@@ -281,8 +277,6 @@ static void teardown(struct ss_pw_graph *g)
 	g->core = NULL;
 	ss_view_unbind(g, 0);
 	ss_view_clear(&g->view);
-	g->targeted_count = 0;
-	g->seen_target_count = 0;
 	g->default_sink[0] = '\0';
 	g->registry_synced = 0;
 	__atomic_store_n(&g->node_id, 0, __ATOMIC_RELAXED);

@@ -214,6 +214,28 @@ import Testing
         #expect(pinned.reconnectCount == 0, "a pin is not a reconnection")
     }
 
+    /// WirePlumber restarted (a package upgrade does it) takes its `default` metadata with it and
+    /// makes a new one: the output follows the default chosen after, through the new metadata.
+    @Test func theDefaultIsFollowedAfterWirePlumberRestarts() throws {
+        let server = try PrivateSoundServer(.pipeWire)
+        let output = PipeWireOutput(configuration: Self.configuration(server, name: "follower"))
+        defer {
+            output.stop()
+            server.tearDown()
+        }
+        try server.pactl(["load-module", "module-null-sink", "sink_name=other", "rate=48000"])
+        try output.start(render: { buffer, frames in buffer.update(repeating: 0, count: frames * 2) })
+        #expect(waitUntil(timeoutSeconds: 5) { Self.ourSink(server, name: "follower") == "out" })
+
+        try server.restartWirePlumber()
+        try server.pactl(["set-default-sink", "other"])
+        #expect(waitUntil(timeoutSeconds: 5) { Self.ourSink(server, name: "follower") == "other" },
+                "\(String(describing: Self.ourSink(server, name: "follower"))); \((try? server.pipeWireTool("pw-metadata", ["0"])) ?? "no metadata")")
+        try server.pactl(["set-default-sink", "out"])
+        #expect(waitUntil(timeoutSeconds: 5) { Self.ourSink(server, name: "follower") == "out" })
+        #expect(output.reconnectCount == 0, "WirePlumber's restart is not PipeWire's")
+    }
+
     @Test func findsPipeWiresSocketBesideItsPulseServerOrInTheRuntimeDirectory() throws {
         let server = try PrivateSoundServer(.pipeWire)
         defer { server.tearDown() }

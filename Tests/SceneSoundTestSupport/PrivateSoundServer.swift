@@ -88,6 +88,21 @@ public final class PrivateSoundServer: @unchecked Sendable {
         pids = []
     }
 
+    /// Stops WirePlumber and starts it again, as a package upgrade or `systemctl --user restart
+    /// wireplumber` does (PipeWire only): its objects, the `default` metadata among them, go and
+    /// come again. Returns once the new one has made the default sink.
+    public func restartWirePlumber() throws {
+        guard kind == .pipeWire, let index = pids.firstIndex(where: { pid in
+            (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.hasPrefix("wireplumber") == true
+        }) else { throw ToolFailure(command: "restart WirePlumber", status: 0, output: "no WirePlumber running: \(serversAndLog())") }
+        let output = try runTool(scripts.appendingPathComponent("pipewire-start").path,
+                                 ["--restart-wireplumber", String(pids[index]), directory.path, "20"], display: nil)
+        guard let pid = pid_t(output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw ToolFailure(command: "restart WirePlumber", status: 0, output: "no PID printed: \(output)")
+        }
+        pids[index] = pid
+    }
+
     /// PipeWire's core socket (PipeWire only).
     public var pipeWireSocketPath: String { directory.appendingPathComponent("pipewire-0").path }
 
