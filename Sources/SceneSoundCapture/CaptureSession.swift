@@ -80,6 +80,8 @@ final class CaptureSession {
     var relinking: [UInt32: Int] = [:]
     /// The server is pipewire-pulse (known once the guard has started).
     var serverIsPipeWire = false
+    /// PipeWire's, from its pulse server's name ([major, minor, micro]).
+    var pipeWireVersion: [Int]?
     /// On pipewire-pulse with SceneSound's output a node of the graph: apps are linked into it.
     var graph: (any CaptureGraph)? { serverIsPipeWire ? configuration.graph : nil }
     /// Every recording's fragment: on pipewire-pulse never shorter than its graph's quantum
@@ -196,6 +198,7 @@ final class CaptureSession {
             guard let self, phase == .preparing else { return }
             if serverName?.contains("PipeWire") == true {
                 serverIsPipeWire = true
+                pipeWireVersion = CaptureSinkProperties.pipeWireVersion(serverName: serverName)
                 if graph == nil {
                     connectPipeWire()
                     connectRecordingContexts()
@@ -209,7 +212,8 @@ final class CaptureSession {
         guard phase == .preparing else { return }
         let arguments = CaptureSinkProperties.nullSinkArguments(
             session: token, ownerPID: getpid(), previousDefaultSink: previousDefault, rateHz: configuration.rateHz,
-            isPassive: graph != nil)
+            isPassive: graph != nil,
+            forcedQuantumFrames: CaptureSinkProperties.passiveSinkHoldsApps(pipeWireVersion: pipeWireVersion) ? nil : graph?.quantumFrames)
         requests.loadModule("module-null-sink", arguments: arguments) { [weak self] module in
             guard let self, phase == .preparing else { return }
             guard module != nil else { return fail("cannot load module-null-sink: \(pulseErrorText(context: context))") }

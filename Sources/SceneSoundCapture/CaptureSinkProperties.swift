@@ -18,21 +18,43 @@ public enum CaptureSinkProperties {
     /// stereo (`CaptureChannels`).
     /// `isPassive` (PipeWire, apps linked into SceneSound's node): an app's link to the sink
     /// alone does not start the app; our link into the node, made next, does, so the node gets
-    /// the app's first cycle.
+    /// the app's first cycle. That holds up to PipeWire 0.3.67 (WirePlumber 0.4 marks the link
+    /// passive too); later ones start the app on the sink, a driver of its own, and our link then
+    /// joins it to the node's group: at another quantum the app runs dry once there (128 frames
+    /// of silence in its first 256 heard, docs/DESKTOPS.md). `forcedQuantumFrames`, the node's
+    /// quantum, has the sink run at the node's quantum from the app's first cycle.
     static func nullSinkArguments(session: String, ownerPID: pid_t, previousDefaultSink: String?, rateHz: Int,
-                                  isPassive: Bool = false) -> String {
+                                  isPassive: Bool = false, forcedQuantumFrames: Int? = nil) -> String {
         var properties = [
             "device.description='SceneSound app capture'",
             "\(sessionKey)=\(quotable(session))",
             "\(ownerPIDKey)=\(ownerPID)",
         ]
         if isPassive { properties.append("node.passive=true") }
+        if let forcedQuantumFrames { properties.append("node.force-quantum=\(forcedQuantumFrames)") }
         if let previous = previousDefaultSink, !previous.isEmpty, previous == quotable(previous) {
             properties.append("\(previousDefaultKey)='\(previous)'")
         }
         return "sink_name=\(sinkName) sink_properties=\"\(properties.joined(separator: " "))\" " +
             "norewinds=1 format=float32le rate=\(rateHz) channels=\(CaptureChannels.sinkChannelCount) " +
             "channel_map=\(CaptureChannels.sinkChannelNames.joined(separator: ","))"
+    }
+
+    /// PipeWire's version from its pulse server's name ("PulseAudio (on PipeWire 1.4.2)"); nil
+    /// for PulseAudio itself or a name not of that form.
+    static func pipeWireVersion(serverName: String?) -> [Int]? {
+        guard let serverName, let range = serverName.range(of: "on PipeWire ") else { return nil }
+        let numbers = serverName[range.upperBound...].prefix { $0.isNumber || $0 == "." }
+            .split(separator: ".").compactMap { Int($0) }
+        return numbers.count >= 2 ? numbers : nil
+    }
+
+    /// Whether a passive sink's link from an app holds the app until another link starts it:
+    /// PipeWire before 0.3.68 (upstream "impl-link: only make passive links with suspendable
+    /// peers" made such a link active), or a server whose version is not known.
+    static func passiveSinkHoldsApps(pipeWireVersion version: [Int]?) -> Bool {
+        guard let version else { return true }
+        return version.lexicographicallyPrecedes([0, 3, 68])
     }
 
     /// The value with every character a module argument could be confused by removed.

@@ -11,6 +11,8 @@ public protocol CaptureGraph: AnyObject, Sendable {
     /// Frees the set: its links destroyed, its audio no longer handed on. Returns once the server
     /// has destroyed the links, so that moving the app afterwards comes after (see docs/CAPTURE.md).
     func unlink(set: Int)
+    /// The node's quantum (frames per graph cycle it asks for).
+    var quantumFrames: Int { get }
     /// Whether a set is free for the next app (else the app is recorded over libpulse).
     var hasFreeSet: Bool { get }
     /// Frames of the set's app that carried sound so far (a paused app's port holds zeros).

@@ -134,6 +134,8 @@ final class GraphCapture: CaptureGraph, @unchecked Sendable {
 
     // MARK: CaptureGraph (the capture's thread)
 
+    var quantumFrames: Int { node()?.configuration.quantumFrames ?? 256 }
+
     /// A set is free and the node connected (while it reconnects, apps are recorded instead).
     var hasFreeSet: Bool { setStream.contains { $0 == nil } && node()?.isConnected == true }
 
