@@ -63,8 +63,12 @@ public final class SpectralVoiceMix {
     public let nearField: NearField?
     /// Per grid node and ear, the inner products of its filter spectrum with its own and its
     /// neighbours' (NodeProducts): the energy of any bilinear blend of four nodes without
-    /// blending it (nodeBlendEnergy).
+    /// blending it (nodeBlendEnergy). A node's are made on its first use (`productsMade`):
+    /// only near sources read them, and made for every node they were a tenth of each start.
     @exclusivity(unchecked) private var nodeProducts: UnsafeMutablePointer<Float>?
+    @exclusivity(unchecked) private var productsMade: UnsafeMutablePointer<Bool>?
+    /// The set's grid (azimuths per row, rows) the products' neighbours are found on.
+    @exclusivity(unchecked) private var productGrid = (azimuths: 0, elevations: 0)
     @exclusivity(unchecked) private var voicesThisSpan = 0
     @exclusivity(unchecked) private var crossfadesThisSpan = 0
 
@@ -140,14 +144,18 @@ public final class SpectralVoiceMix {
         }
         nodeSpectra = table
         nodeSpectraSet = ObjectIdentifier(hrtf)
-        nodeProducts = Self.nodeProducts(of: UnsafePointer(table), hrtf: hrtf, floats: floats, binStride: binStride,
-                                         bins: size / 2 + 1)
+        nodeProducts = .allocate(capacity: hrtf.nodeCount * 2 * Self.productsPerEar)
+        nodeProducts!.initialize(repeating: 0, count: hrtf.nodeCount * 2 * Self.productsPerEar)
+        productsMade = .allocate(capacity: hrtf.nodeCount)
+        productsMade!.initialize(repeating: false, count: hrtf.nodeCount)
+        productGrid = (hrtf.azimuthCount, hrtf.elevationCount)
     }
 
     deinit {
         for p in [accumulators, spectrum, time, scratch, silence, delayRows, fractionRows] { p.deallocate() }
         nodeSpectra?.deallocate()
         nodeProducts?.deallocate()
+        productsMade?.deallocate()
     }
 
     /// The inner products stored per node and ear, in this order: the node with itself, with
@@ -157,72 +165,68 @@ public final class SpectralVoiceMix {
     static let productsPerEar = 5
 
     /// Σ over bins of Re(a·conj b), both ears' spectra taken from the node table; DC and the
-    /// Nyquist bin count half, as in Parseval's sum for a real signal. Made when the mix is
-    /// (every start of the engine): the five products of a node and ear in one pass over its
-    /// bins, eight at a time, each lane summing in single precision and the lanes in double
-    /// (was a double-precision sum per product and bin, 9 ms of every start for KEMAR).
-    private static func nodeProducts(of table: UnsafePointer<Float>, hrtf: HRTFSet, floats: Int, binStride: Int,
-                                     bins: Int) -> UnsafeMutablePointer<Float> {
+    /// Nyquist bin count half, as in Parseval's sum for a real signal. The five products of a
+    /// node and ear in one pass over its bins, eight at a time, each lane summing in single
+    /// precision and the lanes in double (was a double-precision sum per product and bin).
+    /// Made on the node's first use, on the render thread: two passes over its spectra, a few
+    /// microseconds, no allocation.
+    private func makeProducts(node: Int) {
         typealias V = SIMD8<Float>
-        let per = 2 * productsPerEar
-        let products = UnsafeMutablePointer<Float>.allocate(capacity: hrtf.nodeCount * per)
+        let table = UnsafePointer(nodeSpectra!), floats = filterFloats, bins = size / 2 + 1
+        let (azimuths, elevations) = productGrid
+        let e = node / azimuths, a = node % azimuths
+        let up = min(e + 1, elevations - 1), right = (a + 1) % azimuths
+        let nodeRight = e * azimuths + right, nodeUp = up * azimuths + a, nodeUpRight = up * azimuths + right
         let f = MemoryLayout<Float>.stride
-        // Whole vectors up to the Nyquist bin, its lane and DC's halved; the padding past it
-        // is zero in every spectrum.
+        // Whole vectors up to the Nyquist bin, its lane and DC's halved; the padding past it is
+        // zero in every spectrum.
         let vectors = (bins + 7) / 8
-        var weights = [V](repeating: V(repeating: 1), count: vectors)
-        weights[0][0] = 0.5
-        weights[(bins - 1) / 8][(bins - 1) % 8] = 0.5
-        for k in bins..<(vectors * 8) { weights[k / 8][k % 8] = 0 }
-        weights.withUnsafeBufferPointer { w in
-            for e in 0..<hrtf.elevationCount {
-                let up = min(e + 1, hrtf.elevationCount - 1)
-                for a in 0..<hrtf.azimuthCount {
-                    let right = (a + 1) % hrtf.azimuthCount
-                    let node = e * hrtf.azimuthCount + a
-                    let nodeRight = e * hrtf.azimuthCount + right
-                    let nodeUp = up * hrtf.azimuthCount + a, nodeUpRight = up * hrtf.azimuthCount + right
-                    for ear in 0..<2 {
-                        let offset = ear * 2 * binStride
-                        let p0 = UnsafeRawPointer(table + node * floats + offset)
-                        let pr = UnsafeRawPointer(table + nodeRight * floats + offset)
-                        let pu = UnsafeRawPointer(table + nodeUp * floats + offset)
-                        let pur = UnsafeRawPointer(table + nodeUpRight * floats + offset)
-                        var s0 = V(), s1 = V(), s2 = V(), s3 = V(), s4 = V()
-                        for v in 0..<vectors {
-                            let re = v * 8 * f, im = (binStride + v * 8) * f
-                            @inline(__always) func load(_ p: UnsafeRawPointer, _ at: Int) -> V {
-                                p.loadUnaligned(fromByteOffset: at, as: V.self)
-                            }
-                            let wv = w[v]
-                            let ar = load(p0, re) * wv, ai = load(p0, im) * wv
-                            let rr = load(pr, re), ri = load(pr, im)
-                            let ur = load(pu, re), ui = load(pu, im)
-                            let xr = load(pur, re), xi = load(pur, im)
-                            // (Plain products and sums: this module is built for any x86-64,
-                            // where a fused multiply-add is a library call per lane.)
-                            s0 += ar * load(p0, re) + ai * load(p0, im)
-                            s1 += ar * rr + ai * ri
-                            s2 += ar * ur + ai * ui
-                            s3 += ar * xr + ai * xi
-                            s4 += (rr * wv) * ur + (ri * wv) * ui
-                        }
-                        @inline(__always) func sum(_ x: V) -> Float {
-                            var total = 0.0
-                            for lane in 0..<8 { total += Double(x[lane]) }
-                            return Float(total)
-                        }
-                        let p = products + node * per + ear * productsPerEar
-                        p[0] = sum(s0)
-                        p[1] = sum(s1)
-                        p[2] = sum(s2)
-                        p[3] = sum(s3)
-                        p[4] = sum(s4)
-                    }
-                }
+        @inline(__always) func weight(_ v: Int) -> V {
+            var w = V(repeating: 1)
+            for lane in 0..<8 {
+                let k = v * 8 + lane
+                if k == 0 || k == bins - 1 { w[lane] = 0.5 } else if k >= bins { w[lane] = 0 }
             }
+            return w
         }
-        return products
+        for ear in 0..<2 {
+            let offset = ear * 2 * binStride
+            let p0 = UnsafeRawPointer(table + node * floats + offset)
+            let pr = UnsafeRawPointer(table + nodeRight * floats + offset)
+            let pu = UnsafeRawPointer(table + nodeUp * floats + offset)
+            let pur = UnsafeRawPointer(table + nodeUpRight * floats + offset)
+            var s0 = V(), s1 = V(), s2 = V(), s3 = V(), s4 = V()
+            for v in 0..<vectors {
+                let re = v * 8 * f, im = (binStride + v * 8) * f
+                @inline(__always) func load(_ p: UnsafeRawPointer, _ at: Int) -> V {
+                    p.loadUnaligned(fromByteOffset: at, as: V.self)
+                }
+                let wv = v == 0 || v >= (bins - 1) / 8 ? weight(v) : V(repeating: 1)
+                let ar = load(p0, re) * wv, ai = load(p0, im) * wv
+                let rr = load(pr, re), ri = load(pr, im)
+                let ur = load(pu, re), ui = load(pu, im)
+                let xr = load(pur, re), xi = load(pur, im)
+                // (Plain products and sums: this module is built for any x86-64, where a fused
+                // multiply-add is a library call per lane.)
+                s0 += ar * load(p0, re) + ai * load(p0, im)
+                s1 += ar * rr + ai * ri
+                s2 += ar * ur + ai * ui
+                s3 += ar * xr + ai * xi
+                s4 += (rr * wv) * ur + (ri * wv) * ui
+            }
+            @inline(__always) func sum(_ x: V) -> Float {
+                var total = 0.0
+                for lane in 0..<8 { total += Double(x[lane]) }
+                return Float(total)
+            }
+            let p = nodeProducts! + node * 2 * Self.productsPerEar + ear * Self.productsPerEar
+            p[0] = sum(s0)
+            p[1] = sum(s1)
+            p[2] = sum(s2)
+            p[3] = sum(s3)
+            p[4] = sum(s4)
+        }
+        productsMade![node] = true
     }
 
     /// The energy of one ear's filter blended from a neighbourhood (before any delay is
@@ -230,6 +234,11 @@ public final class SpectralVoiceMix {
     func nodeBlendEnergy(_ hood: HRTFSet.Neighbourhood, ear: Int) -> Float {
         let products = nodeProducts!, per = 2 * Self.productsPerEar
         let (n0, n1, n2, _) = hood.nodes
+        let made = productsMade!
+        if !made[n0] { makeProducts(node: n0) }
+        if !made[n1] { makeProducts(node: n1) }
+        if !made[n2] { makeProducts(node: n2) }
+        if !made[hood.nodes.3] { makeProducts(node: hood.nodes.3) }
         let (w0, w1, w2, w3) = hood.weights
         let p0 = products + n0 * per + ear * Self.productsPerEar
         let p1 = products + n1 * per + ear * Self.productsPerEar

@@ -313,10 +313,14 @@ public final class Engine: @unchecked Sendable {
             quietFrames.store(0, ordering: .releasing)
             activityRequested.store(false, ordering: .releasing)
         }
-        var peak: Float = 0
-        for index in 0..<samples { peak = max(peak, abs(output[index])) }
-        let sounding = peak >= Self.quietPeak || deferred != nil
-            || streams.containsUnretained { $0.input.ring.availableFrames > 0 || $0.drainThroughFrame > 0 }
+        // The first loud sample settles it (a block that sounds is not scanned to its end).
+        var sounding = deferred != nil
+        var index = 0
+        while !sounding && index < samples {
+            sounding = abs(output[index]) >= Self.quietPeak
+            index += 1
+        }
+        sounding = sounding || streams.containsUnretained { $0.input.ring.availableFrames > 0 || $0.drainThroughFrame > 0 }
         let frames = sounding ? 0 : quietFrames.load(ordering: .relaxed) + configuration.blockFrames
         quietFrames.store(frames, ordering: .releasing)
     }

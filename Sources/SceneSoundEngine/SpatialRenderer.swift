@@ -314,9 +314,11 @@ public final class SpatialRenderer {
     }
 
     /// Asks for what rendering a source wholly on the bus reads, a few sources ahead of the
-    /// loop, in stages as each pointer becomes cheap to read: the source, then its voices and
-    /// input buffers, then its placement, bus voice and input samples. At 1024 sources each of
-    /// these is a cache miss the loop otherwise waits for, one after the other.
+    /// loop: the source, then its voices and input buffers. At 1024 sources each of these is a
+    /// cache miss the loop otherwise waits for, one after the other. (Two more stages, two and
+    /// one source ahead — its placement, bus voice and input samples — cost more than they saved
+    /// on the AVX-512 host: their own reads of the voices wait on misses too; 1.8 % of the
+    /// render at 1024 sources, docs/MEASUREMENTS.md.)
     @inline(__always)
     private func prefetchBusWork(after index: Int, in sources: UnsafeBufferPointer<RenderSource>) {
         let count = sources.count
@@ -334,27 +336,6 @@ public final class SpatialRenderer {
                     guard onBus(source) else { return }
                     scenesound_prefetch(Unmanaged.passUnretained(source.voices).toOpaque(), 64)
                     scenesound_prefetch(source.planar, 8 * source.channelCount)
-                }
-            }
-            if index + 2 < count {
-                Unmanaged.passUnretained(sources[index + 2])._withUnsafeGuaranteedRef { source in
-                    guard onBus(source) else { return }
-                    source.withVoices { voices in
-                        scenesound_prefetch(voices.busPlacements, MemoryLayout<BusPlacement>.stride)
-                        voices.busVoices.withUnsafeBufferPointer { scenesound_prefetch($0.baseAddress, 8) }
-                    }
-                    let history = source.historyFrames
-                    scenesound_prefetch(source.planar[0] - history, (history + configuration.blockFrames) * 4)
-                }
-            }
-            if index + 1 < count {
-                Unmanaged.passUnretained(sources[index + 1])._withUnsafeGuaranteedRef { source in
-                    guard onBus(source) else { return }
-                    source.withVoices { voices in
-                        voices.busVoices.withUnsafeBufferPointer { voices in
-                            if let voice = voices.first { scenesound_prefetch(Unmanaged.passUnretained(voice).toOpaque(), 192) }
-                        }
-                    }
                 }
             }
         }
