@@ -75,12 +75,22 @@ import Testing
         }, "\((try? server.pipeWireLinks()) ?? [])")
         #expect(node.links(ofNode: ours).filter { $0.inputNodeID == sink.id }.count == 2)
 
-        // What the sink plays, every 10 ms window at the tone's level: no gap, no glitch.
-        let recorded = try #require(try MonitorRecorder.record(server, frames: 19_200), "parec recorded nothing")
-        let left = stride(from: 0, to: recorded.count, by: 2).map { recorded[$0] }
-        let right = stride(from: 1, to: recorded.count, by: 2).map { recorded[$0] }
+        // What the sink plays, every 10 ms window at the tone's level: no gap, no glitch. One
+        // more take if the first has a gap while none of our cycles was late: parec joining the
+        // graph reconfigures it (PipeWireOutputTests' takes), and a fresh-clone run had one 10 ms
+        // window at 68 % 100 ms into the recording. A gap of ours fails at once, or in both takes.
         let windowRMS = { (x: [Float]) in stride(from: 0, to: x.count, by: 480).map { PipeWireOutputTests.rms(Array(x[$0 ..< $0 + 480])) } }
-        let l = windowRMS(left), r = windowRMS(right)
+        var l: [Double] = [], r: [Double] = []
+        for take in 1 ... 2 {
+            let lateBefore = node.lateCycleCount
+            let recorded = try #require(try MonitorRecorder.record(server, frames: 19_200), "parec recorded nothing")
+            l = windowRMS(stride(from: 0, to: recorded.count, by: 2).map { recorded[$0] })
+            r = windowRMS(stride(from: 1, to: recorded.count, by: 2).map { recorded[$0] })
+            let clean = l.allSatisfy { abs($0 / (0.5 / 2.squareRoot()) - 1) < 0.05 } && r.allSatisfy { abs($0 / (0.25 / 2.squareRoot()) - 1) < 0.05 }
+            let lateCycles = node.lateCycleCount - lateBefore
+            if clean || take == 2 || lateCycles > 0 { break }
+            print("graph node: take 1 had a gap with none of our cycles late; left windows \(l)")
+        }
         print("graph node: quantum \(node.quantumFrames ?? 0) frames at \(node.rateHz ?? 0) Hz, data thread real-time: \(String(describing: node.dataThreadIsRealTime)); 10 ms windows RMS left \(l.min()!)…\(l.max()!), right \(r.min()!)…\(r.max()!)")
         #expect(l.allSatisfy { abs($0 / (0.5 / 2.squareRoot()) - 1) < 0.05 }, "left windows \(l)")
         #expect(r.allSatisfy { abs($0 / (0.25 / 2.squareRoot()) - 1) < 0.05 }, "right windows \(r)")
