@@ -18,11 +18,14 @@ public enum CaptureSinkProperties {
     /// stereo (`CaptureChannels`).
     /// `isPassive` (PipeWire, apps linked into SceneSound's node): an app's link to the sink
     /// alone does not start the app; our link into the node, made next, does, so the node gets
-    /// the app's first cycle. That holds up to PipeWire 0.3.67 (WirePlumber 0.4 marks the link
-    /// passive too); later ones start the app on the sink, a driver of its own, and our link then
-    /// joins it to the node's group: at another quantum the app runs dry once there (128 frames
-    /// of silence in its first 256 heard, docs/DESKTOPS.md). `forcedQuantumFrames`, the node's
-    /// quantum, has the sink run at the node's quantum from the app's first cycle.
+    /// the app's first cycle. PipeWire before 0.3.68 makes such a link passive itself, and
+    /// WirePlumber 0.4 marks it so (`link.passive`); from 0.3.68 on PipeWire does not for a
+    /// stream, and WirePlumber 0.5 no longer marks it: the app starts on the sink, a driver of its
+    /// own, and our link then joins it to the node's group, where at another quantum it runs dry
+    /// once (128 frames of silence in its first 256 heard, docs/DESKTOPS.md).
+    /// `forcedQuantumFrames`, the node's quantum, has the sink run at it from the app's first
+    /// cycle: asked from PipeWire 0.3.68 on, whichever WirePlumber (the capture does not know
+    /// its version; with 0.4 the sink still holds the app and the force only sets the quantum).
     static func nullSinkArguments(session: String, ownerPID: pid_t, previousDefaultSink: String?, rateHz: Int,
                                   isPassive: Bool = false, forcedQuantumFrames: Int? = nil) -> String {
         var properties = [
@@ -49,9 +52,10 @@ public enum CaptureSinkProperties {
         return numbers.count >= 2 ? numbers : nil
     }
 
-    /// Whether a passive sink's link from an app holds the app until another link starts it:
-    /// PipeWire before 0.3.68 (upstream "impl-link: only make passive links with suspendable
-    /// peers" made such a link active), or a server whose version is not known.
+    /// Whether a passive sink's link from an app holds the app until another link starts it,
+    /// whatever the session manager does: PipeWire before 0.3.68 (upstream "impl-link: only make
+    /// passive links with suspendable peers" made such a link active), or a server whose version
+    /// is not known.
     static func passiveSinkHoldsApps(pipeWireVersion version: [Int]?) -> Bool {
         guard let version else { return true }
         return version.lexicographicallyPrecedes([0, 3, 68])
