@@ -59,8 +59,13 @@ import Testing
     /// `media.class`: pipewire-pulse does not list it as a sink input.
     static func ourNode(_ server: PrivateSoundServer, name: String) throws -> (properties: [String: Any], sinks: [String])? {
         guard let properties = try server.pipeWireNodeProperties(named: name) else { return nil }
+        return (properties, try linkedSinks(server, name: name))
+    }
+
+    /// The sinks the outputs of the node of that name are linked to (`pw-link`), sorted, without repeats.
+    static func linkedSinks(_ server: PrivateSoundServer, name: String) throws -> [String] {
         let sinks = try server.pipeWireLinks().filter { $0.output.hasPrefix(name + ":") }.map { String($0.input.prefix { $0 != ":" }) }
-        return (properties, Array(Set(sinks)).sorted())
+        return Array(Set(sinks)).sorted()
     }
 
     /// An app's stream as pipewire-pulse lists it (a sink input): its properties and its sink's name.
@@ -76,10 +81,14 @@ import Testing
         return nil
     }
 
-    /// The one sink our node's outputs are linked to, nil when none (or several).
+    /// The one sink our node's outputs are linked to, nil when none (or several). From the links
+    /// alone (`pw-link`), never `pw-dump`: a client binding the `default` metadata makes PipeWire
+    /// hold back its events from every other binding until WirePlumber answers a ping, and drop
+    /// them (module-metadata's "pending" binds), so polling with `pw-dump` while the default
+    /// changes could hide the change from the very node under test.
     static func ourSink(_ server: PrivateSoundServer, name: String) -> String? {
-        guard let node = try? ourNode(server, name: name), node.sinks.count == 1 else { return nil }
-        return node.sinks[0]
+        guard let sinks = try? linkedSinks(server, name: name), sinks.count == 1 else { return nil }
+        return sinks[0]
     }
 
     @Test func playsAToneAsAMixerSeesItAndGoesOnAfterPipeWireIsKilledAndRestarted() throws {
