@@ -114,8 +114,9 @@ public final class PulseOutput: @unchecked Sendable {
         mainloop.withLock { supervisor.setCorked(corked) }
     }
 
-    /// Output latency (buffered in the server plus the sink's own), from pa_stream_get_latency,
-    /// refreshed with every timing update; nil while no stream is playing.
+    /// Output latency: how long the frames of a write wait to be played, on average (buffered
+    /// in the server plus the sink's own), from pa_stream_get_latency at each write; nil while
+    /// no stream is playing.
     public var measuredLatencySeconds: Double? { statistics.latencySeconds }
     /// The buffer asked of the server now: the configured target, or more after underflows
     /// on a busy machine (`AdaptiveBuffer`); nil while no stream plays.

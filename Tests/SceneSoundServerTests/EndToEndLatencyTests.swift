@@ -159,8 +159,9 @@ import SceneSoundTestSupport
         // server reports leaves out ~24–28 ms (measured: a write heard 40.7 ms after it, with
         // 14.2 ms reported; the cause is not examined here): the windows there allow 30 ms more.
         // output.latency_seconds is a write's way to the sink as the server knows it: the
-        // output's delay (through libpulse the stream latency at its last timing update, a point
-        // on a sawtooth between ~10 and ~20 ms), the average wait for the render that takes the
+        // output's delay (through libpulse the stream latency as each write begins, the bottom
+        // of the buffer's sawtooth: read after the write, its top, it was a block high and
+        // reported 4 ms more than was measured), the average wait for the render that takes the
         // write (half a block) and the limiter's look-ahead. Through libpulse a write may wait a
         // second block (PulseAudio's request pattern, above).
         let unreported = bound.unreportedSeconds
@@ -281,9 +282,13 @@ import SceneSoundTestSupport
             // A turn is looked for only in what the sink played after it was sent: the monitor
             // had already delivered the frames before, so nothing rendered later is among them.
             search = max(search, (earliest - start) / window + 1)
+            // The last sign change of the smoothed ILD up to the end of the first 10 windows
+            // that hold the new side: a window of those may still be on the old side, and
+            // interpolating between two windows of one side threw the crossing 50 ms off.
             guard let held = (search..<max(search, ild.count - 10)).first(where: { k in
                       ild[k..<(k + 10)].reduce(0, +) / 10 * sign > 6 }),
-                  let before = (search...held).last(where: { smooth[$0 - 1] * sign <= 0 }) else { break }
+                  let before = (search...(held + 9)).last(where: { smooth[$0 - 1] * sign <= 0 && smooth[$0] * sign > 0 })
+            else { break }
             // Between windows before−1 (not yet flipped) and before (flipped), interpolated.
             let a = smooth[before - 1], b = smooth[before]
             let position = Double(before - 1) + (b == a ? 0 : a / (a - b))
