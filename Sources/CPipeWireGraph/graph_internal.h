@@ -102,7 +102,8 @@ struct ss_pw_graph {
 	uint32_t quantum_frames, rate_hz;
 	int policy;
 	uint32_t linked_mask;       /* our outputs linked to the sink, bit per channel */
-	uint32_t live_outputs;      /* data thread: outputs that had a buffer (a link) this cycle */
+	uint32_t active_outputs;    /* loop thread: outputs whose link the server says is active */
+	uint32_t live_outputs;      /* data thread: outputs with a buffer and an active link this cycle */
 	uint64_t latency_bits;      /* a double, -1 while not linked */
 	uint64_t underruns, reconnects;
 	/* Cycles our process ended after the driver's next cycle was due (the sink played without

@@ -9,7 +9,8 @@
 
 /* ---- Links (link-factory, object.linger=false: they die with our connection). ---- */
 
-static struct pw_proxy *make_link(struct ss_pw_graph *g, uint32_t out_node, uint32_t out_port, uint32_t in_node, uint32_t in_port)
+static struct pw_proxy *make_link(struct ss_pw_graph *g, uint32_t out_node, uint32_t out_port, uint32_t in_node, uint32_t in_port,
+		size_t user_data_size)
 {
 	struct pw_properties *props = pw_properties_new(PW_KEY_OBJECT_LINGER, "false", NULL);
 	if (props == NULL)
@@ -19,9 +20,62 @@ static struct pw_proxy *make_link(struct ss_pw_graph *g, uint32_t out_node, uint
 	pw_properties_setf(props, PW_KEY_LINK_INPUT_NODE, "%u", in_node);
 	pw_properties_setf(props, PW_KEY_LINK_INPUT_PORT, "%u", in_port);
 	struct pw_proxy *proxy = pw_core_create_object(g->core, "link-factory", PW_TYPE_INTERFACE_Link, PW_VERSION_LINK,
-			&props->dict, 0);
+			&props->dict, user_data_size);
 	pw_properties_free(props);
 	return proxy;
+}
+
+/* An output link of ours and its state, kept in the link proxy's own memory (it goes with the
+ * proxy). Until the server says a link is active, the sink does not take what the port holds:
+ * while it merges our node into its driver's cycle (waking, the app's parking sink drove us),
+ * a cycle written then was lost — 185 frames of a short sound after a rest. */
+struct ss_output_link {
+	struct ss_pw_graph *graph;
+	struct spa_hook listener;
+	uint32_t channel;
+	int active;
+};
+
+/* The outputs with an active link (loop thread), for the data thread: only they are live. */
+static void update_active_outputs(struct ss_pw_graph *g)
+{
+	uint32_t active = 0;
+	for (uint32_t i = 0; i < g->out_link_count; i++) {
+		struct ss_output_link *link = g->out_links[i] != NULL ? pw_proxy_get_user_data(g->out_links[i]) : NULL;
+		if (link != NULL && link->active)
+			active |= 1u << link->channel;
+	}
+	__atomic_store_n(&g->active_outputs, active, __ATOMIC_RELEASE);
+}
+
+static void on_output_link_info(void *data, const struct pw_link_info *info)
+{
+	struct ss_output_link *link = data;
+	if (!(info->change_mask & PW_LINK_CHANGE_MASK_STATE))
+		return;
+	link->active = info->state == PW_LINK_STATE_ACTIVE;
+	update_active_outputs(link->graph);
+}
+
+static const struct pw_link_events output_link_events = { PW_VERSION_LINK_EVENTS, .info = on_output_link_info };
+
+static struct pw_proxy *make_output_link(struct ss_pw_graph *g, uint32_t own, uint32_t channel, uint32_t sink, uint32_t port)
+{
+	struct pw_proxy *proxy = make_link(g, own, g->out_ids[channel], sink, port, sizeof(struct ss_output_link));
+	if (proxy == NULL)
+		return NULL;
+	struct ss_output_link *link = pw_proxy_get_user_data(proxy);
+	*link = (struct ss_output_link){ .graph = g, .channel = channel };
+	pw_link_add_listener((struct pw_link *)proxy, &link->listener, &output_link_events, link);
+	return proxy;
+}
+
+static void destroy_output_link(struct pw_proxy *proxy)
+{
+	if (proxy == NULL)
+		return;
+	spa_hook_remove(&((struct ss_output_link *)pw_proxy_get_user_data(proxy))->listener);
+	pw_proxy_destroy(proxy);
 }
 
 void ss_graph_destroy_proxies(struct pw_proxy **proxies, int count)
@@ -48,8 +102,12 @@ void ss_graph_unlink_outputs(struct ss_pw_graph *g)
 {
 	__atomic_store_n(&g->linked_mask, 0, __ATOMIC_RELEASE);
 	ss_graph_store_latency(g, -1);
-	ss_graph_destroy_proxies(g->out_links, SS_OUT_LINKS);
+	for (uint32_t i = 0; i < g->out_link_count; i++) {
+		destroy_output_link(g->out_links[i]);
+		g->out_links[i] = NULL;
+	}
 	g->out_link_count = 0;
+	update_active_outputs(g);
 	g->linked_sink = 0;
 	g->linked_sink_name[0] = '\0';
 }
@@ -93,8 +151,7 @@ void ss_graph_port_gone(struct ss_pw_graph *g, uint32_t port)
 {
 	for (uint32_t i = 0; i < g->out_link_count; i++)
 		if (g->out_link_port[i] == port) {
-			if (g->out_links[i] != NULL)
-				pw_proxy_destroy(g->out_links[i]);
+			destroy_output_link(g->out_links[i]);
 			g->out_link_count--;
 			g->out_links[i] = g->out_links[g->out_link_count];
 			g->out_link_port[i] = g->out_link_port[g->out_link_count];
@@ -102,6 +159,7 @@ void ss_graph_port_gone(struct ss_pw_graph *g, uint32_t port)
 			g->out_links[g->out_link_count] = NULL;
 			i--;
 		}
+	update_active_outputs(g);
 }
 
 static int output_linked(struct ss_pw_graph *g, uint32_t port, uint32_t channel)
@@ -142,7 +200,7 @@ static void link_outputs_now(struct ss_pw_graph *g, uint32_t own)
 			int mono = c < 2 && strcmp(port->channel, "MONO") == 0;
 			int center = c == 2 && !has_center && (strcmp(port->channel, "FL") == 0 || strcmp(port->channel, "FR") == 0);
 			if (same || mono || center) {
-				g->out_links[g->out_link_count] = make_link(g, own, g->out_ids[c], sink->id, port->id);
+				g->out_links[g->out_link_count] = make_output_link(g, own, c, sink->id, port->id);
 				g->out_link_port[g->out_link_count] = port->id;
 				g->out_link_channel[g->out_link_count++] = c;
 				mask |= 1u << c;
@@ -262,7 +320,7 @@ void ss_graph_update(struct ss_pw_graph *g)
 						|| used >= 2 * SS_PW_GRAPH_SET_CHANNELS)
 					continue;
 				port->linked_mask |= 1u << c;
-				g->set_links[s][used++] = make_link(g, g->set_app[s], port->info.id, own, g->in_ids[s][c]);
+				g->set_links[s][used++] = make_link(g, g->set_app[s], port->info.id, own, g->in_ids[s][c], 0);
 			}
 		}
 	}

@@ -84,13 +84,14 @@ static void on_process(void *data, struct spa_io_position *position)
 				in_use ? pw_filter_get_dsp_buffer(g->in_ports[s][c], frames) : NULL;
 	}
 	uint32_t linked = __atomic_load_n(&g->linked_mask, __ATOMIC_ACQUIRE), live = 0;
+	uint32_t active = __atomic_load_n(&g->active_outputs, __ATOMIC_ACQUIRE);
 	int missing = 0;
 	for (int i = 0; i < SS_PW_GRAPH_OUT_CHANNELS; i++) {
 		float *out = pw_filter_get_dsp_buffer(g->out_ports[i], frames);
 		if (out == NULL && frames > SS_MAX_SCRATCH_FRAMES)
 			return;   /* a quantum beyond any PipeWire's maximum: nothing to render into */
 		missing |= out == NULL && (linked & (1u << i));
-		live |= (uint32_t)(out != NULL) << i;
+		live |= (uint32_t)(out != NULL && (active & (1u << i))) << i;
 		g->cycle_outputs[i] = out != NULL ? out : g->scratch + i * SS_MAX_SCRATCH_FRAMES;
 	}
 	__atomic_store_n(&g->live_outputs, live, __ATOMIC_RELAXED);

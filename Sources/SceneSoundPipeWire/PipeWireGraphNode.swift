@@ -69,8 +69,9 @@ public final class PipeWireGraphNode: @unchecked Sendable {
         /// The cycle's quantum and rate, read from the graph's position this cycle.
         public let frames: Int
         public let rateHz: Int
-        /// Our outputs that are linked to the sink this cycle (bit per speaker); 0: what is
-        /// rendered now is heard by no one (resting, or the links not made yet).
+        /// Our outputs that are linked to the sink this cycle, their links active (bit per
+        /// speaker); 0: what is rendered now is heard by no one (resting, the links not made
+        /// yet, or made but the sink not yet taking from them).
         public internal(set) var liveOutputs: UInt32 = 0xff
         /// A set's channel (0 FL … 7 SR): nil = silence (the set is free or that port unlinked).
         public func input(set: Int, channel: Int) -> UnsafePointer<Float>? {

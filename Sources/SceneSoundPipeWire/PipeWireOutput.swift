@@ -94,10 +94,12 @@ public final class PipeWireOutput: @unchecked Sendable {
     /// `beforeRender`, when given, runs first in every cycle on the data thread, with the
     /// cycle's input sets (under the same rules): the app capture hands them to the engine
     /// there, so a captured app is rendered in the cycle it played. It returns whether it
-    /// handed on sound: sound arriving while our outputs are not linked (the output rests, an
-    /// app's link into a set runs the node alone) waits in its queue for up to `holdSeconds`,
-    /// the engine not rendering, until the wake has linked them again — rendered into no link,
-    /// its start was lost (185 frames in one play of three after a rest).
+    /// handed on sound. Sound is rendered only into live outputs (`Cycle.liveOutputs`: linked,
+    /// and the sink taking from them): in a cycle without, sound waits in its queue for up to
+    /// `holdSeconds`, the engine not rendering, until the wake has linked them again and the
+    /// sink takes from them. Rendered into an unlinked output, or one whose link the server
+    /// had not yet made active (the app's parking sink still drove the cycle), a short sound's
+    /// start was lost: 185 frames in one play of 10–25 after a rest.
     public func start(renderChannels render: @escaping (UnsafeMutablePointer<Float>, _ frames: Int, _ channels: Int) -> Void,
                       beforeRender: ((PipeWireGraphNode.Cycle) -> Bool)? = nil)
         throws(PipeWireOutputError) {
@@ -108,21 +110,18 @@ public final class PipeWireOutput: @unchecked Sendable {
         try lifecycle.withLock { started throws(PipeWireOutputError) in
             guard !started else { throw .alreadyStarted }
             adapter.render = render
-            if let beforeRender {
-                let holdFrames = Int(Self.holdSeconds * Double(configuration.rateHz))
-                var heldFrames = 0  // data thread only
-                try node.start { [adapter] cycle in
-                    let sounding = beforeRender(cycle)
-                    if cycle.liveOutputs != 0 || (!sounding && heldFrames == 0) || heldFrames >= holdFrames {
-                        if cycle.liveOutputs != 0 { heldFrames = 0 }
-                        adapter.fill(cycle)
-                    } else {
-                        heldFrames += cycle.frames
-                        for speaker in 0 ..< PipeWireGraphNode.outputChannels { cycle.output(speaker).update(repeating: 0, count: cycle.frames) }
-                    }
+            let holdFrames = Int(Self.holdSeconds * Double(configuration.rateHz))
+            var heldFrames = 0  // data thread only
+            try node.start { [adapter] cycle in
+                // Without the capture, whatever the engine would render may be sound.
+                let sounding = beforeRender?(cycle) ?? true
+                if cycle.liveOutputs != 0 || (!sounding && heldFrames == 0) || heldFrames >= holdFrames {
+                    if cycle.liveOutputs != 0 { heldFrames = 0 }
+                    adapter.fill(cycle)
+                } else {
+                    heldFrames += cycle.frames
+                    for speaker in 0 ..< PipeWireGraphNode.outputChannels { cycle.output(speaker).update(repeating: 0, count: cycle.frames) }
                 }
-            } else {
-                try node.start { [adapter] cycle in adapter.fill(cycle) }
             }
             node.linkOutputs(toSink: configuration.target)
             started = true

@@ -87,6 +87,9 @@ public final class CapturedAppStreams: @unchecked Sendable {
         private var framesSeen = 0
         private let dropped = Atomic<Int>(0)
         public var droppedFrameCount: Int { dropped.load(ordering: .relaxed) }
+        private let received = Atomic<Int>(0)
+        /// Every frame handed to `write`, kept or not.
+        public var receivedFrameCount: Int { received.load(ordering: .relaxed) }
 
         /// Wakes a resting output (free while it is awake).
         private let wake: @Sendable () -> Void
@@ -119,6 +122,7 @@ public final class CapturedAppStreams: @unchecked Sendable {
                 starvedFramesSeen = starved
             }
             framesSeen += frames
+            received.add(frames, ordering: .relaxed)
             if framesSeen > 2 * windowFrames {
                 lowestFill = min(lowestFill, fill)
                 framesInWindow += frames
@@ -240,7 +244,7 @@ public final class CapturedAppStreams: @unchecked Sendable {
         // The engine lets go of it through its event queue; freed there, off the render thread.
         core.engineStreams.remove(entry.streamID)
         endedCount += 1
-        core.logger.info("captured stream of \(entry.app.applicationName ?? "?") ended: \(entry.feed.input.starvedFrameCount) frames short, \(entry.feed.droppedFrameCount) dropped")
+        core.logger.info("captured stream of \(entry.app.applicationName ?? "?") ended: \(entry.feed.receivedFrameCount) frames received, \(entry.feed.input.starvedFrameCount) short, \(entry.feed.droppedFrameCount) dropped")
     }
 
     /// Event-loop confined.

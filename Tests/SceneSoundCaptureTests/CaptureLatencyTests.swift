@@ -208,8 +208,8 @@ import Testing
             print("\(kind): through --capture-apps \(Self.milliseconds(captured)), faster than direct: measured again")
             captured = try measureCaptured()
         }
-        _ = waitUntil(timeoutSeconds: 5) { ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("frames short") }
-        let shortfall = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains("frames short") }
+        _ = waitUntil(timeoutSeconds: 5) { ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("frames received") }
+        let shortfall = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains("frames received") }
         print("\(kind): \(shortfall.map { $0.split(separator: "]").last ?? "" })")
         print("\(kind): app write → sink, direct: \(Self.milliseconds(direct)); through --capture-apps: \(Self.milliseconds(captured))")
         let measuredAdded = Self.median(captured) - Self.median(direct)

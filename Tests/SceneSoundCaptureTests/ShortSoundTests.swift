@@ -20,8 +20,9 @@ import Testing
     }
 
     /// Each sound in `stereo` (interleaved): how many of its 1 ms windows are as loud as the
-    /// onset (more than twice the body's RMS, the onset's being four times it).
-    static func loudMilliseconds(_ stereo: [Float]) -> [(loud: Int, spanMilliseconds: Int)] {
+    /// onset (more than twice the body's RMS, the onset's being four times it), and its first 15
+    /// windows' power against the body's in dB (what a failing count looked like).
+    static func onsetProfiles(_ stereo: [Float]) -> [(loud: Int, spanMilliseconds: Int, firstWindowsDecibels: [Int])] {
         let frames = stereo.count / 2
         let sounding = (0 ..< frames).filter { max(abs(stereo[2 * $0]), abs(stereo[2 * $0 + 1])) > 0.003 }
         var sounds: [Range<Int>] = []
@@ -32,7 +33,7 @@ import Testing
                 sounds.append(frame ..< frame + 1)
             }
         }
-        return sounds.map { sound -> (loud: Int, spanMilliseconds: Int) in
+        return sounds.map { sound -> (loud: Int, spanMilliseconds: Int, firstWindowsDecibels: [Int]) in
             // Without the gaps where the output's queue ran dry (a loaded machine), which would
             // otherwise pull the body's level down.
             let played = withoutGaps(Array(stereo[(2 * sound.lowerBound) ..< (2 * sound.upperBound)]))
@@ -41,9 +42,10 @@ import Testing
                 for sample in played[2 * start ..< 2 * (start + 48)] { power += Double(sample) * Double(sample) }
                 return power
             }
-            guard !windows.isEmpty else { return (0, sound.count / 48) }
+            guard !windows.isEmpty else { return (0, sound.count / 48, []) }
             let body = windows.sorted()[windows.count / 2]  // the median: a body window
-            return (windows.filter { $0 > 4 * body }.count, sound.count / 48)  // power: twice the RMS
+            let profile = windows.prefix(15).map { Int((10 * log10(max($0, 1e-30) / max(body, 1e-30))).rounded()) }
+            return (windows.filter { $0 > 4 * body }.count, sound.count / 48, profile)  // power: twice the RMS
         }
     }
 
@@ -92,12 +94,13 @@ import Testing
         let data = try Data(contentsOf: rendered)
         let header = try #require(data.range(of: Data("data".utf8)))
         let samples = data[(header.upperBound + 4)...].withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
-        let sounds = Self.loudMilliseconds(samples)
+        let sounds = Self.onsetProfiles(samples)
         let onsets = sounds.map(\.loud)
         print("\(kind): onset milliseconds rendered per sound \(onsets) (sounds of \(sounds.map(\.spanMilliseconds)) ms); dry peak \(heardDry.map(abs).max() ?? 0)")
         #expect(onsets.count == plays, "\(onsets.count) sounds rendered: \(logText())")
         // 10 of 10 ms, give or take the HRTF's smear of the step into the body.
-        #expect(onsets.allSatisfy { $0 >= 9 && $0 <= 12 }, "loud milliseconds per sound: \(onsets), sounds of \(sounds.map(\.spanMilliseconds)) ms")
+        #expect(onsets.allSatisfy { $0 >= 9 && $0 <= 12 },
+                "loud milliseconds per sound: \(onsets), sounds of \(sounds.map(\.spanMilliseconds)) ms; their first 15 ms against the body (dB): \(sounds.map(\.firstWindowsDecibels)); \(logText().suffix(3000))")
         // Nothing escapes to the real sink: the onset peaks at -6 dBFS, this is below -60.
         #expect(heardDry.count / 2 >= playedFrames - 4_800, "the real sink was recorded for \(heardDry.count / 2) of \(playedFrames) frames")
         #expect((heardDry.map(abs).max() ?? 1) < 0.001, "a dry copy reached the real sink")

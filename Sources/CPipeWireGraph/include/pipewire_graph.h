@@ -157,8 +157,9 @@ int ss_pw_graph_sweep_targets(ss_pw_graph *graph, const char *park_prefix);
 
 /* Read anywhere, lock-free. */
 uint64_t ss_pw_graph_cycles(const ss_pw_graph *graph);
-/* Our outputs that had a buffer, i.e. a link to the sink, in the current (or last) cycle: bit per
- * speaker. Read in the process callback, it is this cycle's. */
+/* Our outputs that had a buffer and whose link the server says is active (the sink takes what
+ * they hold), in the current (or last) cycle: bit per speaker. Read in the process callback, it
+ * is this cycle's. */
 uint32_t ss_pw_graph_live_outputs(const ss_pw_graph *graph);
 uint32_t ss_pw_graph_quantum_frames(const ss_pw_graph *graph);
 uint32_t ss_pw_graph_rate_hz(const ss_pw_graph *graph);
