@@ -65,7 +65,14 @@ static void note_process_time(struct ss_pw_graph *g, const struct spa_io_positio
 	g->last_process_outlasted = outlasted;
 	if (outlasted || lost_between) {
 		uint64_t n = __atomic_load_n(&g->late_cycles, __ATOMIC_RELAXED);
-		__atomic_store_n(&g->late_cycle_end_nsec[n % SS_PW_GRAPH_LATE_RECORD], ended, __ATOMIC_RELAXED);
+		struct ss_pw_graph_late_cycle *record = &g->late_record[n % SS_PW_GRAPH_LATE_RECORD];
+		/* Plain stores, published by the count's release: a reader copies a record and checks
+		 * the count again (the record is overwritten only SS_PW_GRAPH_LATE_RECORD cycles on). */
+		record->ended_seconds = (double)ended * 1e-9;
+		record->process_seconds = (double)(ended - began) * 1e-9;
+		record->process_cpu_seconds = (double)took * 1e-9;
+		record->since_previous_seconds = previous != 0 ? (double)since * 1e-9 : 0;
+		record->quantum_seconds = (double)quantum * 1e-9;
 		__atomic_store_n(&g->late_cycles, n + 1, __ATOMIC_RELEASE);
 	}
 }
@@ -399,15 +406,19 @@ uint64_t ss_pw_graph_underruns(const ss_pw_graph *g) { return __atomic_load_n(&g
 uint64_t ss_pw_graph_late_cycles(const ss_pw_graph *g) { return __atomic_load_n(&g->late_cycles, __ATOMIC_ACQUIRE); }
 uint64_t ss_pw_graph_overloaded_cycles(const ss_pw_graph *g) { return __atomic_load_n(&g->overloaded_cycles, __ATOMIC_RELAXED); }
 
-uint32_t ss_pw_graph_late_cycle_times(const ss_pw_graph *g, double *seconds, uint32_t capacity)
+uint32_t ss_pw_graph_recent_late_cycles(const ss_pw_graph *g, struct ss_pw_graph_late_cycle *cycles, uint32_t capacity)
 {
 	uint64_t n = __atomic_load_n(&g->late_cycles, __ATOMIC_ACQUIRE);
 	uint32_t count = 0;
 	while (count < capacity && count < SS_PW_GRAPH_LATE_RECORD && count < n) {
-		uint64_t at = __atomic_load_n(&g->late_cycle_end_nsec[(n - 1 - count) % SS_PW_GRAPH_LATE_RECORD], __ATOMIC_RELAXED);
-		seconds[count++] = (double)at * 1e-9;
+		cycles[count] = g->late_record[(n - 1 - count) % SS_PW_GRAPH_LATE_RECORD];
+		count++;
 	}
-	return count;
+	/* The data thread writes the slot after the newest counted one (the oldest copied) before it
+	 * counts it: the oldest copies are kept only while no write can have reached them. */
+	uint64_t written = __atomic_load_n(&g->late_cycles, __ATOMIC_ACQUIRE) - n;
+	uint64_t untouched = written + 1 >= SS_PW_GRAPH_LATE_RECORD ? 0 : SS_PW_GRAPH_LATE_RECORD - 1 - written;
+	return count < untouched ? count : (uint32_t)untouched;
 }
 
 void ss_pw_graph_slowest_process(const ss_pw_graph *g, double *seconds, double *ended_at_seconds)

@@ -1,4 +1,5 @@
 import SceneSoundEngine
+import SceneSoundPipeWire
 
 /// Where the rendered mix goes. A backend owns the thread that calls `Engine.render` (the
 /// device's callback thread, or a clock-paced thread) and reports what it did.
@@ -42,8 +43,8 @@ public struct OutputStatus: Sendable {
     /// without us, or no buffer), the sound server's underflows (PulseAudio), or blocks
     /// finished after their time (the clocked null and wav outputs).
     public var underruns: Int
-    /// When the latest of them happened (CLOCK_MONOTONIC seconds, newest first), where known.
-    public var recentUnderrunsMonotonicSeconds: [Double]?
+    /// The latest of them, newest first, where known (the PipeWire node: the graph's cycles).
+    public var recentUnderruns: [PipeWireGraphNode.LateCycle]?
     /// Late blocks whose rendering itself overran the block (the rest: the thread could not run).
     public var overloadedBlocks: Int?
     /// The most CPU time one block took to render, and when since the output started (its

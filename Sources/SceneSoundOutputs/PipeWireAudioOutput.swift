@@ -95,7 +95,7 @@ public final class PipeWireAudioOutput: OutputBackend, @unchecked Sendable {
             slowestBlock: pipewire?.slowestProcess.map { ($0.cpuSeconds, $0.endedAtMonotonicSeconds - startedMonotonicSeconds) },
             reconnects: pipewire?.reconnectCount ?? 0, renderThreadScheduling: scheduling.obtained?.description,
             lastError: lastEvent.withLock { $0 })
-        status.recentUnderrunsMonotonicSeconds = pipewire?.lateCycleMonotonicSeconds
+        status.recentUnderruns = pipewire?.recentLateCycles
         return status
     }
 }

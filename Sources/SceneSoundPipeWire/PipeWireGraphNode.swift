@@ -266,12 +266,21 @@ public final class PipeWireGraphNode: @unchecked Sendable {
     public var lateCycleCount: Int { handle.map { Int(ss_pw_graph_late_cycles($0)) } ?? 0 }
     /// Cycles whose process call took more CPU time than the quantum lasts.
     public var overloadedCycleCount: Int { handle.map { Int(ss_pw_graph_overloaded_cycles($0)) } ?? 0 }
-    /// When the latest late cycles ended (CLOCK_MONOTONIC seconds), newest first.
-    public var lateCycleMonotonicSeconds: [Double] {
+    /// A late cycle: when our process call ended (CLOCK_MONOTONIC), how long it took and how
+    /// much CPU time, how long after the call before it began, and the quantum.
+    public struct LateCycle: Sendable {
+        public var endedMonotonicSeconds, processSeconds, processCPUSeconds, sincePreviousSeconds, quantumSeconds: Double
+    }
+    /// The latest late cycles, newest first.
+    public var recentLateCycles: [LateCycle] {
         guard let handle else { return [] }
-        var times = [Double](repeating: 0, count: Int(SS_PW_GRAPH_LATE_RECORD))
-        let count = ss_pw_graph_late_cycle_times(handle, &times, UInt32(times.count))
-        return Array(times.prefix(Int(count)))
+        var cycles = [ss_pw_graph_late_cycle](repeating: ss_pw_graph_late_cycle(), count: Int(SS_PW_GRAPH_LATE_RECORD))
+        let count = ss_pw_graph_recent_late_cycles(handle, &cycles, UInt32(cycles.count))
+        return cycles.prefix(Int(count)).map {
+            LateCycle(endedMonotonicSeconds: $0.ended_seconds, processSeconds: $0.process_seconds,
+                      processCPUSeconds: $0.process_cpu_seconds, sincePreviousSeconds: $0.since_previous_seconds,
+                      quantumSeconds: $0.quantum_seconds)
+        }
     }
     /// The process call that took the most CPU time, and when it ended (CLOCK_MONOTONIC seconds).
     public var slowestProcess: (cpuSeconds: Double, endedAtMonotonicSeconds: Double)? {

@@ -184,7 +184,7 @@ public final class PipeWireOutput: @unchecked Sendable {
     public var underrunCount: Int { node.underrunCount }
     public var lateCycleCount: Int { node.lateCycleCount }
     public var overloadedCycleCount: Int { node.overloadedCycleCount }
-    public var lateCycleMonotonicSeconds: [Double] { node.lateCycleMonotonicSeconds }
+    public var recentLateCycles: [PipeWireGraphNode.LateCycle] { node.recentLateCycles }
     public var slowestProcess: (cpuSeconds: Double, endedAtMonotonicSeconds: Double)? { node.slowestProcess }
     public var reconnectCount: Int { node.reconnectCount }
     public var isConnected: Bool { node.isConnected }

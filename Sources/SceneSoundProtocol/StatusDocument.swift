@@ -143,10 +143,9 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         public var latencySeconds: Double?
         public var connected: Bool
         /// Blocks the listener missed (the sink played without us, or the sound server's
-        /// underflows); `recent_underruns_monotonic_seconds`: when the latest did, where known
-        /// (CLOCK_MONOTONIC seconds, newest first).
+        /// underflows); `recent_underruns`: the latest, where known (PipeWire), newest first.
         public var underruns: Int
-        public var recentUnderrunsMonotonicSeconds: [Double]?
+        public var recentUnderruns: [Underrun]?
         public var overloadedBlocks: Int?
         public var slowestBlockCPUSeconds: Double?
         public var slowestBlockAtSeconds: Double?
@@ -179,11 +178,38 @@ public struct StatusDocument: Codable, Equatable, Sendable {
 
         enum CodingKeys: String, CodingKey {
             case kind, target, rateHz = "rate_hz", blockFrames = "block_frames", latencySeconds = "latency_seconds"
-            case connected, underruns, recentUnderrunsMonotonicSeconds = "recent_underruns_monotonic_seconds"
+            case connected, underruns, recentUnderruns = "recent_underruns"
             case overloadedBlocks = "overloaded_blocks"
             case slowestBlockCPUSeconds = "slowest_block_cpu_seconds", slowestBlockAtSeconds = "slowest_block_at_seconds"
             case reconnects, renderThreadScheduling = "render_thread_scheduling", lastError = "last_error"
             case renderedSeconds = "rendered_seconds"
+        }
+    }
+
+    /// A block the listener missed, and what the thread that renders did around it: whether
+    /// its call outlasted the block (its CPU time says whether rendering took that long or the
+    /// thread could not run) or began too long after the call before (it was not called).
+    public struct Underrun: Codable, Equatable, Sendable {
+        /// When the call that missed ended (CLOCK_MONOTONIC).
+        public var atMonotonicSeconds: Double
+        public var callSeconds: Double
+        public var callCPUSeconds: Double
+        /// From the call before's start to this one's (0 for the first call).
+        public var sincePreviousCallSeconds: Double
+        public var blockSeconds: Double
+
+        public init(atMonotonicSeconds: Double, callSeconds: Double, callCPUSeconds: Double,
+                    sincePreviousCallSeconds: Double, blockSeconds: Double) {
+            self.atMonotonicSeconds = atMonotonicSeconds
+            self.callSeconds = callSeconds
+            self.callCPUSeconds = callCPUSeconds
+            self.sincePreviousCallSeconds = sincePreviousCallSeconds
+            self.blockSeconds = blockSeconds
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case atMonotonicSeconds = "at_monotonic_seconds", callSeconds = "call_seconds", callCPUSeconds = "call_cpu_seconds"
+            case sincePreviousCallSeconds = "since_previous_call_seconds", blockSeconds = "block_seconds"
         }
     }
 

@@ -54,7 +54,11 @@ struct StatusReport {
                           requestsRefusedEngineBehind: commands.refusedRequests),
             apps: core.capturedApps?.status,
             sceneSlots: sceneSlots, headphoneEQ: core.headphoneEQ.status)
-        document.output.recentUnderrunsMonotonicSeconds = output.recentUnderrunsMonotonicSeconds
+        document.output.recentUnderruns = output.recentUnderruns?.map {
+            StatusDocument.Underrun(atMonotonicSeconds: $0.endedMonotonicSeconds, callSeconds: $0.processSeconds,
+                                    callCPUSeconds: $0.processCPUSeconds, sincePreviousCallSeconds: $0.sincePreviousSeconds,
+                                    blockSeconds: $0.quantumSeconds)
+        }
         document.plays = core.samples.status
         document.outputDevice = core.outputDevices.deviceStatus
         document.rendering = core.outputDevices.renderingStatus

@@ -96,9 +96,8 @@ import Testing
             .flatMap { try? StatusSchema.decode($0) }
         let captured = (status?.apps?.streams ?? []).filter { $0.application == "captured" }
         let cycleSeconds = status.map { Double($0.output.blockFrames) / $0.output.rateHz } ?? 0
-        let lateCycles = status?.output.recentUnderrunsMonotonicSeconds ?? []
-        let lateWithoutStall = lateCycles.filter { stallWatch.stalledSeconds(from: $0 - 2 * cycleSeconds, to: $0) == 0 }
-        print("\(kind): output \(status?.output.kind ?? "?") underruns \(status?.output.underruns ?? -1) (of the latest \(lateCycles.count), \(lateWithoutStall.count) with no stall of the machine; overloaded \(status?.output.overloadedBlocks ?? -1), slowest \(status?.output.slowestBlockCPUSeconds ?? -1) s CPU), latency \(status?.output.latencySeconds ?? -1) s; captured streams starved \(captured.map(\.starvedSeconds)) s, dropped \(captured.map(\.droppedSeconds)) s")
+        let late = MissedCycles(status?.output.recentUnderruns ?? [], blockSeconds: cycleSeconds, watch: stallWatch)
+        print("\(kind): output \(status?.output.kind ?? "?") underruns \(status?.output.underruns ?? -1) (of the latest \(late.all.count), \(late.unexplained.count) with no stall of the machine\(late.unexplained.isEmpty ? "" : ": " + late.describe(late.unexplained)); overloaded \(status?.output.overloadedBlocks ?? -1), slowest \(status?.output.slowestBlockCPUSeconds ?? -1) s CPU), latency \(status?.output.latencySeconds ?? -1) s; captured streams starved \(captured.map(\.starvedSeconds)) s, dropped \(captured.map(\.droppedSeconds)) s")
 
         let left = stride(from: 0, to: heard.count, by: 2).map { Double(heard[$0]) }
         let windows = left.count / Self.windowFrames

@@ -174,9 +174,16 @@ uint64_t ss_pw_graph_underruns(const ss_pw_graph *graph);
  * our process call lasted longer than the quantum, or began more than two quanta after the one
  * before while the graph ran. */
 uint64_t ss_pw_graph_late_cycles(const ss_pw_graph *graph);
-/* When the latest late cycles ended (CLOCK_MONOTONIC seconds), newest first; at most capacity
- * (and SS_PW_GRAPH_LATE_RECORD) copied, how many returned. */
-uint32_t ss_pw_graph_late_cycle_times(const ss_pw_graph *graph, double *seconds, uint32_t capacity);
+/* A late cycle: when our process call ended (CLOCK_MONOTONIC seconds), how long it took and
+ * how much of the data thread's CPU time, how long after the call before it this one began
+ * (0 for the first), and the quantum. A call longer than the quantum outlasted its cycle; one
+ * beginning more than two quanta after the last lost the cycle between (we were not called). */
+struct ss_pw_graph_late_cycle {
+	double ended_seconds, process_seconds, process_cpu_seconds, since_previous_seconds, quantum_seconds;
+};
+/* The latest late cycles, newest first; at most capacity (and SS_PW_GRAPH_LATE_RECORD) copied,
+ * how many returned. */
+uint32_t ss_pw_graph_recent_late_cycles(const ss_pw_graph *graph, struct ss_pw_graph_late_cycle *cycles, uint32_t capacity);
 /* Cycles whose process call took more CPU time than the quantum lasts: late by our own fault. */
 uint64_t ss_pw_graph_overloaded_cycles(const ss_pw_graph *graph);
 /* The longest process call so far (the data thread's CPU seconds, our render included) and when

@@ -1,0 +1,67 @@
+import Foundation
+import Synchronization
+import SceneSoundTestSupport
+import Testing
+@testable import SceneSoundPipeWire
+
+/// A cycle the sink plays without us is recorded with what our call did, so that a timing test
+/// (the soak, the capture under load) can say whose a miss was: a render that spun past the
+/// quantum (its own CPU time), and one whose thread did not run (here it sleeps: wall time with
+/// no CPU time), each against a private PipeWire's null sink.
+@Suite(.serialized) struct PipeWireGraphNodeLateCycleTests {
+    /// What the render closure does in its next cycle.
+    enum Stall: Int { case none, spin, sleep }
+    static let stallSeconds = 0.012
+
+    static func threadCPUSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9
+    }
+
+    @Test func aLateCycleIsRecordedWithItsCallsTimeAndCPUTime() throws {
+        let server = try PrivateSoundServer(.pipeWire)
+        let node = PipeWireGraphNodeTests.makeNode(server, sets: 1)
+        defer {
+            node.stop()
+            server.tearDown()
+        }
+        let next = Atomic<Int>(Stall.none.rawValue)
+        try node.start { cycle in
+            switch Stall(rawValue: next.exchange(Stall.none.rawValue, ordering: .relaxed)) {
+            case .spin:
+                let until = Self.threadCPUSeconds() + Self.stallSeconds
+                while Self.threadCPUSeconds() < until {}
+            case .sleep:
+                usleep(UInt32(Self.stallSeconds * 1e6))
+            default: break
+            }
+            for channel in 0 ..< 2 { cycle.output(channel).update(repeating: 0, count: cycle.frames) }
+        }
+        node.linkOutputs(toSink: nil)
+        try waitUntil(timeoutSeconds: 5, "the node running") { node.cycleCount > 100 }
+
+        var recorded: [Stall: PipeWireGraphNode.LateCycle] = [:]
+        for stall in [Stall.spin, .sleep] {
+            let before = node.lateCycleCount, asked = MachineStallWatch.nowSeconds()
+            next.store(stall.rawValue, ordering: .relaxed)
+            try waitUntil(timeoutSeconds: 5, "a late cycle after the \(stall) stall") { node.lateCycleCount > before }
+            // Ours: the one that began after we asked and took the stall's length (the machine
+            // may add late cycles of its own, which are not).
+            recorded[stall] = node.recentLateCycles.first {
+                $0.endedMonotonicSeconds - $0.processSeconds >= asked - 0.001 && $0.processSeconds >= Self.stallSeconds
+            }
+            try waitUntil(timeoutSeconds: 5, "cycles again") { let c = node.cycleCount; usleep(50_000); return node.cycleCount > c + 5 }
+        }
+        let spun = try #require(recorded[.spin], "\(node.recentLateCycles)")
+        let slept = try #require(recorded[.sleep], "\(node.recentLateCycles)")
+        print("late cycles: spun \(spun), slept \(slept)")
+        let quantum = 256.0 / Double(PipeWireGraphNodeTests.rateHz)
+        #expect(abs(spun.quantumSeconds - quantum) < 1e-6 && abs(slept.quantumSeconds - quantum) < 1e-6)
+        #expect(spun.processCPUSeconds >= Self.stallSeconds && spun.processSeconds >= spun.processCPUSeconds)
+        #expect(slept.processSeconds >= Self.stallSeconds && slept.processCPUSeconds < 0.003, "\(slept)")
+        // One late record per miss, newest first.
+        #expect(spun.endedMonotonicSeconds < slept.endedMonotonicSeconds)
+        #expect(node.recentLateCycles.map(\.endedMonotonicSeconds) == node.recentLateCycles.map(\.endedMonotonicSeconds).sorted(by: >))
+    }
+}

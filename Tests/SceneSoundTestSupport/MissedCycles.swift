@@ -1,0 +1,41 @@
+import Foundation
+import SceneSoundProtocol
+
+/// The blocks a listener missed on the PipeWire node (`status`'s `recent_underruns`), judged
+/// against what the machine did. A miss is explained when the stall watch saw a CPU stand still
+/// within the two blocks before it ended. It is the render's own when its call took more CPU
+/// time than the block lasts beyond what the machine stood still for during the call: on a
+/// virtual machine a thread's CPU clock also runs while the host holds its CPU. Each is
+/// described with what the render thread did — its call outlasted the block (and how much of
+/// that was CPU time) or it was not called for more than two blocks — and the stall within.
+public struct MissedCycles {
+    public let all: [StatusDocument.Underrun]
+    public let unexplained: [StatusDocument.Underrun]
+    public let ours: [StatusDocument.Underrun]
+    private let watch: MachineStallWatch
+
+    public init(_ underruns: [StatusDocument.Underrun], blockSeconds: Double, watch: MachineStallWatch) {
+        self.watch = watch
+        all = underruns
+        unexplained = underruns.filter {
+            watch.stalledSeconds(from: $0.atMonotonicSeconds - 2 * blockSeconds, to: $0.atMonotonicSeconds) == 0
+        }
+        ours = underruns.filter {
+            $0.callCPUSeconds - watch.stalledSeconds(from: $0.atMonotonicSeconds - $0.callSeconds, to: $0.atMonotonicSeconds)
+                > $0.blockSeconds
+        }
+    }
+
+    public func describe(_ miss: StatusDocument.Underrun) -> String {
+        let ms = { (seconds: Double) in String(format: "%.1f ms", seconds * 1000) }
+        let what = miss.callSeconds > miss.blockSeconds
+            ? "call took \(ms(miss.callSeconds)) (\(ms(miss.callCPUSeconds)) CPU)"
+            : "called \(ms(miss.sincePreviousCallSeconds)) after the last (call \(ms(miss.callCPUSeconds)) CPU)"
+        let stalled = watch.stalledSeconds(from: miss.atMonotonicSeconds - max(miss.callSeconds, miss.sincePreviousCallSeconds),
+                                           to: miss.atMonotonicSeconds)
+        return String(format: "at %.3f s: ", miss.atMonotonicSeconds) + what + " for a \(ms(miss.blockSeconds)) block; "
+            + "the machine stalled \(ms(stalled)) meanwhile"
+    }
+
+    public func describe(_ misses: [StatusDocument.Underrun]) -> String { misses.map(describe).joined(separator: "; ") }
+}
