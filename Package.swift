@@ -67,7 +67,9 @@ let package = Package(
         // loop and filter API are macros): a pw_filter with 8 outputs and a fixed input port pool,
         // its own links, reconnection, park sink and metadata targets, and one view of the
         // registry. The daemon's PipeWire output (PipeWireOutput) is this node.
-        .target(name: "CPipeWireGraph", dependencies: ["CPipeWire"]),
+        // One view of PipeWire's registry (nodes, ports, links), kept by the graph node and the capture's recordings.
+        .target(name: "CPipeWireRegistry", dependencies: ["CPipeWire"]),
+        .target(name: "CPipeWireGraph", dependencies: ["CPipeWire", "CPipeWireRegistry"]),
         .target(name: "SceneSoundPipeWire", dependencies: ["CPipeWireGraph", "SceneSoundPlatform"]),
         // Output backends: pipewire, pulse, wav, null. They own the thread that drives the engine.
         .target(name: "SceneSoundOutputs", dependencies: ["SceneSoundEngine", "SceneSoundMedia", "SceneSoundPulse", "SceneSoundPipeWire",
@@ -120,7 +122,7 @@ let package = Package(
         .target(name: "SceneSoundCapture", dependencies: ["CPulse", "CPipeWireCapture", "SceneSoundPulse", "SceneSoundPlatform"]),
         // On pipewire-pulse the capture records each app over PipeWire's own protocol: the
         // few libpipewire calls it makes, in C (its loop and stream API are macros).
-        .target(name: "CPipeWireCapture", dependencies: ["CPipeWire"]),
+        .target(name: "CPipeWireCapture", dependencies: ["CPipeWire", "CPipeWireRegistry"]),
         // The apps the user excluded from the capture: a file the CLI writes and the daemon follows.
         .target(name: "SceneSoundCaptureSettings"),
         .executableTarget(name: "scenesound-capture-guard", dependencies: ["SceneSoundCapture"]),

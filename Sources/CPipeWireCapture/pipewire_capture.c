@@ -1,4 +1,5 @@
 #include "pipewire_capture.h"
+#include "pipewire_registry.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -14,11 +15,6 @@
  * queued for the loop before the stream was disconnected still refers to it. */
 #define SS_PW_RETIRED_MAX 256
 
-/* What the registry said of the graph (nodes, ports, links), for the stray and crossed link checks. */
-struct ss_pw_node { uint32_t id, serial; int is_sink; };
-struct ss_pw_port { uint32_t id; char channel[8]; };
-struct ss_pw_link { uint32_t id, output_node, input_node, output_port, input_port; };
-
 struct ss_pw_connection {
 	struct pw_stream *retired[SS_PW_RETIRED_MAX];
 	int retired_count;
@@ -28,12 +24,7 @@ struct ss_pw_connection {
 	struct spa_hook core_listener;
 	struct pw_registry *registry;
 	struct spa_hook registry_listener;
-	struct ss_pw_node *nodes;
-	uint32_t node_count, node_capacity;
-	struct ss_pw_port *ports;
-	uint32_t port_count, port_capacity;
-	struct ss_pw_link *links;
-	uint32_t link_count, link_capacity;
+	struct ss_pw_view view;   /* what the registry said of the graph, for the stray and crossed link checks */
 	ss_pw_links_changed_cb links_changed;
 	void *links_changed_userdata;
 	int broken;
@@ -80,79 +71,19 @@ static int make_data_thread_realtime(struct spa_loop *loop, bool async, uint32_t
 	return 0;
 }
 
-/* Grows *items (of item_size bytes) to hold one more; 0, or -1 when out of memory. */
-static int reserve_one(void **items, uint32_t count, uint32_t *capacity, size_t item_size)
-{
-	if (count < *capacity)
-		return 0;
-	uint32_t grown = *capacity == 0 ? 64 : 2 * *capacity;
-	void *moved = realloc(*items, grown * item_size);
-	if (moved == NULL)
-		return -1;
-	*items = moved;
-	*capacity = grown;
-	return 0;
-}
-
-static uint32_t property_u32(const struct spa_dict *props, const char *key)
-{
-	const char *value = props == NULL ? NULL : spa_dict_lookup(props, key);
-	return value == NULL ? SPA_ID_INVALID : (uint32_t)strtoul(value, NULL, 10);
-}
-
 static void on_registry_global(void *data, uint32_t id, uint32_t permissions, const char *type,
 		uint32_t version, const struct spa_dict *props)
 {
 	struct ss_pw_connection *connection = data;
 	(void)permissions; (void)version;
-	if (strcmp(type, PW_TYPE_INTERFACE_Node) == 0) {
-		if (reserve_one((void **)&connection->nodes, connection->node_count, &connection->node_capacity, sizeof(struct ss_pw_node)) < 0)
-			return;
-		const char *class = props == NULL ? NULL : spa_dict_lookup(props, PW_KEY_MEDIA_CLASS);
-		connection->nodes[connection->node_count++] = (struct ss_pw_node){
-			.id = id, .serial = property_u32(props, PW_KEY_OBJECT_SERIAL),
-			.is_sink = class != NULL && strcmp(class, "Audio/Sink") == 0,
-		};
-	} else if (strcmp(type, PW_TYPE_INTERFACE_Link) == 0) {
-		if (reserve_one((void **)&connection->links, connection->link_count, &connection->link_capacity, sizeof(struct ss_pw_link)) < 0)
-			return;
-		connection->links[connection->link_count++] = (struct ss_pw_link){
-			.id = id, .output_node = property_u32(props, PW_KEY_LINK_OUTPUT_NODE),
-			.input_node = property_u32(props, PW_KEY_LINK_INPUT_NODE),
-			.output_port = property_u32(props, PW_KEY_LINK_OUTPUT_PORT),
-			.input_port = property_u32(props, PW_KEY_LINK_INPUT_PORT),
-		};
-		if (connection->links_changed != NULL)
-			connection->links_changed(connection->links_changed_userdata);
-	} else if (strcmp(type, PW_TYPE_INTERFACE_Port) == 0) {
-		if (reserve_one((void **)&connection->ports, connection->port_count, &connection->port_capacity, sizeof(struct ss_pw_port)) < 0)
-			return;
-		struct ss_pw_port port = { .id = id };
-		const char *channel = props == NULL ? NULL : spa_dict_lookup(props, PW_KEY_AUDIO_CHANNEL);
-		if (channel != NULL)
-			snprintf(port.channel, sizeof(port.channel), "%s", channel);
-		connection->ports[connection->port_count++] = port;
-	}
+	if (ss_pw_view_add(&connection->view, id, type, props) == SS_PW_VIEW_LINK && connection->links_changed != NULL)
+		connection->links_changed(connection->links_changed_userdata);
 }
 
 static void on_registry_global_remove(void *data, uint32_t id)
 {
 	struct ss_pw_connection *connection = data;
-	for (uint32_t i = 0; i < connection->node_count; i++)
-		if (connection->nodes[i].id == id) {
-			connection->nodes[i] = connection->nodes[--connection->node_count];
-			return;
-		}
-	for (uint32_t i = 0; i < connection->link_count; i++)
-		if (connection->links[i].id == id) {
-			connection->links[i] = connection->links[--connection->link_count];
-			return;
-		}
-	for (uint32_t i = 0; i < connection->port_count; i++)
-		if (connection->ports[i].id == id) {
-			connection->ports[i] = connection->ports[--connection->port_count];
-			return;
-		}
+	ss_pw_view_remove(&connection->view, id);
 }
 
 static const struct pw_registry_events registry_events = {
@@ -161,76 +92,37 @@ static const struct pw_registry_events registry_events = {
 	.global_remove = on_registry_global_remove,
 };
 
-static const struct ss_pw_node *node_with(const ss_pw_connection *connection, uint32_t id, uint32_t serial)
-{
-	for (uint32_t i = 0; i < connection->node_count; i++)
-		if ((id != SPA_ID_INVALID && connection->nodes[i].id == id) ||
-		    (serial != SPA_ID_INVALID && connection->nodes[i].serial == serial))
-			return &connection->nodes[i];
-	return NULL;
-}
-
 int ss_pw_connection_stray_links(const ss_pw_connection *connection, uint32_t app_serial, uint32_t sink_serial,
                                  uint32_t *link_ids, int max_links)
 {
-	const struct ss_pw_node *app = node_with(connection, SPA_ID_INVALID, app_serial);
-	if (app == NULL)
+	const struct ss_pw_node_info *app = ss_pw_view_node_with_serial(&connection->view, app_serial);
+	const struct ss_pw_node_info *sink = ss_pw_view_node_with_serial(&connection->view, sink_serial);
+	if (app == NULL || max_links <= 0)
 		return 0;
-	int found = 0;
-	for (uint32_t i = 0; i < connection->link_count && found < max_links; i++) {
-		const struct ss_pw_link *link = &connection->links[i];
-		if (link->output_node != app->id)
-			continue;
-		const struct ss_pw_node *peer = node_with(connection, link->input_node, SPA_ID_INVALID);
-		if (peer != NULL && peer->is_sink && peer->serial != sink_serial)
-			link_ids[found++] = link->id;
-	}
-	return found;
-}
-
-/* A channel position of the layouts apps play in; MONO, AUX and unknown ones are linked to
- * whatever position by design. */
-static int is_position(const char *channel)
-{
-	static const char *const positions[] = { "FL", "FR", "FC", "LFE", "RL", "RR", "SL", "SR", "RC", "FLC", "FRC" };
-	for (size_t i = 0; i < SPA_N_ELEMENTS(positions); i++)
-		if (strcmp(channel, positions[i]) == 0)
-			return 1;
-	return 0;
-}
-
-static const struct ss_pw_port *port_with(const ss_pw_connection *connection, uint32_t id)
-{
-	for (uint32_t i = 0; i < connection->port_count; i++)
-		if (connection->ports[i].id == id)
-			return &connection->ports[i];
-	return NULL;
+	uint32_t found = ss_pw_view_links_to_other_sinks(&connection->view, app->id, sink != NULL ? sink->id : 0,
+	                                                 link_ids, (uint32_t)max_links);
+	return found < (uint32_t)max_links ? (int)found : max_links;
 }
 
 int ss_pw_connection_crossed_links(const ss_pw_connection *connection, uint32_t output_serial, uint32_t input_serial)
 {
-	const struct ss_pw_node *output = node_with(connection, SPA_ID_INVALID, output_serial);
-	const struct ss_pw_node *input = node_with(connection, SPA_ID_INVALID, input_serial);
+	const struct ss_pw_node_info *output = ss_pw_view_node_with_serial(&connection->view, output_serial);
+	const struct ss_pw_node_info *input = ss_pw_view_node_with_serial(&connection->view, input_serial);
 	if (output == NULL || input == NULL)
 		return 0;
 	int crossed = 0;
-	for (uint32_t i = 0; i < connection->link_count; i++) {
-		const struct ss_pw_link *link = &connection->links[i];
-		if (link->output_node != output->id || link->input_node != input->id)
-			continue;
-		const struct ss_pw_port *from = port_with(connection, link->output_port);
-		const struct ss_pw_port *to = port_with(connection, link->input_port);
-		if (from != NULL && to != NULL && is_position(from->channel) && is_position(to->channel) &&
-		    strcmp(from->channel, to->channel) != 0)
-			crossed++;
+	for (uint32_t i = 0; i < connection->view.link_count; i++) {
+		const struct ss_pw_link_info *link = &connection->view.links[i];
+		crossed += link->output_node == output->id && link->input_node == input->id
+			&& ss_pw_view_link_is_crossed(&connection->view, link);
 	}
 	return crossed;
 }
 
 uint32_t ss_pw_connection_node_serial(const ss_pw_connection *connection, uint32_t node_id)
 {
-	const struct ss_pw_node *node = node_with(connection, node_id, SPA_ID_INVALID);
-	return node == NULL ? SPA_ID_INVALID : node->serial;
+	const struct ss_pw_node_info *node = ss_pw_view_node(&connection->view, node_id);
+	return node == NULL || node->serial == 0 ? SPA_ID_INVALID : (uint32_t)node->serial;
 }
 
 void ss_pw_connection_set_links_changed(ss_pw_connection *connection, ss_pw_links_changed_cb callback, void *userdata)
@@ -325,9 +217,7 @@ void ss_pw_connection_free(ss_pw_connection *connection)
 		spa_hook_remove(&connection->registry_listener);
 		pw_proxy_destroy((struct pw_proxy *)connection->registry);
 	}
-	free(connection->nodes);
-	free(connection->ports);
-	free(connection->links);
+	ss_pw_view_clear(&connection->view);
 	if (connection->core != NULL) {
 		spa_hook_remove(&connection->core_listener);
 		pw_core_disconnect(connection->core);

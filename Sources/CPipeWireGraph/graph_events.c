@@ -23,19 +23,19 @@ static void on_global(void *data, uint32_t id, uint32_t permissions, const char 
 		}
 		return;
 	}
-	int kind = ss_view_add(&g->view, id, type, props);
+	int kind = ss_pw_view_add(&g->view, id, type, props);
 	if (kind == 1) {
-		struct ss_pw_graph_node_info *node = ss_view_node(&g->view, id);
+		struct ss_pw_node_info *node = ss_pw_view_node(&g->view, id);
 		if (g->park_sink != NULL && strcmp(node->name, g->park_name) == 0) {
 			g->park_id = id;
 			ss_graph_emit(g, SS_PW_GRAPH_PARK_SINK_READY, id, node->name);
 		} else if (strncmp(node->media_class, "Stream/", 7) == 0 && strcmp(node->name, g->node_name) != 0) {
-			ss_view_bind_stream(g, id);
+			ss_graph_bind_stream(g, id);
 			if (strcmp(node->media_class, "Stream/Output/Audio") == 0)
 				ss_graph_emit(g, SS_PW_GRAPH_APP_APPEARED, id, node->name);
 		}
 	} else if (kind == 3) {
-		struct ss_pw_graph_link_info *link = &g->view.links[g->view.link_count - 1];
+		struct ss_pw_link_info *link = &g->view.links[g->view.link_count - 1];
 		char detail[64];
 		snprintf(detail, sizeof(detail), "%u:%u->%u:%u", link->output_node, link->output_port, link->input_node, link->input_port);
 		ss_graph_emit(g, SS_PW_GRAPH_LINK_ADDED, id, detail);
@@ -50,11 +50,11 @@ static void on_global_remove(void *data, uint32_t id)
 		ss_graph_metadata_gone(g);
 		return;
 	}
-	struct ss_pw_graph_node_info *node = ss_view_node(&g->view, id);
+	struct ss_pw_node_info *node = ss_pw_view_node(&g->view, id);
 	int was_app = node != NULL && strcmp(node->media_class, "Stream/Output/Audio") == 0;
-	int kind = ss_view_remove(&g->view, id);
+	int kind = ss_pw_view_remove(&g->view, id);
 	if (kind == 1) {
-		ss_view_unbind(g, id);
+		ss_graph_unbind_streams(g, id);
 		for (uint32_t s = 0; s < g->config.input_sets; s++)
 			if (g->set_app[s] == id)
 				ss_graph_free_set(g, s);

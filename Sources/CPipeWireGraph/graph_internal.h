@@ -11,21 +11,6 @@
 #define SS_MAX_SCRATCH_FRAMES 8192
 #define SS_OUT_LINKS 16
 
-struct ss_view_port {
-	struct ss_pw_graph_port_info info;
-	uint32_t linked_mask;   /* for an app's port: channels of its set we linked it to */
-};
-
-/* One view of the registry: nodes, ports, links (loop thread). */
-struct ss_view {
-	struct ss_pw_graph_node_info *nodes;
-	uint32_t node_count, node_capacity;
-	struct ss_view_port *ports;
-	uint32_t port_count, port_capacity;
-	struct ss_pw_graph_link_info *links;
-	uint32_t link_count, link_capacity;
-};
-
 /* A stream node bound for its info: application.process.id is not in the registry's global. */
 struct ss_node_binding {
 	struct spa_list link;
@@ -53,7 +38,7 @@ struct ss_pw_graph {
 	struct pw_metadata *metadata;   /* the "default" metadata, bound while it exists */
 	struct spa_hook metadata_listener;
 	uint32_t metadata_id;
-	struct ss_view view;
+	struct ss_pw_view view;
 	struct spa_list bindings;
 	int started, disconnected, ready_reported, sync_seq, synced;
 
@@ -118,25 +103,22 @@ struct ss_pw_graph {
 	uint64_t slowest_process_nsec, slowest_process_end_nsec;
 };
 
-/* registry_view.c */
-void ss_view_clear(struct ss_view *view);
-struct ss_pw_graph_node_info *ss_view_node(struct ss_view *view, uint32_t id);
-struct ss_pw_graph_node_info *ss_view_node_named(struct ss_view *view, const char *name);
-/* Adds what a registry global announced; returns 1 node, 2 port, 3 link, 0 nothing. */
-int ss_view_add(struct ss_view *view, uint32_t id, const char *type, const struct spa_dict *props);
-/* Removes the object; returns its kind as above. */
-int ss_view_remove(struct ss_view *view, uint32_t id);
-/* Binds a stream node for its info (its process id), unbinds one or all. */
-void ss_view_bind_stream(struct ss_pw_graph *g, uint32_t id);
-void ss_view_unbind(struct ss_pw_graph *g, uint32_t id);
+/* graph_view.c: stream nodes bound for their info (their process id); unbound one, or all (0). */
+void ss_graph_bind_stream(struct ss_pw_graph *g, uint32_t id);
+void ss_graph_unbind_streams(struct ss_pw_graph *g, uint32_t id);
 
 static const char *const SS_CHANNELS[SS_PW_GRAPH_SET_CHANNELS] = { "FL", "FR", "FC", "LFE", "RL", "RR", "SL", "SR" };
 
 /* pipewire_graph.c */
 void ss_graph_emit(struct ss_pw_graph *g, int event, uint32_t id, const char *detail);
-/* graph_links.c: what to link now that the graph changed; sets, outputs, proxies let go. */
+/* graph_links.c: what to link now that the graph changed; a link made (its proxy's user data
+ * of that size); sets and proxies let go. */
 void ss_graph_update(struct ss_pw_graph *g);
+struct pw_proxy *ss_graph_make_link(struct ss_pw_graph *g, uint32_t out_node, uint32_t out_port, uint32_t in_node,
+		uint32_t in_port, size_t user_data_size);
 void ss_graph_free_set(struct ss_pw_graph *g, uint32_t set);
+/* graph_outputs.c: our outputs linked to the sink as far as its ports allow; all unlinked. */
+void ss_graph_link_outputs_now(struct ss_pw_graph *g, uint32_t own);
 void ss_graph_unlink_outputs(struct ss_pw_graph *g);
 void ss_graph_store_latency(struct ss_pw_graph *g, double seconds);
 void ss_graph_port_gone(struct ss_pw_graph *g, uint32_t port);

@@ -87,7 +87,7 @@ int ss_pw_graph_set_target(ss_pw_graph *g, uint32_t app_node, uint32_t target_no
 {
 	int result = 0;
 	pw_thread_loop_lock(g->loop);
-	struct ss_pw_graph_node_info *target = target_node != 0 ? ss_view_node(&g->view, target_node) : NULL;
+	struct ss_pw_node_info *target = target_node != 0 ? ss_pw_view_node(&g->view, target_node) : NULL;
 	if (g->metadata == NULL)
 		result = -EAGAIN;
 	else if (target_node != 0 && target == NULL)
@@ -166,7 +166,7 @@ int ss_pw_graph_sweep_targets(ss_pw_graph *g, const char *park_prefix)
 			struct ss_seen_target *t = &g->seen_targets[i];
 			char *end;
 			unsigned long long number = strtoull(t->value, &end, 10);
-			struct ss_pw_graph_node_info *target = NULL;
+			struct ss_pw_node_info *target = NULL;
 			for (uint32_t n = 0; end != t->value && *end == '\0' && n < g->view.node_count; n++)
 				if (t->is_object ? g->view.nodes[n].serial == number : g->view.nodes[n].id == number)
 					target = &g->view.nodes[n];

@@ -283,8 +283,8 @@ static void teardown(struct ss_pw_graph *g)
 		pw_core_disconnect(g->core);
 	}
 	g->core = NULL;
-	ss_view_unbind(g, 0);
-	ss_view_clear(&g->view);
+	ss_graph_unbind_streams(g, 0);
+	ss_pw_view_clear(&g->view);
 	g->default_sink[0] = '\0';
 	g->registry_synced = 0;
 	__atomic_store_n(&g->node_id, 0, __ATOMIC_RELAXED);
@@ -377,7 +377,7 @@ void ss_pw_graph_free(ss_pw_graph *g)
 		pw_context_destroy(g->context);
 	if (g->loop != NULL)
 		pw_thread_loop_destroy(g->loop);
-	ss_view_clear(&g->view);
+	ss_pw_view_clear(&g->view);
 	free(g->scratch);
 	free(g->remote);
 	free(g->node_name);

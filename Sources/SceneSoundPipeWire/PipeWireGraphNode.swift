@@ -303,7 +303,7 @@ public final class PipeWireGraphNode: @unchecked Sendable {
 
     public func node(id: UInt32) -> Node? {
         guard let handle = live else { return nil }
-        var info = ss_pw_graph_node_info()
+        var info = ss_pw_node_info()
         return ss_pw_graph_node(handle, id, &info) == 0 ? Node(info) : nil
     }
     public func nodeID(named name: String) -> UInt32? {
@@ -313,19 +313,19 @@ public final class PipeWireGraphNode: @unchecked Sendable {
     }
     public func nodes(mediaClass: String? = nil) -> [Node] {
         guard let handle = live else { return [] }
-        return copyOut(ss_pw_graph_node_info()) { out, capacity in
+        return copyOut(ss_pw_node_info()) { out, capacity in
             withOptionalCString(mediaClass) { ss_pw_graph_nodes(handle, $0, out, capacity) }
         }.map(Node.init)
     }
     /// A node's ports (nil: every port).
     public func ports(ofNode nodeID: UInt32? = nil) -> [Port] {
         guard let handle = live else { return [] }
-        return copyOut(ss_pw_graph_port_info()) { ss_pw_graph_ports(handle, nodeID ?? 0, $0, $1) }.map(Port.init)
+        return copyOut(ss_pw_port_info()) { ss_pw_graph_ports(handle, nodeID ?? 0, $0, $1) }.map(Port.init)
     }
     /// Links from or to a node (nil: every link).
     public func links(ofNode nodeID: UInt32? = nil) -> [Link] {
         guard let handle = live else { return [] }
-        return copyOut(ss_pw_graph_link_info()) { ss_pw_graph_links(handle, nodeID ?? 0, $0, $1) }.map {
+        return copyOut(ss_pw_link_info()) { ss_pw_graph_links(handle, nodeID ?? 0, $0, $1) }.map {
             Link(id: $0.id, outputNodeID: $0.output_node, outputPortID: $0.output_port, inputNodeID: $0.input_node, inputPortID: $0.input_port)
         }
     }
@@ -347,13 +347,13 @@ private func text<T>(_ tuple: T) -> String {
 }
 
 extension PipeWireGraphNode.Node {
-    init(_ info: ss_pw_graph_node_info) {
+    init(_ info: ss_pw_node_info) {
         self.init(id: info.id, serial: info.serial, processID: info.process_id, mediaClass: text(info.media_class), name: text(info.name))
     }
 }
 
 extension PipeWireGraphNode.Port {
-    init(_ info: ss_pw_graph_port_info) {
+    init(_ info: ss_pw_port_info) {
         self.init(id: info.id, nodeID: info.node, isOutput: info.is_output != 0, channel: text(info.channel), name: text(info.name))
     }
 }

@@ -164,7 +164,13 @@ import SceneSoundTestSupport
             } catch {
                 // What kept it awake: the reasons it gave for waking, the last first.
                 let wakes = daemon.log.split(separator: "\n").filter { $0.contains("the output wakes") }.suffix(5)
-                throw TestFailure("\(error); its last wake-ups: \(wakes.reversed())")
+                // And what sounds: the streams and captured apps as status shows them.
+                let status = try? HeadTrackingTests.statusDocument(client)
+                let encoder = JSONEncoder()
+                let streams = (try? encoder.encode(status?.streams)).map { String(decoding: $0, as: UTF8.self) } ?? "?"
+                let apps = (try? encoder.encode(status?.apps)).map { String(decoding: $0, as: UTF8.self) } ?? "?"
+                throw TestFailure("\(error); its last wake-ups: \(Array(wakes.reversed())); streams \(streams); apps \(apps); "
+                                  + "the log's end: \(daemon.log.suffix(1500))")
             }
             // Not required here: a capture that does not rest shows in the window's figures.
             if setup.captureApps { try? waitUntil(timeoutSeconds: 15, "the capture to rest") { captureRests() >= 1 } }

@@ -3,6 +3,8 @@
 
 #include <stdint.h>
 
+#include "pipewire_registry.h"
+
 /* SceneSound as one real-time node of the PipeWire graph (issue 28; docs/CAPTURE.md, "The graph
  * path on PipeWire"): a pw_filter (RT_PROCESS, data thread real-time) with two outputs (FL FR)
  * and a pool of input sets of 8 mono f32 ports (FL FR FC LFE RL RR SL SR), every port added
@@ -25,7 +27,7 @@
 
 #define SS_PW_GRAPH_SET_CHANNELS 8
 #define SS_PW_GRAPH_MAX_SETS 64
-#define SS_PW_GRAPH_TEXT 128
+#define SS_PW_GRAPH_TEXT SS_PW_TEXT
 #define SS_PW_GRAPH_OUT_CHANNELS 8
 #define SS_PW_GRAPH_LATE_RECORD 16
 
@@ -71,33 +73,15 @@ struct ss_pw_graph_config {
 };
 
 /* ---- The registry view (loop thread's copy; the lookups copy out under the lock). ---- */
-struct ss_pw_graph_node_info {
-	uint32_t id;
-	uint64_t serial;
-	int32_t process_id;         /* application.process.id (Stream/ nodes, from the node's info:
-	                               0 until it arrives, or if none) */
-	char media_class[64];
-	char name[SS_PW_GRAPH_TEXT];
-};
-struct ss_pw_graph_port_info {
-	uint32_t id, node;
-	int32_t is_output;
-	char channel[16];           /* audio.channel */
-	char name[64];              /* port.name */
-};
-struct ss_pw_graph_link_info {
-	uint32_t id, output_node, output_port, input_node, input_port;
-};
-
 /* 0 and *info filled, or -1 when no such node. */
-int ss_pw_graph_node(ss_pw_graph *graph, uint32_t id, struct ss_pw_graph_node_info *info);
+int ss_pw_graph_node(ss_pw_graph *graph, uint32_t id, struct ss_pw_node_info *info);
 /* A node's id by node.name, 0 when none. */
 uint32_t ss_pw_graph_find_node(ss_pw_graph *graph, const char *name);
 /* Nodes of that media.class (NULL: all), ports of a node (node 0: all), links touching a node
  * (node 0: all): how many exist; at most capacity are copied. */
-uint32_t ss_pw_graph_nodes(ss_pw_graph *graph, const char *media_class, struct ss_pw_graph_node_info *out, uint32_t capacity);
-uint32_t ss_pw_graph_ports(ss_pw_graph *graph, uint32_t node, struct ss_pw_graph_port_info *out, uint32_t capacity);
-uint32_t ss_pw_graph_links(ss_pw_graph *graph, uint32_t node, struct ss_pw_graph_link_info *out, uint32_t capacity);
+uint32_t ss_pw_graph_nodes(ss_pw_graph *graph, const char *media_class, struct ss_pw_node_info *out, uint32_t capacity);
+uint32_t ss_pw_graph_ports(ss_pw_graph *graph, uint32_t node, struct ss_pw_port_info *out, uint32_t capacity);
+uint32_t ss_pw_graph_links(ss_pw_graph *graph, uint32_t node, struct ss_pw_link_info *out, uint32_t capacity);
 
 /* ---- The node. ---- */
 ss_pw_graph *ss_pw_graph_new(const struct ss_pw_graph_config *config, ss_pw_graph_process_cb process,
