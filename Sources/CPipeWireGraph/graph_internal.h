@@ -93,9 +93,8 @@ struct ss_pw_graph {
 	uint64_t underruns, reconnects;
 	/* Cycles our process ended after the driver's next cycle was due (the sink played without
 	 * us), the last SS_PW_GRAPH_LATE_RECORD of them (when each ended, how long it and its CPU
-	 * time took, how long after the call before it began), and
-	 * the longest process call (thread CPU ns) and when it ended; calls that took more CPU time
-	 * than their quantum lasts. */
+	 * time took, how long after the call before it began), and the longest process call
+	 * (thread CPU ns) and when it ended; calls that took more CPU time than their quantum lasts. */
 	uint64_t late_cycles, overloaded_cycles;
 	uint64_t last_process_start_nsec;   /* the data thread's own, */
 	int last_process_outlasted;         /* as this */
