@@ -29,6 +29,8 @@ static void on_global(void *data, uint32_t id, uint32_t permissions, const char 
 		if (g->park_sink != NULL && strcmp(node->name, g->park_name) == 0) {
 			g->park_id = id;
 			ss_graph_emit(g, SS_PW_GRAPH_PARK_SINK_READY, id, node->name);
+		} else if (strcmp(node->media_class, "Audio/Sink") == 0) {
+			ss_graph_reread_default(g, 0.25);   /* the session manager may make it the default */
 		} else if (strncmp(node->media_class, "Stream/", 7) == 0 && strcmp(node->name, g->node_name) != 0) {
 			ss_graph_bind_stream(g, id);
 			if (strcmp(node->media_class, "Stream/Output/Audio") == 0)
@@ -86,8 +88,12 @@ static void on_core_done(void *data, uint32_t id, int seq)
 		g->synced = 1;
 		pw_thread_loop_signal(g->loop, false);
 	}
+	if (id == PW_ID_CORE && seq == g->reread_seq)
+		ss_graph_reread_done(g);
 	if (id == PW_ID_CORE && seq == g->registry_seq && !g->registry_synced) {
 		g->registry_synced = 1;   /* every global there was at connection is known */
+		if (g->default_sink[0] == '\0')
+			ss_graph_reread_default(g, 0.25);
 		ss_graph_update(g);
 	}
 }

@@ -38,6 +38,11 @@ struct ss_pw_graph {
 	struct pw_metadata *metadata;   /* the "default" metadata, bound while it exists */
 	struct spa_hook metadata_listener;
 	uint32_t metadata_id;
+	/* A binding replaced by a fresh one (the default read again), let go once the server has
+	 * answered the sync that follows the new one (reread_seq): see graph_metadata.c. */
+	struct pw_metadata *metadata_old;
+	struct spa_hook metadata_old_listener;
+	int reread_seq;
 	struct ss_pw_view view;
 	struct spa_list bindings;
 	int started, disconnected, ready_reported, sync_seq, synced;
@@ -63,6 +68,9 @@ struct ss_pw_graph {
 	/* Reconnection: a timer on the loop, its next delay, the attempts since the loss. */
 	struct spa_source *retry_timer;
 	double retry_delay;
+	/* The default read again (graph_metadata.c): a timer on the loop and its next delay. */
+	struct spa_source *reread_timer;
+	double reread_delay;
 	uint32_t attempts;
 	int outage, ever_linked, registry_synced, registry_seq;
 
@@ -131,6 +139,11 @@ void ss_graph_schedule_retry(struct ss_pw_graph *g);
 /* graph_metadata.c */
 extern const struct pw_metadata_events ss_graph_metadata_events;
 void ss_graph_metadata_gone(struct ss_pw_graph *g);
+/* The default sink read again `seconds` from now (a sink appeared, or none is known yet). */
+void ss_graph_reread_default(struct ss_pw_graph *g, double seconds);
+void ss_graph_on_reread_default(void *data, uint64_t expirations);
+/* The sync after a fresh binding answered: the binding it replaced let go. */
+void ss_graph_reread_done(struct ss_pw_graph *g);
 /* Clears our targets and waits (≤ 1 s) for the server to have done so. */
 void ss_graph_clear_targets(struct ss_pw_graph *g);
 /* Waits (≤ 1 s) until the server has answered everything asked so far. Loop locked, not on

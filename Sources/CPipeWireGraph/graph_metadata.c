@@ -76,6 +76,8 @@ static void on_metadata_property(void *data, uint32_t subject, const char *key, 
 	if (strcmp(name, g->default_sink) == 0)
 		return;
 	snprintf(g->default_sink, sizeof(g->default_sink), "%s", name);
+	if (name[0] != '\0')
+		g->reread_delay = 0;
 	/* Linked already to the sink that is now the default (it was found by name before the
 	 * metadata came): nothing to change. */
 	if (g->outputs_wanted && g->follow_default && strcmp(g->linked_sink_name, name) != 0)
@@ -113,6 +115,62 @@ int ss_pw_graph_set_target(ss_pw_graph *g, uint32_t app_node, uint32_t target_no
 	return result;
 }
 
+/* PipeWire's module-metadata (0.3.65, and unchanged upstream) forwards the owner's property
+ * events, while any binding awaits the owner's pong, only to the bindings still awaiting it: a
+ * default chosen in that window never reaches an older binding. After a restart of the server
+ * every client binds at once, and the default WirePlumber names as the sink appears was missed
+ * so: the node followed no sink and stayed silent (PipeWireOutputTests, 1 run in 15 under two
+ * busy loops). So while we follow the default it is read again — the metadata bound anew, which
+ * replays what it holds — a moment after a sink appears, and, while none is known, with delays
+ * doubling from a quarter second to 30 s. No timer runs while a default is known. */
+void ss_graph_reread_default(struct ss_pw_graph *g, double seconds)
+{
+	if (g->reread_timer == NULL || !g->follow_default || !g->outputs_wanted)
+		return;
+	struct timespec value = { .tv_sec = (time_t)seconds, .tv_nsec = (long)((seconds - (time_t)seconds) * 1e9) };
+	pw_loop_update_timer(pw_thread_loop_get_loop(g->loop), g->reread_timer, &value, NULL, false);
+}
+
+/* A binding may be let go only once the owner has answered its ping: one destroyed while it still
+ * waits is never taken off the module's count of waiting bindings, and every other binding would
+ * then miss every event for good. The server serves none of our messages while a binding of ours
+ * waits (the client is busy), so the answer to a sync sent after the new binding tells that it
+ * no longer does; the old binding, long answered, is let go then (ss_graph_reread_done). */
+void ss_graph_on_reread_default(void *data, uint64_t expirations)
+{
+	struct ss_pw_graph *g = data;
+	(void)expirations;
+	if (!g->started || g->disconnected || g->registry == NULL || g->metadata == NULL || !g->follow_default)
+		return;
+	if (g->metadata_old != NULL) {   /* the last one not answered yet: again a moment later */
+		ss_graph_reread_default(g, 0.05);
+		return;
+	}
+	struct pw_metadata *fresh = pw_registry_bind(g->registry, g->metadata_id, PW_TYPE_INTERFACE_Metadata, PW_VERSION_METADATA, 0);
+	if (fresh == NULL)
+		return;
+	g->metadata_old = g->metadata;
+	spa_hook_remove(&g->metadata_listener);
+	pw_metadata_add_listener(g->metadata_old, &g->metadata_old_listener, &ss_graph_metadata_events, g);
+	g->metadata = fresh;
+	pw_metadata_add_listener(g->metadata, &g->metadata_listener, &ss_graph_metadata_events, g);
+	g->reread_seq = pw_core_sync(g->core, PW_ID_CORE, 0);
+	if (g->default_sink[0] == '\0') {
+		/* Checked at the next expiry: the replay arrives after this returns. */
+		g->reread_delay = g->reread_delay <= 0 ? 0.25 : SPA_MIN(2 * g->reread_delay, 30.0);
+		ss_graph_reread_default(g, g->reread_delay);
+	}
+}
+
+void ss_graph_reread_done(struct ss_pw_graph *g)
+{
+	if (g->metadata_old == NULL)
+		return;
+	spa_hook_remove(&g->metadata_old_listener);
+	pw_proxy_destroy((struct pw_proxy *)g->metadata_old);
+	g->metadata_old = NULL;
+}
+
 /* The binding let go, with what the metadata held: its owner (WirePlumber) removed it — a
  * restart of WirePlumber does, and makes a new one, bound when it is announced — or our
  * connection ends. The targets we wrote went with it; the default sink is kept until the new
@@ -123,6 +181,7 @@ void ss_graph_metadata_gone(struct ss_pw_graph *g)
 		spa_hook_remove(&g->metadata_listener);
 		pw_proxy_destroy((struct pw_proxy *)g->metadata);
 	}
+	ss_graph_reread_done(g);
 	g->metadata = NULL;
 	g->metadata_id = 0;
 	g->targeted_count = 0;

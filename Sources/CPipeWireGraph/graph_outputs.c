@@ -237,6 +237,13 @@ void ss_pw_graph_linked_sink(ss_pw_graph *g, char *name, uint32_t size)
 	pw_thread_loop_unlock(g->loop);
 }
 
+void ss_pw_graph_default_sink(ss_pw_graph *g, char *name, uint32_t size)
+{
+	pw_thread_loop_lock(g->loop);
+	snprintf(name, size, "%s", g->default_sink);
+	pw_thread_loop_unlock(g->loop);
+}
+
 void ss_pw_graph_unlink_outputs(ss_pw_graph *g)
 {
 	pw_thread_loop_lock(g->loop);

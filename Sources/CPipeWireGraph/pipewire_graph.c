@@ -331,6 +331,7 @@ int ss_pw_graph_start(ss_pw_graph *g)
 	pw_thread_loop_lock(g->loop);
 	g->started = 1;
 	g->retry_timer = pw_loop_add_timer(pw_thread_loop_get_loop(g->loop), on_retry, g);
+	g->reread_timer = pw_loop_add_timer(pw_thread_loop_get_loop(g->loop), ss_graph_on_reread_default, g);
 	result = connect_node(g);
 	if (result < 0 && g->config.retry_initial_seconds > 0) {
 		/* Not there yet: retried, as a lost connection is. */
@@ -360,6 +361,9 @@ void ss_pw_graph_stop(ss_pw_graph *g)
 		if (g->retry_timer != NULL)
 			pw_loop_destroy_source(pw_thread_loop_get_loop(g->loop), g->retry_timer);
 		g->retry_timer = NULL;
+		if (g->reread_timer != NULL)
+			pw_loop_destroy_source(pw_thread_loop_get_loop(g->loop), g->reread_timer);
+		g->reread_timer = NULL;
 		__atomic_store_n(&g->linked_mask, 0, __ATOMIC_RELEASE);
 		ss_graph_store_latency(g, -1);
 	}

@@ -128,7 +128,8 @@ import Testing
         #expect(events.wait(timeoutSeconds: 5) { $0.contains { $0.isDisconnected } }, "\(events.events)")
         #expect(!output.isConnected && output.measuredLatencySeconds == nil)
         try server.start()
-        #expect(events.wait(timeoutSeconds: 10) { $0.count { $0.isConnected } == 2 }, "\(events.events)")
+        #expect(events.wait(timeoutSeconds: 10) { $0.count { $0.isConnected } == 2 },
+                "\(events.events); the node knows the default sink as \(output.graph.defaultSinkName ?? "none"), \"out\" as node \(output.graph.nodeID(named: "out").map(String.init) ?? "none")")
         #expect(waitUntil(timeoutSeconds: 5) { output.measuredLatencySeconds != nil }, "no latency reported after the restart")
         #expect(output.reconnectCount == 1)
         #expect(events.count { $0.isDisconnected } == 1, "one outage, reported once: \(events.events)")

@@ -121,6 +121,8 @@ void ss_pw_graph_set_output_mask(ss_pw_graph *graph, uint32_t mask);
 void ss_pw_graph_set_resting(ss_pw_graph *graph, int resting);
 /* The sink our outputs are linked to (copied into name, "" when none). */
 void ss_pw_graph_linked_sink(ss_pw_graph *graph, char *name, uint32_t size);
+/* The default sink's node.name as the `default` metadata last told us ("" while none). */
+void ss_pw_graph_default_sink(ss_pw_graph *graph, char *name, uint32_t size);
 /* Our silent park sink (adapter + support.null-audio-sink, 7.1, node.virtual,
  * object.linger=false: it dies with our connection; never a driver by priority); made again
  * after a reconnection until destroyed or stopped. */
