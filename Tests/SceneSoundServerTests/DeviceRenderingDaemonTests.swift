@@ -443,14 +443,26 @@ import Testing
             let judged = marks[index]..<(marks[index] + 24_000)
             let steady = (marks[index + 1] - 24_000)..<marks[index + 1]
             let before = (marks[index] - 24_000)..<marks[index]
-            let worst = [Self.worstThirdDifference(left, judged), Self.worstThirdDifference(right, judged)].max { $0.relative < $1.relative }!
-            let reference = max(Self.discontinuity(left, steady), Self.discontinuity(right, steady))
-            let quieter = min(level(before), level(steady))
-            let weakest = stride(from: judged.lowerBound, to: judged.upperBound - 96, by: 48).map { level($0..<($0 + 96)) / quieter }.min() ?? 0
             let balance = Self.balance(left, right, from: judged.lowerBound, windows: 50)
             let old = Self.balance(left, right, from: before.lowerBound, windows: 50).last!, new = Self.balance(left, right, from: steady.lowerBound, windows: 50).last!
             let between = balance.filter { abs($0 - old) > 0.2 && abs($0 - new) > 0.2 }.count
-            print("\(kind) \(change) on spk: discontinuity \(worst.relative) at \(worst.at - judged.lowerBound) frames (steady \(reference)), weakest 2 ms at \(weakest) of the quieter rendering's level; L−R \(old) → \(new) dB, \(between) windows of 10 ms between")
+            // The switch: from the first 10 ms window that left the old balance to the last that
+            // had not reached the new one, and 20 ms either side. Its click and its level are
+            // judged there; a gap elsewhere in the half second is not the crossfade's (a cycle
+            // the machine stalled for: the soak and CaptureUnderLoadTests judge those), and is
+            // printed.
+            let leaving = balance.firstIndex { abs($0 - old) > 0.2 } ?? 0
+            let arrived = balance.lastIndex { abs($0 - new) > 0.2 } ?? leaving
+            let crossfade = (judged.lowerBound + 480 * max(0, leaving - 2))..<(judged.lowerBound + 480 * min(50, arrived + 3))
+            let worst = [Self.worstThirdDifference(left, crossfade), Self.worstThirdDifference(right, crossfade)].max { $0.relative < $1.relative }!
+            let reference = max(Self.discontinuity(left, steady), Self.discontinuity(right, steady))
+            let quieter = min(level(before), level(steady))
+            func weakest(_ span: Range<Int>) -> Double {
+                stride(from: span.lowerBound, to: span.upperBound - 96, by: 48).map { level($0..<($0 + 96)) / quieter }.min() ?? 0
+            }
+            let weakestInSwitch = weakest(crossfade), weakestInHalfSecond = weakest(judged)
+            print("\(kind) \(change) on spk: the switch over \(crossfade.lowerBound - judged.lowerBound)..<\(crossfade.upperBound - judged.lowerBound) frames after the command: discontinuity \(worst.relative) at \(worst.at - judged.lowerBound) (steady \(reference)), weakest 2 ms at \(weakestInSwitch) of the quieter rendering's level (\(weakestInHalfSecond) over the half second); L−R \(old) → \(new) dB, \(between) windows of 10 ms between")
+            let weakest = weakestInSwitch
             #expect(worst.relative < 2 * reference, "\(change): a click")
             #expect(weakest > 0.5, "\(change): something dropped")
             #expect(abs(balance.first! - old) < 0.5 && abs(balance.last! - new) < 0.5, "\(change): the change not within the judged span")
