@@ -406,11 +406,11 @@ import Testing
     /// 20°, with nothing else changing: the output pinned to one sink (`--output KIND:spk`), the
     /// switch made with `scenesound device render`, which sends the engine the same
     /// `setRendering` a new default sink does. So what the sink records is SceneSound's crossfade
-    /// alone: judged over the 0.5 s after each command, its third difference against the steady
-    /// tone's 0.5 s before the next command (the unchanged new rendering's), within 6 dB; every
-    /// 2 ms of it at no less than half the quieter rendering's level; and its L/R balance going
-    /// from the old rendering's to the new one's over more than one 10 ms window (a fade, not a
-    /// jump).
+    /// alone: its L/R balance going from the old rendering's to the new one's within the 0.5 s
+    /// after each command, over more than one 10 ms window (a fade, not a jump); and over the
+    /// switch (the windows between, 20 ms either side) its third difference against the steady
+    /// tone's 0.5 s before the next command (the unchanged new rendering's), within 6 dB, and
+    /// every 2 ms of it at no less than half the quieter rendering's level.
     @Test(arguments: PrivateSoundServer.Kind.allCases)
     func aRenderingSwitchOnOneSinkIsCrossfadedWithoutAClick(kind: PrivateSoundServer.Kind) throws {
         let server = try PrivatePulse(kind)
