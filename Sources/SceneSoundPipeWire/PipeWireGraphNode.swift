@@ -218,10 +218,11 @@ public final class PipeWireGraphNode: @unchecked Sendable {
     /// Resting: our outputs unlinked (still wanted) so the sink may suspend; not: linked again.
     public func setResting(_ resting: Bool) { if let handle = live { ss_pw_graph_set_resting(handle, resting ? 1 : 0) } }
     /// The sink our outputs are linked to, nil when none.
-    public var linkedSinkName: String? { text(ss_pw_graph_linked_sink) }
+    public var linkedSinkName: String? { copiedName(ss_pw_graph_linked_sink) }
     /// The default sink as the `default` metadata last named it, nil while none.
-    public var defaultSinkName: String? { text(ss_pw_graph_default_sink) }
-    private func text(_ read: (OpaquePointer?, UnsafeMutablePointer<CChar>?, UInt32) -> Void) -> String? {
+    public var defaultSinkName: String? { copiedName(ss_pw_graph_default_sink) }
+    /// A name the C side copies out under the loop's lock; nil when empty or not running.
+    private func copiedName(_ read: (OpaquePointer?, UnsafeMutablePointer<CChar>?, UInt32) -> Void) -> String? {
         guard let handle = live else { return nil }
         var buffer = [CChar](repeating: 0, count: Int(SS_PW_GRAPH_TEXT))
         read(handle, &buffer, UInt32(buffer.count))

@@ -33,6 +33,8 @@ import Testing
                 let until = Self.threadCPUSeconds() + Self.stallSeconds
                 while Self.threadCPUSeconds() < until {}
             case .sleep:
+                // The thread not running for a while is what is tested (a preempted or stalled
+                // render): a fixed sleep is the stall itself, not a wait for something.
                 usleep(UInt32(Self.stallSeconds * 1e6))
             default: break
             }
@@ -51,7 +53,8 @@ import Testing
             recorded[stall] = node.recentLateCycles.first {
                 $0.endedMonotonicSeconds - $0.processSeconds >= asked - 0.001 && $0.processSeconds >= Self.stallSeconds
             }
-            try waitUntil(timeoutSeconds: 5, "cycles again") { let c = node.cycleCount; usleep(50_000); return node.cycleCount > c + 5 }
+            let cyclesAfter = node.cycleCount
+            try waitUntil(timeoutSeconds: 5, "cycles again") { node.cycleCount > cyclesAfter + 10 }
         }
         let spun = try #require(recorded[.spin], "\(node.recentLateCycles)")
         let slept = try #require(recorded[.sleep], "\(node.recentLateCycles)")
