@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "SceneSoundDSP", targets: ["SceneSoundDSP"]),
         .library(name: "SceneSoundEngine", targets: ["SceneSoundEngine"]),
         .library(name: "SceneSoundSOFA", targets: ["SceneSoundSOFA"]),
+        .library(name: "SceneSoundPlatform", targets: ["SceneSoundPlatform"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

@@ -22,6 +22,7 @@ let package = Package(
                 .product(name: "SceneSoundEngine", package: "SceneSound"),
                 .product(name: "SceneSoundDSP", package: "SceneSound"),
                 .product(name: "SceneSoundSOFA", package: "SceneSound"),
+                .product(name: "SceneSoundPlatform", package: "SceneSound"),
             ],
             path: "Benchmarks/RenderBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

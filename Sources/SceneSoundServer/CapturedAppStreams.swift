@@ -113,7 +113,7 @@ public final class CapturedAppStreams: @unchecked Sendable {
         let rate = core.engine.configuration.sampleRateHz
         let feed = Feed(capacityFrames: Int(0.5 * rate), marginFrames: Int(0.004 * rate), maximumMarginFrames: Int(0.050 * rate),
                         windowFrames: Int(0.5 * rate),
-                        maximumQueuedFrames: Int(0.5 * rate), channelCount: app.layout.channelCount, wake: { [rest] in rest.wakeFromAnyThread(for: "audio of \(app.applicationName ?? app.binary ?? "an app")") })
+                        maximumQueuedFrames: Int(0.5 * rate), channelCount: app.layout.channelCount, wake: { [rest] in rest.wakeFromAnyThread() })
         eventLoop.execute { [self] in add(app, feed: feed) }
         return feed
     }

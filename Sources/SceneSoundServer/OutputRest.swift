@@ -1,7 +1,10 @@
+import Glibc
 import Logging
 import NIOCore
+import NIOPosix
 import SceneSoundEngine
 import SceneSoundOutputs
+import SceneSoundPlatform
 import Synchronization
 
 /// Silent when silent: once nothing has sounded for `Engine.quietSecondsBeforeIdle` (every
@@ -22,12 +25,40 @@ final class OutputRest: @unchecked Sendable {
     var startTicking: () -> Void = {}
 
     private let logger: Logger
+    /// Rung by `wakeFromAnyThread`, answered on the event loop (nil if no pipe could be made:
+    /// then such wakes go through `EventLoop.execute`).
+    private let doorbell: Doorbell?
+    private var doorbellChannel: Channel?
 
     init(engine: Engine, output: OutputBackend, eventLoop: EventLoop, logger: Logger) {
         self.logger = logger
         self.engine = engine
         self.output = output
         self.eventLoop = eventLoop
+        doorbell = try? Doorbell()
+    }
+
+    /// Starts answering the doorbell on the event loop (called once, as the server starts).
+    func listen() throws {
+        guard let doorbell else { return }
+        let descriptor = dup(doorbell.readDescriptor)
+        guard descriptor >= 0 else { throw ServerError("cannot watch the output's doorbell: \(String(cString: strerror(errno)))") }
+        do {
+            doorbellChannel = try NIOPipeBootstrap(group: eventLoop)
+                .channelInitializer { [self] channel in
+                    channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(DoorbellAnswer(rest: self)) }
+                }
+                .takingOwnershipOfDescriptor(input: descriptor).wait()
+        } catch {
+            close(descriptor)
+            throw error
+        }
+    }
+
+    /// Stops answering (as the server stops).
+    func stopListening() {
+        try? doorbellChannel?.close().wait()
+        doorbellChannel = nil
     }
 
     var isResting: Bool { resting.load(ordering: .acquiring) }
@@ -54,9 +85,29 @@ final class OutputRest: @unchecked Sendable {
         startTicking()
     }
 
-    /// From any thread (a captured app's audio): free while awake.
-    func wakeFromAnyThread(for reason: @escaping @autoclosure () -> String) {
+    /// From any thread, the output's data thread included (a captured app's audio on the
+    /// PipeWire node): an atomic load while awake; while resting a ring of the doorbell, which
+    /// neither allocates nor locks, answered on the event loop.
+    func wakeFromAnyThread() {
         guard isResting else { return }
-        eventLoop.execute { [self] in wake(for: reason()) }
+        guard let doorbell else {
+            eventLoop.execute { [self] in wake(for: "a captured app's audio") }
+            return
+        }
+        doorbell.ring()
     }
+
+    /// On the event loop, the doorbell's pipe readable.
+    fileprivate func answerDoorbell() {
+        guard doorbell?.answer() == true else { return }
+        wake(for: "a captured app's audio")
+    }
+}
+
+/// Reads the doorbell's pipe on the event loop; what it reads says only "rung".
+private final class DoorbellAnswer: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    private let rest: OutputRest
+    init(rest: OutputRest) { self.rest = rest }
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) { rest.answerDoorbell() }
 }

@@ -105,6 +105,7 @@ public final class SoundServer: @unchecked Sendable {
             throw ServerError("cannot restrict \(configuration.socketPath) to its owner: \(String(cString: strerror(errno)))")
         }
         serverChannel = channel
+        try rest.listen()
         try eventLoop.submit { self.startTicking() }.wait()
         logger.info("listening on \(configuration.socketPath)")
     }
@@ -123,6 +124,7 @@ public final class SoundServer: @unchecked Sendable {
         }.wait()
         try? openTrackChannel?.close().wait()
         try? oscChannel?.close().wait()
+        rest.stopListening()
         windowSource?.stop()
         try? group.syncShutdownGracefully()
     }

@@ -1,5 +1,6 @@
 import Glibc
 import Testing
+import Synchronization
 @testable import SceneSoundPlatform
 
 @Suite struct ReconnectBackoffTests {
@@ -86,5 +87,36 @@ import Testing
         #expect(wall >= cpu / 2)  // one thread cannot use more CPU than time passed (slack for clock granularity)
         #expect(MonotonicClock.deadlineSeconds(after: nil) == nil)
         #expect(MonotonicClock.deadlineSeconds(after: 1)! > MonotonicClock.nowSeconds())
+    }
+}
+
+@Suite struct DoorbellTests {
+    /// Whether the doorbell's pipe is readable within `milliseconds`.
+    private func readable(_ doorbell: Doorbell, withinMilliseconds milliseconds: CInt) -> Bool {
+        var watch = pollfd(fd: doorbell.readDescriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&watch, 1, milliseconds) == 1 && watch.revents & Int16(POLLIN) != 0
+    }
+
+    @Test func aRingFromAnotherThreadWakesTheWatcherOnceUntilAnswered() throws {
+        let doorbell = try Doorbell()
+        #expect(!readable(doorbell, withinMilliseconds: 0))
+        #expect(!doorbell.answer())
+        let wrote = Atomic<Int>(0)
+        let thread = try PlatformThread {
+            for _ in 0 ..< 1000 where doorbell.ring() { wrote.add(1, ordering: .relaxed) }
+        }
+        #expect(readable(doorbell, withinMilliseconds: 10_000))
+        thread.join()
+        // A thousand rings before any answer: one byte written, the rest coalesced.
+        #expect(wrote.load(ordering: .relaxed) == 1)
+        #expect(doorbell.isRung)
+        #expect(doorbell.answer())
+        #expect(!readable(doorbell, withinMilliseconds: 0))
+        #expect(!doorbell.isRung)
+        // Answered: the next ring writes again.
+        #expect(doorbell.ring())
+        #expect(readable(doorbell, withinMilliseconds: 0))
+        #expect(doorbell.answer())
+        #expect(!doorbell.answer())
     }
 }

@@ -1,5 +1,6 @@
 import Benchmark
 import SceneSoundEngine
+import SceneSoundPlatform
 
 // One benchmark iteration is one render block (256 frames at 48 kHz, 5.33 ms of audio).
 //
@@ -77,5 +78,17 @@ let benchmarks: @Sendable () -> Void = {
         for _ in benchmark.scaledIterations { harness.renderBlock() }
     } setup: {
         RendererRingHarness(sourceCount: 64, room: .small, desk: true)
+    }
+
+    // A captured app's audio waking the resting output from the PipeWire node's data thread
+    // (docs/ARCHITECTURE.md "Real-time rules"): 32 sets ring in a cycle, the event loop's answer
+    // re-arms. One iteration is one cycle and its answer.
+    Benchmark("Doorbell.ring_32_sets_and_answer") { benchmark, doorbell in
+        for _ in benchmark.scaledIterations {
+            for _ in 0 ..< 32 { doorbell.ring() }
+            blackHole(doorbell.answer())
+        }
+    } setup: {
+        try Doorbell()
     }
 }
