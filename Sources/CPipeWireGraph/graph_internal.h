@@ -7,6 +7,7 @@
 #include <pipewire/pipewire.h>
 #include <pipewire/filter.h>
 #include <pipewire/extensions/metadata.h>
+#include <spa/param/audio/format-utils.h>
 
 #define SS_MAX_SCRATCH_FRAMES 8192
 #define SS_OUT_LINKS 16
@@ -74,9 +75,10 @@ struct ss_pw_graph {
 	uint32_t attempts;
 	int outage, ever_linked, registry_synced, registry_seq;
 
-	struct pw_proxy *park_sink;
+	struct pw_stream *park_sink;
 	int park_wanted;            /* made again after a reconnection */
 	char park_name[SS_PW_GRAPH_TEXT];
+	char *park_properties;      /* SPA-JSON object of the park sink's extra properties, or NULL */
 	uint32_t park_id;
 	uint32_t targeted[256];   /* app nodes whose metadata targets we wrote */
 	/* Every target.object / target.node in the `default` metadata, ours or not, as announced. */
@@ -115,6 +117,9 @@ void ss_graph_bind_stream(struct ss_pw_graph *g, uint32_t id);
 void ss_graph_unbind_streams(struct ss_pw_graph *g, uint32_t id);
 
 static const char *const SS_CHANNELS[SS_PW_GRAPH_SET_CHANNELS] = { "FL", "FR", "FC", "LFE", "RL", "RR", "SL", "SR" };
+static const uint32_t SS_CHANNEL_POSITIONS[SS_PW_GRAPH_SET_CHANNELS] = {
+	SPA_AUDIO_CHANNEL_FL, SPA_AUDIO_CHANNEL_FR, SPA_AUDIO_CHANNEL_FC, SPA_AUDIO_CHANNEL_LFE,
+	SPA_AUDIO_CHANNEL_RL, SPA_AUDIO_CHANNEL_RR, SPA_AUDIO_CHANNEL_SL, SPA_AUDIO_CHANNEL_SR };
 
 /* pipewire_graph.c */
 void ss_graph_emit(struct ss_pw_graph *g, int event, uint32_t id, const char *detail);
@@ -130,6 +135,7 @@ void ss_graph_unlink_outputs(struct ss_pw_graph *g);
 void ss_graph_store_latency(struct ss_pw_graph *g, double seconds);
 void ss_graph_port_gone(struct ss_pw_graph *g, uint32_t port);
 int ss_graph_make_park_sink(struct ss_pw_graph *g);
+void ss_graph_destroy_park_sink(struct ss_pw_graph *g);
 /* graph_events.c: the listeners, and a lost connection (reported once per outage, retried). */
 extern const struct pw_registry_events ss_graph_registry_events;
 extern const struct pw_core_events ss_graph_core_events;

@@ -182,23 +182,51 @@ uint32_t ss_pw_graph_set_app(ss_pw_graph *g, uint32_t set)
 	return app;
 }
 
+/* An Audio/Sink of our own connection, exported as a stream that never becomes active: a node
+ * that is not active is left out when the server works out which nodes run, so an app whose only
+ * other link goes to it is not started by that link, on 0.3.65 and 1.x alike, until our link into
+ * a set does: the set gets the app's first cycle. (A passive null sink held apps only before
+ * PipeWire 0.3.68: from then on a link is passive only towards a node that can suspend.) No
+ * process callback: it never runs. It dies with our connection, and WirePlumber moves its apps to
+ * the default sink. */
 int ss_graph_make_park_sink(struct ss_pw_graph *g)
 {
 	struct pw_properties *props = pw_properties_new(
-			"factory.name", "support.null-audio-sink", PW_KEY_NODE_NAME, g->park_name,
-			PW_KEY_NODE_DESCRIPTION, "SceneSound park sink", PW_KEY_MEDIA_CLASS, "Audio/Sink",
-			"audio.channels", "8", "audio.position", "[ FL FR FC LFE RL RR SL SR ]",
-			PW_KEY_NODE_VIRTUAL, "true", "monitor.channel-volumes", "true",
-			/* Passive: the app's link to it alone does not start the app; our link into
-			 * a set, made after it, does, so the set gets the app's first cycle. */
-			PW_KEY_NODE_PASSIVE, "true",
-			PW_KEY_OBJECT_LINGER, "false", NULL);
-	g->park_sink = pw_core_create_object(g->core, "adapter", PW_TYPE_INTERFACE_Node, PW_VERSION_NODE, &props->dict, 0);
-	pw_properties_free(props);
-	return g->park_sink == NULL ? -errno : 0;
+			PW_KEY_NODE_NAME, g->park_name, PW_KEY_NODE_DESCRIPTION, "SceneSound park sink",
+			PW_KEY_MEDIA_CLASS, "Audio/Sink", PW_KEY_MEDIA_TYPE, "Audio",
+			PW_KEY_NODE_VIRTUAL, "true", PW_KEY_NODE_PASSIVE, "true", NULL);
+	if (props == NULL)
+		return -errno;
+	if (g->park_properties != NULL)
+		pw_properties_update_string(props, g->park_properties, strlen(g->park_properties));
+	g->park_sink = pw_stream_new(g->core, g->park_name, props);
+	if (g->park_sink == NULL)
+		return -errno;
+	uint8_t buffer[512];
+	struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
+	struct spa_audio_info_raw info = { .format = SPA_AUDIO_FORMAT_F32, .rate = g->config.rate_hz,
+	                                   .channels = SS_PW_GRAPH_SET_CHANNELS };
+	for (int c = 0; c < SS_PW_GRAPH_SET_CHANNELS; c++)
+		info.position[c] = SS_CHANNEL_POSITIONS[c];
+	const struct spa_pod *params[1] = { spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat, &info) };
+	int result = pw_stream_connect(g->park_sink, PW_DIRECTION_INPUT, PW_ID_ANY,
+			PW_STREAM_FLAG_INACTIVE | PW_STREAM_FLAG_MAP_BUFFERS, params, 1);
+	if (result < 0) {
+		pw_stream_destroy(g->park_sink);
+		g->park_sink = NULL;
+	}
+	return result;
 }
 
-int ss_pw_graph_create_park_sink(ss_pw_graph *g, const char *name)
+void ss_graph_destroy_park_sink(struct ss_pw_graph *g)
+{
+	if (g->park_sink != NULL)
+		pw_stream_destroy(g->park_sink);
+	g->park_sink = NULL;
+	g->park_id = 0;
+}
+
+int ss_pw_graph_create_park_sink(ss_pw_graph *g, const char *name, const char *properties)
 {
 	int result = 0;
 	pw_thread_loop_lock(g->loop);
@@ -208,6 +236,8 @@ int ss_pw_graph_create_park_sink(ss_pw_graph *g, const char *name)
 		result = -EALREADY;
 	else {
 		snprintf(g->park_name, sizeof(g->park_name), "%s", name);
+		free(g->park_properties);
+		g->park_properties = properties != NULL && properties[0] != '\0' ? strdup(properties) : NULL;
 		result = ss_graph_make_park_sink(g);
 		g->park_wanted = result == 0;
 	}
@@ -218,10 +248,7 @@ int ss_pw_graph_create_park_sink(ss_pw_graph *g, const char *name)
 void ss_pw_graph_destroy_park_sink(ss_pw_graph *g)
 {
 	pw_thread_loop_lock(g->loop);
-	if (g->park_sink != NULL)
-		pw_proxy_destroy(g->park_sink);
-	g->park_sink = NULL;
-	g->park_id = 0;
+	ss_graph_destroy_park_sink(g);
 	g->park_wanted = 0;
 	pw_thread_loop_unlock(g->loop);
 }

@@ -219,9 +219,9 @@ void ss_pw_graph_set_resting(ss_pw_graph *g, int resting)
 	pw_thread_loop_lock(g->loop);
 	if (!resting != !g->resting) {
 		g->resting = resting != 0;
-		/* 0.3.65 ignores it (process goes on); 1.x stops scheduling us. */
-		if (g->filter != NULL)
-			pw_filter_set_active(g->filter, !resting);
+		/* Unlinked, the node is left out of every cycle until an app linked into a set plays
+		 * (its link starts both). Not made inactive: an inactive node holds an app whose only
+		 * other link goes to our park sink, which never runs, and nothing would wake us. */
 		if (resting)
 			ss_graph_unlink_outputs(g);
 		else

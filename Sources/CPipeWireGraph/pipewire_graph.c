@@ -250,8 +250,6 @@ static int connect_node(struct ss_pw_graph *g)
 			return -ENOMEM;
 	}
 	int result = pw_filter_connect(g->filter, PW_FILTER_FLAG_RT_PROCESS, NULL, 0);
-	if (result == 0 && g->resting)
-		pw_filter_set_active(g->filter, false);
 	/* Made again after a reconnection: it went with the old connection. */
 	if (result == 0 && g->park_wanted)
 		result = ss_graph_make_park_sink(g);
@@ -265,10 +263,7 @@ static void teardown(struct ss_pw_graph *g)
 	for (uint32_t s = 0; s < g->config.input_sets; s++)
 		ss_graph_free_set(g, s);
 	ss_graph_unlink_outputs(g);
-	if (g->park_sink != NULL)
-		pw_proxy_destroy(g->park_sink);
-	g->park_sink = NULL;
-	g->park_id = 0;
+	ss_graph_destroy_park_sink(g);
 	if (g->filter != NULL)
 		pw_filter_destroy(g->filter);
 	g->filter = NULL;
@@ -385,6 +380,7 @@ void ss_pw_graph_free(ss_pw_graph *g)
 	free(g->scratch);
 	free(g->remote);
 	free(g->node_name);
+	free(g->park_properties);
 	free((char *)g->config.application_name);
 	free((char *)g->config.icon_name);
 	free((char *)g->config.description);

@@ -55,6 +55,9 @@ extension CaptureSession {
             pa_context_unref(recordingContext)
         }
         recordingContexts.removeAll()
+        // After the sweep has moved its apps on (a failure: WirePlumber moves them to the default).
+        if madeParkSink { graph?.destroyParkSink() }
+        madeParkSink = false
         pa_context_set_state_callback(context, nil, nil)
         pa_context_set_subscribe_callback(context, nil, nil)
         pulseDisconnect(context)

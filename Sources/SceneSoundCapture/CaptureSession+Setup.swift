@@ -69,6 +69,11 @@ extension CaptureSession {
 
     func loadCaptureSink(previousDefault: String?) {
         guard phase == .preparing else { return }
+        let marks = CaptureSinkProperties.marks(session: token, ownerPID: getpid(), previousDefaultSink: previousDefault)
+        if let graph, graph.makeParkSink(named: CaptureSinkProperties.sinkName, properties: marks) {
+            madeParkSink = true
+            return findCaptureSink(attemptsLeft: 50)
+        }
         let arguments = CaptureSinkProperties.nullSinkArguments(
             session: token, ownerPID: getpid(), previousDefaultSink: previousDefault, rateHz: configuration.rateHz,
             isPassive: graph != nil,

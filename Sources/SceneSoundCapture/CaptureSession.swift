@@ -54,6 +54,8 @@ final class CaptureSession {
     var guardLink: CaptureGuardLink?
     var heartbeatTimer: OpaquePointer?
     var captureSink: SinkFacts?
+    /// The capture sink is the graph node's park sink (not a module's): destroyed as the session ends.
+    var madeParkSink = false
     var pacer: MonitorRecorder?
     /// On pipewire-pulse: PipeWire itself, over which the streams are recorded.
     var pipeWire: PipeWireConnection?

@@ -28,19 +28,27 @@ public enum CaptureSinkProperties {
     /// its version; with 0.4 the sink still holds the app and the force only sets the quantum).
     static func nullSinkArguments(session: String, ownerPID: pid_t, previousDefaultSink: String?, rateHz: Int,
                                   isPassive: Bool = false, forcedQuantumFrames: Int? = nil) -> String {
-        var properties = [
-            "device.description='SceneSound app capture'",
-            "\(sessionKey)=\(quotable(session))",
-            "\(ownerPIDKey)=\(ownerPID)",
-        ]
+        var properties = marks(session: session, ownerPID: ownerPID, previousDefaultSink: previousDefaultSink)
+            .sorted { $0.key < $1.key }.map { "\($0.key)='\($0.value)'" }
         if isPassive { properties.append("node.passive=true") }
         if let forcedQuantumFrames { properties.append("node.force-quantum=\(forcedQuantumFrames)") }
-        if let previous = previousDefaultSink, !previous.isEmpty, previous == quotable(previous) {
-            properties.append("\(previousDefaultKey)='\(previous)'")
-        }
         return "sink_name=\(sinkName) sink_properties=\"\(properties.joined(separator: " "))\" " +
             "norewinds=1 format=float32le rate=\(rateHz) channels=\(CaptureChannels.sinkChannelCount) " +
             "channel_map=\(CaptureChannels.sinkChannelNames.joined(separator: ","))"
+    }
+
+    /// What marks a capture sink as ours, whoever makes it (a module, or SceneSound's PipeWire
+    /// node: `CaptureGraph.makeParkSink`); no value holds a quote, a backslash or an `=`.
+    static func marks(session: String, ownerPID: pid_t, previousDefaultSink: String?) -> [String: String] {
+        var marks = [
+            "device.description": "SceneSound app capture",
+            sessionKey: quotable(session),
+            ownerPIDKey: String(ownerPID),
+        ]
+        if let previous = previousDefaultSink, !previous.isEmpty, previous == quotable(previous) {
+            marks[previousDefaultKey] = previous
+        }
+        return marks
     }
 
     /// PipeWire's version from its pulse server's name ("PulseAudio (on PipeWire 1.4.2)"); nil

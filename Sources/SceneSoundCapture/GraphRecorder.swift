@@ -21,6 +21,12 @@ public protocol CaptureGraph: AnyObject, Sendable {
     /// `parkSinkSerial` (and other than our node): the app heard dry beside its capture.
     func strayLinks(nodeSerial: UInt64, parkSinkSerial: UInt64) -> [UInt32]
     func destroyLink(_ linkID: UInt32)
+    /// Makes the sink apps are parked on, of the node's own connection (it goes with it), named
+    /// `name` with `properties` beside its own: a sink that never runs, so an app linked to it
+    /// alone waits for our link, on every PipeWire version. False if it cannot now (then the
+    /// capture loads a null sink instead).
+    func makeParkSink(named name: String, properties: [String: String]) -> Bool
+    func destroyParkSink()
 }
 
 public enum CaptureGraphLink: Equatable, Sendable {

@@ -23,7 +23,20 @@ public final class RingInput: SourceInput, @unchecked Sendable {
     /// A quarter second at 48 kHz: long enough to read steadily, short enough to follow.
     public static let levelTimeConstantFrames = 12_000.0
 
-    public init(ring: AudioRing) { self.ring = ring }
+    /// Whether the stream's start is past (render thread only): at once unless
+    /// `holdsStartForWholeBlock`.
+    @exclusivity(unchecked) private var startDecided: Bool
+
+    /// `holdsStartForWholeBlock` (a captured app's feed, which arrives a graph cycle at a time):
+    /// a first read that finds less than the block it asks for reads nothing, once, so that the
+    /// stream starts a block later and whole, rather than at once with a hole after its first
+    /// cycle. The graph may run at a smaller quantum than the engine's block (on PipeWire 1.4 an
+    /// app asking for 10 ms brings it to 128 frames against 256): the block rendered in the app's
+    /// first cycle then holds only that cycle's frames, and the next block's frames come after.
+    public init(ring: AudioRing, holdsStartForWholeBlock: Bool = false) {
+        self.ring = ring
+        startDecided = !holdsStartForWholeBlock
+    }
 
     /// RMS of the audio read over about the last `levelTimeConstantFrames`, in dB re full
     /// scale (−infinity for silence). Frames missing while starved or idle count as silence.
@@ -46,6 +59,16 @@ public final class RingInput: SourceInput, @unchecked Sendable {
     public func read(into channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, channelCount: Int, frames: Int,
                      sumsOfSquares: UnsafeMutablePointer<Float>) -> Int {
         precondition(channelCount == ring.channelCount)
+        if !startDecided {
+            startDecided = true
+            let available = ring.availableFrames
+            if available > 0 && available < frames && !idle.load(ordering: .relaxed) {
+                sumsOfSquares.update(repeating: 0, count: channelCount)
+                meter(sumsOfSquares, frames: frames)
+                return 0
+            }
+            if available == 0 { startDecided = false }  // nothing yet: the start is still to come
+        }
         let got = ring.read(into: channels, frames: frames, sumsOfSquares: sumsOfSquares)
         if got < frames && !idle.load(ordering: .relaxed) { starvedFrames.add(frames - got, ordering: .relaxed) }
         meter(sumsOfSquares, frames: frames)

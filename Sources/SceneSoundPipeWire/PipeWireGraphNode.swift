@@ -1,4 +1,5 @@
 import CPipeWireGraph
+import Glibc
 import Synchronization
 
 /// SceneSound as one real-time node of the PipeWire graph (issue 28; docs/CAPTURE.md, "The graph
@@ -226,15 +227,34 @@ public final class PipeWireGraphNode: @unchecked Sendable {
         guard let handle = live else { return nil }
         var buffer = [CChar](repeating: 0, count: Int(SS_PW_GRAPH_TEXT))
         read(handle, &buffer, UInt32(buffer.count))
-        let name = String(cString: buffer)
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return name.isEmpty ? nil : name
     }
     /// Our silent 7.1 park sink, made by our connection (it goes with it; made again after a
-    /// reconnection until destroyed).
+    /// reconnection until destroyed), with `properties` beside its own. It never runs: an app
+    /// linked to it alone is held until a link into the node starts it. 0 or an errno
+    /// (`EALREADY`: one is made; `ENOTCONN`: not connected now).
     @discardableResult
-    public func createParkSink(named name: String) -> Int32 {
-        guard let handle = live else { return -1 }
-        return -name.withCString { ss_pw_graph_create_park_sink(handle, $0) }
+    public func createParkSink(named name: String, properties: [String: String] = [:]) -> Int32 {
+        guard let handle = live else { return ENOTCONN }
+        let object = "{ " + properties.sorted { $0.key < $1.key }
+            .map { "\(Self.jsonString($0.key)): \(Self.jsonString($0.value))" }.joined(separator: ", ") + " }"
+        return -name.withCString { name in object.withCString { ss_pw_graph_create_park_sink(handle, name, $0) } }
+    }
+    /// A JSON string (SPA-JSON reads JSON's escapes).
+    private static func jsonString(_ text: String) -> String {
+        var quoted = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": quoted += "\\\""
+            case "\\": quoted += "\\\\"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                quoted += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: quoted.unicodeScalars.append(scalar)
+            }
+        }
+        return quoted + "\""
     }
     public func destroyParkSink() { if let handle = live { ss_pw_graph_destroy_park_sink(handle) } }
     public var parkSinkNodeID: UInt32? { live.flatMap { let id = ss_pw_graph_park_sink_id($0); return id == 0 ? nil : id } }

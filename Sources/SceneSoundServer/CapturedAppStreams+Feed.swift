@@ -49,7 +49,7 @@ extension CapturedAppStreams {
             self.wake = wake
             self.channelCount = channelCount
             ring = AudioRing(capacityFrames: capacityFrames, channelCount: channelCount)
-            input = RingInput(ring: ring)
+            input = RingInput(ring: ring, holdsStartForWholeBlock: true)
             self.marginFrames = marginFrames
             self.maximumMarginFrames = maximumMarginFrames
             self.windowFrames = windowFrames

@@ -178,6 +178,12 @@ final class GraphCapture: CaptureGraph, @unchecked Sendable {
 
     func destroyLink(_ linkID: UInt32) { node()?.destroyLink(linkID) }
 
+    func makeParkSink(named name: String, properties: [String: String]) -> Bool {
+        node()?.createParkSink(named: name, properties: properties) == 0
+    }
+
+    func destroyParkSink() { node()?.destroyParkSink() }
+
     // MARK: The feeds (from the bridge, on the capture's thread)
 
     /// The stream's feed exists (the consumer was told it started): its set, if linked, hands on to it.

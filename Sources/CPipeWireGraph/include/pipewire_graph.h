@@ -10,7 +10,7 @@
  * and a pool of input sets of 8 mono f32 ports (FL FR FC LFE RL RR SL SR), every port added
  * before the filter connects and never added or removed while it runs; apps' output ports are
  * linked into a set by us (link-factory, object.linger=false), apps are parked on a silent 7.1
- * sink made by our connection through the `default` metadata. Beside it, one view of the
+ * sink of our connection that never runs, so that only our link starts them. Beside it, one view of the
  * registry (nodes, ports, links) with lookups.
  *
  * Threads: a pw_thread_loop of its own runs the connection, the registry and every operation
@@ -116,17 +116,19 @@ void ss_pw_graph_link_outputs(ss_pw_graph *graph, const char *sink_name);
 void ss_pw_graph_unlink_outputs(ss_pw_graph *graph);
 /* Which outputs are linked (bit c: speaker c; default FL FR): relinked at once if it changed. */
 void ss_pw_graph_set_output_mask(ss_pw_graph *graph, uint32_t mask);
-/* Resting: our outputs unlinked (kept wanted) so the sink may suspend, and the filter set
- * inactive (which 0.3.65 ignores); not resting: linked again. */
+/* Resting: our outputs unlinked (kept wanted) so the sink may suspend (the node stays active:
+ * an app linked into a set that plays starts it); not resting: linked again. */
 void ss_pw_graph_set_resting(ss_pw_graph *graph, int resting);
 /* The sink our outputs are linked to (copied into name, "" when none). */
 void ss_pw_graph_linked_sink(ss_pw_graph *graph, char *name, uint32_t size);
 /* The default sink's node.name as the `default` metadata last told us ("" while none). */
 void ss_pw_graph_default_sink(ss_pw_graph *graph, char *name, uint32_t size);
-/* Our silent park sink (adapter + support.null-audio-sink, 7.1, node.virtual,
- * object.linger=false: it dies with our connection; never a driver by priority); made again
- * after a reconnection until destroyed or stopped. */
-int ss_pw_graph_create_park_sink(ss_pw_graph *graph, const char *name);
+/* Our silent park sink: an Audio/Sink (7.1, f32 at the configured rate, node.virtual) exported
+ * by our connection as a stream that is never active, so an app linked to it alone is held, not
+ * started (graph_links.c); it dies with our connection. properties: a SPA-JSON object of more
+ * node properties ("{ key = value ... }"), or NULL. Made again after a reconnection until
+ * destroyed or stopped; -EALREADY while one is made. */
+int ss_pw_graph_create_park_sink(ss_pw_graph *graph, const char *name, const char *properties);
 void ss_pw_graph_destroy_park_sink(ss_pw_graph *graph);
 /* The park sink's node id, 0 until it is in the registry. */
 uint32_t ss_pw_graph_park_sink_id(ss_pw_graph *graph);

@@ -1,0 +1,64 @@
+import SceneSoundEngine
+import Testing
+
+/// A captured app's feed arrives a graph cycle at a time, and the graph may run at half the
+/// engine's block (PipeWire 1.4: 128 frames against 256). Its first block must not be read
+/// with only the first cycle in it: the stream would start with a hole one cycle long.
+@Suite struct RingInputTests {
+    static let block = 256
+
+    /// Reads one block of a mono input; the frames read and the block as rendered (zeros
+    /// where nothing was read, as the renderer fills them).
+    static func readBlock(_ input: RingInput) -> (got: Int, samples: [Float]) {
+        var samples = [Float](repeating: 0, count: block)
+        var sums: Float = 0
+        let got = samples.withUnsafeMutableBufferPointer { buffer in
+            var channel = buffer.baseAddress!
+            return withUnsafeMutablePointer(to: &channel) { input.read(into: $0, channelCount: 1, frames: block, sumsOfSquares: &sums) }
+        }
+        for index in got ..< block { samples[index] = 0 }
+        return (got, samples)
+    }
+
+    static func write(_ ring: AudioRing, from start: Int, frames: Int) {
+        let samples = (start ..< start + frames).map { Float($0 + 1) }
+        _ = samples.withUnsafeBufferPointer { ring.write($0.baseAddress!, frames: frames) }
+    }
+
+    @Test func aFeedsStartWaitsOneBlockForAWholeBlockAndThenPlaysWithoutAHole() {
+        let ring = AudioRing(capacityFrames: 4096, channelCount: 1)
+        let input = RingInput(ring: ring, holdsStartForWholeBlock: true)
+        // Before anything arrived (idle, as a feed starts): nothing read, the start still to come.
+        #expect(Self.readBlock(input).got == 0)
+        Self.write(ring, from: 0, frames: 128)  // the app's first cycle of 128, as the feed writes it
+        input.setIdle(false)
+        let held = Self.readBlock(input)
+        #expect(held.got == 0, "the first cycle alone is not read")
+        #expect(input.starvedFrameCount == 0, "holding the start is not starving")
+        Self.write(ring, from: 128, frames: 128)
+        Self.write(ring, from: 256, frames: 128)
+        let first = Self.readBlock(input)
+        #expect(first.got == Self.block)
+        let whole = first.samples == (0 ..< Self.block).map { Float($0 + 1) }
+        #expect(whole, "the stream from its first frame, whole: it began at frame \(Int(first.samples[0]) - 1)")
+        // Held once only: later a short read is read as it is (and counted as starving).
+        Self.write(ring, from: 384, frames: 64)
+        #expect(Self.readBlock(input).got == 192)
+        #expect(input.starvedFrameCount == 64)
+    }
+
+    @Test func withoutTheHoldOrWithNothingMoreToComeTheStartIsReadAtOnce() {
+        let ring = AudioRing(capacityFrames: 4096, channelCount: 1)
+        let plain = RingInput(ring: ring)
+        plain.setIdle(false)
+        Self.write(ring, from: 0, frames: 128)
+        #expect(Self.readBlock(plain).got == 128)
+
+        // A sound shorter than a block with nothing more to come (idle) is played, not held.
+        let shortRing = AudioRing(capacityFrames: 4096, channelCount: 1)
+        let short = RingInput(ring: shortRing, holdsStartForWholeBlock: true)
+        Self.write(shortRing, from: 0, frames: 100)
+        short.setIdle(true)
+        #expect(Self.readBlock(short).got == 100)
+    }
+}
