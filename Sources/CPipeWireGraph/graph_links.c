@@ -199,6 +199,10 @@ int ss_graph_make_park_sink(struct ss_pw_graph *g)
 		return -errno;
 	if (g->park_properties != NULL)
 		pw_properties_update_string(props, g->park_properties, strlen(g->park_properties));
+	/* What pulse clients and mixers show as the sink's name. */
+	const char *description = pw_properties_get(props, "device.description");
+	if (description != NULL)
+		pw_properties_set(props, PW_KEY_NODE_DESCRIPTION, description);
 	g->park_sink = pw_stream_new(g->core, g->park_name, props);
 	if (g->park_sink == NULL)
 		return -errno;

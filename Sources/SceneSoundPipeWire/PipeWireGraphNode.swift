@@ -233,28 +233,16 @@ public final class PipeWireGraphNode: @unchecked Sendable {
     /// Our silent 7.1 park sink, made by our connection (it goes with it; made again after a
     /// reconnection until destroyed), with `properties` beside its own. It never runs: an app
     /// linked to it alone is held until a link into the node starts it. 0 or an errno
-    /// (`EALREADY`: one is made; `ENOTCONN`: not connected now).
+    /// (`EALREADY`: one is made; `ENOTCONN`: not connected now; `EINVAL`: a key or value holds
+    /// a quote, a backslash or a control character, which are not passed on).
     @discardableResult
     public func createParkSink(named name: String, properties: [String: String] = [:]) -> Int32 {
         guard let handle = live else { return ENOTCONN }
-        let object = "{ " + properties.sorted { $0.key < $1.key }
-            .map { "\(Self.jsonString($0.key)): \(Self.jsonString($0.value))" }.joined(separator: ", ") + " }"
+        let plain = { (text: String) in !text.unicodeScalars.contains { $0 == "\"" || $0 == "\\" || $0.value < 0x20 } }
+        guard properties.allSatisfy({ plain($0.key) && plain($0.value) }) else { return EINVAL }
+        let object = "{ " + properties.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \"\($0.value)\"" }
+            .joined(separator: ", ") + " }"
         return -name.withCString { name in object.withCString { ss_pw_graph_create_park_sink(handle, name, $0) } }
-    }
-    /// A JSON string (SPA-JSON reads JSON's escapes).
-    private static func jsonString(_ text: String) -> String {
-        var quoted = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": quoted += "\\\""
-            case "\\": quoted += "\\\\"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                quoted += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: quoted.unicodeScalars.append(scalar)
-            }
-        }
-        return quoted + "\""
     }
     public func destroyParkSink() { if let handle = live { ss_pw_graph_destroy_park_sink(handle) } }
     public var parkSinkNodeID: UInt32? { live.flatMap { let id = ss_pw_graph_park_sink_id($0); return id == 0 ? nil : id } }

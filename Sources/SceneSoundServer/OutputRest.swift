@@ -25,9 +25,8 @@ final class OutputRest: @unchecked Sendable {
     var startTicking: () -> Void = {}
 
     private let logger: Logger
-    /// Rung by `wakeFromAnyThread`, answered on the event loop (nil if no pipe could be made:
-    /// then such wakes go through `EventLoop.execute`).
-    private let doorbell: Doorbell?
+    /// Rung by `wakeFromAnyThread`, answered on the event loop.
+    private let doorbell = Doorbell()
     private var doorbellChannel: Channel?
 
     init(engine: Engine, output: OutputBackend, eventLoop: EventLoop, logger: Logger) {
@@ -35,12 +34,10 @@ final class OutputRest: @unchecked Sendable {
         self.engine = engine
         self.output = output
         self.eventLoop = eventLoop
-        doorbell = try? Doorbell()
     }
 
     /// Starts answering the doorbell on the event loop (called once, as the server starts).
     func listen() throws {
-        guard let doorbell else { return }
         let descriptor = dup(doorbell.readDescriptor)
         guard descriptor >= 0 else { throw ServerError("cannot watch the output's doorbell: \(String(cString: strerror(errno)))") }
         do {
@@ -90,16 +87,12 @@ final class OutputRest: @unchecked Sendable {
     /// neither allocates nor locks, answered on the event loop.
     func wakeFromAnyThread() {
         guard isResting else { return }
-        guard let doorbell else {
-            eventLoop.execute { [self] in wake(for: "a captured app's audio") }
-            return
-        }
         doorbell.ring()
     }
 
     /// On the event loop, the doorbell's pipe readable.
     fileprivate func answerDoorbell() {
-        guard doorbell?.answer() == true else { return }
+        guard doorbell.answer() else { return }
         wake(for: "a captured app's audio")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import SceneSoundDBus
+import SceneSoundPlatform
 import SceneSoundWindows
 
 /// GNOME Shell's windows through SceneSound's extension (docs/GNOME-EXTENSION.md): its

@@ -32,6 +32,11 @@ final class GraphCapture: CaptureGraph, @unchecked Sendable {
         let channels: [Int]
         let isMono: Bool
         let scratch: UnsafeMutablePointer<Float>
+        /// The set has carried sound (data thread only). Until then its cycles are not handed
+        /// on: an app linked before it plays fills its first cycle (at the old quantum) with
+        /// zeros, which would start the stream and leave the next, smaller, cycle short of a
+        /// block, a hole after the app's first cycle (`RingInput`'s start hold).
+        var hasSounded = false
 
         init(streamIndex: UInt32, feed: CapturedAppStreams.Feed, channels: [Int], isMono: Bool) {
             self.streamIndex = streamIndex
@@ -125,7 +130,8 @@ final class GraphCapture: CaptureGraph, @unchecked Sendable {
                     break
                 }
             }
-            delivery.feed.write(interleaved: UnsafeBufferPointer(start: scratch, count: frames * width))
+            delivery.hasSounded = delivery.hasSounded || sounding
+            if delivery.hasSounded { delivery.feed.write(interleaved: UnsafeBufferPointer(start: scratch, count: frames * width)) }
             done += frames
         }
         if sounding { slots[set].soundFrames.add(cycle.frames, ordering: .relaxed) }

@@ -31,8 +31,13 @@ import Testing
             server.tearDown()
         }
         try node.start { capture.render($0) }
-        #expect(node.createParkSink(named: "scenesound-park-test") == 0)
+        #expect(node.createParkSink(named: "scenesound-park-test", properties: ["a": "quote \" in it"]) == EINVAL)
+        #expect(node.createParkSink(named: "scenesound-park-test", properties: ["scenesound.test": "its mark", "device.description": "Test park"]) == 0)
+        #expect(node.createParkSink(named: "scenesound-park-test") == EALREADY)
         try waitUntil(timeoutSeconds: 5, "our park sink") { box.park != nil }
+        let marked = try server.pipeWireNodeProperties(named: "scenesound-park-test")
+        #expect(marked?["scenesound.test"] as? String == "its mark" && marked?["node.description"] as? String == "Test park",
+                "the park sink's properties: \(marked ?? [:])")
         try Self.waitUntilStill(node, "the node settled after the park sink")
         let idleCycles = node.cycleCount
         usleep(500_000)  // the measured window: time itself is what is tested (no cycle in it)

@@ -98,7 +98,7 @@ import Synchronization
     }
 
     @Test func aRingFromAnotherThreadWakesTheWatcherOnceUntilAnswered() throws {
-        let doorbell = try Doorbell()
+        let doorbell = Doorbell()
         #expect(!readable(doorbell, withinMilliseconds: 0))
         #expect(!doorbell.answer())
         let wrote = Atomic<Int>(0)

@@ -89,6 +89,6 @@ let benchmarks: @Sendable () -> Void = {
             blackHole(doorbell.answer())
         }
     } setup: {
-        try Doorbell()
+        Doorbell()
     }
 }

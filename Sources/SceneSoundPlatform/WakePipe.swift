@@ -2,7 +2,8 @@
 import Glibc
 #endif
 
-/// Lets other threads interrupt a window source thread's poll(): a non-blocking self-pipe.
+/// Lets other threads interrupt a thread's poll() (a window source's, an event loop's): a
+/// non-blocking self-pipe. `wake` and `drain` neither allocate nor lock.
 package final class WakePipe: Sendable {
     package let readDescriptor: Int32
     private let writeDescriptor: Int32
@@ -30,8 +31,8 @@ package final class WakePipe: Sendable {
     }
 
     package func drain() {
-        var buffer = [UInt8](repeating: 0, count: 64)
-        while read(readDescriptor, &buffer, buffer.count) > 0 {}
+        var buffer: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        while withUnsafeMutableBytes(of: &buffer, { read(readDescriptor, $0.baseAddress, $0.count) }) > 0 {}
     }
 
     /// Waits until `descriptor` (if any) is readable, a wake arrives, or the timeout passes.
