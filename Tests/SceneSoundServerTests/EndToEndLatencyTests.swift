@@ -205,7 +205,7 @@ import SceneSoundTestSupport
         let recording = rig.capture.finish()
         let clock = SinkClock(reads: recording.reads)
         let onsets = Self.onsets(recording.left, recording.right, before: recording.left.count, threshold: 0.01)
-        try #require(onsets.count == afterRest.count + 1, "found \(onsets.count) clicks at the sink, sent \(afterRest.count + 1)")
+        try #require(onsets.count == afterRest.count + 1, "found \(onsets.count) clicks at the sink, sent \(afterRest.count + 1); \(rig.graphAndLog())")
         let played = zip(onsets, afterRest + [awake]).map { clock.played(Double($0)) - $1.seconds }
         let peaks = onsets.map { onset in
             (max(0, onset - 48)..<min(recording.left.count, onset + 480)).reduce(Float(0)) { max($0, abs(recording.left[$1]), abs(recording.right[$1])) }
@@ -368,6 +368,14 @@ final class LatencyRig {
     let captureApps: Bool
     /// The machine's own stalls (a virtual machine's host taking its CPUs), for the worst cases.
     let stallWatch = MachineStallWatch()
+
+    /// For a failure's message: PipeWire's links (`pw-link -l`) and the daemon's log's end.
+    func graphAndLog() -> String {
+        let links = pulse.kind == .pipeWire
+            ? ((try? runTool("/usr/bin/pw-link", ["-l"], display: nil, environment: ["PIPEWIRE_REMOTE": pulse.directory + "/pipewire-0"])) ?? "?")
+            : "-"
+        return "links:\n\(links)\nthe daemon's log ends:\n" + daemon.log.split(separator: "\n").suffix(30).joined(separator: "\n")
+    }
 
     init(_ kind: PrivateSoundServer.Kind, output: String = "pulse", captureApps: Bool = false) throws {
         pulse = try PrivatePulse(kind)
