@@ -61,7 +61,7 @@ import Testing
 
         init(server: PrivateSoundServer) throws {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/parec")
-            process.arguments = ["--server=\(server.serverAddress)", "--device=\(PrivateSoundServer.sinkName).monitor",
+            process.arguments = ["--server=\(server.serverAddress)", "--device=\(PrivateSoundServer.sinkName).monitor", "--property=node.dont-reconnect=true",
                                  "--format=float32le", "--channels=1", "--rate=48000", "--raw", "--latency-msec=5"]
             let pipe = Pipe()
             process.standardOutput = pipe

@@ -204,7 +204,9 @@ enum TestSignal {
     }
 }
 
-/// Records a sink's monitor with parec into a raw float file.
+/// Records a sink's monitor with parec into a raw float file. Kept on that sink: a recording
+/// linked while its sink is the default follows the default on PipeWire (WirePlumber, as
+/// PulseAudio does), and the capture makes its own sink the default.
 final class MonitorRecording {
     private let child: ChildProcess
     private let file: URL
@@ -212,7 +214,7 @@ final class MonitorRecording {
     init(server: PrivateSoundServer, sink: String = PrivateSoundServer.sinkName, file: URL) throws {
         self.file = file
         child = try server.startClient("/usr/bin/parec", [
-            "--device=\(sink).monitor", "--format=float32le", "--channels=2", "--rate=48000", "--raw",
+            "--device=\(sink).monitor", "--property=node.dont-reconnect=true", "--format=float32le", "--channels=2", "--rate=48000", "--raw",
             "--latency-msec=20", file.path,
         ])
     }

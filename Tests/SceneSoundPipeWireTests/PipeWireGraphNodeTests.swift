@@ -370,7 +370,7 @@ final class MonitorRecording {
     init(_ server: PrivateSoundServer) throws {
         file = server.directory.appendingPathComponent("monitor-\(UUID().uuidString.prefix(6)).raw")
         parec = try server.startClient("/usr/bin/parec", [
-            "--device=out.monitor", "--format=float32le", "--channels=2", "--rate=48000", "--raw", "--latency-msec=20", file.path,
+            "--device=out.monitor", "--property=node.dont-reconnect=true", "--format=float32le", "--channels=2", "--rate=48000", "--raw", "--latency-msec=20", file.path,
         ])
     }
     var frames: Int { ((try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0) / 8 }

@@ -289,7 +289,7 @@ enum MonitorRecorder {
     static func record(_ server: PrivateSoundServer, frames: Int, timeoutSeconds: Double = 5) throws -> [Float]? {
         let file = server.directory.appendingPathComponent("recording-\(UUID().uuidString.prefix(6)).raw")
         let parec = try server.startClient("/usr/bin/parec", [
-            "--device=out.monitor", "--format=float32le", "--channels=2", "--rate=48000", "--raw", "--latency-msec=20", file.path,
+            "--device=out.monitor", "--property=node.dont-reconnect=true", "--format=float32le", "--channels=2", "--rate=48000", "--raw", "--latency-msec=20", file.path,
         ])
         defer { parec.kill(); try? FileManager.default.removeItem(at: file) }
         func recorded() -> Int { ((try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0) / 8 }

@@ -58,11 +58,12 @@ final class PrivatePulse: @unchecked Sendable {
     }
 
     /// Sets `process` up as `parec` on the null sink's monitor: raw float32le stereo at 48 kHz
-    /// into `pipe`, in fragments of `latencyMilliseconds`.
+    /// into `pipe`, in fragments of `latencyMilliseconds`; on PipeWire kept on that sink
+    /// (`node.dont-reconnect`) when the default changes, as the app capture makes it do.
     static func configureMonitorCapture(_ process: Process, environment: [String: String], latencyMilliseconds: Int,
                                         into pipe: Pipe) {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/parec")
-        process.arguments = ["-d", "out.monitor", "--format=float32le", "--channels=2", "--rate=48000", "--raw",
+        process.arguments = ["-d", "out.monitor", "--property=node.dont-reconnect=true", "--format=float32le", "--channels=2", "--rate=48000", "--raw",
                              "--latency-msec=\(latencyMilliseconds)"]
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = pipe

@@ -23,7 +23,7 @@ public enum SurroundSink {
         let channels = channelNames.count
         let file = server.directory.appendingPathComponent("surround-\(UUID().uuidString.prefix(6)).raw")
         let parec = try server.startClient("/usr/bin/parec", [
-            "--device=\(name).monitor", "--format=float32le", "--channels=\(channels)",
+            "--device=\(name).monitor", "--property=node.dont-reconnect=true", "--format=float32le", "--channels=\(channels)",
             "--channel-map=\(channelNames.joined(separator: ","))", "--rate=48000", "--raw", "--latency-msec=20", file.path,
         ])
         defer { parec.kill(); try? FileManager.default.removeItem(at: file) }
