@@ -107,6 +107,11 @@ struct ss_pw_graph {
 	 * (thread CPU ns) and when it ended; calls that took more CPU time than their quantum lasts. */
 	uint64_t late_cycles, overloaded_cycles;
 	uint64_t last_process_start_nsec;   /* the data thread's own, */
+	uint64_t last_process_position;     /* the driver's position, clock and quantum then, */
+	uint32_t last_process_clock_id;
+	int last_process_frames;
+	uint64_t last_process_link_changes;
+	uint64_t output_link_changes;       /* our output links made or unmade (loop thread) */
 	int last_process_outlasted;         /* as this */
 	struct ss_pw_graph_late_cycle late_record[SS_PW_GRAPH_LATE_RECORD];  /* written by the data thread */
 	uint64_t slowest_process_nsec, slowest_process_end_nsec;

@@ -62,6 +62,7 @@ static void destroy_output_link(struct pw_proxy *proxy)
 void ss_graph_unlink_outputs(struct ss_pw_graph *g)
 {
 	__atomic_store_n(&g->linked_mask, 0, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&g->output_link_changes, 1, __ATOMIC_RELEASE);
 	ss_graph_store_latency(g, -1);
 	for (uint32_t i = 0; i < g->out_link_count; i++) {
 		destroy_output_link(g->out_links[i]);
@@ -157,6 +158,7 @@ void ss_graph_link_outputs_now(struct ss_pw_graph *g, uint32_t own)
 			int mono = c < 2 && strcmp(port->channel, "MONO") == 0;
 			int center = c == 2 && !has_center && (strcmp(port->channel, "FL") == 0 || strcmp(port->channel, "FR") == 0);
 			if (same || mono || center) {
+				__atomic_add_fetch(&g->output_link_changes, 1, __ATOMIC_RELEASE);
 				g->out_links[g->out_link_count] = make_output_link(g, own, c, sink->id, port->id);
 				g->out_link_port[g->out_link_count] = port->id;
 				g->out_link_channel[g->out_link_count++] = c;

@@ -67,4 +67,46 @@ import Testing
         #expect(spun.endedMonotonicSeconds < slept.endedMonotonicSeconds)
         #expect(node.recentLateCycles.map(\.endedMonotonicSeconds) == node.recentLateCycles.map(\.endedMonotonicSeconds).sorted(by: >))
     }
+
+    /// A cycle lost between two calls: each call itself quick, but the data thread kept off its
+    /// CPU after one (a SCHED_FIFO 99 thread on the same CPU spins for 12 ms, as a busy host
+    /// would), so the sink's driver runs cycles without us. Recorded as a call that began long
+    /// after the one before, its own time short.
+    @Test func aCycleTheDriverRanWithoutUsIsRecorded() throws {
+        let server = try PrivateSoundServer(.pipeWire)
+        let node = PipeWireGraphNodeTests.makeNode(server, sets: 1)
+        defer {
+            node.stop()
+            server.tearDown()
+        }
+        let keepOff = Atomic<Bool>(false)
+        let ended = DispatchSemaphore(value: 0)
+        try node.start { cycle in
+            MachineStallWatch.pinCurrentThread(toCPU: 0)
+            for channel in 0 ..< 2 { cycle.output(channel).update(repeating: 0, count: cycle.frames) }
+            if keepOff.exchange(false, ordering: .relaxed) { ended.signal() }
+        }
+        node.linkOutputs(toSink: nil)
+        try waitUntil(timeoutSeconds: 5, "the node running") { node.cycleCount > 100 }
+
+        let spinner = Thread {
+            MachineStallWatch.pinCurrentThread(toCPU: 0)
+            var parameters = sched_param(sched_priority: 99)
+            guard pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) == 0 else { return }
+            _ = ended.wait(timeout: .now() + 5)
+            // Past the call that signalled, then the CPU held for the stall's length.
+            usleep(1000)
+            let until = MachineStallWatch.nowSeconds() + Self.stallSeconds
+            while MachineStallWatch.nowSeconds() < until {}
+        }
+        let before = node.lateCycleCount, asked = MachineStallWatch.nowSeconds()
+        spinner.start()
+        usleep(10_000)
+        keepOff.store(true, ordering: .relaxed)
+        try waitUntil(timeoutSeconds: 5, "a late cycle after the data thread was kept off its CPU") { node.lateCycleCount > before }
+        let lost = node.recentLateCycles.first { $0.endedMonotonicSeconds >= asked && $0.sincePreviousSeconds >= Self.stallSeconds }
+        let recorded = try #require(lost, "\(node.recentLateCycles)")
+        print("late cycle lost between calls: \(recorded)")
+        #expect(recorded.processSeconds < recorded.quantumSeconds, "\(recorded)")
+    }
 }

@@ -93,8 +93,8 @@ public final class MachineStallWatch: @unchecked Sendable {
         return Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9
     }
 
-    private func watch(cpu: Int) {
-        defer { running.leave() }
+    /// Keeps the calling thread on one CPU (sched_setaffinity; nothing allocated).
+    public static func pinCurrentThread(toCPU cpu: Int) {
         var set = cpu_set_t()
         withUnsafeMutableBytes(of: &set) { bytes in
             bytes.storeBytes(of: bytes.load(fromByteOffset: cpu / 8, as: UInt8.self) | UInt8(1 << (cpu % 8)),
@@ -106,6 +106,11 @@ public final class MachineStallWatch: @unchecked Sendable {
         if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "sched_setaffinity") {
             _ = withUnsafeBytes(of: &set) { unsafeBitCast(symbol, to: SetAffinity.self)(0, $0.count, $0.baseAddress!) }
         }
+    }
+
+    private func watch(cpu: Int) {
+        defer { running.leave() }
+        Self.pinCurrentThread(toCPU: cpu)
         var parameters = sched_param(sched_priority: 90)
         if pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) != 0 { lock.withLock { realTime = false } }
         let periodSeconds = 0.001

@@ -7,7 +7,7 @@ import SceneSoundProtocol
 /// time than the block lasts beyond what the machine stood still for during the call: on a
 /// virtual machine a thread's CPU clock also runs while the host holds its CPU. Each is
 /// described with what the render thread did — its call outlasted the block (and how much of
-/// that was CPU time) or it was not called for more than two blocks — and the stall within.
+/// that was CPU time) or the sink's driver ran a cycle without calling it — and the stall within.
 public struct MissedCycles {
     public let all: [StatusDocument.Underrun]
     public let unexplained: [StatusDocument.Underrun]

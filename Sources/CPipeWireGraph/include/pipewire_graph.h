@@ -159,13 +159,14 @@ double ss_pw_graph_output_latency_seconds(const ss_pw_graph *graph);
 /* Cycles in which an output of ours that is linked had no buffer. */
 uint64_t ss_pw_graph_underruns(const ss_pw_graph *graph);
 /* Cycles the sink played without what we render (silence in its place, a gap to a listener):
- * our process call lasted longer than the quantum, or began more than two quanta after the one
- * before while the graph ran. */
+ * our process call lasted longer than the quantum, or the driver ran a cycle between two of our
+ * calls while the graph ran. */
 uint64_t ss_pw_graph_late_cycles(const ss_pw_graph *graph);
 /* A late cycle: when our process call ended (CLOCK_MONOTONIC seconds), how long it took and
  * how much of the data thread's CPU time, how long after the call before it this one began
  * (0 for the first), and the quantum. A call longer than the quantum outlasted its cycle; one
- * beginning more than two quanta after the last lost the cycle between (we were not called). */
+ * after which the driver's position had moved on by more than the cycle before lost the cycle
+ * between (we were not called). */
 struct ss_pw_graph_late_cycle {
 	double ended_seconds, process_seconds, process_cpu_seconds, since_previous_seconds, quantum_seconds;
 };
