@@ -42,10 +42,10 @@ static uint64_t clock_nsec(clockid_t clock)
  * us — our call lasted longer than the quantum (the driver's next cycle began before we were
  * done), or the driver's position moved on by more than the previous cycle since our last call
  * (it ran a cycle without us; not across a change of our output links — a rest, short or long,
- * with a call or two as the links go — nor after a pause of half a second or more). By the position, not by the
- * wall clock: as our links are made after a rest the whole graph may stop for ~43 ms (0.3.65's
- * null sink; the driver's position moves one cycle). Counted, either showed up as an underrun in
- * `status` at every wake. */
+ * with a call or two as the links go — nor after a pause of half a second or more). By the
+ * position, not by the wall clock: as our links are made after a rest the whole graph may stop
+ * for ~43 ms (0.3.65's null sink; the driver's position moves one cycle). Counted, either showed
+ * up as an underrun in `status` at every wake. */
 static void note_process_time(struct ss_pw_graph *g, const struct spa_io_position *position,
 		uint64_t began, uint64_t began_cpu)
 {

@@ -89,10 +89,14 @@ import Testing
         node.linkOutputs(toSink: nil)
         try waitUntil(timeoutSeconds: 5, "the node running") { node.cycleCount > 100 }
 
+        let spinnerIsRealTime = Atomic<Bool>(false)
+        let spinnerReady = DispatchSemaphore(value: 0)
         let spinner = Thread {
             MachineStallWatch.pinCurrentThread(toCPU: 0)
             var parameters = sched_param(sched_priority: 99)
-            guard pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) == 0 else { return }
+            spinnerIsRealTime.store(pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) == 0, ordering: .relaxed)
+            spinnerReady.signal()
+            guard spinnerIsRealTime.load(ordering: .relaxed) else { return }
             _ = ended.wait(timeout: .now() + 5)
             // Past the call that signalled, then the CPU held for the stall's length.
             usleep(1000)
@@ -101,7 +105,9 @@ import Testing
         }
         let before = node.lateCycleCount, asked = MachineStallWatch.nowSeconds()
         spinner.start()
-        usleep(10_000)
+        _ = spinnerReady.wait(timeout: .now() + 5)
+        let spinnerRuns = spinnerIsRealTime.load(ordering: .relaxed)
+        try #require(spinnerRuns, "SCHED_FIFO 99 is not permitted here (run as root)")
         keepOff.store(true, ordering: .relaxed)
         try waitUntil(timeoutSeconds: 5, "a late cycle after the data thread was kept off its CPU") { node.lateCycleCount > before }
         let lost = node.recentLateCycles.first { $0.endedMonotonicSeconds >= asked && $0.sincePreviousSeconds >= Self.stallSeconds }

@@ -396,9 +396,8 @@ final class LatencyRig {
         self.captureApps = captureApps
         // The capture first, and the recording pinned to out (node.dont-reconnect): on PipeWire
         // a recording linked while its sink is the default follows the default from then on
-        // (WirePlumber does what PulseAudio does), so our capture sink becoming the default
-        // moved it there and no click was found (1 fresh-clone run in ~50, the capture and
-        // WirePlumber's default racing the recording's link).
+        // (WirePlumber does what PulseAudio does): linked before WirePlumber had made our
+        // capture sink the default, it was moved there and recorded nothing more (seen by hand).
         if captureApps {
             let daemon = daemon
             try waitUntil(timeoutSeconds: 20, "the capture to start") { daemon.log.contains("app capture: taking other apps' streams") }
