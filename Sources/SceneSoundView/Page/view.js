@@ -60,6 +60,8 @@
   function setConnection(what, lost) { const c = $("connection"); c.textContent = what; c.classList.toggle("lost", lost); }
   function sendVisibility() {
     if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: "visible", visible: !document.hidden }));
+    // Visible again: the latest state kept while hidden is drawn at once (the server sends more).
+    if (!document.hidden && latest && !pending) { pending = true; requestAnimationFrame(render); }
   }
   document.addEventListener("visibilitychange", sendVisibility);
   function act(action) {
@@ -71,8 +73,9 @@
 
   function render() {
     pending = false;
-    // A drag in progress keeps its mark: the scene is drawn again as the drag ends.
-    if (!latest || drag) return;
+    // A drag in progress keeps its mark: the scene is drawn again as the drag ends. Hidden
+    // (a frame asked for just before), nothing is drawn: visible again, the latest is.
+    if (!latest || drag || document.hidden) return;
     updates++;
     document.body.dataset.updates = String(updates);
     if (latest.error) { setConnection(latest.error, true); return; }
