@@ -79,12 +79,13 @@ import Testing
             node.stop()
             server.tearDown()
         }
+        try #require(sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2, "the spinner waits on one CPU for the data thread's on another")
         let keepOff = Atomic<Bool>(false)
-        let ended = DispatchSemaphore(value: 0)
+        let signalledAtCycle = Atomic<Int>(-1)
         try node.start { cycle in
             MachineStallWatch.pinCurrentThread(toCPU: 0)
             for channel in 0 ..< 2 { cycle.output(channel).update(repeating: 0, count: cycle.frames) }
-            if keepOff.exchange(false, ordering: .relaxed) { ended.signal() }
+            if keepOff.exchange(false, ordering: .relaxed) { signalledAtCycle.store(node.cycleCount, ordering: .releasing) }
         }
         node.linkOutputs(toSink: nil)
         try waitUntil(timeoutSeconds: 5, "the node running") { node.cycleCount > 100 }
@@ -92,14 +93,20 @@ import Testing
         let spinnerIsRealTime = Atomic<Bool>(false)
         let spinnerReady = DispatchSemaphore(value: 0)
         let spinner = Thread {
-            MachineStallWatch.pinCurrentThread(toCPU: 0)
+            MachineStallWatch.pinCurrentThread(toCPU: 1)
             var parameters = sched_param(sched_priority: 99)
             spinnerIsRealTime.store(pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) == 0, ordering: .relaxed)
             spinnerReady.signal()
             guard spinnerIsRealTime.load(ordering: .relaxed) else { return }
-            _ = ended.wait(timeout: .now() + 5)
-            // Past the call that signalled, then the CPU held for the stall's length.
-            usleep(1000)
+            // On CPU 1 until the call that signalled has returned (the node counted it), then
+            // onto the data thread's CPU, held for the stall's length: the stall falls between
+            // two calls.
+            let deadline = MachineStallWatch.nowSeconds() + 5
+            while MachineStallWatch.nowSeconds() < deadline {
+                let signalled = signalledAtCycle.load(ordering: .acquiring)
+                if signalled >= 0 && node.cycleCount > signalled { break }
+            }
+            MachineStallWatch.pinCurrentThread(toCPU: 0)
             let until = MachineStallWatch.nowSeconds() + Self.stallSeconds
             while MachineStallWatch.nowSeconds() < until {}
         }
