@@ -110,6 +110,9 @@ extension StatusDocument {
         public var addedLatencySeconds: Double
         public var starvedSeconds: Double
         public var droppedSeconds: Double
+        /// Audio gained (+) or lost (−) one frame at a time to follow the clock of the sink the
+        /// app plays on where it runs apart from the output's (absent from servers before it).
+        public var slippedSeconds: Double?
         /// Its level over the last blocks, as a client stream's `level_db` (absent from servers
         /// before it).
         public var levelDecibels: Double?
@@ -118,7 +121,8 @@ extension StatusDocument {
 
         public init(application: String?, binary: String?, pid: Int?, kind: String, eventID: String?, window: String?,
                     windowFoundBy: String, title: String?, scene: String, azimuthDegrees: Double, addedLatencySeconds: Double,
-                    starvedSeconds: Double, droppedSeconds: Double, levelDecibels: Double? = nil, spatial: String? = nil) {
+                    starvedSeconds: Double, droppedSeconds: Double, slippedSeconds: Double? = nil, levelDecibels: Double? = nil,
+                    spatial: String? = nil) {
             self.application = application
             self.binary = binary
             self.pid = pid
@@ -132,6 +136,7 @@ extension StatusDocument {
             self.addedLatencySeconds = addedLatencySeconds
             self.starvedSeconds = starvedSeconds
             self.droppedSeconds = droppedSeconds
+            self.slippedSeconds = slippedSeconds
             self.levelDecibels = levelDecibels
             self.spatial = spatial
         }
@@ -139,7 +144,8 @@ extension StatusDocument {
         enum CodingKeys: String, CodingKey {
             case application, binary, pid, kind, eventID = "event_id", window, windowFoundBy = "window_found_by", title, scene
             case azimuthDegrees = "azimuth_degrees", addedLatencySeconds = "added_latency_seconds"
-            case starvedSeconds = "starved_seconds", droppedSeconds = "dropped_seconds", levelDecibels = "level_db", spatial
+            case starvedSeconds = "starved_seconds", droppedSeconds = "dropped_seconds", slippedSeconds = "slipped_seconds"
+            case levelDecibels = "level_db", spatial
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SceneSoundDSP
 import SceneSoundEngine
 
 extension CapturedAppStreams {
@@ -17,6 +18,15 @@ extension CapturedAppStreams {
     /// grows by what the ring then holds above it, at most by what was missing and up to 50 ms,
     /// so that the same lateness is not heard again. A paused app's recording brings no burst
     /// after it ran dry: the margin stays as it was.
+    ///
+    /// The recordings keep the clock of the sink the apps play on, the output another (a sound
+    /// card's crystal; a null sink that runs fast by the microseconds it rounds off each chunk:
+    /// 190 ppm here under load), so the ring drains or fills slowly, and each time it runs dry
+    /// or is trimmed the stream jumps (16–48 frames, a click, every second or two). The feed
+    /// learns the rate from those corrections (`ClockFollower`) and slips single frames
+    /// smoothly at that rate instead (`FrameSlip`), so that the jumps stop. Where the capture
+    /// shares the output's clock (the PipeWire node's same-cycle feeds) it makes no corrections
+    /// and the stream stays bit-exact.
     public final class Feed: @unchecked Sendable {
         let ring: AudioRing
         let input: RingInput
@@ -44,8 +54,23 @@ extension CapturedAppStreams {
 
         private let channelCount: Int
 
+        private var clock: ClockFollower
+        private var trimmedBefore = false
+        /// The last frame written (a slip's first reading leans on it), and room for a slipped write.
+        private let previousFrame: UnsafeMutablePointer<Float>
+        private let slipped: UnsafeMutablePointer<Float>
+        private static let slippedCapacityFrames = 8192
+        private let slips = Atomic<Int>(0)
+        /// Frames gained (+) or lost (−) to smooth slips so far.
+        public var slippedFrameCount: Int { slips.load(ordering: .relaxed) }
+
         init(capacityFrames: Int, marginFrames: Int, maximumMarginFrames: Int, windowFrames: Int, maximumQueuedFrames: Int,
              channelCount: Int = 2, wake: @escaping @Sendable () -> Void = {}) {
+            // Up to 1 000 ppm: a sound card's crystal is within ±100, a null sink 200 fast.
+            clock = ClockFollower(maximumFramesPerWindow: max(1, windowFrames / 1000))
+            previousFrame = .allocate(capacity: channelCount)
+            previousFrame.initialize(repeating: 0, count: channelCount)
+            slipped = .allocate(capacity: (Self.slippedCapacityFrames + 1) * channelCount)
             self.wake = wake
             self.channelCount = channelCount
             ring = AudioRing(capacityFrames: capacityFrames, channelCount: channelCount)
@@ -56,6 +81,11 @@ extension CapturedAppStreams {
             self.maximumQueuedFrames = maximumQueuedFrames
         }
 
+        deinit {
+            previousFrame.deallocate()
+            slipped.deallocate()
+        }
+
         /// Interleaved in the stream's channels, at the engine's rate.
         public func write(interleaved samples: UnsafeBufferPointer<Float>) {
             guard var base = samples.baseAddress else { return }
@@ -63,11 +93,14 @@ extension CapturedAppStreams {
             let fill = ring.availableFrames
             let starved = input.starvedFrameCount
             if starved > starvedFramesSeen {
+                let missing = starved - starvedFramesSeen
                 // Paid at a window's end, from the lowest fill of a window after the one it
                 // ran dry in (there the lowest fill is nothing).
-                lateFramesOwed = min(maximumMarginFrames, lateFramesOwed + starved - starvedFramesSeen)
+                lateFramesOwed = min(maximumMarginFrames, lateFramesOwed + missing)
                 owedWindowsLeft = 2
                 starvedFramesSeen = starved
+                // The silence read in its place put the stream later by what was missing.
+                clock.corrected(by: missing)
             }
             framesSeen += frames
             received.add(frames, ordering: .relaxed)
@@ -80,8 +113,14 @@ extension CapturedAppStreams {
                     let grown = min(lowestFill - marginFrames, lateFramesOwed, maximumMarginFrames - marginFrames)
                     marginFrames += grown
                     lateFramesOwed -= grown
-                    framesToSkip += lowestFill - marginFrames
+                    // A little over is slipped away, more (a late burst's leftover) skipped.
+                    let excess = lowestFill - marginFrames
+                    if excess <= 4 * clock.maximumFramesPerWindow { clock.takeAway(excess) } else { framesToSkip += excess }
+                    // The first trim takes what the stream's start left; later ones the clocks'.
+                    if trimmedBefore { clock.corrected(by: -excess) }
+                    trimmedBefore = true
                 }
+                clock.windowEnded()
                 if owedWindowsLeft > 0 { owedWindowsLeft -= 1 }
                 if owedWindowsLeft == 0 { lateFramesOwed = 0 }
                 lowestFill = Int.max
@@ -92,8 +131,17 @@ extension CapturedAppStreams {
             base += channelCount * skipped
             frames -= skipped
             let room = max(0, min(ring.freeFrames, maximumQueuedFrames - fill))
-            let written = frames > 0 ? ring.write(base, frames: min(frames, room)) : 0
-            let lost = skipped + frames - written
+            var kept = frames
+            let slip = frames >= 4 && frames <= Self.slippedCapacityFrames && frames + 1 <= room
+                ? clock.slip(forWriteOf: frames, windowFrames: windowFrames) : 0
+            if slip != 0 {
+                FrameSlip.resample(base, frames: frames, channels: channelCount, before: previousFrame, change: slip, into: slipped)
+                kept = frames + slip
+                slips.add(slip, ordering: .relaxed)
+            }
+            if frames > 0 { previousFrame.update(from: base + (frames - 1) * channelCount, count: channelCount) }
+            let written = kept > 0 ? ring.write(slip != 0 ? UnsafePointer(slipped) : base, frames: min(kept, room)) : 0
+            let lost = skipped + kept - written
             if lost > 0 { dropped.add(lost, ordering: .relaxed) }
             if written > 0 {
                 input.setIdle(false)
@@ -102,3 +150,55 @@ extension CapturedAppStreams {
         }
     }
 }
+
+/// The rate at which two clocks part, learned from the corrections a queue between them has
+/// to make: frames added when it ran dry (silence read in their place) and frames over what it
+/// should hold, taken away. Each window the rate to slip at moves by a share of that window's
+/// correction (an integral control): a quarter of what ran dry, which was heard, a sixteenth of
+/// what was over, which is slipped away unheard, so that it errs towards a little over. With
+/// nothing to correct it stays where it is — at zero where the clocks are one, and so does
+/// every slip.
+struct ClockFollower {
+    /// Frames to gain (+) or lose (−) per window.
+    private(set) var framesPerWindow = 0.0
+    private var owed = 0.0
+    /// Frames to take away soon, one a write.
+    private var excess = 0
+    private var correctionsInWindow = 0
+    /// The fastest parting followed. A single correction of more than four times it is
+    /// lateness (a dry spell a burst makes up for) or a burst's leftover trimmed, and is not
+    /// counted; a window counts at most that much (the first seconds of a busy machine run a
+    /// stream dry a few times over as its jitter grows: a level found, not a clock).
+    let maximumFramesPerWindow: Int
+
+    init(maximumFramesPerWindow: Int) {
+        self.maximumFramesPerWindow = maximumFramesPerWindow
+    }
+
+    mutating func corrected(by frames: Int) {
+        if abs(frames) <= 4 * maximumFramesPerWindow { correctionsInWindow += frames }
+    }
+
+    /// Frames over what the queue should hold: slipped away (counted by the caller).
+    mutating func takeAway(_ frames: Int) { excess += frames }
+
+    mutating func windowEnded() {
+        let limit = Double(maximumFramesPerWindow)
+        let correction = max(-limit, min(limit, Double(correctionsInWindow)))
+        framesPerWindow = max(-limit, min(limit, framesPerWindow + correction / (correction > 0 ? 4 : 16)))
+        correctionsInWindow = 0
+    }
+
+    /// The slip due with a write of `frames`: +1, −1 or 0.
+    mutating func slip(forWriteOf frames: Int, windowFrames: Int) -> Int {
+        owed += framesPerWindow * Double(frames) / Double(windowFrames)
+        var slip = owed >= 1 ? 1 : owed <= -1 ? -1 : 0
+        owed -= Double(slip)
+        if excess > 0 && slip >= 0 {
+            excess -= 1
+            slip -= 1
+        }
+        return slip
+    }
+}
+

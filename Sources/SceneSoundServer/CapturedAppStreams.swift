@@ -340,6 +340,7 @@ extension CapturedAppStreams {
                     + entry.app.recordingStepSeconds,
                 starvedSeconds: Double(entry.feed.input.starvedFrameCount) / rate,
                 droppedSeconds: Double(entry.feed.droppedFrameCount) / rate,
+                slippedSeconds: Double(entry.feed.slippedFrameCount) / rate,
                 levelDecibels: max(StatusReport.silenceDecibels, entry.feed.input.recentLevelDecibels),
                 spatial: EngineStreams.engineMode(entry.spatialMode).rawValue)
         }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import SceneSoundServer
 
@@ -65,5 +66,98 @@ import Testing
         #expect(feed.input.starvedFrameCount == 55 * Self.fragmentFrames)
         // Only the margin is kept: trimmed back to 4 ms before each fragment.
         #expect(feed.ring.availableFrames <= 192 + Self.fragmentFrames, "\(feed.ring.availableFrames) frames queued")
+    }
+
+    /// A tone in fragments of 240 frames (PulseAudio's recordings) read in blocks of 256 by an
+    /// output whose clock runs `partsPerMillion` faster (or slower, negative) than the
+    /// recordings'. Returns the left channel of the last `heardSeconds` read, and the frames
+    /// starved and dropped in them.
+    static func runApart(_ feed: CapturedAppStreams.Feed, seconds: Double, partsPerMillion: Double, heardSeconds: Double,
+                         hertz: Double = 1000) -> (heard: [Float], starved: Int, dropped: Int) {
+        let fragmentFrames = 240, blockFrames = 256, rate = 48_000.0
+        let fragments = Int(seconds * rate) / fragmentFrames
+        let heardFrom = Int((seconds - heardSeconds) * rate)
+        var fragment = [Float](repeating: 0, count: 2 * fragmentFrames)
+        var left = [Float](repeating: 0, count: blockFrames), right = left
+        var heard: [Float] = []
+        var written = 0, read = 0, owed = 0.0
+        var starvedBefore = 0, droppedBefore = 0
+        for _ in 0 ..< fragments {
+            for n in 0 ..< fragmentFrames {
+                let phase: Double = 2 * Double.pi * hertz * Double(written + n) / rate
+                let value = Float(0.5 * sin(phase))
+                fragment[2 * n] = value
+                fragment[2 * n + 1] = value
+            }
+            fragment.withUnsafeBufferPointer { feed.write(interleaved: $0) }
+            written += fragmentFrames
+            owed += Double(fragmentFrames) * (1 + partsPerMillion / 1_000_000)
+            while owed >= Double(blockFrames) {
+                owed -= Double(blockFrames)
+                if read < heardFrom && read + blockFrames >= heardFrom {
+                    starvedBefore = feed.input.starvedFrameCount
+                    droppedBefore = feed.droppedFrameCount
+                }
+                left.withUnsafeMutableBufferPointer { l in
+                    right.withUnsafeMutableBufferPointer { r in
+                        var channels = [l.baseAddress!, r.baseAddress!]
+                        _ = feed.input.read(into: &channels, frames: blockFrames)
+                    }
+                }
+                if read >= heardFrom { heard += left }
+                read += blockFrames
+            }
+        }
+        return (heard, feed.input.starvedFrameCount - starvedBefore, feed.droppedFrameCount - droppedBefore)
+    }
+
+    /// The largest step from one sample to the next: a tone's own is 2π·f/rate of its
+    /// amplitude; a frame missing or skipped is a jump well beyond it.
+    static func largestStep(_ samples: [Float]) -> Float {
+        zip(samples.dropFirst(), samples).map { abs($0 - $1) }.max() ?? 0
+    }
+
+    /// The output's clock 200 ppm fast, then 200 ppm slow (both seen between a null sink and
+    /// the recordings under load; a sound card's crystal may be 100 off): after the first
+    /// minute the queue neither runs dry nor trims, and the tone stays smooth, its frames
+    /// slipped one at a time.
+    @Test(arguments: [200.0, -200.0])
+    func aClockRunningApartIsFollowedWithoutJumps(partsPerMillion: Double) {
+        let feed = Self.feed()
+        let (heard, starved, dropped) = Self.runApart(feed, seconds: 120, partsPerMillion: partsPerMillion, heardSeconds: 50)
+        let toneStep = Float(0.5 * 2 * Double.pi * 1000 / 48_000)
+        let step = Self.largestStep(heard)
+        print("\(partsPerMillion) ppm: in the last 50 s \(starved) frames starved, \(dropped) dropped, largest step \(step) (the tone's \(toneStep)); \(feed.slippedFrameCount) frames slipped in all")
+        #expect(starved == 0 && dropped == 0)
+        #expect(step < 1.1 * toneStep)
+        // What the clocks part by over two minutes, within what the first minute took to learn.
+        let parted = partsPerMillion / 1_000_000 * 120 * 48_000
+        #expect(abs(Double(feed.slippedFrameCount) - parted) < abs(parted) / 2, "\(feed.slippedFrameCount) slipped, the clocks parted by \(parted)")
+    }
+
+    /// The PipeWire node's feeds: written and read in the same cycle, one clock. Nothing is
+    /// slipped, and the stream comes out bit-exact.
+    @Test func aFeedOnTheOutputsOwnClockIsBitExact() {
+        let feed = Self.feed()
+        var phase = 0
+        var left = [Float](repeating: 0, count: Self.fragmentFrames), right = left
+        var exact = true
+        for _ in 0 ..< 6000 {
+            let fragment: [Float] = (0 ..< 2 * Self.fragmentFrames).map { index -> Float in
+                let frame: Int = phase + index / 2
+                return Float(sin(Double(frame) * 0.05))
+            }
+            fragment.withUnsafeBufferPointer { feed.write(interleaved: $0) }
+            left.withUnsafeMutableBufferPointer { l in
+                right.withUnsafeMutableBufferPointer { r in
+                    var channels = [l.baseAddress!, r.baseAddress!]
+                    _ = feed.input.read(into: &channels, frames: Self.fragmentFrames)
+                }
+            }
+            if phase > 0 && left != stride(from: 0, to: fragment.count, by: 2).map({ fragment[$0] }) { exact = false }
+            phase += Self.fragmentFrames
+        }
+        #expect(exact)
+        #expect(feed.slippedFrameCount == 0)
     }
 }
