@@ -8,9 +8,10 @@ extension CapturedAppStreams {
     ///
     /// The capture arrives on the sound server's schedule (fragments of a few ms) and the
     /// output takes blocks on its own (often two at once), so the ring must hold their jitter,
-    /// and no more: what sits in it is latency. Each second the lowest fill seen just before
-    /// new audio arrived is compared with a small margin, and the excess is skipped from what
-    /// comes next — the queue settles where it never runs dry and adds nothing beyond that.
+    /// and no more: what sits in it is latency. Each half second the lowest fill seen just before
+    /// new audio arrived is compared with a small margin, and the excess is taken from what
+    /// comes next (up to 2 ms slipped away a frame at a time, more skipped) — the queue settles
+    /// where it never runs dry and adds nothing beyond that.
     /// Not in a stream's first second: event sounds are shorter, and are heard whole.
     /// When the stream runs dry all the same (its audio came later than the margin allows: a
     /// busy machine holds up PulseAudio's main thread by tens of milliseconds, PipeWire now and
