@@ -60,7 +60,8 @@ extension CapturedAppStreams {
         /// The last frame written (a slip's first reading leans on it), and room for a slipped write.
         private let previousFrame: UnsafeMutablePointer<Float>
         private let slipped: UnsafeMutablePointer<Float>
-        private static let slippedCapacityFrames = 8192
+        /// Fragments come 5–20 ms at a time; a longer write (rare) waits for the next to slip.
+        private static let slippedCapacityFrames = 2048
         private let slips = Atomic<Int>(0)
         /// Frames gained (+) or lost (−) to smooth slips so far.
         public var slippedFrameCount: Int { slips.load(ordering: .relaxed) }
