@@ -4,10 +4,11 @@ import SceneSoundPipeWire
 import SceneSoundServer
 import Synchronization
 
-/// The app capture's `CaptureGraph` on SceneSound's PipeWire node (the output): apps' output
-/// ports linked into the node's input sets, and each cycle's sets handed to the captured
-/// streams' feeds on the node's data thread before the engine renders (`deliver`), so an app
-/// is heard in the cycle it played.
+/// The app capture's `CaptureGraph` on SceneSound's PipeWire node (the output's, or with
+/// another output the capture's own, `CaptureNode`): apps' output ports linked into the node's
+/// input sets, and each cycle's sets handed to the captured streams' feeds on the node's data
+/// thread (`deliver`) — on the output's node before the engine renders, so an app is heard in
+/// the cycle it played.
 ///
 /// The data thread finds each set's stream in a fixed table of atomics, one slot per set: a
 /// slot holds a `Delivery` (the feed, the channels to take, a scratch buffer allocated up

@@ -121,11 +121,20 @@ let engine = Engine(hrtf: hrtf, configuration: EngineConfiguration(
 let pipeWireSocket = PipeWireSession.socketPath(environment: ProcessInfo.processInfo.environment)
 let outputSpecification = options.output.flatMap(OutputSpecification.init) ?? .sessionDefault(pipeWireSocket: pipeWireSocket)
 let output: OutputBackend
-// --capture-apps with the output on PipeWire's graph: apps are linked into the output's node
-// and handed to the engine in the cycle they play (GraphCapture).
+// --capture-apps on PipeWire: apps are linked into a node of the graph and handed on in the
+// cycle they play (GraphCapture) — the output's node, or with another output a node of the
+// capture's own (CaptureNode).
 let graphCapture: GraphCapture? = {
-    guard options.captureApps, case .pipewire = outputSpecification else { return nil }
-    return GraphCapture()
+    guard options.captureApps else { return nil }
+    if case .pipewire = outputSpecification { return GraphCapture() }
+    return pipeWireSocket != nil ? GraphCapture() : nil
+}()
+let captureNode: CaptureNode? = {
+    guard let graphCapture else { return nil }
+    if case .pipewire = outputSpecification { return nil }
+    let node = CaptureNode(remote: pipeWireSocket, rateHz: options.rateHz, quantumFrames: options.blockFrames, logger: logger)
+    graphCapture.nodeSource = { node.node }
+    return node
 }()
 switch outputSpecification {
 case .null: output = NullOutput()
@@ -211,6 +220,7 @@ do {
     try output.start(engine: engine)
     try server.start()
     startWindowTracking()
+    if let captureNode, let graphCapture { try captureNode.start(capture: graphCapture) }
     if options.captureApps { (appCapture, capturedApps) = startAppCapture() }
     if let port = options.openTrackPort {
         // Head tracking is optional: a port in use costs head tracking, not the server.
@@ -397,6 +407,7 @@ shutdown.wait()
 // Apps first: back on their sinks before the output that played them goes away.
 if let appCapture, !appCapture.stop() { logger.warning("app capture: the sound server did not confirm the undo; the guard finishes it") }
 capturedApps?.stop()
+captureNode?.stop()
 sinkWatch?.stop()
 server.stop()
 do {

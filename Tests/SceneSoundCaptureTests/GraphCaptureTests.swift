@@ -6,7 +6,8 @@ import Testing
 /// On PipeWire with its own output (the default there), `scenesoundd --capture-apps` links each
 /// captured app's output ports into its graph node's input ports, as `pw-link -l` shows a user:
 /// no record stream of pipewire-pulse and no `pw_stream` of ours records the app; the capture
-/// sink only parks it. Unmodified `paplay`.
+/// sink only parks it. With another output (`--output pulse`, `wav:`, `null`) the same, into a
+/// node of the capture's own (`scenesound-capture`). Unmodified `paplay`.
 @Suite(.serialized) struct GraphCaptureTests {
     final class Daemon {
         let server: PrivateSoundServer
@@ -14,7 +15,8 @@ import Testing
         let log: URL
 
         /// `spatialModes`: the capture's per-app choices file (`MODE NAME` lines), written first.
-        init(spatialModes: String? = nil, extraArguments: [String] = [], environment: [String: String] = [:]) throws {
+        init(spatialModes: String? = nil, output: String = "pipewire", extraArguments: [String] = [],
+             environment: [String: String] = [:]) throws {
             server = try PrivateSoundServer(.pipeWire)
             log = temporaryFile("daemon.log")
             let configHome = server.directory.appendingPathComponent("config-home")
@@ -24,7 +26,7 @@ import Testing
             }
             process = try ChildProcess(
                 BuiltProducts.directory.appendingPathComponent("scenesoundd").path,
-                ["--socket", server.directory.appendingPathComponent("ss.sock").path, "--output", "pipewire",
+                ["--socket", server.directory.appendingPathComponent("ss.sock").path, "--output", output,
                  "--display", "none", "--opentrack", "off", "--room", "none", "--capture-apps", "--log-level", "debug"] + extraArguments,
                 display: nil, errorPath: log.path,
                 environment: server.clientEnvironment.merging([
@@ -53,30 +55,34 @@ import Testing
         }
     }
 
-    @Test func aCapturedAppsPortsAreLinkedToSceneSoundsNodeAndNothingRecordsIt() throws {
-        let daemon = try Daemon()
+    /// `output`: the daemon's; with `pulse` it plays through pipewire-pulse and the apps are
+    /// linked into the capture's own node.
+    @Test(arguments: ["pipewire", "pulse"])
+    func aCapturedAppsPortsAreLinkedToSceneSoundsNodeAndNothingRecordsIt(output: String) throws {
+        let daemon = try Daemon(output: output)
+        let node = output == "pipewire" ? "scenesound" : "scenesound-capture"
         let app = try daemon.playNoise()
         defer { app.kill() }
         try #require(waitUntil(timeoutSeconds: 10) { daemon.logText.contains("capturing ") }, "not captured: \(daemon.logText)")
         // Ours: paplay's FL and FR into one of our node's input sets, channel by channel.
-        let ourInputs = { try daemon.server.pipeWireLinks().filter { $0.output.hasPrefix("paplay:") && $0.input.hasPrefix("scenesound:in_") } }
+        let ourInputs = { try daemon.server.pipeWireLinks().filter { $0.output.hasPrefix("paplay:") && $0.input.hasPrefix("\(node):in_") } }
         #expect(try waitUntil(timeoutSeconds: 5) { try ourInputs().count == 2 })
         let links = try daemon.server.pipeWireLinks()
         let listing = try daemon.server.pwLink(["-l"])
-        print("pw-link -l, paplay captured on PipeWire:\n" + listing.split(separator: "\n").filter {
-            $0.contains("paplay") || $0.contains("scenesound:in_") }.joined(separator: "\n"))
+        print("pw-link -l, paplay captured on PipeWire, --output \(output):\n" + listing.split(separator: "\n").filter {
+            $0.contains("paplay") || $0.contains("\(node):in_") }.joined(separator: "\n"))
         for channel in ["FL", "FR"] {
-            #expect(links.contains { $0.output == "paplay:output_\(channel)" && $0.input.hasPrefix("scenesound:in_") && $0.input.hasSuffix("_\(channel)") },
+            #expect(links.contains { $0.output == "paplay:output_\(channel)" && $0.input.hasPrefix("\(node):in_") && $0.input.hasSuffix("_\(channel)") },
                     "paplay:output_\(channel) is not linked to our node's \(channel): \(links)")
         }
         // Nothing else takes its audio: only the (silent, parking) capture sink and our node.
-        let elsewhere = links.filter { $0.output.hasPrefix("paplay:") && !$0.input.hasPrefix("scenesound:") && !$0.input.hasPrefix(CaptureSinkProperties.sinkName + ":") }
+        let elsewhere = links.filter { $0.output.hasPrefix("paplay:") && !$0.input.hasPrefix("\(node):") && !$0.input.hasPrefix(CaptureSinkProperties.sinkName + ":") }
         #expect(elsewhere.isEmpty, "paplay also linked to \(elsewhere)")
         // No pipewire-pulse record stream, no pw_stream recording of ours.
         let recordings = try daemon.server.list("source-outputs")
         #expect(recordings.isEmpty, "record streams: \(recordings.map { ($0["properties"] as? [String: Any])?["media.name"] ?? "?" })")
         #expect(!listing.contains("SceneSound capture of"), "a recording of ours is in the graph")
-        // And it is heard: the real sink plays it through our node.
+        // And it is heard: the real sink plays it through our node (and our output).
         let recording = try MonitorRecording(server: daemon.server, file: temporaryFile("sink.raw"))
         let heard = recording.finish(afterFrames: 48_000, timeoutSeconds: 10)
         let level = (heard.reduce(0) { $0 + $1 * $1 } / Float(max(1, heard.count))).squareRoot()
@@ -167,12 +173,15 @@ import Testing
     }
 
     /// SIGKILL of the daemon: our node and its links go with its connection, and the guard puts
-    /// the parked app back on the real sink, where it is heard, within 3 s.
-    @Test func anAppIsBackOnTheRealSinkWithinThreeSecondsOfTheDaemonsSIGKILL() throws {
-        let daemon = try Daemon()
+    /// the parked app back on the real sink, where it is heard, within 3 s — the output's node,
+    /// or with another output the capture's own.
+    @Test(arguments: ["pipewire", "pulse"])
+    func anAppIsBackOnTheRealSinkWithinThreeSecondsOfTheDaemonsSIGKILL(output: String) throws {
+        let daemon = try Daemon(output: output)
+        let node = output == "pipewire" ? "scenesound" : "scenesound-capture"
         let app = try daemon.playNoise()
         defer { app.kill() }
-        try #require(waitUntil(timeoutSeconds: 10) { (try? daemon.server.pipeWireLinks().contains { $0.output.hasPrefix("paplay:") && $0.input.hasPrefix("scenesound:in_") }) == true })
+        try #require(waitUntil(timeoutSeconds: 10) { (try? daemon.server.pipeWireLinks().contains { $0.output.hasPrefix("paplay:") && $0.input.hasPrefix("\(node):in_") }) == true })
         let outIndex = try #require(try daemon.server.sinkIndex(named: PrivateSoundServer.sinkName))
         let killedAt = Date()
         kill(daemon.process.pid, SIGKILL)
@@ -180,7 +189,7 @@ import Testing
             try daemon.server.sinkOf(application: "paplay") == outIndex && daemon.server.captureSinks().isEmpty
         }
         let seconds = Date().timeIntervalSince(killedAt)
-        print(String(format: "graph path, daemon SIGKILLed: paplay back on the real sink after %.2f s", seconds))
+        print(String(format: "graph path, --output %@, daemon SIGKILLed: paplay back on the real sink after %.2f s", output, seconds))
         #expect(restored && seconds <= 3.0, "restored \(restored) after \(seconds) s")
         #expect(try !daemon.server.pipeWireLinks().contains { $0.input.hasPrefix("scenesound:") })
         let recording = try MonitorRecording(server: daemon.server, file: temporaryFile("out.raw"))

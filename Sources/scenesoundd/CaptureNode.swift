@@ -1,0 +1,38 @@
+import Logging
+import SceneSoundPipeWire
+
+/// `--capture-apps` on PipeWire with an output other than the graph node (`--output pulse`,
+/// `wav:`, `null`): a node of the graph for the capture alone — the input sets, no output
+/// linked — so that apps are taken as on the output's node, linked into it rather than
+/// recorded through pipewire-pulse, and handed to their feeds on its data thread in the cycle
+/// they play. The output renders on its own clock and reads the feeds as it reads any
+/// recording's (they follow the other clock: `ClockFollower`).
+final class CaptureNode: Sendable {
+    let node: PipeWireGraphNode
+
+    init(remote: String?, rateHz: Int, quantumFrames: Int, logger: Logger) {
+        node = PipeWireGraphNode(configuration: .init(
+            remote: remote, nodeName: "scenesound-capture", inputSetCount: GraphCapture.inputSets,
+            quantumFrames: quantumFrames, rateHz: rateHz,
+            stream: .init(applicationName: "SceneSound", iconName: "audio-headphones",
+                          description: "SceneSound app capture", mediaRole: "Production"),
+            retrySeconds: (0.050, 1.0))) { event in
+            switch event {
+            case .disconnected(let reason): logger.warning("app capture node: disconnected (\(reason)); reconnecting")
+            case .failed(let reason): logger.error("app capture node: \(reason)")
+            case .refused(_, let reason): logger.warning("app capture node: refused: \(reason)")
+            default: break
+            }
+        }
+    }
+
+    /// Hands each cycle's sets to `capture`; its outputs, linked nowhere, stay silent.
+    func start(capture: GraphCapture) throws {
+        try node.start { cycle in
+            _ = capture.deliver(cycle)
+            for speaker in 0 ..< PipeWireGraphNode.outputChannels { cycle.output(speaker).update(repeating: 0, count: cycle.frames) }
+        }
+    }
+
+    func stop() { node.stop() }
+}
