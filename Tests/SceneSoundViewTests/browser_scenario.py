@@ -352,5 +352,8 @@ except Exception as error:
     except Exception:
         pass
 finally:
+    # When the page began to close (CLOCK_MONOTONIC, as the tests' clock): the browser's quit
+    # takes a second or more on a busy machine, and the page's connection closes at its start.
+    out["quit_began_monotonic_seconds"] = time.monotonic()
     driver.quit()
 print(json.dumps(out))
