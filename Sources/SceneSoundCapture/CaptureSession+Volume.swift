@@ -19,6 +19,7 @@ extension CaptureSession {
                 let reported = VolumeMirror.Setting(
                     channelVolumes: inOurOrder(real.channelVolumes, real.channelPositions), isMuted: real.isMuted)
                 apply(volumeMirror.realReported(reported), to: ours, from: ours.channelPositions)
+                volumeMirror.captureShows(VolumeMirror.Setting(channelVolumes: ours.channelVolumes, isMuted: ours.isMuted))
             } else {
                 let reported = VolumeMirror.Setting(channelVolumes: ours.channelVolumes, isMuted: ours.isMuted)
                 apply(volumeMirror.captureReported(reported), to: real, from: ours.channelPositions)

@@ -19,13 +19,30 @@ struct VolumeMirror {
         private(set) var agreed: Value?
         private var writtenToCapture: [Value] = []
         private var writtenToReal: [Value] = []
+        /// Ours has shown the agreed value since the real sink spoke.
+        private var captureInStep = false
 
         /// Ours reported `value`: what to write to the real sink, nil if nothing.
         mutating func captureReported(_ value: Value) -> Value? {
             // Until the real sink has spoken, ours may hold a stale setting (restored by the
-            // server from an earlier session): never forwarded.
+            // server from an earlier session); until it shows the real sink's, what it reports
+            // is still its own start: a sink PipeWire has just made reports every channel at
+            // volume 0 until its properties arrive, and forwarded, that silenced the real sink
+            // (1 daemon start in ~30 under load). Neither is a user's change.
             guard agreed != nil else { return nil }
+            guard captureInStep else {
+                captureShows(value)
+                return nil
+            }
             return Self.report(value, agreed: &agreed, echoes: &writtenToCapture, writes: &writtenToReal)
+        }
+
+        /// Ours shows `value`, in its own report or beside the real sink's (a write of the
+        /// value it already has may bring no report of its own).
+        mutating func captureShows(_ value: Value) {
+            guard !captureInStep, agreed != nil, value == agreed else { return }
+            captureInStep = true
+            writtenToCapture.removeAll()  // any echo still to come is of this value
         }
 
         /// The real sink reported `value`: what to write to ours, nil if nothing.
@@ -58,6 +75,12 @@ struct VolumeMirror {
     /// Ours reported `setting`: what to write to the real sink (in our channel order).
     mutating func captureReported(_ setting: Setting) -> (channelVolumes: [UInt32]?, isMuted: Bool?) {
         (volume.captureReported(setting.channelVolumes), mute.captureReported(setting.isMuted))
+    }
+
+    /// Ours shows `setting`, read beside the real sink's report.
+    mutating func captureShows(_ setting: Setting) {
+        volume.captureShows(setting.channelVolumes)
+        mute.captureShows(setting.isMuted)
     }
 
     /// The real sink reported `setting` (in our channel order): what to write to ours.

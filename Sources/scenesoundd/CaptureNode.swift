@@ -26,12 +26,10 @@ final class CaptureNode: Sendable {
         }
     }
 
-    /// Hands each cycle's sets to `capture`; its outputs, linked nowhere, stay silent.
+    /// Hands each cycle's sets to `capture`. Its outputs are linked nowhere: the node gives
+    /// such ports a scratch buffer no one reads, so nothing is written to them.
     func start(capture: GraphCapture) throws {
-        try node.start { cycle in
-            _ = capture.deliver(cycle)
-            for speaker in 0 ..< PipeWireGraphNode.outputChannels { cycle.output(speaker).update(repeating: 0, count: cycle.frames) }
-        }
+        try node.start { cycle in _ = capture.deliver(cycle) }
     }
 
     func stop() { node.stop() }

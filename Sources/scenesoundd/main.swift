@@ -124,14 +124,10 @@ let output: OutputBackend
 // --capture-apps on PipeWire: apps are linked into a node of the graph and handed on in the
 // cycle they play (GraphCapture) — the output's node, or with another output a node of the
 // capture's own (CaptureNode).
-let graphCapture: GraphCapture? = {
-    guard options.captureApps else { return nil }
-    if case .pipewire = outputSpecification { return GraphCapture() }
-    return pipeWireSocket != nil ? GraphCapture() : nil
-}()
+let outputIsGraphNode: Bool = { if case .pipewire = outputSpecification { true } else { false } }()
+let graphCapture: GraphCapture? = options.captureApps && (outputIsGraphNode || pipeWireSocket != nil) ? GraphCapture() : nil
 let captureNode: CaptureNode? = {
-    guard let graphCapture else { return nil }
-    if case .pipewire = outputSpecification { return nil }
+    guard let graphCapture, !outputIsGraphNode else { return nil }
     let node = CaptureNode(remote: pipeWireSocket, rateHz: options.rateHz, quantumFrames: options.blockFrames, logger: logger)
     graphCapture.nodeSource = { node.node }
     return node

@@ -88,6 +88,13 @@ import Testing
             }.joined(separator: "\n")
         }
 
+        /// For a failure's message: the daemon's apps and levels, the sinks and, on PipeWire, the graph.
+        var soundPathText: String {
+            let status = cli(["status", "--json", "--socket", socket]).1
+            let graph = server.kind == .pipeWire ? server.pipeWireGraphText() : "-"
+            return "status: \(status)\n\(serverStateText)\ngraph:\n\(graph)"
+        }
+
         func start(_ executable: String, _ arguments: [String]) throws {
             apps.append(try server.startClient(executable, arguments, display: x.display))
         }
@@ -442,6 +449,7 @@ import Testing
         let deadline = Date().addingTimeInterval(timeoutSeconds)
         var cues = try desk.cuesOnTheSink(seconds: 0.5)
         while !predicate(cues), Date() < deadline { cues = try desk.cuesOnTheSink(seconds: 0.5) }
+        if !predicate(cues) { print("cues \(cues) short of what was awaited; the sound's way:\n\(desk.soundPathText)") }
         return cues
     }
 }

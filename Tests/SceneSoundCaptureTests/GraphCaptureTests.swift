@@ -47,6 +47,15 @@ import Testing
             try? FileManager.default.removeItem(at: log)
         }
 
+        /// Waits until paplay's ports are linked into `node`'s input sets; the graph and the
+        /// daemon's log in the message when they are not within 10 s.
+        func requireAppLinked(into node: String) throws {
+            let linked = waitUntil(timeoutSeconds: 10) {
+                (try? server.pipeWireLinks().contains { $0.output.hasPrefix("paplay:") && $0.input.hasPrefix("\(node):in_") }) == true
+            }
+            try #require(linked, "paplay not linked into \(node):\n\(server.pipeWireGraphText())\n\(logText.suffix(3000))")
+        }
+
         /// A stereo noise file that `paplay` plays for 30 s.
         func playNoise() throws -> ChildProcess {
             let file = temporaryFile("noise.wav")
@@ -94,7 +103,7 @@ import Testing
         let daemon = try Daemon()
         let app = try daemon.playNoise()
         defer { app.kill() }
-        try #require(waitUntil(timeoutSeconds: 10) { (try? daemon.server.pipeWireLinks().contains { $0.output.hasPrefix("paplay:") && $0.input.hasPrefix("scenesound:in_") }) == true })
+        try daemon.requireAppLinked(into: "scenesound")
         let real = PrivateSoundServer.sinkName
         for channel in ["FL", "FR"] { try daemon.server.pwLink(["paplay:output_\(channel)", "\(real):playback_\(channel)"]) }
         let dry = { try daemon.server.pipeWireLinks().filter { $0.output.hasPrefix("paplay:") && $0.input.hasPrefix("\(real):") } }
@@ -181,7 +190,7 @@ import Testing
         let node = output == "pipewire" ? "scenesound" : "scenesound-capture"
         let app = try daemon.playNoise()
         defer { app.kill() }
-        try #require(waitUntil(timeoutSeconds: 10) { (try? daemon.server.pipeWireLinks().contains { $0.output.hasPrefix("paplay:") && $0.input.hasPrefix("\(node):in_") }) == true })
+        try daemon.requireAppLinked(into: node)
         let outIndex = try #require(try daemon.server.sinkIndex(named: PrivateSoundServer.sinkName))
         let killedAt = Date()
         kill(daemon.process.pid, SIGKILL)
@@ -194,7 +203,8 @@ import Testing
         #expect(try !daemon.server.pipeWireLinks().contains { $0.input.hasPrefix("scenesound:") })
         let recording = try MonitorRecording(server: daemon.server, file: temporaryFile("out.raw"))
         let heard = recording.finish(afterFrames: 9_600, timeoutSeconds: 5)
-        #expect(TestSignal.rmsDecibels(heard[(heard.count / 2)...]) > -30)
+        #expect(TestSignal.rmsDecibels(heard[(heard.count / 2)...]) > -30,
+                "\((try? daemon.server.pactl(["list", "sink-inputs"])) ?? "")\n\(daemon.server.pipeWireGraphText())")
     }
 
     /// With every input set taken, the next app is recorded from the capture sink's monitor
@@ -237,7 +247,7 @@ import Testing
         let daemon = try Daemon(spatialModes: "off paplay\n")
         let app = try daemon.playNoise()
         defer { app.kill() }
-        try #require(waitUntil(timeoutSeconds: 10) { (try? daemon.server.pipeWireLinks().contains { $0.output.hasPrefix("paplay:") && $0.input.hasPrefix("scenesound:in_") }) == true })
+        try daemon.requireAppLinked(into: "scenesound")
         let level = { (what: String) throws -> Double in
             let recording = try MonitorRecording(server: daemon.server, file: temporaryFile("\(what).raw"))
             let heard = recording.finish(afterFrames: 24_000, timeoutSeconds: 10)
@@ -254,6 +264,6 @@ import Testing
         Thread.sleep(forTimeInterval: 0.5)
         let slider = try level("slider") - unity
         print(String(format: "through the node: unity %.1f dBFS; volume keys at 50 %% %.2f dB, the app's slider at 50 %% %.2f dB", unity, keys, slider))
-        #expect(abs(keys - -18.06) < 1.5 && abs(slider - -18.06) < 1.5)
+        #expect(abs(keys - -18.06) < 1.5 && abs(slider - -18.06) < 1.5, "\(daemon.server.pipeWireGraphText())")
     }
 }

@@ -14,11 +14,40 @@ struct VolumeMirrorTests {
         #expect(real.channelVolumes == [Self.norm, Self.norm] && real.isMuted == false)
     }
 
+    /// A sink PipeWire has just made reports volume 0 on every channel until its properties
+    /// arrive; reported after the real sink spoke (before our write of the real sink's
+    /// setting reached it), that is not the user's: not forwarded, and once ours shows the
+    /// real sink's setting its changes are.
+    @Test func ourSinksStartingVolumeIsNotForwardedUntilItShowsTheRealSinks() {
+        var mirror = VolumeMirror()
+        let real = mirror.realReported(Setting(channelVolumes: [Self.norm, Self.norm], isMuted: false))
+        #expect(real.channelVolumes == [Self.norm, Self.norm] && real.isMuted == false)
+        let starting = mirror.captureReported(Setting(channelVolumes: [0, 0], isMuted: false))
+        #expect(starting.channelVolumes == nil, "ours' starting volume 0 was forwarded to the real sink")
+        // Our write arrives: ours shows the real sink's setting, an echo.
+        #expect(mirror.captureReported(Setting(channelVolumes: [Self.norm, Self.norm], isMuted: false)).channelVolumes == nil)
+        // From then on the user's changes on ours are forwarded, 0 included.
+        #expect(mirror.captureReported(Setting(channelVolumes: [0, 0], isMuted: false)).channelVolumes == [0, 0])
+        #expect(mirror.captureReported(Setting(channelVolumes: [0, 0], isMuted: true)).isMuted == true)
+    }
+
+    /// Ours already at the real sink's setting (a PulseAudio null sink at 100 %): the write
+    /// of the same value may bring no report from ours, so ours showing it beside the real
+    /// sink's report puts it in step, and the user's first change is forwarded.
+    @Test func oursAlreadyAtTheRealSinksSettingIsInStepAtOnce() {
+        var mirror = VolumeMirror()
+        let same = Setting(channelVolumes: [Self.norm, Self.norm], isMuted: false)
+        _ = mirror.realReported(same)
+        mirror.captureShows(same)
+        #expect(mirror.captureReported(Setting(channelVolumes: [0x8000, 0x8000], isMuted: false)).channelVolumes == [0x8000, 0x8000])
+    }
+
     /// The slider dragged on ours: each step forwarded; the real sink's reports of earlier
     /// steps, read after a later one was sent, are echoes and do not set ours back.
     @Test func aDraggedSliderIsNotSetBackByTheRealSinksEchoes() {
         var mirror = VolumeMirror()
         _ = mirror.realReported(Setting(channelVolumes: [Self.norm, Self.norm], isMuted: false))
+        _ = mirror.captureReported(Setting(channelVolumes: [Self.norm, Self.norm], isMuted: false))  // ours in step
         let steps: [UInt32] = [0xE000, 0xC000, 0xA000]
         for step in steps {
             #expect(mirror.captureReported(Setting(channelVolumes: [step, step], isMuted: false)).channelVolumes == [step, step])

@@ -167,6 +167,39 @@ public final class PrivateSoundServer: @unchecked Sendable {
         return links
     }
 
+    /// For a failure's message: every node by name with its state (and volume), and every
+    /// link between ports by name with its state, from `pw-dump` (PipeWire only).
+    public func pipeWireGraphText() -> String {
+        guard let text = try? pipeWireTool("pw-dump", []),
+              let objects = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [[String: Any]] else { return "pw-dump failed" }
+        func info(_ object: [String: Any]) -> [String: Any] { object["info"] as? [String: Any] ?? [:] }
+        func props(_ object: [String: Any]) -> [String: Any] { info(object)["props"] as? [String: Any] ?? [:] }
+        var nodeNames: [Int: String] = [:], portNames: [Int: String] = [:]
+        var lines: [String] = []
+        for object in objects {
+            guard let id = object["id"] as? Int else { continue }
+            switch object["type"] as? String {
+            case "PipeWire:Interface:Node":
+                nodeNames[id] = props(object)["node.name"] as? String ?? "#\(id)"
+                // A sink's volume too: a sink at volume 0 is as silent as one never linked.
+                let volume = ((info(object)["params"] as? [String: Any])?["Props"] as? [[String: Any]])?
+                    .first { $0["channelVolumes"] != nil }.map { " volumes \($0["channelVolumes"]!) mute \($0["mute"] ?? "?")" } ?? ""
+                lines.append("node \(nodeNames[id]!) (\(id)): \(info(object)["state"] ?? "?")\(volume)")
+            case "PipeWire:Interface:Port": portNames[id] = props(object)["port.name"] as? String ?? "#\(id)"
+            default: break
+            }
+        }
+        for object in objects where object["type"] as? String == "PipeWire:Interface:Link" {
+            let link = info(object)
+            func end(_ side: String) -> String {
+                let node = (link["\(side)-node-id"] as? Int).flatMap { nodeNames[$0] } ?? "?"
+                return node + ":" + ((link["\(side)-port-id"] as? Int).flatMap { portNames[$0] } ?? "?")
+            }
+            lines.append("link \(end("output")) -> \(end("input")): \(link["state"] ?? "?")\((link["error"] as? String).map { " (\($0))" } ?? "")")
+        }
+        return lines.joined(separator: "\n")
+    }
+
     /// The properties of the node of that `node.name`, as `pw-dump` shows them (PipeWire only).
     public func pipeWireNodeProperties(named name: String) throws -> [String: Any]? {
         let text = try pipeWireTool("pw-dump", [])
