@@ -110,6 +110,7 @@ struct ss_pw_graph {
 	uint64_t last_process_position;     /* the driver's position, clock and quantum then, */
 	uint32_t last_process_clock_id;
 	int last_process_frames;
+	int64_t last_process_behind_nsec;   /* its start after the driver's cycle was due, */
 	uint64_t last_process_link_changes;
 	uint64_t output_link_changes;       /* our output links made or unmade (loop thread) */
 	int last_process_outlasted;         /* as this */

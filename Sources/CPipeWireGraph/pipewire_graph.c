@@ -40,13 +40,13 @@ static uint64_t clock_nsec(clockid_t clock)
 /* After each process call: the CPU time it took (the longest kept, and whether it took longer
  * than the quantum lasts: late by our own fault), and whether the sink played a quantum without
  * us — our call lasted longer than the quantum (the driver's next cycle began before we were
- * done), or the driver's position moved on by more than the previous cycle since our last call
+ * done), or the driver's position moved on by more than a cycle since our last call
  * (it ran a cycle without us; not across a change of our output links — a rest, short or long,
  * with a call or two as the links go — nor after a pause of half a second or more). By the
  * position, not by the wall clock: as our links are made after a rest the whole graph may stop
  * for ~43 ms (0.3.65's null sink; the driver's position moves one cycle). Counted, either showed
  * up as an underrun in `status` at every wake. */
-static void note_process_time(struct ss_pw_graph *g, const struct spa_io_position *position,
+static void note_process_time(struct ss_pw_graph *g, const struct spa_io_clock *clock,
 		uint64_t began, uint64_t began_cpu)
 {
 	uint64_t ended = clock_nsec(CLOCK_MONOTONIC), took = clock_nsec(CLOCK_THREAD_CPUTIME_ID) - began_cpu;
@@ -54,24 +54,29 @@ static void note_process_time(struct ss_pw_graph *g, const struct spa_io_positio
 		__atomic_store_n(&g->slowest_process_nsec, took, __ATOMIC_RELAXED);
 		__atomic_store_n(&g->slowest_process_end_nsec, ended, __ATOMIC_RELAXED);
 	}
-	uint32_t rate = position->clock.rate.denom;
-	uint64_t previous = g->last_process_start_nsec, driver_moved = position->clock.position - g->last_process_position;
+	uint32_t rate = clock->rate.denom;
+	uint64_t previous = g->last_process_start_nsec, driver_moved = clock->position - g->last_process_position;
 	uint64_t link_changes = __atomic_load_n(&g->output_link_changes, __ATOMIC_ACQUIRE);
 	int same_links = link_changes == g->last_process_link_changes;
-	int same_driver = position->clock.id == g->last_process_clock_id, previous_frames = g->last_process_frames;
+	int same_driver = clock->id == g->last_process_clock_id, previous_frames = g->last_process_frames;
+	int64_t behind = (int64_t)(began - clock->nsec), previous_behind = g->last_process_behind_nsec;
+	g->last_process_behind_nsec = behind;
 	g->last_process_link_changes = link_changes;
 	g->last_process_start_nsec = began;
-	g->last_process_position = position->clock.position;
-	g->last_process_clock_id = position->clock.id;
-	g->last_process_frames = (int)position->clock.duration;
+	g->last_process_position = clock->position;
+	g->last_process_clock_id = clock->id;
+	g->last_process_frames = (int)clock->duration;
 	if (rate == 0)
 		return;
-	uint64_t quantum = position->clock.duration * 1000000000u / rate, since = began - previous;
+	uint64_t quantum = clock->duration * 1000000000u / rate, since = began - previous;
 	if (took > quantum)
 		__atomic_add_fetch(&g->overloaded_cycles, 1, __ATOMIC_RELAXED);
 	/* (A call that outlasted its quantum also delays the next one's start: counted once.) */
+	/* The driver's position moves on by each cycle's own quantum: more than both this one's and
+	 * the one before's, a cycle went by without us (not a change of quantum). */
+	uint64_t one_cycle = clock->duration > (uint64_t)previous_frames ? clock->duration : (uint64_t)previous_frames;
 	int outlasted = ended - began > quantum, lost_between = previous != 0 && same_driver && same_links
-		&& driver_moved > (uint64_t)previous_frames && since < 500000000u && !g->last_process_outlasted;
+		&& driver_moved > one_cycle && since < 500000000u && !g->last_process_outlasted;
 	g->last_process_outlasted = outlasted;
 	if (outlasted || lost_between) {
 		uint64_t n = __atomic_load_n(&g->late_cycles, __ATOMIC_RELAXED);
@@ -83,6 +88,9 @@ static void note_process_time(struct ss_pw_graph *g, const struct spa_io_positio
 		record->process_cpu_seconds = (double)took * 1e-9;
 		record->since_previous_seconds = previous != 0 ? (double)since * 1e-9 : 0;
 		record->quantum_seconds = (double)quantum * 1e-9;
+		record->driver_step_seconds = previous != 0 && same_driver ? (double)driver_moved / rate : 0;
+		record->behind_driver_seconds = (double)behind * 1e-9;
+		record->previous_behind_driver_seconds = previous != 0 ? (double)previous_behind * 1e-9 : 0;
 		__atomic_store_n(&g->late_cycles, n + 1, __ATOMIC_RELEASE);
 	}
 }
@@ -91,6 +99,8 @@ static void on_process(void *data, struct spa_io_position *position)
 {
 	struct ss_pw_graph *g = data;
 	uint64_t began = clock_nsec(CLOCK_MONOTONIC), began_cpu = clock_nsec(CLOCK_THREAD_CPUTIME_ID);
+	/* The driver's clock as this cycle began: a long call finds it moved on at its end. */
+	struct spa_io_clock clock = position->clock;
 	uint32_t frames = position->clock.duration, rate = position->clock.rate.denom;
 	if (__atomic_load_n(&g->policy, __ATOMIC_RELAXED) < 0)
 		__atomic_store_n(&g->policy, sched_getscheduler(0) & ~SCHED_RESET_ON_FORK, __ATOMIC_RELAXED);
@@ -124,7 +134,7 @@ static void on_process(void *data, struct spa_io_position *position)
 	__atomic_store_n(&g->quantum_frames, frames, __ATOMIC_RELAXED);
 	__atomic_store_n(&g->rate_hz, rate, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&g->cycles, 1, __ATOMIC_RELAXED);
-	note_process_time(g, position, began, began_cpu);
+	note_process_time(g, &clock, began, began_cpu);
 }
 
 /* On 0.3.65 a client's data thread stays SCHED_OTHER unless client-rt.conf's module-rt raised

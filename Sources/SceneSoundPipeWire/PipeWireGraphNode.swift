@@ -279,9 +279,12 @@ public final class PipeWireGraphNode: @unchecked Sendable {
     /// Cycles whose process call took more CPU time than the quantum lasts.
     public var overloadedCycleCount: Int { handle.map { Int(ss_pw_graph_overloaded_cycles($0)) } ?? 0 }
     /// A late cycle: when our process call ended (CLOCK_MONOTONIC), how long it took and how
-    /// much CPU time, how long after the call before it began, and the quantum.
+    /// much CPU time, how long after the call before it began, and the quantum; how far the
+    /// driver's position moved since the call before, and how long after the driver's cycle
+    /// was due this call and the one before began.
     public struct LateCycle: Sendable {
         public var endedMonotonicSeconds, processSeconds, processCPUSeconds, sincePreviousSeconds, quantumSeconds: Double
+        public var driverStepSeconds, behindDriverSeconds, previousBehindDriverSeconds: Double
     }
     /// The latest late cycles, newest first.
     public var recentLateCycles: [LateCycle] {
@@ -291,7 +294,8 @@ public final class PipeWireGraphNode: @unchecked Sendable {
         return cycles.prefix(Int(count)).map {
             LateCycle(endedMonotonicSeconds: $0.ended_seconds, processSeconds: $0.process_seconds,
                       processCPUSeconds: $0.process_cpu_seconds, sincePreviousSeconds: $0.since_previous_seconds,
-                      quantumSeconds: $0.quantum_seconds)
+                      quantumSeconds: $0.quantum_seconds, driverStepSeconds: $0.driver_step_seconds,
+                      behindDriverSeconds: $0.behind_driver_seconds, previousBehindDriverSeconds: $0.previous_behind_driver_seconds)
         }
     }
     /// The process call that took the most CPU time, and when it ended (CLOCK_MONOTONIC seconds).

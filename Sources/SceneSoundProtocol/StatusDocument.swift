@@ -197,19 +197,31 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         /// From the call before's start to this one's (0 for the first call).
         public var sincePreviousCallSeconds: Double
         public var blockSeconds: Double
+        /// How far the driver's clock moved since the call before (more than a block: a cycle
+        /// went by without us); how long after the driver's cycle was due this call and the one
+        /// before began (PipeWire; nil from a server that does not send them).
+        public var driverStepSeconds: Double?
+        public var behindDriverSeconds: Double?
+        public var previousBehindDriverSeconds: Double?
 
         public init(atMonotonicSeconds: Double, callSeconds: Double, callCPUSeconds: Double,
-                    sincePreviousCallSeconds: Double, blockSeconds: Double) {
+                    sincePreviousCallSeconds: Double, blockSeconds: Double, driverStepSeconds: Double? = nil,
+                    behindDriverSeconds: Double? = nil, previousBehindDriverSeconds: Double? = nil) {
             self.atMonotonicSeconds = atMonotonicSeconds
             self.callSeconds = callSeconds
             self.callCPUSeconds = callCPUSeconds
             self.sincePreviousCallSeconds = sincePreviousCallSeconds
             self.blockSeconds = blockSeconds
+            self.driverStepSeconds = driverStepSeconds
+            self.behindDriverSeconds = behindDriverSeconds
+            self.previousBehindDriverSeconds = previousBehindDriverSeconds
         }
 
         enum CodingKeys: String, CodingKey {
             case atMonotonicSeconds = "at_monotonic_seconds", callSeconds = "call_seconds", callCPUSeconds = "call_cpu_seconds"
             case sincePreviousCallSeconds = "since_previous_call_seconds", blockSeconds = "block_seconds"
+            case driverStepSeconds = "driver_step_seconds", behindDriverSeconds = "behind_driver_seconds"
+            case previousBehindDriverSeconds = "previous_behind_driver_seconds"
         }
     }
 

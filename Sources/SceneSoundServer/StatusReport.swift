@@ -57,7 +57,9 @@ struct StatusReport {
         document.output.recentUnderruns = output.recentUnderruns?.map {
             StatusDocument.Underrun(atMonotonicSeconds: $0.endedMonotonicSeconds, callSeconds: $0.processSeconds,
                                     callCPUSeconds: $0.processCPUSeconds, sincePreviousCallSeconds: $0.sincePreviousSeconds,
-                                    blockSeconds: $0.quantumSeconds)
+                                    blockSeconds: $0.quantumSeconds, driverStepSeconds: $0.driverStepSeconds,
+                                    behindDriverSeconds: $0.behindDriverSeconds,
+                                    previousBehindDriverSeconds: $0.previousBehindDriverSeconds)
         }
         document.plays = core.samples.status
         document.outputDevice = core.outputDevices.deviceStatus

@@ -33,7 +33,11 @@ public struct MissedCycles {
             : "called \(ms(miss.sincePreviousCallSeconds)) after the last (call \(ms(miss.callCPUSeconds)) CPU)"
         let stalled = watch.stalledSeconds(from: miss.atMonotonicSeconds - max(miss.callSeconds, miss.sincePreviousCallSeconds),
                                            to: miss.atMonotonicSeconds)
-        return String(format: "at %.3f s: ", miss.atMonotonicSeconds) + what + " for a \(ms(miss.blockSeconds)) block; "
+        let driver = miss.driverStepSeconds.map { step in
+            "; the driver's clock moved \(ms(step)), this call began \(ms(miss.behindDriverSeconds ?? 0)) after its cycle was due, "
+                + "the one before \(ms(miss.previousBehindDriverSeconds ?? 0))"
+        } ?? ""
+        return String(format: "at %.3f s: ", miss.atMonotonicSeconds) + what + " for a \(ms(miss.blockSeconds)) block" + driver + "; "
             + "the machine stalled \(ms(stalled)) meanwhile"
     }
 

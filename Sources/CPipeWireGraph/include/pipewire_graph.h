@@ -165,10 +165,13 @@ uint64_t ss_pw_graph_late_cycles(const ss_pw_graph *graph);
 /* A late cycle: when our process call ended (CLOCK_MONOTONIC seconds), how long it took and
  * how much of the data thread's CPU time, how long after the call before it this one began
  * (0 for the first), and the quantum. A call longer than the quantum outlasted its cycle; one
- * after which the driver's position had moved on by more than the cycle before lost the cycle
- * between (we were not called). */
+ * after which the driver's position had moved on by more than a cycle lost the cycle between
+ * (we were not called). How far the driver's position moved since the call before, and how
+ * long after the driver's cycle was due (its clock's nsec) this call and the one before began:
+ * a call before that began a cycle late was still running when the driver went on. */
 struct ss_pw_graph_late_cycle {
 	double ended_seconds, process_seconds, process_cpu_seconds, since_previous_seconds, quantum_seconds;
+	double driver_step_seconds, behind_driver_seconds, previous_behind_driver_seconds;
 };
 /* The latest late cycles, newest first; at most capacity (and SS_PW_GRAPH_LATE_RECORD) copied,
  * how many returned. */
