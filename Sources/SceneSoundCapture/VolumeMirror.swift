@@ -28,7 +28,7 @@ struct VolumeMirror {
             // server from an earlier session); until it shows the real sink's, what it reports
             // is still its own start: a sink PipeWire has just made reports every channel at
             // volume 0 until its properties arrive, and forwarded, that silenced the real sink
-            // (1 daemon start in ~30 under load). Neither is a user's change.
+            // (2 daemon starts in ~100 under load). Neither is a user's change.
             guard agreed != nil else { return nil }
             guard captureInStep else {
                 captureShows(value)

@@ -167,11 +167,16 @@ public final class PrivateSoundServer: @unchecked Sendable {
         return links
     }
 
+    /// Every object of the graph as `pw-dump` writes it (PipeWire only).
+    private func pipeWireObjects() throws -> [[String: Any]] {
+        let text = try pipeWireTool("pw-dump", [])
+        return (try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]]) ?? []
+    }
+
     /// For a failure's message: every node by name with its state (and volume), and every
     /// link between ports by name with its state, from `pw-dump` (PipeWire only).
     public func pipeWireGraphText() -> String {
-        guard let text = try? pipeWireTool("pw-dump", []),
-              let objects = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [[String: Any]] else { return "pw-dump failed" }
+        guard let objects = try? pipeWireObjects() else { return "pw-dump failed" }
         func info(_ object: [String: Any]) -> [String: Any] { object["info"] as? [String: Any] ?? [:] }
         func props(_ object: [String: Any]) -> [String: Any] { info(object)["props"] as? [String: Any] ?? [:] }
         var nodeNames: [Int: String] = [:], portNames: [Int: String] = [:]
@@ -202,9 +207,7 @@ public final class PrivateSoundServer: @unchecked Sendable {
 
     /// The properties of the node of that `node.name`, as `pw-dump` shows them (PipeWire only).
     public func pipeWireNodeProperties(named name: String) throws -> [String: Any]? {
-        let text = try pipeWireTool("pw-dump", [])
-        let objects = (try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]]) ?? []
-        for object in objects where object["type"] as? String == "PipeWire:Interface:Node" {
+        for object in try pipeWireObjects() where object["type"] as? String == "PipeWire:Interface:Node" {
             let properties = (object["info"] as? [String: Any])?["props"] as? [String: Any]
             if properties?["node.name"] as? String == name { return properties }
         }
