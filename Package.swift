@@ -85,7 +85,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "scenesoundd", dependencies: [
-            "SceneSoundServer", "SceneSoundCapture", "SceneSoundCaptureSettings", "scenesound-capture-guard", "SceneSoundOutputs", "SceneSoundSOFA", "SceneSoundEngine", "SceneSoundDSP",
+            "SceneSoundServer", "SceneSoundCapture", "SceneSoundCaptureGraph", "SceneSoundCaptureSettings", "scenesound-capture-guard", "SceneSoundOutputs", "SceneSoundSOFA", "SceneSoundEngine", "SceneSoundDSP",
             "SceneSoundWindows", "SceneSoundX11", "SceneSoundWayland", "SceneSoundDBus",
             "SceneSoundPipeWire", "SceneSoundProtocol", "SceneSoundCLI",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -121,6 +121,9 @@ let package = Package(
         // Takes over other apps' playback streams (libpulse: PulseAudio and pipewire-pulse), and
         // the guard process that undoes it when the daemon dies or hangs.
         .target(name: "SceneSoundCapture", dependencies: ["CPulse", "CPipeWireCapture", "SceneSoundPulse", "SceneSoundPlatform"]),
+        // The capture on PipeWire's graph: apps linked into a node's input sets (the capture
+        // itself never imports the node; the daemon and the capture's tests wire them here).
+        .target(name: "SceneSoundCaptureGraph", dependencies: ["SceneSoundCapture", "SceneSoundPipeWire"]),
         // On pipewire-pulse the capture records each app over PipeWire's own protocol: the
         // few libpipewire calls it makes, in C (its loop and stream API are macros).
         .target(name: "CPipeWireCapture", dependencies: ["CPipeWire", "CPipeWireRegistry"]),
@@ -193,10 +196,10 @@ let package = Package(
                     exclude: ["browser_scenario.py"]),
         .testTarget(name: "SceneSoundCaptureSettingsTests", dependencies: ["SceneSoundCaptureSettings"]),
         // A process running the capture that the capture tests kill, stop and hang.
-        .executableTarget(name: "scenesound-capture-test-host", dependencies: ["SceneSoundCapture"],
+        .executableTarget(name: "scenesound-capture-test-host", dependencies: ["SceneSoundCapture", "SceneSoundCaptureGraph", "SceneSoundPipeWire"],
                           path: "Tests/CaptureTestHost"),
         .testTarget(name: "SceneSoundCaptureTests", dependencies: [
-            "SceneSoundCapture", "SceneSoundProtocol", "SceneSoundPulse", "SceneSoundTestSupport", "scenesound-capture-guard",
+            "SceneSoundCapture", "SceneSoundCaptureGraph", "SceneSoundPipeWire", "SceneSoundProtocol", "SceneSoundPulse", "SceneSoundTestSupport", "scenesound-capture-guard",
             "scenesound-capture-test-host", "scenesoundd", "scenesound", "SceneSoundDSP", "SceneSoundSOFA",
         ]),
     ]

@@ -1,6 +1,7 @@
 import Logging
 import Synchronization
 import SceneSoundCapture
+import SceneSoundCaptureGraph
 import SceneSoundEngine
 import SceneSoundServer
 
@@ -139,3 +140,6 @@ final class StereoToMono: @unchecked Sendable {
         }
     }
 }
+
+/// The graph's node writes a linked app's audio straight into its feed (`GraphCapture`).
+extension CapturedAppStreams.Feed: CapturedAudioWriter {}

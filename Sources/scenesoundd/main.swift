@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import SceneSoundCapture
+import SceneSoundCaptureGraph
 import SceneSoundCLI
 import SceneSoundCaptureSettings
 import SceneSoundDBus
@@ -128,7 +129,9 @@ let outputIsGraphNode: Bool = { if case .pipewire = outputSpecification { true }
 let graphCapture: GraphCapture? = options.captureApps && (outputIsGraphNode || pipeWireSocket != nil) ? GraphCapture() : nil
 let captureNode: CaptureNode? = {
     guard let graphCapture, !outputIsGraphNode else { return nil }
-    let node = CaptureNode(remote: pipeWireSocket, rateHz: options.rateHz, quantumFrames: options.blockFrames, logger: logger)
+    let node = CaptureNode(remote: pipeWireSocket, rateHz: options.rateHz, quantumFrames: options.blockFrames) {
+        logger.warning("app capture node: \($0)")
+    }
     graphCapture.nodeSource = { node.node }
     return node
 }()

@@ -1,5 +1,7 @@
 import Foundation
 import SceneSoundCapture
+import SceneSoundCaptureGraph
+import SceneSoundPipeWire
 
 // A process that captures apps and can be killed, stopped or hung by the capture tests:
 // the tests cannot do that to themselves. Prints one line per event on stdout (flushed):
@@ -19,16 +21,38 @@ final class PrintingConsumer: AppCaptureConsumer, @unchecked Sendable {
         _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
     }
 
+    /// On PipeWire, the graph the apps are linked into: it hands their audio here.
+    var graph: GraphCapture?
+
+    /// A linked app's frames, counted on the node's data thread (locks: a test host only).
+    final class Counter: CapturedAudioWriter {
+        let streamIndex: UInt32, channels: Int
+        unowned let consumer: PrintingConsumer
+        init(streamIndex: UInt32, channels: Int, consumer: PrintingConsumer) {
+            self.streamIndex = streamIndex; self.channels = channels; self.consumer = consumer
+        }
+        func write(interleaved samples: UnsafeBufferPointer<Float>) { consumer.count(streamIndex, frames: samples.count / channels) }
+    }
+
+    func count(_ streamIndex: UInt32, frames count: Int) {
+        lock.lock()
+        frames[streamIndex, default: 0] += count
+        lock.unlock()
+    }
+
     func captureDidStart(_ stream: CapturedStreamIdentity) {
         say("start \(stream.streamIndex) \(stream.binary ?? "-")")
+        graph?.feedDidStart(streamIndex: stream.streamIndex, feed: Counter(
+            streamIndex: stream.streamIndex, channels: stream.isMono ? 1 : stream.channels.channelCount, consumer: self), isMono: stream.isMono)
     }
     func captureDidUpdate(_ stream: CapturedStreamIdentity) {}
     func captureDidReceive(streamIndex: UInt32, interleaved samples: UnsafeBufferPointer<Float>) {
-        lock.lock()
-        frames[streamIndex, default: 0] += samples.count / 2
-        lock.unlock()
+        count(streamIndex, frames: samples.count / 2)
     }
-    func captureDidEnd(streamIndex: UInt32) { say("end \(streamIndex)") }
+    func captureDidEnd(streamIndex: UInt32) {
+        graph?.feedDidEnd(streamIndex: streamIndex)
+        say("end \(streamIndex)")
+    }
     func captureDidLeave(_ stream: CapturedStreamIdentity, reason: String) { say("left \(stream.streamIndex) \(reason)") }
 
     func reportFrames() {
@@ -64,6 +88,20 @@ while let flag = arguments.popFirst() {
     }
 }
 let consumer = PrintingConsumer()
+// On PipeWire the apps are linked into a node of the graph, as the daemon does.
+let captureNode = PipeWireSession.socketPath(environment: ["PULSE_SERVER": configuration.serverAddress ?? ""]).map {
+    CaptureNode(remote: $0, rateHz: 48_000, quantumFrames: 256)
+}
+if let captureNode {
+    let graph = GraphCapture()
+    graph.nodeSource = { captureNode.node }
+    do { try captureNode.start(capture: graph) } catch {
+        FileHandle.standardError.write(Data("\(error)\n".utf8))
+        exit(1)
+    }
+    configuration.graph = graph
+    consumer.graph = graph
+}
 let capture = AppCapture(configuration: configuration, consumer: consumer)
 do { try capture.start() } catch {
     FileHandle.standardError.write(Data("\(error)\n".utf8))

@@ -1,5 +1,7 @@
 import Foundation
 import SceneSoundCapture
+import SceneSoundCaptureGraph
+import SceneSoundPipeWire
 import SceneSoundPulse
 import SceneSoundTestSupport
 import Testing
@@ -24,8 +26,22 @@ import Testing
                 guardExecutable: guarded ? BuiltProducts.guardExecutable : nil)
             configuration.fragmentSeconds = 0.010
             configuration.restAfterSeconds = restAfterSeconds
+            // On PipeWire the apps are linked into a node of the graph, as the daemon does.
+            var graph: GraphCapture?
+            if kind == .pipeWire {
+                let made = GraphCapture()
+                let node = CaptureNode(remote: PipeWireSession.socketPath(environment: server.clientEnvironment),
+                                       rateHz: 48_000, quantumFrames: 256)
+                made.nodeSource = { node.node }
+                try node.start(capture: made)
+                configuration.graph = made
+                graph = made
+                captureNode = node
+            }
             capture = AppCapture(configuration: configuration, consumer: consumer)
+            consumer.graph = graph
         }
+        private var captureNode: CaptureNode?
 
         func startCapturing() throws {
             try capture.start()
@@ -70,6 +86,7 @@ import Testing
         deinit {
             clients.forEach { $0.kill() }
             capture.stop()
+            captureNode?.stop()
             server.tearDown()
             files.forEach { try? FileManager.default.removeItem(at: $0) }
         }

@@ -1,8 +1,30 @@
 import CPulse
 import Foundation
 import SceneSoundCapture
+import SceneSoundCaptureGraph
 import SceneSoundPulse
 import SceneSoundTestSupport
+
+/// A linked app's audio from the graph's node to the consumer, as a recording would bring it (a
+/// mono app recorded in stereo: both channels the same). Test-only: it allocates and locks on
+/// the node's data thread.
+final class GraphAudio: CapturedAudioWriter {
+    let streamIndex: UInt32
+    weak var consumer: RecordingConsumer?
+    let monoAsStereo: Bool
+
+    init(streamIndex: UInt32, consumer: RecordingConsumer, monoAsStereo: Bool) {
+        self.streamIndex = streamIndex
+        self.consumer = consumer
+        self.monoAsStereo = monoAsStereo
+    }
+
+    func write(interleaved samples: UnsafeBufferPointer<Float>) {
+        guard monoAsStereo else { return consumer?.captureDidReceive(streamIndex: streamIndex, interleaved: samples) ?? () }
+        let stereo = samples.flatMap { [$0, $0] }
+        stereo.withUnsafeBufferPointer { consumer?.captureDidReceive(streamIndex: streamIndex, interleaved: $0) }
+    }
+}
 
 /// Collects what the capture delivers, per stream, and lets a test wait for it.
 final class RecordingConsumer: AppCaptureConsumer, @unchecked Sendable {
@@ -14,17 +36,25 @@ final class RecordingConsumer: AppCaptureConsumer, @unchecked Sendable {
 
     /// Per stream, how many channels its audio interleaves.
     private var channelCounts: [UInt32: Int] = [:]
+    /// On PipeWire, the graph the apps are linked into: it hands their audio to this consumer.
+    var graph: GraphCapture?
     func captureDidStart(_ stream: CapturedStreamIdentity) {
         locked {
             started.append(stream)
             channelCounts[stream.streamIndex] = stream.channels.channelCount
         }
+        graph?.feedDidStart(streamIndex: stream.streamIndex, feed: GraphAudio(
+            streamIndex: stream.streamIndex, consumer: self, monoAsStereo: stream.isMono && stream.channels.channelCount == 2),
+            isMono: stream.isMono)
     }
     func captureDidUpdate(_ stream: CapturedStreamIdentity) {}
     func captureDidReceive(streamIndex: UInt32, interleaved samples: UnsafeBufferPointer<Float>) {
         locked { audio[streamIndex, default: []].append(contentsOf: samples) }
     }
-    func captureDidEnd(streamIndex: UInt32) { locked { ended.append(streamIndex) } }
+    func captureDidEnd(streamIndex: UInt32) {
+        graph?.feedDidEnd(streamIndex: streamIndex)
+        locked { ended.append(streamIndex) }
+    }
     private(set) var left: [(stream: CapturedStreamIdentity, reason: String)] = []
     func captureDidLeave(_ stream: CapturedStreamIdentity, reason: String) { locked { left.append((stream, reason)) } }
     func captureStateDidChange(_ state: AppCapture.State) { locked { states.append(state) } }

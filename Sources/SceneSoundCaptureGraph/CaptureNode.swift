@@ -1,4 +1,3 @@
-import Logging
 import SceneSoundPipeWire
 
 /// `--capture-apps` on PipeWire with an output other than the graph node (`--output pulse`,
@@ -7,10 +6,11 @@ import SceneSoundPipeWire
 /// recorded through pipewire-pulse, and handed to their feeds on its data thread in the cycle
 /// they play. The output renders on its own clock and reads the feeds as it reads any
 /// recording's (they follow the other clock: `ClockFollower`).
-final class CaptureNode: Sendable {
-    let node: PipeWireGraphNode
+public final class CaptureNode: Sendable {
+    public let node: PipeWireGraphNode
 
-    init(remote: String?, rateHz: Int, quantumFrames: Int, logger: Logger) {
+    /// `problem`: a line for the log, on the node's loop thread (a lost connection, a refusal).
+    public init(remote: String?, rateHz: Int, quantumFrames: Int, problem: @escaping @Sendable (String) -> Void = { _ in }) {
         node = PipeWireGraphNode(configuration: .init(
             remote: remote, nodeName: "scenesound-capture", inputSetCount: GraphCapture.inputSets,
             quantumFrames: quantumFrames, rateHz: rateHz,
@@ -18,9 +18,9 @@ final class CaptureNode: Sendable {
                           description: "SceneSound app capture", mediaRole: "Production"),
             retrySeconds: (0.050, 1.0))) { event in
             switch event {
-            case .disconnected(let reason): logger.warning("app capture node: disconnected (\(reason)); reconnecting")
-            case .failed(let reason): logger.error("app capture node: \(reason)")
-            case .refused(_, let reason): logger.warning("app capture node: refused: \(reason)")
+            case .disconnected(let reason): problem("disconnected (\(reason)); reconnecting")
+            case .failed(let reason): problem(reason)
+            case .refused(_, let reason): problem("refused: \(reason)")
             default: break
             }
         }
@@ -28,9 +28,9 @@ final class CaptureNode: Sendable {
 
     /// Hands each cycle's sets to `capture`. Its outputs are linked nowhere: the node gives
     /// such ports a scratch buffer no one reads, so nothing is written to them.
-    func start(capture: GraphCapture) throws {
+    public func start(capture: GraphCapture) throws {
         try node.start { cycle in _ = capture.deliver(cycle) }
     }
 
-    func stop() { node.stop() }
+    public func stop() { node.stop() }
 }

@@ -1,8 +1,13 @@
 import Foundation
 import SceneSoundCapture
 import SceneSoundPipeWire
-import SceneSoundServer
 import Synchronization
+
+/// Where a linked app's audio goes, written on the node's data thread under its rules: the
+/// daemon's captured stream feed, or a test's consumer.
+public protocol CapturedAudioWriter: AnyObject {
+    func write(interleaved samples: UnsafeBufferPointer<Float>)
+}
 
 /// The app capture's `CaptureGraph` on SceneSound's PipeWire node (the output's, or with
 /// another output the capture's own, `CaptureNode`): apps' output ports linked into the node's
@@ -15,10 +20,10 @@ import Synchronization
 /// front) published with a releasing store, and is cleared before the delivery is freed once
 /// the data thread is seen outside a cycle that could have read it. Nothing on the data thread
 /// allocates, locks, logs or waits. Everything else runs on the capture's thread.
-final class GraphCapture: CaptureGraph, @unchecked Sendable {
+public final class GraphCapture: CaptureGraph, @unchecked Sendable {
     /// Sets made on the node: 32 apps sounding at once (`SCENESOUND_CAPTURE_GRAPH_SETS`, 1 to 64,
     /// lets the tests run out of them); an app beyond them is recorded over libpulse.
-    static let inputSets: Int = {
+    public static let inputSets: Int = {
         let asked = ProcessInfo.processInfo.environment["SCENESOUND_CAPTURE_GRAPH_SETS"].flatMap { Int($0) }
         return min(max(asked ?? 32, 1), PipeWireGraphNode.maximumInputSets)
     }()
@@ -28,7 +33,7 @@ final class GraphCapture: CaptureGraph, @unchecked Sendable {
     /// One set's stream, as the data thread reads it.
     final class Delivery {
         let streamIndex: UInt32
-        let feed: CapturedAppStreams.Feed
+        let feed: any CapturedAudioWriter
         /// The set's channels to interleave, in the stream's order (a mono app: FL and FR, averaged).
         let channels: [Int]
         let isMono: Bool
@@ -39,7 +44,7 @@ final class GraphCapture: CaptureGraph, @unchecked Sendable {
         /// block, a hole after the app's first cycle (`RingInput`'s start hold).
         var hasSounded = false
 
-        init(streamIndex: UInt32, feed: CapturedAppStreams.Feed, channels: [Int], isMono: Bool) {
+        init(streamIndex: UInt32, feed: any CapturedAudioWriter, channels: [Int], isMono: Bool) {
             self.streamIndex = streamIndex
             self.feed = feed
             self.channels = channels
@@ -51,7 +56,7 @@ final class GraphCapture: CaptureGraph, @unchecked Sendable {
     }
 
     /// The output's node (nil until it runs); set once, before the capture starts.
-    var nodeSource: () -> PipeWireGraphNode? = { nil }
+    public var nodeSource: () -> PipeWireGraphNode? = { nil }
     private func node() -> PipeWireGraphNode? { nodeSource() }
     /// One per set, made up front.
     final class Slot {
@@ -69,11 +74,11 @@ final class GraphCapture: CaptureGraph, @unchecked Sendable {
     private var setStream: [UInt32?]
     private var setChannels: [[Int]]
     private var published: [Unmanaged<Delivery>?]
-    private var feeds: [UInt32: (feed: CapturedAppStreams.Feed, isMono: Bool)] = [:]
+    private var feeds: [UInt32: (feed: any CapturedAudioWriter, isMono: Bool)] = [:]
     /// Deliveries the data thread never let go of in time: kept, not freed.
     private var abandoned: [Unmanaged<Delivery>] = []
 
-    init() {
+    public init() {
         slots = (0 ..< Self.inputSets).map { _ in Slot() }
         setStream = Array(repeating: nil, count: Self.inputSets)
         setChannels = Array(repeating: [], count: Self.inputSets)
@@ -83,7 +88,7 @@ final class GraphCapture: CaptureGraph, @unchecked Sendable {
     // MARK: The data thread
 
     /// Every cycle, before the engine renders; whether any set carried sound.
-    func deliver(_ cycle: PipeWireGraphNode.Cycle) -> Bool {
+    public func deliver(_ cycle: PipeWireGraphNode.Cycle) -> Bool {
         inCycle.store(1, ordering: .sequentiallyConsistent)
         defer {
             cycles.add(1, ordering: .sequentiallyConsistent)
@@ -141,12 +146,12 @@ final class GraphCapture: CaptureGraph, @unchecked Sendable {
 
     // MARK: CaptureGraph (the capture's thread)
 
-    var quantumFrames: Int { node()?.configuration.quantumFrames ?? 256 }
+    public var quantumFrames: Int { node()?.configuration.quantumFrames ?? 256 }
 
     /// A set is free and the node connected (while it reconnects, apps are recorded instead).
-    var hasFreeSet: Bool { setStream.contains { $0 == nil } && node()?.isConnected == true }
+    public var hasFreeSet: Bool { setStream.contains { $0 == nil } && node()?.isConnected == true }
 
-    func link(streamIndex: UInt32, nodeSerial: UInt64, channels: [Int]) -> CaptureGraphLink {
+    public func link(streamIndex: UInt32, nodeSerial: UInt64, channels: [Int]) -> CaptureGraphLink {
         guard let node = node() else { return .failed("SceneSound's PipeWire node is not running") }
         guard let app = node.nodes(mediaClass: "Stream/Output/Audio").first(where: { $0.serial == nodeSerial }) else {
             return .noSuchNode
@@ -164,16 +169,16 @@ final class GraphCapture: CaptureGraph, @unchecked Sendable {
         return .linked(set: set)
     }
 
-    func unlink(set: Int) {
+    public func unlink(set: Int) {
         guard set < Self.inputSets, setStream[set] != nil else { return }
         retire(set)
         setStream[set] = nil
         node()?.unlink(set: set)
     }
 
-    func framesReceived(set: Int) -> Int { set < Self.inputSets ? slots[set].soundFrames.load(ordering: .relaxed) : 0 }
+    public func framesReceived(set: Int) -> Int { set < Self.inputSets ? slots[set].soundFrames.load(ordering: .relaxed) : 0 }
 
-    func strayLinks(nodeSerial: UInt64, parkSinkSerial: UInt64) -> [UInt32] {
+    public func strayLinks(nodeSerial: UInt64, parkSinkSerial: UInt64) -> [UInt32] {
         guard let node = node(), let own = node.nodeID,
               let app = node.nodes(mediaClass: "Stream/Output/Audio").first(where: { $0.serial == nodeSerial }) else { return [] }
         let sinks = Dictionary(node.nodes(mediaClass: "Audio/Sink").map { ($0.id, $0.serial) }) { first, _ in first }
@@ -183,23 +188,23 @@ final class GraphCapture: CaptureGraph, @unchecked Sendable {
         }.map(\.id)
     }
 
-    func destroyLink(_ linkID: UInt32) { node()?.destroyLink(linkID) }
+    public func destroyLink(_ linkID: UInt32) { node()?.destroyLink(linkID) }
 
-    func makeParkSink(named name: String, properties: [String: String]) -> Bool {
+    public func makeParkSink(named name: String, properties: [String: String]) -> Bool {
         node()?.createParkSink(named: name, properties: properties) == 0
     }
 
-    func destroyParkSink() { node()?.destroyParkSink() }
+    public func destroyParkSink() { node()?.destroyParkSink() }
 
     // MARK: The feeds (from the bridge, on the capture's thread)
 
     /// The stream's feed exists (the consumer was told it started): its set, if linked, hands on to it.
-    func feedDidStart(streamIndex: UInt32, feed: CapturedAppStreams.Feed, isMono: Bool) {
+    public func feedDidStart(streamIndex: UInt32, feed: any CapturedAudioWriter, isMono: Bool) {
         feeds[streamIndex] = (feed, isMono)
         if let set = setStream.firstIndex(where: { $0 == streamIndex }) { publish(set) }
     }
 
-    func feedDidEnd(streamIndex: UInt32) {
+    public func feedDidEnd(streamIndex: UInt32) {
         feeds[streamIndex] = nil
         if let set = setStream.firstIndex(where: { $0 == streamIndex }) { retire(set) }
     }
