@@ -189,7 +189,14 @@ public enum CaptureGuard {
     }
 
     /// The guard's whole life: wait, sweep, report one line on stderr. Returns the exit status.
-    public static func run(arguments: [String], descriptor: Int32 = 0) -> Int32 {
+    /// `disconnectHungDaemon` (given the daemon's PID and the server's address) takes a hung
+    /// daemon out of the sound server after the sweep, in words: what a death does by itself
+    /// (on PipeWire, its nodes leave the graph) a hang does not.
+    public static func run(
+        arguments: [String], descriptor: Int32 = 0, disconnectHungDaemon: (pid_t, String?) -> String? = { _, _ in nil }
+    ) -> Int32 {
+        // Spawned by the daemon: the parent now (once the daemon is gone, another process).
+        let daemonPID = getppid()
         let options: Options
         switch Options.parse(arguments) {
         case .success(let parsed): options = parsed
@@ -204,7 +211,10 @@ public enum CaptureGuard {
             realSinkNamed: { realSink = $0 }, drainServerEvents: { _ = watch?.drain() })
         withExtendedLifetime(watch) {}
         let why = ending == .daemonHung ? "daemon silent for \(options.hangSeconds) s" : "daemon ended"
-        let result = sweep(options, realSink: realSink).map { "\(why): \($0)" } ?? "\(why): no sound server reachable, nothing to undo"
+        var result = sweep(options, realSink: realSink).map { "\(why): \($0)" } ?? "\(why): no sound server reachable, nothing to undo"
+        if ending == .daemonHung, daemonPID > 1, let disconnected = disconnectHungDaemon(daemonPID, options.serverAddress) {
+            result += "; \(disconnected)"
+        }
         FileHandle.standardError.write(Data("scenesound-capture-guard: \(result)\n".utf8))
         return 0
     }

@@ -53,7 +53,9 @@ enum CaptureSweep {
                     return done(failed)
                 }
                 let targets = sinks.filter { isTarget($0.properties) }
-                guard !targets.isEmpty else { return done(outcome) }
+                guard !targets.isEmpty else {
+                    return reassertRealSink(requests, realSink: realSink, sinks: sinks, outcome: outcome, done: done)
+                }
                 // Connecting while the default and the streams go back.
                 let observer = Observer(like: context, on: mainloop)
                 let finish = { (outcome: Outcome) in
@@ -90,15 +92,31 @@ enum CaptureSweep {
         else {
             return then(nil, outcome)  // no other sink: the server picks one once ours is gone
         }
+        makeDefault(requests, replacement.name, outcome: outcome) { then(replacement, $0) }
+    }
+
+    private static func makeDefault(_ requests: PulseRequests, _ name: String, outcome: Outcome, then: @escaping (Outcome) -> Void) {
         var outcome = outcome
-        requests.setDefaultSink(replacement.name) { success in
+        requests.setDefaultSink(name) { success in
             if success {
-                outcome.restoredDefaultSink = replacement.name
+                outcome.restoredDefaultSink = name
             } else {
-                outcome.failures.append("cannot make \(replacement.name) the default sink again")
+                outcome.failures.append("cannot make \(name) the default sink again")
             }
-            then(replacement, outcome)
+            then(outcome)
         }
+    }
+
+    /// Our sink already gone before the sweep (on PipeWire a park sink goes with the
+    /// connection that made it: at once when the daemon dies): the server's effective default
+    /// fell back to another sink, but the one it was told to use may still name ours, to be
+    /// taken again by any later sink of that name. The real sink the capture last knew is made
+    /// the default once more.
+    private static func reassertRealSink(
+        _ requests: PulseRequests, realSink: String?, sinks: [SinkFacts], outcome: Outcome, done: @escaping (Outcome) -> Void
+    ) {
+        guard let realSink, sinks.contains(where: { $0.name == realSink }) else { return done(outcome) }
+        makeDefault(requests, realSink, outcome: outcome, then: done)
     }
 
     private static func returnStreams(

@@ -1,3 +1,4 @@
+import CPipeWireGraph
 import Glibc
 
 /// Whether the session's sound server is PipeWire, and where its core socket is.
@@ -44,5 +45,22 @@ public enum PipeWireSession {
             }
         }
         return result == 0
+    }
+}
+
+extension PipeWireSession {
+    /// Disconnects every client of process `pid` from the PipeWire server at `socketPath`, as
+    /// the process's death would: its nodes, ports and links go with them. The capture guard's
+    /// cure for a hung daemon, whose node, never finishing a cycle, would hold every node of its
+    /// driver's group (the user's sink among them) silent. How many clients it had, or an error
+    /// in words.
+    public static func disconnectClients(ofProcess pid: pid_t, socketPath: String, timeoutSeconds: Double) -> Result<Int, DisconnectError> {
+        let result = ss_pw_disconnect_process(socketPath, pid, Int32(max(1, (timeoutSeconds * 1000).rounded())))
+        return result >= 0 ? .success(Int(result)) : .failure(DisconnectError(code: -result))
+    }
+
+    public struct DisconnectError: Error, CustomStringConvertible {
+        public let code: Int32
+        public var description: String { String(cString: strerror(code)) }
     }
 }
