@@ -120,13 +120,10 @@ let package = Package(
                           path: "examples/swift"),
         // Takes over other apps' playback streams (libpulse: PulseAudio and pipewire-pulse), and
         // the guard process that undoes it when the daemon dies or hangs.
-        .target(name: "SceneSoundCapture", dependencies: ["CPulse", "CPipeWireCapture", "SceneSoundPulse", "SceneSoundPlatform"]),
+        .target(name: "SceneSoundCapture", dependencies: ["CPulse", "SceneSoundPulse", "SceneSoundPlatform"]),
         // The capture on PipeWire's graph: apps linked into a node's input sets (the capture
         // itself never imports the node; the daemon and the capture's tests wire them here).
         .target(name: "SceneSoundCaptureGraph", dependencies: ["SceneSoundCapture", "SceneSoundPipeWire"]),
-        // On pipewire-pulse the capture records each app over PipeWire's own protocol: the
-        // few libpipewire calls it makes, in C (its loop and stream API are macros).
-        .target(name: "CPipeWireCapture", dependencies: ["CPipeWire", "CPipeWireRegistry"]),
         // The apps the user excluded from the capture: a file the CLI writes and the daemon follows.
         .target(name: "SceneSoundCaptureSettings"),
         .executableTarget(name: "scenesound-capture-guard", dependencies: ["SceneSoundCapture", "SceneSoundPipeWire"]),

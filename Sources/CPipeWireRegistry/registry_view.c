@@ -149,21 +149,3 @@ int ss_pw_view_link_is_crossed(const struct ss_pw_view *view, const struct ss_pw
 	return from != NULL && to != NULL && is_position(from->channel) && is_position(to->channel)
 		&& strcmp(from->channel, to->channel) != 0;
 }
-
-uint32_t ss_pw_view_links_to_other_sinks(const struct ss_pw_view *view, uint32_t app, uint32_t kept_sink,
-                                         uint32_t *link_ids, uint32_t max)
-{
-	uint32_t found = 0;
-	for (uint32_t i = 0; i < view->link_count; i++) {
-		const struct ss_pw_link_info *link = &view->links[i];
-		if (link->output_node != app || link->input_node == kept_sink)
-			continue;
-		const struct ss_pw_node_info *peer = ss_pw_view_node(view, link->input_node);
-		if (peer == NULL || strcmp(peer->media_class, "Audio/Sink") != 0)
-			continue;
-		if (found < max)
-			link_ids[found] = link->id;
-		found++;
-	}
-	return found;
-}

@@ -11,13 +11,6 @@ import SceneSoundPulse
 /// hangs, and every start sweeps what an earlier process left. Reconnects when the server
 /// restarts.
 public final class AppCapture: @unchecked Sendable {
-    /// On pipewire-pulse, how many streams at a time are recorded through libpulse (so that
-    /// their first milliseconds can be recovered from the sink's mix) before the rest go over
-    /// PipeWire's own protocol. Each has a connection of its own: pipewire-pulse 0.3.65 serves
-    /// one record stream per client and loop pass, and of several on one connection all but
-    /// one ran dry for as long as they played.
-    public static let pulseRecordingsOnPipeWire = 4
-
     public struct Configuration: Sendable {
         /// A libpulse server string; nil = libpulse's default lookup.
         public var serverAddress: String?
@@ -32,13 +25,6 @@ public final class AppCapture: @unchecked Sendable {
         /// streams took longer to play out (DaemonCaptureTests, red twice in three runs), so
         /// the default stays (docs/MEASUREMENTS.md, "Captured streams on PipeWire under load").
         public var pipeWireFragmentSeconds: Double = 0.005
-        /// On PipeWire: the graph quantum the recordings ask for, the power of two of frames
-        /// at or above one fragment (256 at 48 kHz: 5.3 ms).
-        public var pipeWireQuantumFrames: Int {
-            var frames = 1
-            while Double(frames) < pipeWireFragmentSeconds * Double(rateHz) { frames *= 2 }
-            return frames
-        }
         /// `application.process.binary` (or `application.name`) values left alone.
         public var excludedBinaries: Set<String> = []
         /// The `scenesound-capture-guard` executable; nil runs without a guard (tests of the

@@ -46,15 +46,6 @@ extension CaptureSession {
         streams.removeAll()
         pacer?.close()
         pacer = nil
-        pipeWire?.close()
-        pipeWire = nil
-        whenRecordingContextsSettled = nil
-        for recordingContext in recordingContexts {
-            pa_context_set_state_callback(recordingContext, nil, nil)
-            pulseDisconnect(recordingContext)
-            pa_context_unref(recordingContext)
-        }
-        recordingContexts.removeAll()
         // After the sweep has moved its apps on (a failure: WirePlumber moves them to the default).
         if madeParkSink { graph?.destroyParkSink() }
         madeParkSink = false

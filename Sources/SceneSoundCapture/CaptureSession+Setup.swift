@@ -58,10 +58,6 @@ extension CaptureSession {
             if serverName?.contains("PipeWire") == true {
                 serverIsPipeWire = true
                 pipeWireVersion = CaptureSinkProperties.pipeWireVersion(serverName: serverName)
-                if graph == nil {
-                    connectPipeWire()
-                    connectRecordingContexts()
-                }
             }
             requests.defaultSinkName { [weak self] name in self?.loadCaptureSink(previousDefault: name) }
         }
@@ -103,18 +99,16 @@ extension CaptureSession {
                 inhibitsSuspend: serverIsPipeWire, deliver: { [onsets] in onsets.mixDidArrive($0) }, delegate: self) }
             // Ours becomes the default sink, so that a new stream starts there: taken over
             // before its first sample plays rather than moved after it was heard dry.
-            whenRecordingContextsSettle { [weak self] in
-                self?.refreshDefaultSink { [weak self] in
-                    guard let self, phase == .preparing else { return }
-                    phase = .capturing
-                    delegate?.sessionDidStartCapturing(self, sinkName: sink.name)
-                    rescan()
-                    startRouteChecks()
-                    inputsChanged()
-                    // A default chosen by the user while we prepared raised an event we did not
-                    // follow yet; read the default once more, now that every change is followed.
-                    refreshDefaultSink {}
-                }
+            refreshDefaultSink { [weak self] in
+                guard let self, phase == .preparing else { return }
+                phase = .capturing
+                delegate?.sessionDidStartCapturing(self, sinkName: sink.name)
+                rescan()
+                startRouteChecks()
+                inputsChanged()
+                // A default chosen by the user while we prepared raised an event we did not
+                // follow yet; read the default once more, now that every change is followed.
+                refreshDefaultSink {}
             }
         }
     }

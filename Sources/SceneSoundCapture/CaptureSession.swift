@@ -57,12 +57,6 @@ final class CaptureSession {
     /// The capture sink is the graph node's park sink (not a module's): destroyed as the session ends.
     var madeParkSink = false
     var pacer: MonitorRecorder?
-    /// On pipewire-pulse: PipeWire itself, over which the streams are recorded.
-    var pipeWire: PipeWireConnection?
-    /// On pipewire-pulse: connections for the streams recorded over libpulse, one stream each.
-    var recordingContexts: [OpaquePointer] = []
-    /// What waits for every recording connection to be ready or failed.
-    var whenRecordingContextsSettled: (() -> Void)?
     let onsets: OnsetRecovery
     var defaultSink: (name: String, index: UInt32)?
     var volumeMirror = VolumeMirror()
@@ -103,7 +97,6 @@ final class CaptureSession {
     var routeChecksRunning = false
     /// PipeWire links from captured streams to other sinks seen at the last route check.
     var strayLinksSeen = Set<UInt32>()
-    var crossedRecordingsCheckIsDue = false
     /// Watches the guard's socket: its questions while resting, its end.
     var guardSocketEvent: OpaquePointer?
 
@@ -194,6 +187,10 @@ final class CaptureSession {
         guard !leftAlone.contains(facts.index) else { return }
         switch decision {
         case .take:
+            // No input set for it on PipeWire's node: left where it plays, not moved to ours and back.
+            if let graph, !graph.hasFreeSet {
+                return leaveOnRealSink(CapturedStreamIdentity(facts), reason: Self.noFreeSet, movingBack: facts.sinkIndex == captureSink.index)
+            }
             var identity = CapturedStreamIdentity(facts)
             // Half of it: the queue, read at any moment, already holds half a piece on average.
             identity.recordingStepSeconds = max(0, recordingFragmentSeconds - configuration.fragmentSeconds) / 2
@@ -250,12 +247,7 @@ final class CaptureSession {
         let index = facts.index
         let looks = relinking[index, default: 0]
         guard looks < 40 else {
-            release(index)
-            leftAlone.insert(index)
-            onsets.captureDidLeave(
-                CapturedStreamIdentity(facts),
-                reason: "linked to no sink for 2 s after its recording ended; sent back to the real sink")
-            return returnToDefaultSink(index)
+            return leaveOnRealSink(CapturedStreamIdentity(facts), reason: "linked to no sink for 2 s after its recording ended; sent back to the real sink")
         }
         relinking[index] = looks + 1
         after(seconds: 0.05) { [weak self] in
@@ -281,27 +273,37 @@ final class CaptureSession {
 
     func attach(_ index: UInt32) {
         guard let captureSink, var tracked = streams[index] else { return }
+        if let graph, !graph.hasFreeSet {
+            return leaveOnRealSink(tracked.identity, reason: Self.noFreeSet)
+        }
         var attempts = attachments[index] ?? (0, nil)
         attempts.count += 1
         let recorder = attempts.count <= 3 ? makeRecorder(index, sinkName: captureSink.name, identity: tracked.identity) : nil
         if recorder == nil, attempts.count <= 3 { attempts.lastFailure = "not started: \(pulseErrorText(context: context))" }
         attachments[index] = attempts
         guard let recorder else {
-            // Left playing on the real sink rather than silent on ours.
-            release(index)
-            leftAlone.insert(index)
             let tries = min(attempts.count, 3)
-            onsets.captureDidLeave(tracked.identity, reason: """
+            return leaveOnRealSink(tracked.identity, reason: """
                 its recording failed after \(tries) \(tries == 1 ? "try" : "tries") (\(attempts.lastFailure ?? "?")); \
                 sent back to the real sink
                 """)
-            return returnToDefaultSink(index)
         }
         tracked.recorder = recorder
         let isNew = !tracked.isAnnounced
         tracked.isAnnounced = true
         streams[index] = tracked
         if isNew { onsets.captureDidStart(tracked.identity) } else { onsets.recordingDidRestart(streamIndex: index) }
+    }
+
+    static let noFreeSet = "every input set of SceneSound's PipeWire node is taken (or the node is reconnecting); it plays on the real sink until it ends"
+
+    /// Left playing on the real sink (moved back there from ours) rather than silent on ours,
+    /// until it ends.
+    func leaveOnRealSink(_ stream: CapturedStreamIdentity, reason: String, movingBack: Bool = true) {
+        release(stream.streamIndex)
+        leftAlone.insert(stream.streamIndex)
+        onsets.captureDidLeave(stream, reason: reason)
+        if movingBack { returnToDefaultSink(stream.streamIndex) }
     }
 
     /// Stops capturing a stream without touching where it plays.

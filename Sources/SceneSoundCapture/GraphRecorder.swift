@@ -70,7 +70,6 @@ final class GraphRecorder: StreamRecorder {
         switch graph.link(streamIndex: streamIndex, nodeSerial: UInt64(streamIndex), channels: channels) {
         case .linked(let set):
             linkedSet = set
-            delegate?.recorderIsReady(self)
         case .noSuchNode where triesLeft > 0:
             triesLeft -= 1
             after(0.02) { [weak self] in self?.tryLink() }
@@ -89,8 +88,6 @@ final class GraphRecorder: StreamRecorder {
     }
 
     var framesRecorded: Int { linkedSet.map(graph.framesReceived(set:)) ?? 0 }
-
-    func nodeSerial(on pipeWire: PipeWireConnection) -> UInt32? { nil }
 
     func close() {
         guard !isClosed else { return }

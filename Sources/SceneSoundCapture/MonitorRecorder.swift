@@ -12,16 +12,12 @@ protocol StreamRecorder: AnyObject {
     var framesRecorded: Int { get }
     /// After this no callback comes. Idempotent.
     func close()
-    /// Its node's object.serial on a pipewire-pulse server (nil until known).
-    func nodeSerial(on pipeWire: PipeWireConnection) -> UInt32?
 }
 
 protocol StreamRecorderDelegate: AnyObject {
     /// The recording ended: its sink input ended or moved (PulseAudio kills a stream's
     /// direct monitor when it moves), or the server refused it.
     func recorderDidEnd(_ recorder: any StreamRecorder)
-    /// The server made the recording (its number is known now).
-    func recorderIsReady(_ recorder: any StreamRecorder)
 }
 
 /// Records one sink input on its own (`pa_stream_set_monitor_stream`) from the capture sink's
@@ -139,12 +135,6 @@ final class MonitorRecorder: StreamRecorder {
         }
     }
 
-    /// pipewire-pulse numbers a source output by its node's object.serial.
-    func nodeSerial(on pipeWire: PipeWireConnection) -> UInt32? {
-        let index = pa_stream_get_index(stream)
-        return index == UInt32.max ? nil : index  // PA_INVALID_INDEX
-    }
-
     /// Pauses the recording (a corked record stream does not keep its source running, so the
     /// sink can suspend) or resumes it.
     func setCorked(_ corked: Bool) {
@@ -158,8 +148,6 @@ final class MonitorRecorder: StreamRecorder {
             // A killed direct monitor (its input moved or ended) reads "Entity killed".
             failure = state == PA_STREAM_FAILED ? pulseErrorText(context: context) : "ended by the server"
             delegate?.recorderDidEnd(self)
-        } else if state == PA_STREAM_READY {
-            delegate?.recorderIsReady(self)
         }
     }
 

@@ -31,7 +31,7 @@ import Testing
             if kind == .pipeWire {
                 let made = GraphCapture()
                 let node = CaptureNode(remote: PipeWireSession.socketPath(environment: server.clientEnvironment),
-                                       rateHz: 48_000, quantumFrames: 256)
+                                       rateHz: 48_000, quantumFrames: Self.nodeQuantumFrames)
                 made.nodeSource = { node.node }
                 try node.start(capture: made)
                 configuration.graph = made
@@ -42,6 +42,8 @@ import Testing
             consumer.graph = graph
         }
         private var captureNode: CaptureNode?
+        /// The quantum the capture's node asks for on PipeWire, as the daemon's does.
+        static let nodeQuantumFrames = 256
 
         func startCapturing() throws {
             try capture.start()

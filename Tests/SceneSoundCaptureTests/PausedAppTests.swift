@@ -33,10 +33,9 @@ import Testing
     /// On PulseAudio the block its suspended sink renders before the monitor has resumed: one
     /// fragment of the capture's recordings (10 ms here, the fixture's fragment).
     static let pulseAudioBlockFrames = 480
-    /// On PipeWire the graph's quantum the recordings ask for (at 256 frames, 5.3 ms: nothing
-    /// was missing at the resume in 3 runs, one quantum in 3 others: the app's first cycle
-    /// after it resumes runs before our passive recording's link does).
-    static let pipeWireQuantumFrames = AppCapture.Configuration().pipeWireQuantumFrames
+    /// On PipeWire the node's quantum: at most the one cycle the app could run before its
+    /// link is ready again (nothing was missing in the runs so far).
+    static let pipeWireQuantumFrames = CaptureOnServerTests.Fixture.nodeQuantumFrames
 
     @Test(arguments: PrivateSoundServer.Kind.allCases)
     func aPausedAppLetsTheSinkSuspendAndIsCapturedFromItsFirstSampleWhenItResumes(kind: PrivateSoundServer.Kind) throws {

@@ -3,11 +3,11 @@ import SceneSoundCapture
 import SceneSoundTestSupport
 import Testing
 
-/// On PipeWire the graph's links are WirePlumber's, and WirePlumber (0.4.13) now and then makes
-/// wrong ones around a captured stream: its recording linked with left and right crossed, or
-/// the app left linked to the sink it played on besides ours. The capture watches the links
-/// (PipeWire's registry) and puts both right; here the wrong links are made by hand with
-/// pw-link, as WirePlumber made them.
+/// On PipeWire, wrong links around a captured stream: the app's port linked into our node with
+/// left and right crossed (its ports announced again with other channels while WirePlumber sets
+/// them up), or the app left linked by WirePlumber (0.4.13) to the sink it played on besides
+/// ours. The node and the capture watch the links (PipeWire's registry) and put both right;
+/// here the wrong links are made by hand with pw-link.
 @Suite(.serialized) struct PipeWireLinkRepairTests {
     /// The fixture capturing one app (paplay, stereo noise) that has played half a second.
     static func capturingMusic() throws -> (CaptureOnServerTests.Fixture, [Int16], UInt32) {
@@ -21,31 +21,30 @@ import Testing
         return (fixture, music.samples, stream.streamIndex)
     }
 
-    @Test func aRecordingLinkedWithItsChannelsCrossedIsMadeAnew() throws {
+    @Test func aLinkIntoTheNodeWithItsChannelsCrossedIsUndone() throws {
         let (fixture, music, index) = try Self.capturingMusic()
         let consumer = fixture.consumer
-        let recording = try #require(try fixture.server.pipeWireLinks().first {
-            $0.output == "paplay:output_FL" && $0.input.hasSuffix(":input_FL") && !$0.input.hasPrefix(CaptureSinkProperties.sinkName)
-        }, "no recording linked to the app").input.dropLast(":input_FL".count)
-        for channel in ["FL", "FR"] { try fixture.server.pwLink(["--disconnect", "paplay:output_\(channel)", "\(recording):input_\(channel)"]) }
-        // One crossed link is enough: the capture sees it as it appears and records anew (a
-        // second one, FR to FL, finds the recording gone).
+        let ours = try #require(try fixture.server.pipeWireLinks().first {
+            $0.output == "paplay:output_FL" && $0.input.hasPrefix("scenesound-capture:in_") && $0.input.hasSuffix("_FL")
+        }, "the app is not linked into the node:\n\(fixture.server.pipeWireGraphText())").input.dropLast("FL".count)
+        let crossedInput = String(ours) + "FR"
+        let crossed = { try fixture.server.pipeWireLinks().contains { $0.output == "paplay:output_FL" && $0.input == crossedInput } }
         // PipeWire 1.4's pw-link waits for the link it made to settle and calls a link destroyed
-        // before then a failure ("Invalid argument"): the capture may repair that fast. Whether
-        // the link was made shows in the repair below.
-        let made = Result { try fixture.server.pwLink(["paplay:output_FL", "\(recording):input_FR"]) }
+        // before then a failure ("Invalid argument"): the node may undo it that fast.
+        let madeAt = Date()
+        let made = Result { try fixture.server.pwLink(["paplay:output_FL", crossedInput]) }
         if case .failure(let error) = made { print("pw-link of the crossed link: \(error)") }
-        #expect(consumer.wait(timeoutSeconds: 3) { $0.repairsWhileLocked.contains { $0.contains("crossed") } },
-                "repairs: \(consumer.repairs)")
+        let undone = try waitUntil(timeoutSeconds: 3) { try !crossed() }
+        #expect(undone, "still linked crossed:\n\(fixture.server.pipeWireGraphText())")
         // What is captured from then on is the file, left as left: half a second of it.
         let framesAtRepair = consumer.audio(of: index).count / 2
         try #require(consumer.wait(timeoutSeconds: 5) { $0.framesWhileLocked(index) >= framesAtRepair + 36_000 })
         let after = Array(consumer.audio(of: index).suffix(2 * 24_000))
         let match = TestSignal.match(captured: after, source: music)
-        print("a recording linked crossed by hand: \(consumer.repairs); the capture since: "
+        print(String(format: "a link crossed by hand into the node: undone within %.2f s; the capture since: ", Date().timeIntervalSince(madeAt))
             + (match.map { String(format: "the file at frame %d, residual %.1f dB", $0.sourceFrame, $0.residualDecibels) } ?? "not the file"))
         #expect(match.map { $0.residualDecibels < -60 } == true, "the capture since the repair: \(match?.mismatch ?? "not found in the file")")
-        #expect(fixture.consumer.leftStreams.isEmpty)
+        #expect(consumer.leftStreams.isEmpty)
     }
 
     @Test func anAppAlsoLinkedToTheRealSinkIsUnlinkedFromIt() throws {

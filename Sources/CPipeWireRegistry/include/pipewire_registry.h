@@ -4,8 +4,8 @@
 #include <stdint.h>
 
 /* One view of PipeWire's registry — nodes, ports and links as the registry announced them — kept
- * by every connection of SceneSound that watches the graph: the graph node (the output and the
- * capture on it) and the capture's recordings over PipeWire's own protocol. Fed from a registry
+ * by SceneSound's connection that watches the graph: the graph node (the output and the capture
+ * on it). Fed from a registry
  * listener's global and global_remove events and read on the thread that dispatches them; no
  * locking of its own. */
 
@@ -65,10 +65,5 @@ struct ss_pw_port_info *ss_pw_view_port(const struct ss_pw_view *view, uint32_t 
  * announced again with the same ids and other channels while the session manager sets them up,
  * and a link made before then is crossed. MONO, AUX and unknown channels cross nothing. */
 int ss_pw_view_link_is_crossed(const struct ss_pw_view *view, const struct ss_pw_link_info *link);
-/* Links from the node `app` to an Audio/Sink other than `kept_sink` (a node id, 0 for none):
- * their ids, at most max; how many there are. Links to other nodes (recordings, filters) are not
- * counted. */
-uint32_t ss_pw_view_links_to_other_sinks(const struct ss_pw_view *view, uint32_t app, uint32_t kept_sink,
-                                         uint32_t *link_ids, uint32_t max);
 
 #endif
