@@ -4,8 +4,9 @@ import SceneSoundPlatform
 import SceneSoundPulse
 
 /// Takes over other clients' playback streams on the default sink of a PulseAudio server (or
-/// PipeWire's pulse server): each stream is moved to a null sink of ours, so it is no longer
-/// heard directly, and recorded on its own for the consumer, which plays it from its window.
+/// PipeWire's pulse server): each stream is moved to a sink of ours, so it is no longer heard
+/// directly, and recorded on its own for the consumer, which plays it from its window — on
+/// PipeWire not recorded but linked into SceneSound's node (`CaptureGraph`).
 ///
 /// Crash-safe by construction: a guard process undoes everything when this process dies or
 /// hangs, and every start sweeps what an earlier process left. Reconnects when the server

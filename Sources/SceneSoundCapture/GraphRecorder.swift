@@ -13,7 +13,7 @@ public protocol CaptureGraph: AnyObject, Sendable {
     func unlink(set: Int)
     /// The node's quantum (frames per graph cycle it asks for).
     var quantumFrames: Int { get }
-    /// Whether a set is free for the next app (else the app is recorded over libpulse).
+    /// Whether a set is free for the next app (else the app plays on the real sink).
     var hasFreeSet: Bool { get }
     /// Frames of the set's app that carried sound so far (a paused app's port holds zeros).
     func framesReceived(set: Int) -> Int

@@ -22,7 +22,7 @@ public protocol CapturedAudioWriter: AnyObject {
 /// allocates, locks, logs or waits. Everything else runs on the capture's thread.
 public final class GraphCapture: CaptureGraph, @unchecked Sendable {
     /// Sets made on the node: 32 apps sounding at once (`SCENESOUND_CAPTURE_GRAPH_SETS`, 1 to 64,
-    /// lets the tests run out of them); an app beyond them is recorded over libpulse.
+    /// lets the tests run out of them); an app beyond them plays on the real sink.
     public static let inputSets: Int = {
         let asked = ProcessInfo.processInfo.environment["SCENESOUND_CAPTURE_GRAPH_SETS"].flatMap { Int($0) }
         return min(max(asked ?? 32, 1), PipeWireGraphNode.maximumInputSets)
@@ -148,7 +148,7 @@ public final class GraphCapture: CaptureGraph, @unchecked Sendable {
 
     public var quantumFrames: Int { node()?.configuration.quantumFrames ?? 256 }
 
-    /// A set is free and the node connected (while it reconnects, apps are recorded instead).
+    /// A set is free and the node connected (while it reconnects, apps that start play on the real sink).
     public var hasFreeSet: Bool { setStream.contains { $0 == nil } && node()?.isConnected == true }
 
     public func link(streamIndex: UInt32, nodeSerial: UInt64, channels: [Int]) -> CaptureGraphLink {

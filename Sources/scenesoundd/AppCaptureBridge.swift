@@ -19,9 +19,9 @@ final class AppCaptureBridge: AppCaptureConsumer, @unchecked Sendable {
     /// app's stereo recording is folded back to its one channel on the way in.
     private let feeds = Mutex<[UInt32: (feed: CapturedAppStreams.Feed, mono: StereoToMono?)]>([:])
 
-    /// On PipeWire with the output a node of the graph: the apps linked into it get their
-    /// feeds from here, and it hands them their audio itself, lock-free on the node's data
-    /// thread (the lookup below serves the apps recorded over libpulse).
+    /// On PipeWire: the apps linked into a node of the graph get their feeds from here, and it
+    /// hands them their audio itself, lock-free on the node's data thread (the lookup below
+    /// serves the apps recorded over libpulse, on PulseAudio).
     private let graph: GraphCapture?
 
     init(streams: CapturedAppStreams, logger: Logger, graph: GraphCapture? = nil, pinOutput: @escaping (String?) -> Void) {
