@@ -126,7 +126,7 @@ let package = Package(
         .target(name: "SceneSoundCaptureGraph", dependencies: ["SceneSoundCapture", "SceneSoundPipeWire"]),
         // The apps the user excluded from the capture: a file the CLI writes and the daemon follows.
         .target(name: "SceneSoundCaptureSettings"),
-        .executableTarget(name: "scenesound-capture-guard", dependencies: ["SceneSoundCapture", "SceneSoundPipeWire"]),
+        .executableTarget(name: "scenesound-capture-guard", dependencies: ["SceneSoundCapture", "SceneSoundCaptureGraph"]),
         // `scenesound view`'s web server: the page, its WebSocket, the token, Host and Origin
         // rules, and the model the page draws from the status document (NIO's HTTP/1 and
         // WebSocket codecs). Knows no client: the CLI carries out what the page asks.

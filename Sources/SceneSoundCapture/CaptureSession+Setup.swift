@@ -63,8 +63,14 @@ extension CaptureSession {
         }
     }
 
-    func loadCaptureSink(previousDefault: String?) {
+    func loadCaptureSink(previousDefault: String?, waitsLeft: Int = 100) {
         guard phase == .preparing else { return }
+        // On PipeWire the apps go into SceneSound's node, which may still be connecting (the
+        // daemon starting, or the server restarted): waited for, up to 2 s, so that the apps
+        // already playing are taken into it rather than left on the real sink for want of a set.
+        if let graph, !graph.isConnected, waitsLeft > 0 {
+            return after(seconds: 0.02) { [weak self] in self?.loadCaptureSink(previousDefault: previousDefault, waitsLeft: waitsLeft - 1) }
+        }
         let marks = CaptureSinkProperties.marks(session: token, ownerPID: getpid(), previousDefaultSink: previousDefault)
         if let graph, graph.makeParkSink(named: CaptureSinkProperties.sinkName, properties: marks) {
             madeParkSink = true

@@ -13,6 +13,8 @@ public protocol CaptureGraph: AnyObject, Sendable {
     func unlink(set: Int)
     /// The node's quantum (frames per graph cycle it asks for).
     var quantumFrames: Int { get }
+    /// Whether the node is connected (its sets can be linked, its park sink made).
+    var isConnected: Bool { get }
     /// Whether a set is free for the next app (else the app plays on the real sink).
     var hasFreeSet: Bool { get }
     /// Frames of the set's app that carried sound so far (a paused app's port holds zeros).

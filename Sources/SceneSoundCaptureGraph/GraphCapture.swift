@@ -148,8 +148,10 @@ public final class GraphCapture: CaptureGraph, @unchecked Sendable {
 
     public var quantumFrames: Int { node()?.configuration.quantumFrames ?? 256 }
 
+    public var isConnected: Bool { node()?.isConnected == true }
+
     /// A set is free and the node connected (while it reconnects, apps that start play on the real sink).
-    public var hasFreeSet: Bool { setStream.contains { $0 == nil } && node()?.isConnected == true }
+    public var hasFreeSet: Bool { setStream.contains { $0 == nil } && isConnected }
 
     public func link(streamIndex: UInt32, nodeSerial: UInt64, channels: [Int]) -> CaptureGraphLink {
         guard let node = node() else { return .failed("SceneSound's PipeWire node is not running") }

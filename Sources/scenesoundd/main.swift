@@ -22,7 +22,7 @@ import SceneSoundX11
 
 switch ProgramName(invokedAs: CommandLine.arguments.first ?? "") {
 case .commandLine: SceneSoundCLI.run(arguments: Array(CommandLine.arguments.dropFirst()))
-case .captureGuard: exit(CaptureGuard.run(arguments: Array(CommandLine.arguments.dropFirst())))
+case .captureGuard: exit(CaptureGuard.run(arguments: Array(CommandLine.arguments.dropFirst()), disconnectHungDaemon: HungDaemonDisconnect.run))
 case .daemon: break
 }
 

@@ -15,9 +15,11 @@ import Testing
         let log: URL
 
         /// `spatialModes`: the capture's per-app choices file (`MODE NAME` lines), written first.
+        /// `beforeStart`: run on the server before the daemon starts (an app already playing).
         init(spatialModes: String? = nil, output: String = "pipewire", extraArguments: [String] = [],
-             environment: [String: String] = [:]) throws {
+             environment: [String: String] = [:], beforeStart: (PrivateSoundServer) throws -> Void = { _ in }) throws {
             server = try PrivateSoundServer(.pipeWire)
+            try beforeStart(server)
             log = temporaryFile("daemon.log")
             let configHome = server.directory.appendingPathComponent("config-home")
             if let spatialModes {
@@ -57,7 +59,9 @@ import Testing
         }
 
         /// A stereo noise file that `paplay` plays for 30 s.
-        func playNoise() throws -> ChildProcess {
+        func playNoise() throws -> ChildProcess { try Self.playNoise(on: server) }
+
+        static func playNoise(on server: PrivateSoundServer) throws -> ChildProcess {
             let file = temporaryFile("noise.wav")
             try TestSignal.writeWAV(TestSignal.stereoNoise(seconds: 30, seed: 3), channels: 2, to: file)
             return try server.startClient("/usr/bin/paplay", [file.path])
@@ -97,6 +101,20 @@ import Testing
         let level = (heard.reduce(0) { $0 + $1 * $1 } / Float(max(1, heard.count))).squareRoot()
         print(String(format: "the real sink through our node: RMS %.3f over %d samples", level, heard.count))
         #expect(level > 0.01)
+    }
+
+    /// An app already playing as the daemon starts (the session's music): the capture waits
+    /// for the node to connect, so the app is linked into it rather than left on the real sink
+    /// for want of a set.
+    @Test func anAppPlayingBeforeTheDaemonStartsIsLinkedIntoItsNode() throws {
+        var app: ChildProcess?
+        let daemon = try Daemon { server in
+            app = try Daemon.playNoise(on: server)
+            try #require(waitUntil(timeoutSeconds: 5) { ((try? server.sinkInputs()) ?? []).count == 1 })
+        }
+        defer { app?.kill() }
+        try daemon.requireAppLinked(into: "scenesound")
+        #expect(!daemon.logText.contains("every input set"), "\(daemon.logText.suffix(2000))")
     }
 
     @Test func anAppAlsoLinkedToTheRealSinkIsUnlinkedFromIt() throws {
