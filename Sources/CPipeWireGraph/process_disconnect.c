@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <pipewire/pipewire.h>
 #include <spa/utils/string.h>
@@ -78,7 +79,8 @@ static void on_timeout(void *data, uint64_t expirations)
 
 int ss_pw_disconnect_process(const char *remote, int32_t pid, int timeout_ms)
 {
-	if (pid <= 0 || timeout_ms <= 0)
+	/* Our own process's clients would include the connection doing it. */
+	if (pid <= 0 || pid == getpid() || timeout_ms <= 0)
 		return -EINVAL;
 	pw_init(NULL, NULL);
 	struct disconnect d = { .result = -EIO, .listed_seq = -1, .destroyed_seq = -1 };

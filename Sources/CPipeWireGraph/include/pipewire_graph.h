@@ -186,8 +186,8 @@ uint64_t ss_pw_graph_reconnects(const ss_pw_graph *graph);
 /* Connected, our node in the registry. */
 int ss_pw_graph_is_connected(const ss_pw_graph *graph);
 
-/* Disconnects every client of process `pid` (pipewire.sec.pid) from the server at `remote` (NULL:
- * the environment's), waiting at most timeout_ms: how many there were, or -errno. */
+/* Disconnects every client of process `pid` (pipewire.sec.pid; not this process) from the server
+ * at `remote` (NULL: the environment's), waiting at most timeout_ms: how many there were, or -errno. */
 int ss_pw_disconnect_process(const char *remote, int32_t pid, int timeout_ms);
 
 #endif
