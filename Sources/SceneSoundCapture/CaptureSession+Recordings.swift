@@ -48,16 +48,15 @@ extension CaptureSession {
         checkRoutesEverySecond()
     }
 
-    /// On PipeWire a link into SceneSound's node while one of its input sets is free (nil when
-    /// none is: the app plays on the real sink); elsewhere a recording of the capture sink's
-    /// monitor over libpulse.
+    /// On PipeWire a link into one of SceneSound's node's input sets (`attach` has made sure one
+    /// is free); elsewhere a recording of the capture sink's monitor over libpulse (nil when it
+    /// could not start).
     func makeRecorder(_ index: UInt32, sinkName: String, identity: CapturedStreamIdentity) -> (any StreamRecorder)? {
         let channels = identity.channels
         // Linked into SceneSound's node: heard in the cycle it plays, from its first sample
         // (the park sink never runs: the app starts with our link). No mix to recover from.
         if let graph {
             onsets.forget(index)
-            guard graph.hasFreeSet else { return nil }
             return GraphRecorder(graph: graph, streamIndex: index, channels: channels, delegate: self) { [weak self] in
                 self?.after(seconds: $0, $1)
             }

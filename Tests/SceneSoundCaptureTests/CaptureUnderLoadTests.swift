@@ -101,7 +101,7 @@ import Testing
 
         let left = stride(from: 0, to: heard.count, by: 2).map { Double(heard[$0]) }
         let windows = left.count / Self.windowFrames
-        func gaps(_ hertz: Int) -> Int {
+        func gapWindows(_ hertz: Int) -> [Int] {
             let levels = (0 ..< windows).map { w -> Double in
                 var re = 0.0, im = 0.0
                 for n in 0 ..< Self.windowFrames {
@@ -118,9 +118,16 @@ import Testing
             return levels.indices.filter { w in
                 let at = recordingStarted + Double(w) * Double(Self.windowFrames) / Double(rate)
                 return levels[w] < median / 2 && stallWatch.stalledSeconds(from: at - 0.05, to: at + 0.06) == 0
-            }.count
+            }
         }
-        let directGaps = Self.directHertz.map(gaps), capturedGaps = Self.capturedHertz.map(gaps)
+        let directWindows = Self.directHertz.map(gapWindows), capturedWindows = Self.capturedHertz.map(gapWindows)
+        let directGaps = directWindows.map(\.count), capturedGaps = capturedWindows.map(\.count)
+        // When: one moment for every captured app at once is the shared path (the output, the
+        // server's thread), moments of their own are each stream's queue.
+        let seconds = { (windows: [[Int]]) in
+            Set(windows.joined()).sorted().map { String(format: "%.2f", Double($0 * Self.windowFrames) / Double(rate)) }.joined(separator: " ")
+        }
+        print("\(kind): the captured apps' gaps at [\(seconds(capturedWindows))] s of the recording, the direct ones' at [\(seconds(directWindows))] s")
         print("""
             \(kind), two busy loops, \(windows) windows of 10 ms: gaps outside the machine's stalls per app played directly \(directGaps) \
             (\(directGaps.reduce(0, +)) in all), captured \(capturedGaps) (\(capturedGaps.reduce(0, +))); \
