@@ -2,6 +2,8 @@
 // azimuth × elevation grid, interpolated bilinearly so that a moving source never jumps
 // between measured directions.
 
+import Synchronization
+
 /// One measured head-related impulse response pair at the output rate.
 public struct HRIRMeasurement: Sendable {
     public var azimuthDegrees: Double
@@ -56,10 +58,25 @@ public final class HRTFSet: @unchecked Sendable {  // immutable after init
     /// ask for it when they are made.
     public let maximumDelaySamples: Float
 
+    /// The near-field corrections for the set's measurement distance: made on first use (a few
+    /// milliseconds) unless given at init (the loader's cache keeps them with the set).
+    public var nearField: NearField {
+        nearFieldMade.withLock { made in
+            if let made { return made }
+            let field = NearField(measurementDistanceMetres: measurementDistanceMetres, sampleRateHz: sampleRateHz)
+            made = field
+            return field
+        }
+    }
+    private let nearFieldMade: Mutex<NearField?>
+
     public init(sampleRateHz: Double, filterTaps: Int, azimuthStepDegrees: Double, elevationStepDegrees: Double,
                 reversedFilters: [Float], delaysSamples: [Float], measurementCount: Int,
                 minimumRetainedEnergyFraction: Double, medianRetainedEnergyFraction: Double,
-                measurementDistanceMetres: Double = HRTFSet.assumedMeasurementDistanceMetres) {
+                measurementDistanceMetres: Double = HRTFSet.assumedMeasurementDistanceMetres, nearField: NearField? = nil) {
+        precondition(nearField.map { $0.measurementDistanceMetres == max(measurementDistanceMetres, NearField.minimumDistanceMetres)
+                                     && $0.sampleRateHz == sampleRateHz } ?? true)
+        nearFieldMade = Mutex(nearField)
         precondition(filterTaps > 0 && filterTaps % 8 == 0)
         let azimuthCount = Int((360 / azimuthStepDegrees).rounded())
         let elevationCount = Int((180 / elevationStepDegrees).rounded()) + 1

@@ -56,13 +56,13 @@ public final class NearField: @unchecked Sendable {  // immutable after init
     /// interpolated once instead of band by band (the interpolation is linear: the same value).
     private let broadbandTable: [Float]
 
-    public init(measurementDistanceMetres: Double, sampleRateHz: Double,
-                headRadiusMetres: Double = NearField.defaultHeadRadiusMetres) {
-        self.measurementDistanceMetres = max(measurementDistanceMetres, Self.minimumDistanceMetres)
-        self.headRadiusMetres = headRadiusMetres
-        self.sampleRateHz = sampleRateHz
-        let levels = Self.levels(bands: Self.broadbandBands, measurementDistanceMetres: self.measurementDistanceMetres,
-                                 headRadiusMetres: headRadiusMetres)
+    /// Makes the render's table: the sphere's series at every angle, distance and broadband
+    /// band, ~25 M instructions (a few milliseconds of every start, unless a cache holds it:
+    /// `restored`, the HRTF cache's).
+    public convenience init(measurementDistanceMetres: Double, sampleRateHz: Double,
+                            headRadiusMetres: Double = NearField.defaultHeadRadiusMetres) {
+        let far = max(measurementDistanceMetres, Self.minimumDistanceMetres)
+        let levels = Self.levels(bands: Self.broadbandBands, measurementDistanceMetres: far, headRadiusMetres: headRadiusMetres)
         let bands = Self.broadbandBands.count
         var broadband = [Float](repeating: 0, count: Self.angleCount * Self.distanceCount)
         for a in 0..<Self.angleCount {
@@ -74,8 +74,32 @@ public final class NearField: @unchecked Sendable {  // immutable after init
                 broadband[a * Self.distanceCount + d] = sum / Float(bands)
             }
         }
-        broadbandTable = broadband
+        self.init(measurementDistanceMetres: far, sampleRateHz: sampleRateHz, headRadiusMetres: headRadiusMetres,
+                  broadbandTable: broadband)
+    }
+
+    private init(measurementDistanceMetres: Double, sampleRateHz: Double, headRadiusMetres: Double, broadbandTable: [Float]) {
+        self.measurementDistanceMetres = measurementDistanceMetres
+        self.headRadiusMetres = headRadiusMetres
+        self.sampleRateHz = sampleRateHz
+        self.broadbandTable = broadbandTable
         maximumDelayCorrectionSamples = Float(2 * headRadiusMetres / Self.speedOfSoundMetresPerSecond * sampleRateHz)
+    }
+
+    /// The render's table as made (`broadbandLevels`), for a cache to keep; `tableVersion`
+    /// changes whenever what it holds would.
+    public var broadbandLevels: [Float] { broadbandTable }
+    public static let tableVersion = 1
+
+    /// The corrections from a table `broadbandLevels` gave before, for the same distance and
+    /// head; nil if it is not one of this layout (a cache of another version, or damaged).
+    public static func restored(measurementDistanceMetres: Double, sampleRateHz: Double,
+                                headRadiusMetres: Double = NearField.defaultHeadRadiusMetres,
+                                broadbandLevels: [Float]) -> NearField? {
+        guard broadbandLevels.count == angleCount * distanceCount, broadbandLevels.allSatisfy(\.isFinite),
+              measurementDistanceMetres >= minimumDistanceMetres else { return nil }
+        return NearField(measurementDistanceMetres: measurementDistanceMetres, sampleRateHz: sampleRateHz,
+                         headRadiusMetres: headRadiusMetres, broadbandTable: broadbandLevels)
     }
 
     /// The sphere's level (dB) per incidence angle, distance and band of `bands` (indices into

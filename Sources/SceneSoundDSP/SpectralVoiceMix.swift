@@ -132,7 +132,7 @@ public final class SpectralVoiceMix {
     public convenience init(hrtf: HRTFSet, partitionFrames: Int, kernels: RenderKernels = .portable) {
         self.init(taps: hrtf.filterTaps, maximumDelaySamples: hrtf.maximumDelaySamples, partitionFrames: partitionFrames,
                   kernels: kernels,
-                  nearField: NearField(measurementDistanceMetres: hrtf.measurementDistanceMetres, sampleRateHz: hrtf.sampleRateHz))
+                  nearField: hrtf.nearField)
         let floats = filterFloats
         let table = UnsafeMutablePointer<Float>.allocate(capacity: hrtf.nodeCount * floats)
         table.initialize(repeating: 0, count: hrtf.nodeCount * floats)

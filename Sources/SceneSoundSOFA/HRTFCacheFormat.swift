@@ -1,11 +1,11 @@
 import Foundation
 import SceneSoundDSP
 
-/// The on-disk layout of a prepared set: a fixed little-endian header, then the delays and
-/// the filters as raw Float32. Written to a temporary file and renamed, so a reader never
-/// sees half a file.
+/// The on-disk layout of a prepared set: a fixed little-endian header, then the delays, the
+/// filters and the near field's table (`NearField.broadbandLevels`) as raw Float32. Written
+/// to a temporary file and renamed, so a reader never sees half a file.
 enum HRTFCacheFormat {
-    static let magic: [UInt8] = Array("SSHRTF\u{0}\u{3}".utf8)
+    static let magic: [UInt8] = Array("SSHRTF\u{0}\u{4}".utf8)
 
     /// FNV-1a, 64 bits: identifies the file's content, not its name or time.
     static func fingerprint(_ data: Data) -> UInt64 {
@@ -29,8 +29,11 @@ enum HRTFCacheFormat {
         put(set.measurementDistanceMetres.bitPattern.littleEndian)
         put(UInt32(set.delaysSamples.count).littleEndian)
         put(UInt32(set.reversedFilters.count).littleEndian)
+        let nearField = set.nearField.broadbandLevels
+        put(UInt32(nearField.count).littleEndian)
         set.delaysSamples.withUnsafeBytes { data.append(contentsOf: $0) }
         set.reversedFilters.withUnsafeBytes { data.append(contentsOf: $0) }
+        nearField.withUnsafeBytes { data.append(contentsOf: $0) }
         try storeAtomically(data, path: path, what: "the HRTF cache")
     }
 
@@ -75,16 +78,20 @@ enum HRTFCacheFormat {
             let distance = Double(bitPattern: try take(UInt64.self))
             let delayCount = Int(try take(UInt32.self))
             let filterCount = Int(try take(UInt32.self))
+            let nearFieldCount = Int(try take(UInt32.self))
             let delays = try floats(delayCount)
             let filters = try floats(filterCount)
+            let nearFieldLevels = try floats(nearFieldCount)
             guard offset == raw.count, taps > 0, distance > 0, taps % 8 == 0, azStep > 0, elStep > 0,
+                  let nearField = NearField.restored(measurementDistanceMetres: max(distance, NearField.minimumDistanceMetres),
+                                                     sampleRateHz: rate, broadbandLevels: nearFieldLevels),
                   delayCount == Int((360 / azStep).rounded()) * (Int((180 / elStep).rounded()) + 1) * 2,
                   filterCount == delayCount * taps
             else { throw HRTFLoadError("inconsistent HRTF cache") }
             return HRTFSet(sampleRateHz: rate, filterTaps: taps, azimuthStepDegrees: azStep, elevationStepDegrees: elStep,
                            reversedFilters: filters, delaysSamples: delays, measurementCount: measurements,
                            minimumRetainedEnergyFraction: retained, medianRetainedEnergyFraction: medianRetained,
-                           measurementDistanceMetres: distance)
+                           measurementDistanceMetres: distance, nearField: nearField)
         }
     }
 }

@@ -20,10 +20,11 @@ public struct HRTFLoader: Sendable {
     public enum Origin: Equatable, Sendable { case prepared, cache }
 
     /// Where a set's preparation at a rate is cached: by the file's content, the rate, the
-    /// equalization (each choice is prepared and cached on its own) and the preparation's version.
+    /// equalization (each choice is prepared and cached on its own), the preparation's version
+    /// and the near field's (its table is kept with the set).
     public static func cacheFileName(content: Data, sampleRateHz: Double, equalization: HRTFEqualization = .diffuse) -> String {
         "hrtf-" + String(format: "%016llx", HRTFCacheFormat.fingerprint(content))
-            + "-\(Int(sampleRateHz))Hz-\(equalization.rawValue)-v\(HRTFPreparation.version).bin"
+            + "-\(Int(sampleRateHz))Hz-\(equalization.rawValue)-v\(HRTFPreparation.version)-near\(NearField.tableVersion).bin"
     }
 
     /// `equalization`: how the set's responses are equalized (`.diffuse`: DiffuseFieldEqualization).

@@ -92,6 +92,44 @@ import SceneSoundSOFA
         #expect(try HRTFLoader(cacheDirectory: other).load(path: Self.kemar, sampleRateHz: 44100).origin == .prepared)
     }
 
+    /// The near field's table (the sphere's series: milliseconds of every start) is kept with
+    /// the set: a warm load reads it from the file rather than making it again, and a table
+    /// that is not one (not finite) has the whole entry prepared again.
+    @Test func theNearFieldTableComesFromTheCache() throws {
+        let cache = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: cache) }
+        let shared = Self.coldLoad.cacheDirectory
+        for entry in try FileManager.default.contentsOfDirectory(atPath: shared) {
+            try FileManager.default.copyItem(atPath: shared + "/" + entry, toPath: cache + "/" + entry)
+        }
+        let loader = HRTFLoader(cacheDirectory: cache)
+        let made = NearField(measurementDistanceMetres: Self.coldLoad.set.measurementDistanceMetres, sampleRateHz: 48000).broadbandLevels
+        let warm = try loader.load(path: Self.kemar, sampleRateHz: 48000)
+        #expect(warm.origin == .cache)
+        #expect(warm.set.nearField.broadbandLevels == made)
+
+        // The table is the file's last floats: one written there is the one the render reads.
+        let entry = try #require(try FileManager.default.contentsOfDirectory(atPath: cache).first { $0.hasPrefix("hrtf-") })
+        let url = URL(fileURLWithPath: cache + "/" + entry)
+        func rewriteTable(_ value: Float) throws {
+            var data = try Data(contentsOf: url)
+            let tableBytes = made.count * MemoryLayout<Float>.size
+            let table = [Float](repeating: value, count: made.count)
+            table.withUnsafeBytes { data.replaceSubrange(data.count - tableBytes ..< data.count, with: $0) }
+            try data.write(to: url)
+        }
+        try rewriteTable(0.5)
+        let marked = try loader.load(path: Self.kemar, sampleRateHz: 48000)
+        #expect(marked.origin == .cache)
+        #expect(marked.set.nearField.broadbandLevels.allSatisfy { $0 == 0.5 })
+
+        try rewriteTable(.nan)
+        let rebuilt = try loader.load(path: Self.kemar, sampleRateHz: 48000)
+        #expect(rebuilt.origin == .prepared)
+        #expect(rebuilt.set.nearField.broadbandLevels == made)
+        #expect(try loader.load(path: Self.kemar, sampleRateHz: 48000).set.nearField.broadbandLevels == made)
+    }
+
     @Test func aCorruptCacheIsRebuilt() throws {
         let cache = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: cache) }
