@@ -140,8 +140,9 @@ import Testing
         // thread, not real-time, is late for our recordings and our output alike, and the
         // captured apps lose what a direct app's 2 s buffer hides (the two sinks' clocks
         // running apart, the larger part before, are followed: `slipped` above). On PipeWire the graph node
-        // now and then misses a cycle (its late cycles above), most with the machine stalled
-        // but not all: a cycle missed by the node is a gap for every captured app at once.
+        // now and then misses a cycle (its late cycles above): the driver, a period late, runs
+        // two cycles back to back and mixes the second before the node can have run (docs/CAPTURE.md,
+        // "Scale"), a gap for every captured app at once.
         let cause = kind == .pulseAudio
             ? "PulseAudio: captured apps have gaps under load that direct ones do not"
             : "PipeWire: the graph node misses a cycle now and then under load, a gap for every captured app"
