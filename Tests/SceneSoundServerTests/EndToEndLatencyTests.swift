@@ -199,9 +199,32 @@ import SceneSoundTestSupport
         try clickAfterRest(kind: kind, output: output, captureApps: true)
     }
 
+    /// A stall of the machine longer than this (half the PulseAudio output's starting buffer,
+    /// 20 ms) underran it in trials: an 83 ms freeze in one fresh-clone run, a 12.7 ms stall of
+    /// one CPU by hand.
+    static let stallUnderrunningSeconds = 0.010
+
     func clickAfterRest(kind: PrivateSoundServer.Kind, output: String, captureApps: Bool) throws {
-        let rig = try LatencyRig(kind, output: output, captureApps: captureApps)
-        let (afterRest, awake) = try rig.clicksAfterRest(count: 3)
+        // A trial in which the machine stalled long enough to underrun the output (a virtual
+        // machine's host stopping it) measures the host: on PulseAudio the output's buffer
+        // then doubled for the minute after (AdaptiveBuffer), so every click after it was late
+        // by that (played 22.5, 32.3, 45.2 ms after an 83 ms freeze). Such a trial is run
+        // again, once, and says so; the bars stay as they are.
+        for attempt in 1...2 {
+            let rig = try LatencyRig(kind, output: output, captureApps: captureApps)
+            let (afterRest, awake) = try rig.clicksAfterRest(count: 3)
+            let longestStall = rig.stallWatch.stalls(from: 0, to: awake.seconds + 0.1).map(\.durationSeconds).max() ?? 0
+            if attempt == 1 && longestStall > Self.stallUnderrunningSeconds {
+                print("clicks after rest on \(kind), --output \(output): the machine stalled for \(Self.ms(longestStall)) ms; run again")
+                continue
+            }
+            try judgeClicksAfterRest(rig, afterRest: afterRest, awake: awake, kind: kind, output: output, captureApps: captureApps)
+            return
+        }
+    }
+
+    func judgeClicksAfterRest(_ rig: LatencyRig, afterRest: [LatencyRig.Click], awake: LatencyRig.Click,
+                              kind: PrivateSoundServer.Kind, output: String, captureApps: Bool) throws {
         let outputStatus = try HeadTrackingTests.statusDocument(rig.client).output
         let recording = rig.capture.finish()
         let clock = SinkClock(reads: recording.reads)
