@@ -75,6 +75,9 @@ final class CaptureSession {
     /// Recorded streams whose recording ended while they were linked to no sink, and how many
     /// times each has been looked at since (see `awaitRelink`).
     var relinking: [UInt32: Int] = [:]
+    /// New streams linked to no sink yet, and how many times each has been looked at since
+    /// (see `awaitFirstLink`).
+    var awaitingFirstLink: [UInt32: Int] = [:]
     /// The server is pipewire-pulse (known once the guard has started).
     var serverIsPipeWire = false
     /// PipeWire's, from its pulse server's name ([major, minor, micro]).
@@ -222,8 +225,10 @@ final class CaptureSession {
         case .leave(.notOnDefaultSink) where attachments[facts.index] != nil:
             // Recorded before, and moved: PulseAudio ended the recording with the move.
             movedElsewhere(CapturedStreamIdentity(facts), to: facts.sinkIndex)
+        case .leave(.notOnDefaultSink) where facts.sinkIndex == UInt32.max:
+            awaitFirstLink(facts.index)
         case .leave:
-            break  // perhaps for now (not linked yet): forgotten when it ends
+            break  // left where it plays: forgotten when it ends
         }
     }
 
@@ -255,6 +260,38 @@ final class CaptureSession {
             lookAgain(index)
         }
     }
+
+    /// A new stream linked to no sink yet. On PipeWire the session manager links an app a
+    /// moment after pipewire-pulse announced it, and pipewire-pulse sends no event for a link:
+    /// on a busy machine the app's last event came before, and parked on our sink, which never
+    /// runs, it changes no more until we take it (seen: three apps never taken, about one
+    /// start in nine while a compile ran). So it is looked at every 50 ms for at most 2 s, and
+    /// judged once linked.
+    func awaitFirstLink(_ index: UInt32) {
+        guard awaitingFirstLink[index] == nil else { return }
+        awaitingFirstLink[index] = 0
+        lookForFirstLink(index)
+    }
+
+    private func lookForFirstLink(_ index: UInt32) {
+        after(seconds: 0.05) { [weak self] in
+            guard let self, phase == .capturing, let looks = awaitingFirstLink[index], looks < Self.firstLinkLooks else { return }
+            requests.sinkInput(index) { [weak self] facts in
+                guard let self, phase == .capturing, awaitingFirstLink[index] != nil else { return }
+                guard let facts else { return streamEnded(index) }
+                guard facts.sinkIndex != UInt32.max else {
+                    // Unlinked for 2 s: left as it is (a later event showing it on our sink still takes it).
+                    awaitingFirstLink[index] = looks + 1
+                    if looks + 1 < Self.firstLinkLooks { lookForFirstLink(index) }
+                    return
+                }
+                awaitingFirstLink[index] = nil
+                evaluate(facts)
+            }
+        }
+    }
+
+    static let firstLinkLooks = 40
 
     /// Asks the server where the stream is now; `reconsiderRecording` takes it from there.
     func lookAgain(_ index: UInt32) {
@@ -333,6 +370,7 @@ final class CaptureSession {
         onsets.forget(index)
         leftAlone.remove(index)
         attachments[index] = nil
+        awaitingFirstLink[index] = nil
     }
 
     func setExcludedBinaries(_ binaries: Set<String>) {

@@ -12,6 +12,7 @@ import Testing
     /// One server and one capture in this process; the capture undoes itself and the server
     /// stops by PID whatever happens.
     final class Fixture {
+        let kind: PrivateSoundServer.Kind
         let server: PrivateSoundServer
         let consumer = RecordingConsumer()
         let capture: AppCapture
@@ -20,6 +21,7 @@ import Testing
 
         init(_ kind: PrivateSoundServer.Kind, excluded: Set<String> = [], guarded: Bool = true,
              restAfterSeconds: Double = AppCapture.Configuration().restAfterSeconds) throws {
+            self.kind = kind
             server = try PrivateSoundServer(kind)
             var configuration = AppCapture.Configuration(
                 serverAddress: server.serverAddress, excludedBinaries: excluded,
@@ -50,6 +52,22 @@ import Testing
             guard consumer.wait(timeoutSeconds: 10, until: { $0.statesWhileLocked.contains { $0.isCapturing } }) else {
                 throw ToolFailure(command: "capture", status: 0, output: "not capturing: \(consumer.states)")
             }
+        }
+
+        /// That a capture is the file exactly. On PipeWire, whole cycles skipped once while the
+        /// node recorded a late cycle are the known weakness (docs/CAPTURE.md, "Scale": a driver
+        /// a period late runs the next cycle at once, without our node, and that cycle's input is
+        /// gone): recorded as a known issue, not a pass; any other difference fails.
+        func expectExact(_ what: String, _ match: TestSignal.Match, sourceLocation: SourceLocation = #_sourceLocation) {
+            let exact = {
+                #expect(match.residualDecibels < -60, "\(what) differs from the file by \(match.residualDecibels) dB; \(match.mismatch)",
+                        sourceLocation: sourceLocation)
+            }
+            let lateCycles = captureNode?.node.lateCycleCount ?? 0
+            guard match.residualDecibels >= -60, let copyBreak = match.break, copyBreak.jumpFrames > 0,
+                  copyBreak.jumpFrames % Self.nodeQuantumFrames == 0, lateCycles > 0 else { return exact() }
+            print("\(kind): \(what) has \(copyBreak); the node had \(lateCycles) late cycle(s)")
+            withKnownIssue("a late driver's cycle without our node: \(what) has \(copyBreak)", isIntermittent: true) { exact() }
         }
 
         /// A file of stereo noise, removed with the fixture, and its samples.
@@ -113,17 +131,7 @@ import Testing
         let captured = consumer.audio(of: stream.streamIndex)
 
         let match = try #require(TestSignal.match(captured: captured, source: source), "the capture is not the file")
-        let exact = { #expect(match.residualDecibels < -60, "captured differs from the file by \(match.residualDecibels) dB; \(match.mismatch)") }
-        if kind == .pipeWire, match.residualDecibels >= -60, let copyBreak = match.break {
-            // On PipeWire this recording goes through pipewire-pulse (the daemon links apps
-            // into its graph node instead, exact: GraphCaptureTests); its main thread, not
-            // real-time, now and then misses a graph cycle on a busy machine (issue 28, item 6:
-            // this path to go). One break in an exact copy is that, and known; anything else fails.
-            print("\(kind): the capture has \(copyBreak)")
-            withKnownIssue("pipewire-pulse's recording missed a cycle under load: \(copyBreak)", isIntermittent: true) { exact() }
-        } else {
-            exact()
-        }
+        fixture.expectExact("the capture", match)
         let capturedLevel = TestSignal.rmsDecibels(captured[...])
         let dryLevel = TestSignal.rmsDecibels(dry[...])
         #expect(dry.count >= 2 * 24_000)
@@ -162,7 +170,8 @@ import Testing
         _ = try fixture.play(monoFile, ["--client-name=mono-app"])
 
         let consumer = fixture.consumer
-        #expect(consumer.wait(timeoutSeconds: 10) { $0.startedWhileLocked.count == 3 }, "\(consumer.startedStreams)")
+        #expect(consumer.wait(timeoutSeconds: 10) { $0.startedWhileLocked.count == 3 },
+                "started \(consumer.startedStreams), left \(consumer.leftStreams.map { "\($0.stream.applicationName ?? "?"): \($0.reason)" }), sink inputs \((try? fixture.server.sinkInputs()) ?? [])")
         let streams = Dictionary(consumer.startedStreams.map { ($0.applicationName ?? "", $0) }) { a, _ in a }
         let surround = try #require(streams["surround-app"]), stereo = try #require(streams["stereo-app"])
         let monoStream = try #require(streams["mono-app"])
@@ -175,12 +184,12 @@ import Testing
         // The stereo app: its own two channels, exactly.
         let stereoMatch = try #require(TestSignal.match(captured: consumer.audio(of: stereo.streamIndex), source: stereoSource),
                                        "the stereo capture is not the file")
-        #expect(stereoMatch.residualDecibels < -60, "stereo app captured off by \(stereoMatch.residualDecibels) dB; \(stereoMatch.mismatch)")
+        fixture.expectExact("the stereo app's capture", stereoMatch)
         // The mono app: the file in both channels, as a stereo sink made it before.
         let monoAsStereo = mono.flatMap { [$0, $0] }
         let monoMatch = try #require(TestSignal.match(captured: consumer.audio(of: monoStream.streamIndex), source: monoAsStereo),
                                      "the mono capture is not the file in both channels")
-        #expect(monoMatch.residualDecibels < -60, "mono app captured off by \(monoMatch.residualDecibels) dB; \(monoMatch.mismatch)")
+        fixture.expectExact("the mono app's capture", monoMatch)
 
         // The 5.1 app: rear-left (channel 4) is the file, every other channel silent.
         let captured = consumer.audio(of: surround.streamIndex)
@@ -189,7 +198,7 @@ import Testing
         let rear = channel(4)
         let rearAsPair = rear.flatMap { [$0, $0] }, sourceAsPair = rearLeft.flatMap { [$0, $0] }
         let rearMatch = try #require(TestSignal.match(captured: rearAsPair, source: sourceAsPair), "rear-left is not the file")
-        #expect(rearMatch.residualDecibels < -60, "rear-left captured off by \(rearMatch.residualDecibels) dB; \(rearMatch.mismatch)")
+        fixture.expectExact("the 5.1 app's rear-left", rearMatch)
         let rearLevel = TestSignal.rmsDecibels(rear[...])
         for index in [0, 1, 2, 3, 5] {
             let level = TestSignal.rmsDecibels(channel(index)[...])
@@ -197,6 +206,35 @@ import Testing
         }
         print("\(kind) capture: 5.1 rear-left residual \(rearMatch.residualDecibels) dB, stereo \(stereoMatch.residualDecibels) dB, "
               + "mono \(monoMatch.residualDecibels) dB")
+    }
+
+    /// An app linked to our sink only after the capture has answered every event about it is
+    /// taken, whole: WirePlumber does not link this one (`node.autoconnect=false`), it is linked
+    /// to the park sink by hand. (The race it stands for — on a busy machine the app's last
+    /// event comes before pipewire-pulse knows its link — cannot be made here at will: linking
+    /// by hand brings an event of its own, so this passes without the capture's looking again,
+    /// `awaitFirstLink`; docs/CAPTURE.md gives what showed that race.)
+    @Test func anAppLinkedAfterItsLastEventIsCaptured() throws {
+        let fixture = try Fixture(.pipeWire)
+        let server = fixture.server, consumer = fixture.consumer
+        try fixture.startCapturing()
+        let (file, source) = try fixture.noise(seconds: 6, seed: 9)
+        _ = try fixture.play(file, ["--client-name=linked-late", "--property=node.autoconnect=false"])
+        #expect(try waitUntil(timeoutSeconds: 5) { try server.sinkInputs().contains { $0.application == "linked-late" } })
+        #expect(try fixture.captureHasCaughtUp(settingRealSinkVolumeTo: 80))
+        #expect(consumer.startedStreams.isEmpty)
+        let parkPorts = try server.pwLink(["-i"]).split(separator: "\n").map(String.init)
+            .filter { $0.hasPrefix(CaptureSinkProperties.sinkName + ":") }
+        for channel in ["FL", "FR"] {
+            let port = try #require(parkPorts.first { $0.hasSuffix("_" + channel) }, "\(parkPorts)")
+            _ = try server.pwLink(["linked-late:output_" + channel, port])
+        }
+        #expect(consumer.wait(timeoutSeconds: 5) { $0.startedWhileLocked.count == 1 },
+                "left \(consumer.leftStreams.map(\.reason)), sink inputs \((try? server.sinkInputs()) ?? [])")
+        let stream = try #require(consumer.startedStreams.first)
+        #expect(consumer.wait(timeoutSeconds: 10) { $0.framesWhileLocked(stream.streamIndex) >= 48_000 })
+        let match = try #require(TestSignal.match(captured: consumer.audio(of: stream.streamIndex), source: source), "the capture is not the file")
+        fixture.expectExact("the capture", match)
     }
 
     @Test(arguments: PrivateSoundServer.Kind.allCases)
@@ -324,8 +362,10 @@ import Testing
         #expect(consumer.wait(timeoutSeconds: 5) { $0.realSinks == [PrivateSoundServer.sinkName] }, "\(consumer.realSinks)")
 
         try server.pactl(["set-default-sink", "headset"])
-        #expect(consumer.wait(timeoutSeconds: 5) { $0.realSinks.last == "headset" }, "\(consumer.realSinks)")
-        #expect(try waitUntil(timeoutSeconds: 5) { try server.defaultSinkName() == CaptureSinkProperties.sinkName })
+        #expect(consumer.wait(timeoutSeconds: 5) { $0.realSinks.last == "headset" },
+                "\(consumer.realSinks); \(defaults(server))")
+        #expect(try waitUntil(timeoutSeconds: 5) { try server.defaultSinkName() == CaptureSinkProperties.sinkName },
+                "\(defaults(server))")
         // An app excluded now is let go to the real sink, the headset.
         let file = try fixture.noise(seconds: 20, seed: 6).file
         _ = try fixture.play(file, ["--client-name=let-go"])
@@ -345,6 +385,14 @@ import Testing
         #expect(fixture.capture.stop())
         #expect(try server.defaultSinkName() == PrivateSoundServer.sinkName)
         #expect(try server.captureSinks().isEmpty)
+    }
+
+    /// What the server says of its default sink, for a failure's message: on PipeWire the
+    /// `default` metadata (the user's choice and the one WirePlumber applied).
+    func defaults(_ server: PrivateSoundServer) -> String {
+        let told = (try? server.defaultSinkName()) ?? "?"
+        guard server.kind == .pipeWire else { return "default sink \(told)" }
+        return "default sink \(told), metadata: " + ((try? server.pipeWireTool("pw-metadata", ["-n", "default", "0"])) ?? "?")
     }
 
     /// The index of the module that loaded the "headset" null sink.

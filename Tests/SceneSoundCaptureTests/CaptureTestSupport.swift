@@ -147,8 +147,9 @@ enum TestSignal {
     /// whether that is one break in an otherwise exact copy — frames of the file skipped
     /// (`jumpFrames` > 0) or played again or held up (< 0) — and from which captured frame it
     /// is exact again to the end.
-    static func match(captured: [Float], source: [Int16])
-        -> (sourceFrame: Int, capturedFrame: Int, residualDecibels: Double, mismatch: String, break: CopyBreak?)? {
+    typealias Match = (sourceFrame: Int, capturedFrame: Int, residualDecibels: Double, mismatch: String, break: CopyBreak?)
+
+    static func match(captured: [Float], source: [Int16]) -> Match? {
         let reference = source.map { Float($0) / 32768 }
         let frames = captured.count / 2, sourceFrames = reference.count / 2
         // Start in the middle of the capture, clear of where it began and ended.
@@ -176,15 +177,37 @@ enum TestSignal {
                     if abs(c - r) > Double(tolerance), differing.last != frame { differing.append(frame) }
                 }
             }
+            // The break after the anchor, or before it (the copy exact from its start with
+            // another offset).
             let copyBreak = differing.first.flatMap {
                 CopyBreak.after($0, captured: captured, reference: reference, offset: offset, tolerance: tolerance)
+                    ?? CopyBreak.before(differing: $0 ... differing.last!, captured: captured, reference: reference,
+                                        offset: offset, tolerance: tolerance)
             }
             let mismatch = differing.isEmpty ? "none" : "captured frames \(differing.first!)...\(differing.last!) of \(compared): "
                 + "\(differing.count) differ (the match anchored at captured frame \(anchor), source frame \(start)); "
-                + (copyBreak.map(\.description) ?? "the capture does not follow the file again after the first")
+                + (copyBreak.map(\.description) ?? "the capture does not follow the file again after the first; "
+                    + whereInFile(capturedFrame: differing.first!, captured: captured, reference: reference,
+                                  matchedOffset: offset, tolerance: tolerance))
             return (start, anchor, 10 * log10(max(error, 1e-30) / max(signal, 1e-30)), mismatch, copyBreak)
         }
         return nil
+    }
+
+    /// Where the 64 captured frames from `capturedFrame` are in the file, for a failure's
+    /// message: a quantum lost, played twice or taken from elsewhere reads differently.
+    static func whereInFile(capturedFrame: Int, captured: [Float], reference: [Float], matchedOffset: Int, tolerance: Float) -> String {
+        let frames = min(64, captured.count / 2 - capturedFrame), sourceFrames = reference.count / 2
+        let stretch = captured[(2 * capturedFrame) ..< (2 * (capturedFrame + frames))]
+        if stretch.allSatisfy({ $0 == 0 }) { return "its first differing frames are silent" }
+        candidates: for start in 0 ... max(0, sourceFrames - frames) {
+            for index in 0 ..< 2 * frames where abs(reference[2 * start + index] - stretch[stretch.startIndex + index]) > tolerance {
+                continue candidates
+            }
+            return "its first differing frames are the file's from frame \(start) (\(start - capturedFrame - matchedOffset) "
+                + "frames from where the match puts them)"
+        }
+        return "its first differing frames are nowhere in the file"
     }
 
     /// One break in a copy: the capture differs from the file at `firstDifferingFrame`, then
@@ -201,6 +224,29 @@ enum TestSignal {
             let how = jumpFrames > 0 ? "\(jumpFrames) frames of the file skipped" : "\(-jumpFrames) frames played again or put in"
             return "one break at captured frame \(firstDifferingFrame): \(how), the frames between \(silentBetween ? "silent" : "not silent"), "
                 + "exact again from frame \(exactFromFrame) to the end"
+        }
+
+        /// When every frame from the first differing one to the last is off: whether up to
+        /// some frame among them the capture is the file exactly at another offset (a break
+        /// before the anchor, which the match's offset describes after it).
+        static func before(differing: ClosedRange<Int>, captured: [Float], reference: [Float], offset: Int, tolerance: Float) -> CopyBreak? {
+            let frames = captured.count / 2, sourceFrames = reference.count / 2
+            let first = differing.lowerBound
+            guard first + 64 <= frames else { return nil }
+            func matches(_ capturedFrame: Int, _ candidateOffset: Int) -> Bool {
+                let sourceFrame = capturedFrame + candidateOffset
+                guard sourceFrame >= 0, sourceFrame < sourceFrames else { return false }
+                return (0 ..< 2).allSatisfy { abs(reference[2 * sourceFrame + $0] - captured[2 * capturedFrame + $0]) <= tolerance }
+            }
+            for jump in -48_000 ... 48_000 where jump != 0 {
+                let earlierOffset = offset + jump
+                guard (first ..< first + 64).allSatisfy({ matches($0, earlierOffset) }) else { continue }
+                var brokeAt = first + 64
+                while brokeAt <= differing.upperBound, matches(brokeAt, earlierOffset) { brokeAt += 1 }
+                let silent = captured[(2 * brokeAt) ..< (2 * (differing.upperBound + 1))].allSatisfy { $0 == 0 }
+                return CopyBreak(firstDifferingFrame: brokeAt, exactFromFrame: differing.upperBound + 1, jumpFrames: -jump, silentBetween: silent)
+            }
+            return nil
         }
 
         /// Looks for where, after `frame`, 64 frames of the capture are found again in the file

@@ -23,6 +23,28 @@ import Testing
         #expect(copyBreak.jumpFrames == lostFrames && copyBreak.exactFromFrame == (cut - 4_800) / 2, "\(copyBreak)")
     }
 
+    /// Lost before the middle of the capture, where the match anchors: the copy before the
+    /// break is the file at another offset (seen on a busy machine: a cycle lost 256 frames in).
+    @Test(arguments: [256, 27_904])
+    func framesLostBeforeTheAnchorAreOneBreakForward(cutFrame: Int) throws {
+        let start = 2_400, lost = 256
+        let captured = Self.asCaptured(Self.source[(2 * start) ..< (2 * (start + cutFrame))]
+            + Self.source[(2 * (start + cutFrame + lost)) ..< 190_000])
+        let match = try #require(TestSignal.match(captured: captured, source: Self.source))
+        #expect(match.residualDecibels > -60)
+        let copyBreak = try #require(match.break, "\(match.mismatch)")
+        #expect(copyBreak.jumpFrames == lost && copyBreak.firstDifferingFrame == cutFrame && copyBreak.exactFromFrame == cutFrame,
+                "\(copyBreak)")
+    }
+
+    @Test func aStartThatIsNotTheFileHasNoBreak() throws {
+        var samples = Array(Self.source[4_800 ..< 190_000])
+        for index in stride(from: 0, to: 2 * 1_000, by: 3) { samples[index] = samples[index] / 2 }
+        let match = try #require(TestSignal.match(captured: Self.asCaptured(samples[...]), source: Self.source))
+        #expect(match.residualDecibels > -60)
+        #expect(match.break == nil, "\(match.mismatch)")
+    }
+
     @Test func silencePutInIsOneBreakBack() throws {
         let cut = 120_000
         let captured = Self.asCaptured(Self.source[4_800 ..< cut] + [Int16](repeating: 0, count: 512) + Self.source[cut ..< 190_000])
