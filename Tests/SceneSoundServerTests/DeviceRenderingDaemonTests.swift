@@ -267,7 +267,7 @@ import Testing
         try phones.waitFor(frames: 48000, "the tone on hp")
 
         func switchTo(_ sink: String, method: String) throws -> Double {
-            try OutputDeviceDaemonTests.switchTo(sink, server, waitingForTheServer: false)
+            try OutputDeviceDaemonTests.switchTo(sink, server)
             let returned = Date()
             let change = try nextChange()
             let milliseconds = Date().timeIntervalSince(returned) * 1000
