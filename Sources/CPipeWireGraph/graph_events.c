@@ -23,6 +23,10 @@ static void on_global(void *data, uint32_t id, uint32_t permissions, const char 
 		}
 		return;
 	}
+	/* Its binding of the metadata may hide a default chosen meanwhile (graph_metadata.c). The
+	 * clients there at connection come before our own first binding: nothing hidden. */
+	if (strcmp(type, PW_TYPE_INTERFACE_Client) == 0 && g->registry_synced)
+		ss_graph_reread_default(g, 0.25);
 	int kind = ss_pw_view_add(&g->view, id, type, props);
 	if (kind == 1) {
 		struct ss_pw_node_info *node = ss_pw_view_node(&g->view, id);
@@ -73,6 +77,10 @@ static void on_global_remove(void *data, uint32_t id)
 		ss_graph_port_gone(g, id);
 	} else if (kind == 3) {
 		ss_graph_emit(g, SS_PW_GRAPH_LINK_REMOVED, id, NULL);
+	} else if (kind == 0) {
+		/* A client (or another object we do not view) went: one that goes while its binding
+		 * awaits the pong leaves every older binding deaf for good (graph_metadata.c). */
+		ss_graph_reread_default(g, 0.25);
 	}
 	ss_graph_update(g);
 }

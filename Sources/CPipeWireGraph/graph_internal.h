@@ -69,9 +69,10 @@ struct ss_pw_graph {
 	/* Reconnection: a timer on the loop, its next delay, the attempts since the loss. */
 	struct spa_source *retry_timer;
 	double retry_delay;
-	/* The default read again (graph_metadata.c): a timer on the loop and its next delay. */
+	/* The default read again (graph_metadata.c): a timer on the loop, its next delay, when it is due. */
 	struct spa_source *reread_timer;
 	double reread_delay;
+	double reread_due;   /* CLOCK_MONOTONIC seconds the timer is set for; 0: not set */
 	uint32_t attempts;
 	int outage, ever_linked, registry_synced, registry_seq;
 

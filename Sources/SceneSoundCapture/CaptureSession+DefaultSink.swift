@@ -81,9 +81,25 @@ extension CaptureSession {
 
     static let defaultSinkRefreshLimitSeconds = 2.0
 
+    /// On PipeWire, a default the graph node learns is followed as pipewire-pulse's events are.
+    func watchGraphDefaultSink() {
+        // Used only under the mainloop's lock, on whichever thread holds it.
+        nonisolated(unsafe) weak var session = self
+        graph?.watchDefaultSink { [mainloop] in
+            mainloop.withLock {
+                guard let session, session.phase == .capturing else { return }
+                session.refreshDefaultSink { [weak session] in session?.rescan() }
+            }
+        }
+    }
+
+    /// On PipeWire the graph node's reading of the default comes first: pipewire-pulse's copy
+    /// for our connection misses for good a choice made while another client connects, the
+    /// node's is read again after every new client (docs/CAPTURE.md).
     func askDefaultSink(_ then: @escaping () -> Void) {
-        requests.defaultSinkName { [weak self] name in
+        requests.defaultSinkName { [weak self] serverName in
             guard let self else { return }
+            let name = graph?.defaultSinkName ?? serverName
             requests.sinks { [weak self] sinks in
                 guard let self, let captureSink, let sinks else { return then() }
                 let real = sinks.filter { !CaptureSinkProperties.isCaptureSink($0.properties) }

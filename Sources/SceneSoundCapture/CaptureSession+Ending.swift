@@ -47,6 +47,7 @@ extension CaptureSession {
         pacer?.close()
         pacer = nil
         // After the sweep has moved its apps on (a failure: WirePlumber moves them to the default).
+        graph?.watchDefaultSink(nil)
         if madeParkSink { graph?.destroyParkSink() }
         madeParkSink = false
         pa_context_set_state_callback(context, nil, nil)

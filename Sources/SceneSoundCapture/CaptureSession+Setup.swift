@@ -108,6 +108,7 @@ extension CaptureSession {
             refreshDefaultSink { [weak self] in
                 guard let self, phase == .preparing else { return }
                 phase = .capturing
+                watchGraphDefaultSink()
                 delegate?.sessionDidStartCapturing(self, sinkName: sink.name)
                 rescan()
                 startRouteChecks()

@@ -29,6 +29,13 @@ public protocol CaptureGraph: AnyObject, Sendable {
     /// capture loads a null sink instead).
     func makeParkSink(named name: String, properties: [String: String]) -> Bool
     func destroyParkSink()
+    /// The default sink as the graph's `default` metadata names it (nil: none known). Fresher
+    /// than pipewire-pulse's answer to our connection, whose copy of the metadata misses for good
+    /// a choice made while another client connects (docs/CAPTURE.md).
+    var defaultSinkName: String? { get }
+    /// `changed` runs on another thread, never under a lock of the capture's, whenever
+    /// `defaultSinkName` changes; nil stops it.
+    func watchDefaultSink(_ changed: (@Sendable () -> Void)?)
 }
 
 public enum CaptureGraphLink: Equatable, Sendable {

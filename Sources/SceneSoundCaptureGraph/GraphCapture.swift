@@ -198,6 +198,15 @@ public final class GraphCapture: CaptureGraph, @unchecked Sendable {
 
     public func destroyParkSink() { node()?.destroyParkSink() }
 
+    public var defaultSinkName: String? { node()?.defaultSinkName }
+
+    /// Passed on from the node's loop thread to another: the node calls its watcher under its
+    /// loop's lock, which the capture's thread takes, under its own, to link and unlink.
+    public func watchDefaultSink(_ changed: (@Sendable () -> Void)?) {
+        guard let changed else { return node()?.watchDefaultSink(nil) ?? () }
+        node()?.watchDefaultSink { DispatchQueue.global().async { changed() } }
+    }
+
     // MARK: The feeds (from the bridge, on the capture's thread)
 
     /// The stream's feed exists (the consumer was told it started): its set, if linked, hands on to it.

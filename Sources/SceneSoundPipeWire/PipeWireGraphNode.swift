@@ -60,6 +60,9 @@ public final class PipeWireGraphNode: @unchecked Sendable {
         case failed(String)
         /// The server refused something of ours (a link, the park sink): the proxy's id, why.
         case refused(proxyID: UInt32, reason: String)
+        /// The `default` metadata names another default sink ("" for none): the user's choice,
+        /// or the session manager's, whether our outputs follow it or not.
+        case defaultSinkChanged(sinkName: String)
     }
 
     /// One cycle's buffers, valid during the render call only (on the data thread).
@@ -103,6 +106,7 @@ public final class PipeWireGraphNode: @unchecked Sendable {
         var render: (Cycle) -> Void = { _ in }
         /// Set before the node starts, read on the data thread.
         var graph: OpaquePointer?
+        let defaultSinkWatcher = Mutex<(@Sendable () -> Void)?>(nil)
         init(events: @escaping @Sendable (Event) -> Void) { self.events = events }
     }
 
@@ -154,6 +158,9 @@ public final class PipeWireGraphNode: @unchecked Sendable {
                         case Int(SS_PW_GRAPH_OUTPUTS_LINKED.rawValue): callbacks.events(.outputsLinked(sinkName: text))
                         case Int(SS_PW_GRAPH_RECONNECTING.rawValue): callbacks.events(.reconnecting(attempt: Int(text) ?? 0))
                         case Int(SS_PW_GRAPH_FAILED.rawValue): callbacks.events(.failed(text))
+                        case Int(SS_PW_GRAPH_DEFAULT_SINK.rawValue):
+                            callbacks.events(.defaultSinkChanged(sinkName: text))
+                            callbacks.defaultSinkWatcher.withLock { $0 }?()
                         default: callbacks.events(.disconnected(reason: text))
                         }
                     }, userdata)
@@ -220,8 +227,14 @@ public final class PipeWireGraphNode: @unchecked Sendable {
     public func setResting(_ resting: Bool) { if let handle = live { ss_pw_graph_set_resting(handle, resting ? 1 : 0) } }
     /// The sink our outputs are linked to, nil when none.
     public var linkedSinkName: String? { copiedName(ss_pw_graph_linked_sink) }
-    /// The default sink as the `default` metadata last named it, nil while none.
+    /// The default sink as the `default` metadata last named it, nil while none. Read again a
+    /// moment after every new client of the server: a choice made while one connects reaches
+    /// no older reader of the metadata (pipewire-pulse's copy for each of its clients included)
+    /// but this one.
     public var defaultSinkName: String? { copiedName(ss_pw_graph_default_sink) }
+    /// `changed` runs on the node's loop thread (it must not block, nor take a lock held while
+    /// calling into the node) whenever `defaultSinkName` changes; one watcher, the last set.
+    public func watchDefaultSink(_ changed: (@Sendable () -> Void)?) { callbacks.defaultSinkWatcher.withLock { $0 = changed } }
     /// A name the C side copies out under the loop's lock; nil when empty or not running.
     private func copiedName(_ read: (OpaquePointer?, UnsafeMutablePointer<CChar>?, UInt32) -> Void) -> String? {
         guard let handle = live else { return nil }

@@ -387,6 +387,28 @@ import Testing
         #expect(try server.captureSinks().isEmpty)
     }
 
+    /// On PipeWire, with every older binding of the `default` metadata deaf to its changes (a
+    /// client gone while its binding waited: `leaveMetadataBindingsDeaf`), pipewire-pulse's copy
+    /// for the capture's connection never hears the user's choice; the graph node, which reads
+    /// the metadata again after each client, does, and the capture follows it.
+    @Test func theUsersChoiceHiddenFromOlderBindingsBecomesTheRealSink() throws {
+        let fixture = try Fixture(.pipeWire)
+        let server = fixture.server
+        try server.pactl(["load-module", "module-null-sink", "sink_name=headset", "rate=48000"])
+        try fixture.startCapturing()
+        let consumer = fixture.consumer
+        #expect(try waitUntil(timeoutSeconds: 5) { try server.defaultSinkName() == CaptureSinkProperties.sinkName })
+        #expect(consumer.wait(timeoutSeconds: 5) { $0.realSinks == [PrivateSoundServer.sinkName] }, "\(consumer.realSinks)")
+
+        try server.leaveMetadataBindingsDeaf()
+        try server.pactl(["set-default-sink", "headset"])
+        #expect(consumer.wait(timeoutSeconds: 5) { $0.realSinks.last == "headset" }, "\(consumer.realSinks); \(defaults(server))")
+        #expect(try waitUntil(timeoutSeconds: 5) { try server.defaultSinkName() == CaptureSinkProperties.sinkName },
+                "\(defaults(server))")
+        #expect(fixture.capture.stop())
+        #expect(try server.defaultSinkName() == "headset")
+    }
+
     /// What the server says of its default sink, for a failure's message: on PipeWire the
     /// `default` metadata (the user's choice and the one WirePlumber applied).
     func defaults(_ server: PrivateSoundServer) -> String {

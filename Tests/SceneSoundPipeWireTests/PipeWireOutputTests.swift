@@ -246,6 +246,36 @@ import Testing
         #expect(output.reconnectCount == 0, "WirePlumber's restart is not PipeWire's")
     }
 
+    /// A client gone while its binding of the `default` metadata awaited WirePlumber leaves
+    /// every older binding deaf to the metadata's changes for good (PipeWire's module-metadata):
+    /// the node reads it again after every client that comes or goes, so the user's choice, made
+    /// by a client, is followed all the same.
+    @Test func aDefaultHiddenFromOlderBindingsIsFollowed() throws {
+        let server = try PrivateSoundServer(.pipeWire)
+        let output = PipeWireOutput(configuration: Self.configuration(server, name: "follower"))
+        let monitorFile = server.directory.appendingPathComponent("metadata-monitor.txt").path
+        var monitor: ChildProcess?
+        defer {
+            output.stop()
+            monitor?.kill()
+            server.tearDown()
+        }
+        try server.pactl(["load-module", "module-null-sink", "sink_name=other", "rate=48000"])
+        try output.start(render: { buffer, frames in buffer.update(repeating: 0, count: frames * 2) })
+        #expect(waitUntil(timeoutSeconds: 5) { Self.ourSink(server, name: "follower") == "out" })
+        // An older binding beside ours, to show the server deaf.
+        monitor = try ChildProcess("/usr/bin/pw-metadata", ["-m", "-n", "default"], display: nil, outputPath: monitorFile,
+                                   environment: ["PIPEWIRE_REMOTE": server.pipeWireSocketPath])
+        func monitored() -> String { (try? String(contentsOfFile: monitorFile, encoding: .utf8)) ?? "" }
+        #expect(waitUntil(timeoutSeconds: 5) { monitored().contains("default.audio.sink") })
+
+        try server.leaveMetadataBindingsDeaf()
+        try server.pactl(["set-default-sink", "other"])
+        #expect(waitUntil(timeoutSeconds: 5) { Self.ourSink(server, name: "follower") == "other" },
+                "\(String(describing: Self.ourSink(server, name: "follower"))); \((try? server.pipeWireTool("pw-metadata", ["0"])) ?? "no metadata")")
+        #expect(!monitored().contains("\"other\""), "the server was not left deaf, so this shows nothing: \(monitored())")
+    }
+
     @Test func findsPipeWiresSocketBesideItsPulseServerOrInTheRuntimeDirectory() throws {
         let server = try PrivateSoundServer(.pipeWire)
         defer { server.tearDown() }

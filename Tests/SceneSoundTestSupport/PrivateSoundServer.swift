@@ -92,15 +92,37 @@ public final class PrivateSoundServer: @unchecked Sendable {
     /// wireplumber` does (PipeWire only): its objects, the `default` metadata among them, go and
     /// come again. Returns once the new one has made the default sink.
     public func restartWirePlumber() throws {
-        guard kind == .pipeWire, let index = pids.firstIndex(where: { pid in
-            (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.hasPrefix("wireplumber") == true
-        }) else { throw ToolFailure(command: "restart WirePlumber", status: 0, output: "no WirePlumber running: \(serversAndLog())") }
+        let index = try wirePlumberIndex("restart WirePlumber")
         let output = try runTool(scripts.appendingPathComponent("pipewire-start").path,
                                  ["--restart-wireplumber", String(pids[index]), directory.path, "20"], display: nil)
         guard let pid = pid_t(output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
             throw ToolFailure(command: "restart WirePlumber", status: 0, output: "no PID printed: \(output)")
         }
         pids[index] = pid
+    }
+
+    private func wirePlumberIndex(_ purpose: String) throws -> Int {
+        guard kind == .pipeWire, let index = pids.firstIndex(where: { pid in
+            (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.hasPrefix("wireplumber") == true
+        }) else { throw ToolFailure(command: purpose, status: 0, output: "no WirePlumber running: \(serversAndLog())") }
+        return index
+    }
+
+    /// Leaves the `default` metadata as a client that goes while its binding of it awaits
+    /// WirePlumber's answer leaves it (PipeWire only): module-metadata never takes that binding
+    /// off its count of waiting ones (up to 1.4 and upstream now), so from then on every change
+    /// reaches only bindings made after it, and every older reader — pipewire-pulse's copy for
+    /// each of its clients, a daemon's node — misses it. Made as it happens: WirePlumber stopped,
+    /// `pw-metadata` bound and killed while it waits, WirePlumber resumed.
+    public func leaveMetadataBindingsDeaf() throws {
+        let wirePlumber = pids[try wirePlumberIndex("deafen the metadata's bindings")]
+        kill(wirePlumber, SIGSTOP)
+        defer { kill(wirePlumber, SIGCONT) }
+        let (status, _, errors) = runToolStatus("/usr/bin/timeout", ["2", "/usr/bin/pw-metadata", "-n", "default"], display: nil,
+                                                environment: ["PIPEWIRE_REMOTE": pipeWireSocketPath])
+        guard status == 124 else {
+            throw ToolFailure(command: "pw-metadata with WirePlumber stopped", status: status, output: "it should have waited: \(errors)")
+        }
     }
 
     /// PipeWire's core socket (PipeWire only).

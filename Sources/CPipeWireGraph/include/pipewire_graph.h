@@ -55,6 +55,7 @@ enum ss_pw_graph_event {
 	                                   default to another sink, nor after resting) */
 	SS_PW_GRAPH_RECONNECTING = 10,  /* detail: the attempt number since the loss */
 	SS_PW_GRAPH_FAILED = 11,        /* the wanted sink is not there (detail: which, and the sinks there are); once until linked */
+	SS_PW_GRAPH_DEFAULT_SINK = 12,  /* the `default` metadata names another sink (detail: its node.name, "" for none) */
 };
 
 /* On the loop thread; detail is valid during the call. Must not call stop or free. */
