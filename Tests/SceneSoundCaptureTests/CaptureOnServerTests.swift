@@ -352,20 +352,9 @@ import Testing
     /// the real sink going away hands over to another.
     @Test(arguments: PrivateSoundServer.Kind.allCases)
     func theUsersChoiceOfDefaultBecomesTheRealSink(kind: PrivateSoundServer.Kind) throws {
-        let fixture = try Fixture(kind)
-        let server = fixture.server
-        try server.pactl(["load-module", "module-null-sink", "sink_name=headset", "rate=48000"])
-        try fixture.startCapturing()
-        let consumer = fixture.consumer
-        // (WirePlumber applies a new default a moment after pipewire-pulse has said yes.)
-        #expect(try waitUntil(timeoutSeconds: 5) { try server.defaultSinkName() == CaptureSinkProperties.sinkName })
-        #expect(consumer.wait(timeoutSeconds: 5) { $0.realSinks == [PrivateSoundServer.sinkName] }, "\(consumer.realSinks)")
-
-        try server.pactl(["set-default-sink", "headset"])
-        #expect(consumer.wait(timeoutSeconds: 5) { $0.realSinks.last == "headset" },
-                "\(consumer.realSinks); \(defaults(server))")
-        #expect(try waitUntil(timeoutSeconds: 5) { try server.defaultSinkName() == CaptureSinkProperties.sinkName },
-                "\(defaults(server))")
+        let fixture = try captureBesideAHeadset(kind)
+        let server = fixture.server, consumer = fixture.consumer
+        try chooseTheHeadset(fixture)
         // An app excluded now is let go to the real sink, the headset.
         let file = try fixture.noise(seconds: 20, seed: 6).file
         _ = try fixture.play(file, ["--client-name=let-go"])
@@ -392,21 +381,32 @@ import Testing
     /// for the capture's connection never hears the user's choice; the graph node, which reads
     /// the metadata again after each client, does, and the capture follows it.
     @Test func theUsersChoiceHiddenFromOlderBindingsBecomesTheRealSink() throws {
-        let fixture = try Fixture(.pipeWire)
-        let server = fixture.server
-        try server.pactl(["load-module", "module-null-sink", "sink_name=headset", "rate=48000"])
-        try fixture.startCapturing()
-        let consumer = fixture.consumer
-        #expect(try waitUntil(timeoutSeconds: 5) { try server.defaultSinkName() == CaptureSinkProperties.sinkName })
-        #expect(consumer.wait(timeoutSeconds: 5) { $0.realSinks == [PrivateSoundServer.sinkName] }, "\(consumer.realSinks)")
+        let fixture = try captureBesideAHeadset(.pipeWire)
+        try fixture.server.leaveMetadataBindingsDeaf()
+        try chooseTheHeadset(fixture)
+        #expect(fixture.capture.stop())
+        #expect(try fixture.server.defaultSinkName() == "headset")
+    }
 
-        try server.leaveMetadataBindingsDeaf()
+    /// Capturing, ours the default, the real sink "out", and a sink "headset" beside it.
+    func captureBesideAHeadset(_ kind: PrivateSoundServer.Kind) throws -> Fixture {
+        let fixture = try Fixture(kind)
+        try fixture.server.pactl(["load-module", "module-null-sink", "sink_name=headset", "rate=48000"])
+        try fixture.startCapturing()
+        // (WirePlumber applies a new default a moment after pipewire-pulse has said yes.)
+        #expect(try waitUntil(timeoutSeconds: 5) { try fixture.server.defaultSinkName() == CaptureSinkProperties.sinkName })
+        #expect(fixture.consumer.wait(timeoutSeconds: 5) { $0.realSinks == [PrivateSoundServer.sinkName] }, "\(fixture.consumer.realSinks)")
+        return fixture
+    }
+
+    /// The user makes the headset the default: it becomes the real sink, ours the default again.
+    func chooseTheHeadset(_ fixture: Fixture) throws {
+        let server = fixture.server
         try server.pactl(["set-default-sink", "headset"])
-        #expect(consumer.wait(timeoutSeconds: 5) { $0.realSinks.last == "headset" }, "\(consumer.realSinks); \(defaults(server))")
+        #expect(fixture.consumer.wait(timeoutSeconds: 5) { $0.realSinks.last == "headset" },
+                "\(fixture.consumer.realSinks); \(defaults(server))")
         #expect(try waitUntil(timeoutSeconds: 5) { try server.defaultSinkName() == CaptureSinkProperties.sinkName },
                 "\(defaults(server))")
-        #expect(fixture.capture.stop())
-        #expect(try server.defaultSinkName() == "headset")
     }
 
     /// What the server says of its default sink, for a failure's message: on PipeWire the

@@ -230,13 +230,10 @@ enum TestSignal {
         /// some frame among them the capture is the file exactly at another offset (a break
         /// before the anchor, which the match's offset describes after it).
         static func before(differing: ClosedRange<Int>, captured: [Float], reference: [Float], offset: Int, tolerance: Float) -> CopyBreak? {
-            let frames = captured.count / 2, sourceFrames = reference.count / 2
             let first = differing.lowerBound
-            guard first + 64 <= frames else { return nil }
+            guard first + 64 <= captured.count / 2 else { return nil }
             func matches(_ capturedFrame: Int, _ candidateOffset: Int) -> Bool {
-                let sourceFrame = capturedFrame + candidateOffset
-                guard sourceFrame >= 0, sourceFrame < sourceFrames else { return false }
-                return (0 ..< 2).allSatisfy { abs(reference[2 * sourceFrame + $0] - captured[2 * capturedFrame + $0]) <= tolerance }
+                follows(capturedFrame, offset: candidateOffset, captured: captured, reference: reference, tolerance: tolerance)
             }
             for jump in -48_000 ... 48_000 where jump != 0 {
                 let earlierOffset = offset + jump
@@ -249,16 +246,21 @@ enum TestSignal {
             return nil
         }
 
+        /// Whether the captured frame is the file's frame `offset` further on, both channels.
+        static func follows(_ capturedFrame: Int, offset: Int, captured: [Float], reference: [Float], tolerance: Float) -> Bool {
+            let sourceFrame = capturedFrame + offset
+            guard sourceFrame >= 0, sourceFrame < reference.count / 2 else { return false }
+            return (0 ..< 2).allSatisfy { abs(reference[2 * sourceFrame + $0] - captured[2 * capturedFrame + $0]) <= tolerance }
+        }
+
         /// Looks for where, after `frame`, 64 frames of the capture are found again in the file
         /// within a second either way, and whether the capture is exact from there on.
         static func after(_ frame: Int, captured: [Float], reference: [Float], offset: Int, tolerance: Float) -> CopyBreak? {
-            let frames = captured.count / 2, sourceFrames = reference.count / 2
+            let frames = captured.count / 2
+            func differs(at capturedFrame: Int, _ newOffset: Int) -> Bool {
+                !follows(capturedFrame, offset: newOffset, captured: captured, reference: reference, tolerance: tolerance)
+            }
             for resume in stride(from: frame + 1, to: min(frames - 64, frame + 2_400), by: 64) {
-                func differs(at capturedFrame: Int, _ newOffset: Int) -> Bool {
-                    let sourceFrame = capturedFrame + newOffset
-                    guard sourceFrame >= 0, sourceFrame < sourceFrames else { return true }
-                    return (0 ..< 2).contains { abs(reference[2 * sourceFrame + $0] - captured[2 * capturedFrame + $0]) > tolerance }
-                }
                 for jump in -48_000 ... 48_000 where jump != 0 {
                     let newOffset = offset + jump
                     guard !(0 ..< 64).contains(where: { differs(at: resume + $0, newOffset) }) else { continue }
