@@ -72,7 +72,7 @@ struct ss_pw_graph {
 	/* The default read again (graph_metadata.c): a timer on the loop, its next delay, when it is due. */
 	struct spa_source *reread_timer;
 	double reread_delay;
-	double reread_due;   /* CLOCK_MONOTONIC seconds the timer is set for; 0: not set */
+	double reread_due;   /* CLOCK_MONOTONIC seconds the timer is set for; not set when past */
 	uint32_t attempts;
 	int outage, ever_linked, registry_synced, registry_seq;
 

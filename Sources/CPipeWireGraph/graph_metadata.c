@@ -128,12 +128,12 @@ int ss_pw_graph_set_target(ss_pw_graph *g, uint32_t app_node, uint32_t target_no
  * missed so. Worse, a client that goes while its binding awaits the pong is never taken off the
  * count of waiting bindings (the binding's destroy does not do it, up to PipeWire 1.4 and
  * upstream now): from then on every older binding misses every event, only a new one reads the
- * metadata as it is (PipeWireOutputTests' `aDefaultHiddenByTheServerIsFollowed` makes this
- * state). So the default is read again — the metadata bound anew, which replays what it
- * holds — a moment after a client or a sink appears or a client goes, and, while the node follows the default
- * and none is known, with delays doubling from a quarter second to 30 s. A read is never put
- * off by a later request (a stream of clients would put it off for good); no timer runs while
- * nothing appears and a default is known. */
+ * metadata as it is (PipeWireOutputTests' `aDefaultHiddenFromOlderBindingsIsFollowed` makes
+ * this state). So the default is read again — the metadata bound anew, which replays what it
+ * holds — a moment after a client comes or goes or a sink appears, and, while the node follows
+ * the default and none is known, with delays doubling from a quarter second to 30 s. A read is
+ * never put off by a later request (a stream of clients would put it off for good); no timer
+ * runs while nothing comes or goes and a default is known. */
 void ss_graph_reread_default(struct ss_pw_graph *g, double seconds)
 {
 	if (g->reread_timer == NULL)
