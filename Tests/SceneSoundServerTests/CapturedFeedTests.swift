@@ -58,6 +58,18 @@ import Testing
                 "\(feed.input.starvedFrameCount) frames starved; the first late burst is \(burst), each later one \(beyondLimit) beyond the limit")
     }
 
+    /// Two cycles late, and later three: lateness has a tail. The margin grown by twice what
+    /// the first spell missed holds the longer one; grown by just that, it ran dry again.
+    @Test func aLongerLatenessAfterTheFirstIsNotHeard() {
+        let feed = Self.feed()
+        Self.run(feed, cycles: 1000, lateCycles: [400, 401])
+        let starvedByTheFirst = feed.input.starvedFrameCount
+        #expect(starvedByTheFirst > 0)
+        Self.run(feed, cycles: 300, lateCycles: [100, 101, 102])
+        #expect(feed.input.starvedFrameCount == starvedByTheFirst,
+                "the first spell starved \(starvedByTheFirst) frames, the longer one \(feed.input.starvedFrameCount - starvedByTheFirst)")
+    }
+
     @Test func aPauseDoesNotGrowTheQueue() {
         let feed = Self.feed()
         // 50 cycles (267 ms) with nothing, and 5 (27 ms, within the margin's limit) later,
