@@ -195,6 +195,10 @@ let package = Package(
         // A process running the capture that the capture tests kill, stop and hang.
         .executableTarget(name: "scenesound-capture-test-host", dependencies: ["SceneSoundCapture", "SceneSoundCaptureGraph", "SceneSoundPipeWire"],
                           path: "Tests/CaptureTestHost"),
+        // The capture on PipeWire's graph: apps' ports linked into the daemon's node, against a real PipeWire.
+        .testTarget(name: "SceneSoundCaptureGraphTests", dependencies: [
+            "SceneSoundCaptureGraph", "SceneSoundCapture", "SceneSoundTestSupport", "scenesoundd", "scenesound",
+        ]),
         .testTarget(name: "SceneSoundCaptureTests", dependencies: [
             "SceneSoundCapture", "SceneSoundCaptureGraph", "SceneSoundPipeWire", "SceneSoundProtocol", "SceneSoundPulse", "SceneSoundTestSupport", "scenesound-capture-guard",
             "scenesound-capture-test-host", "scenesoundd", "scenesound", "SceneSoundDSP", "SceneSoundSOFA",

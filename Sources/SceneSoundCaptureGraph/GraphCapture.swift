@@ -203,7 +203,10 @@ public final class GraphCapture: CaptureGraph, @unchecked Sendable {
     /// Passed on from the node's loop thread to another: the node calls its watcher under its
     /// loop's lock, which the capture's thread takes, under its own, to link and unlink.
     public func watchDefaultSink(_ changed: (@Sendable () -> Void)?) {
-        guard let changed else { return node()?.watchDefaultSink(nil) ?? () }
+        guard let changed else {
+            node()?.watchDefaultSink(nil)
+            return
+        }
         node()?.watchDefaultSink { DispatchQueue.global().async { changed() } }
     }
 

@@ -18,14 +18,14 @@ extension CapturedAppStreams {
     /// then delivers a graph cycle late), the late audio comes after in a burst, and the margin
     /// grows by what the ring then holds above it, at most by what was missing, and by as much
     /// again slipped in a frame a write (up to 50 ms in all): lateness has a tail, and a margin
-    /// grown by just what was missing ran dry again at the next spell a little longer (PulseAudio
-    /// under load: 27 gaps against 4 played directly in four runs, 5 against 0 in two with the
-    /// margin doubled so). A paused app's recording brings no burst after it ran dry: the margin
-    /// stays as it was. Nor do the graph node's same-cycle feeds, whose copies stay bit-exact.
+    /// grown by just what was missing ran dry again at the next spell a little longer
+    /// (docs/CAPTURE.md, "Under load"). A paused app's recording brings no burst after it ran
+    /// dry: the margin stays as it was. Nor do the graph node's same-cycle feeds, whose copies
+    /// stay bit-exact.
     ///
     /// The recordings keep the clock of the sink the apps play on, the output another (a sound
     /// card's crystal; a null sink that runs fast by the microseconds it rounds off each chunk:
-    /// 190 ppm here under load), so the ring drains or fills slowly, and each time it runs dry
+    /// docs/CAPTURE.md, "Two clocks"), so the ring drains or fills slowly, and each time it runs dry
     /// or is trimmed the stream jumps (16–48 frames, a click, every second or two). The feed
     /// learns the rate from those corrections (`ClockFollower`) and slips single frames
     /// smoothly at that rate instead (`FrameSlip`), so that the jumps stop. Where the capture

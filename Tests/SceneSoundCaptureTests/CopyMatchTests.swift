@@ -1,3 +1,4 @@
+import SceneSoundTestSupport
 import Testing
 
 /// The tests' own measure of an exact copy (`TestSignal.match`): a capture that loses frames of

@@ -216,7 +216,7 @@ import Testing
         let killedAt = Date()
         kill(daemon.process.pid, signal)
         let restored = try waitUntil(timeoutSeconds: 5) {
-            try daemon.server.sinkOf(application: "paplay") == outIndex && daemon.server.captureSinks().isEmpty
+            try daemon.server.sinkOf(application: "paplay") == outIndex && daemon.server.sinks(carrying: CaptureSinkProperties.sessionKey).isEmpty
         }
         let seconds = Date().timeIntervalSince(killedAt)
         print(String(format: "graph path, --output %@, daemon %@: paplay back on the real sink after %.2f s",

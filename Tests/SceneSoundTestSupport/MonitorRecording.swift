@@ -1,0 +1,31 @@
+import Foundation
+
+/// Records a sink's monitor with parec into a raw float file. Kept on that sink: a recording
+/// linked while its sink is the default follows the default on PipeWire (WirePlumber, as
+/// PulseAudio does), and the capture makes its own sink the default.
+public final class MonitorRecording {
+    private let child: ChildProcess
+    private let file: URL
+
+    public init(server: PrivateSoundServer, sink: String = PrivateSoundServer.sinkName, file: URL) throws {
+        self.file = file
+        child = try server.startClient("/usr/bin/parec", [
+            "--device=\(sink).monitor", "--property=node.dont-reconnect=true", "--format=float32le", "--channels=2", "--rate=48000", "--raw",
+            "--latency-msec=20", file.path,
+        ])
+    }
+
+    public var frameCount: Int {
+        var status = stat()
+        return stat(file.path, &status) == 0 ? Int(status.st_size) / 8 : 0
+    }
+
+    /// Waits for `frames` frames, stops parec, returns all it recorded.
+    public func finish(afterFrames frames: Int, timeoutSeconds: Double) -> [Float] {
+        _ = waitUntil(timeoutSeconds: timeoutSeconds) { frameCount >= frames }
+        child.kill()
+        defer { try? FileManager.default.removeItem(at: file) }
+        guard let data = try? Data(contentsOf: file) else { return [] }
+        return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+    }
+}

@@ -1,0 +1,169 @@
+import Foundation
+
+/// Test signals: seeded noise, a different sequence on each channel so swapped channels show.
+public enum TestSignal {
+    /// Interleaved stereo, s16 values, `seconds` long.
+    public static func stereoNoise(seconds: Double, rateHz: Int = 48_000, seed: UInt64) -> [Int16] {
+        var state = seed
+        return (0 ..< Int(seconds * Double(rateHz)) * 2).map { _ in
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int16(truncatingIfNeeded: Int64(state >> 33) % 16384 - 8192)  // about -12 dBFS peak
+        }
+    }
+
+    /// A 16-bit PCM WAV file.
+    public static func writeWAV(_ samples: [Int16], channels: Int = 2, rateHz: Int = 48_000, to url: URL) throws {
+        var data = Data()
+        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
+        let byteCount = samples.count * 2
+        data.append(contentsOf: Array("RIFF".utf8)); append(UInt32(36 + byteCount))
+        data.append(contentsOf: Array("WAVEfmt ".utf8)); append(UInt32(16)); append(UInt16(1)); append(UInt16(channels))
+        append(UInt32(rateHz)); append(UInt32(rateHz * channels * 2)); append(UInt16(channels * 2)); append(UInt16(16))
+        data.append(contentsOf: Array("data".utf8)); append(UInt32(byteCount))
+        samples.forEach { append($0) }
+        try data.write(to: url)
+    }
+
+    /// Where `captured` (interleaved stereo float) lines up with `source` (interleaved s16),
+    /// and the residual after aligning, in dB relative to the captured signal. nil if no
+    /// stretch of 64 frames of the capture is found in the source.
+    /// `mismatch`: for a failure's message, where the capture differs from the file (by more
+    /// than the tolerance) — its first and last differing captured frame, how many, of how many,
+    /// and where after the first the capture follows the file again. `break`: when it differs,
+    /// whether that is one break in an otherwise exact copy — frames of the file skipped
+    /// (`jumpFrames` > 0) or played again or held up (< 0) — and from which captured frame it
+    /// is exact again to the end.
+    public typealias Match = (sourceFrame: Int, capturedFrame: Int, residualDecibels: Double, mismatch: String, break: CopyBreak?)
+
+    public static func match(captured: [Float], source: [Int16]) -> Match? {
+        let reference = source.map { Float($0) / 32768 }
+        let frames = captured.count / 2, sourceFrames = reference.count / 2
+        // Start in the middle of the capture, clear of where it began and ended.
+        let anchor = frames / 2
+        guard anchor + 64 < frames else { return nil }
+        let tolerance: Float = 2e-3
+        candidates: for start in 0 ..< sourceFrames - 64 {
+            for frame in 0 ..< 64 {
+                for channel in 0 ..< 2 {
+                    let difference = reference[2 * (start + frame) + channel] - captured[2 * (anchor + frame) + channel]
+                    if abs(difference) > tolerance { continue candidates }
+                }
+            }
+            let offset = start - anchor  // source frame = captured frame + offset
+            var signal = 0.0, error = 0.0
+            var differing: [Int] = []
+            let compared = max(0, -offset) ..< min(frames, sourceFrames - offset)
+            for frame in compared {
+                for channel in 0 ..< 2 {
+                    let c = Double(captured[2 * frame + channel])
+                    let r = Double(reference[2 * (frame + offset) + channel])
+                    if c == 0 && error == 0 && signal == 0 { continue }  // leading silence before the stream was taken
+                    signal += c * c
+                    error += (c - r) * (c - r)
+                    if abs(c - r) > Double(tolerance), differing.last != frame { differing.append(frame) }
+                }
+            }
+            // The break after the anchor, or before it (the copy exact from its start with
+            // another offset).
+            let copyBreak = differing.first.flatMap {
+                CopyBreak.after($0, captured: captured, reference: reference, offset: offset, tolerance: tolerance)
+                    ?? CopyBreak.before(differing: $0 ... differing.last!, captured: captured, reference: reference,
+                                        offset: offset, tolerance: tolerance)
+            }
+            let mismatch = differing.isEmpty ? "none" : "captured frames \(differing.first!)...\(differing.last!) of \(compared): "
+                + "\(differing.count) differ (the match anchored at captured frame \(anchor), source frame \(start)); "
+                + (copyBreak.map(\.description) ?? "the capture does not follow the file again after the first; "
+                    + whereInFile(capturedFrame: differing.first!, captured: captured, reference: reference,
+                                  matchedOffset: offset, tolerance: tolerance))
+            return (start, anchor, 10 * log10(max(error, 1e-30) / max(signal, 1e-30)), mismatch, copyBreak)
+        }
+        return nil
+    }
+
+    /// Where the 64 captured frames from `capturedFrame` are in the file, for a failure's
+    /// message: a quantum lost, played twice or taken from elsewhere reads differently.
+    public static func whereInFile(capturedFrame: Int, captured: [Float], reference: [Float], matchedOffset: Int, tolerance: Float) -> String {
+        let frames = min(64, captured.count / 2 - capturedFrame), sourceFrames = reference.count / 2
+        let stretch = captured[(2 * capturedFrame) ..< (2 * (capturedFrame + frames))]
+        if stretch.allSatisfy({ $0 == 0 }) { return "its first differing frames are silent" }
+        candidates: for start in 0 ... max(0, sourceFrames - frames) {
+            for index in 0 ..< 2 * frames where abs(reference[2 * start + index] - stretch[stretch.startIndex + index]) > tolerance {
+                continue candidates
+            }
+            return "its first differing frames are the file's from frame \(start) (\(start - capturedFrame - matchedOffset) "
+                + "frames from where the match puts them)"
+        }
+        return "its first differing frames are nowhere in the file"
+    }
+
+    /// One break in a copy: the capture differs from the file at `firstDifferingFrame`, then
+    /// follows it again, exactly to its end, from `exactFromFrame`, `jumpFrames` further on in
+    /// the file (negative: back, or held up by silence put in).
+    public struct CopyBreak: CustomStringConvertible {
+        public var firstDifferingFrame: Int
+        public var exactFromFrame: Int
+        public var jumpFrames: Int
+        /// Whether the frames between were silence.
+        public var silentBetween: Bool
+
+        public var description: String {
+            let how = jumpFrames > 0 ? "\(jumpFrames) frames of the file skipped" : "\(-jumpFrames) frames played again or put in"
+            return "one break at captured frame \(firstDifferingFrame): \(how), the frames between \(silentBetween ? "silent" : "not silent"), "
+                + "exact again from frame \(exactFromFrame) to the end"
+        }
+
+        /// When every frame from the first differing one to the last is off: whether up to
+        /// some frame among them the capture is the file exactly at another offset (a break
+        /// before the anchor, which the match's offset describes after it).
+        public static func before(differing: ClosedRange<Int>, captured: [Float], reference: [Float], offset: Int, tolerance: Float) -> CopyBreak? {
+            let first = differing.lowerBound
+            guard first + 64 <= captured.count / 2 else { return nil }
+            func matches(_ capturedFrame: Int, _ candidateOffset: Int) -> Bool {
+                follows(capturedFrame, offset: candidateOffset, captured: captured, reference: reference, tolerance: tolerance)
+            }
+            for jump in -48_000 ... 48_000 where jump != 0 {
+                let earlierOffset = offset + jump
+                guard (first ..< first + 64).allSatisfy({ matches($0, earlierOffset) }) else { continue }
+                var brokeAt = first + 64
+                while brokeAt <= differing.upperBound, matches(brokeAt, earlierOffset) { brokeAt += 1 }
+                let silent = captured[(2 * brokeAt) ..< (2 * (differing.upperBound + 1))].allSatisfy { $0 == 0 }
+                return CopyBreak(firstDifferingFrame: brokeAt, exactFromFrame: differing.upperBound + 1, jumpFrames: -jump, silentBetween: silent)
+            }
+            return nil
+        }
+
+        /// Whether the captured frame is the file's frame `offset` further on, both channels.
+        public static func follows(_ capturedFrame: Int, offset: Int, captured: [Float], reference: [Float], tolerance: Float) -> Bool {
+            let sourceFrame = capturedFrame + offset
+            guard sourceFrame >= 0, sourceFrame < reference.count / 2 else { return false }
+            return (0 ..< 2).allSatisfy { abs(reference[2 * sourceFrame + $0] - captured[2 * capturedFrame + $0]) <= tolerance }
+        }
+
+        /// Looks for where, after `frame`, 64 frames of the capture are found again in the file
+        /// within a second either way, and whether the capture is exact from there on.
+        public static func after(_ frame: Int, captured: [Float], reference: [Float], offset: Int, tolerance: Float) -> CopyBreak? {
+            let frames = captured.count / 2
+            func differs(at capturedFrame: Int, _ newOffset: Int) -> Bool {
+                !follows(capturedFrame, offset: newOffset, captured: captured, reference: reference, tolerance: tolerance)
+            }
+            for resume in stride(from: frame + 1, to: min(frames - 64, frame + 2_400), by: 64) {
+                for jump in -48_000 ... 48_000 where jump != 0 {
+                    let newOffset = offset + jump
+                    guard !(0 ..< 64).contains(where: { differs(at: resume + $0, newOffset) }) else { continue }
+                    guard !(resume ..< frames).contains(where: { differs(at: $0, newOffset) }) else { return nil }
+                    var exactFrom = resume
+                    while exactFrom > frame, !differs(at: exactFrom - 1, newOffset) { exactFrom -= 1 }
+                    let silent = captured[(2 * frame) ..< (2 * exactFrom)].allSatisfy { $0 == 0 }
+                    return CopyBreak(firstDifferingFrame: frame, exactFromFrame: exactFrom, jumpFrames: jump, silentBetween: silent)
+                }
+            }
+            return nil
+        }
+    }
+
+    public static func rmsDecibels(_ samples: ArraySlice<Float>) -> Double {
+        guard !samples.isEmpty else { return -.infinity }
+        let power = samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)
+        return 10 * log10(max(power, 1e-30))
+    }
+}
