@@ -67,6 +67,22 @@ public final class AudioRing: @unchecked Sendable {
         return count
     }
 
+    /// Consumer: the sample of `channel` in the frame `offset` frames after the next one to be
+    /// read (`offset` < `availableFrames`), leaving it to be read.
+    @inline(__always)
+    public func peek(frame offset: Int, channel: Int) -> Float {
+        storage[((read.load(ordering: .relaxed) + offset) % capacityFrames) * channelCount + channel]
+    }
+
+    /// Consumer: passes over up to `frames` frames unread; returns how many.
+    @discardableResult
+    public func skip(_ frames: Int) -> Int {
+        let r = read.load(ordering: .relaxed)
+        let count = max(0, min(frames, written.load(ordering: .acquiring) - r))
+        read.store(r + count, ordering: .releasing)
+        return count
+    }
+
     private func deinterleave(from index: Int, frames: Int, into channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>,
                               at offset: Int, sumsOfSquares: UnsafeMutablePointer<Float>?) {
         let frame = storage + index * channelCount

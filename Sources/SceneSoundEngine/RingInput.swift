@@ -33,10 +33,17 @@ public final class RingInput: SourceInput, @unchecked Sendable {
     /// cycle. The graph may run at a smaller quantum than the engine's block (on PipeWire 1.4 an
     /// app asking for 10 ms brings it to 128 frames against 256): the block rendered in the app's
     /// first cycle then holds only that cycle's frames, and the next block's frames come after.
-    public init(ring: AudioRing, holdsStartForWholeBlock: Bool = false) {
+    ///
+    /// `concealsDrySpells` (a captured app's feed, whose audio can come late through no fault of
+    /// the app): a read that finds less than it asks for, once the stream has started and while
+    /// it is not idle, is filled with a continuation of what it last played (`DrySpellConcealer`)
+    /// rather than silence, and counted as starved all the same.
+    public init(ring: AudioRing, holdsStartForWholeBlock: Bool = false, concealsDrySpells: Bool = false) {
         self.ring = ring
         startDecided = !holdsStartForWholeBlock
+        concealer = concealsDrySpells ? DrySpellConcealer(channelCount: ring.channelCount) : nil
     }
+    private let concealer: DrySpellConcealer?
 
     /// RMS of the audio read over about the last `levelTimeConstantFrames`, in dB re full
     /// scale (−infinity for silence). Frames missing while starved or idle count as silence.
@@ -69,8 +76,20 @@ public final class RingInput: SourceInput, @unchecked Sendable {
             }
             if available == 0 { startDecided = false }  // nothing yet: the start is still to come
         }
+        if let concealer, concealer.isConcealing, case let available = ring.availableFrames, available > 0 {
+            ring.skip(concealer.framesToPassOver(available: available) { ring.peek(frame: $0, channel: $1) })
+        }
         let got = ring.read(into: channels, frames: frames, sumsOfSquares: sumsOfSquares)
-        if got < frames && !idle.load(ordering: .relaxed) { starvedFrames.add(frames - got, ordering: .relaxed) }
+        let dry = got < frames && !idle.load(ordering: .relaxed)
+        if dry { starvedFrames.add(frames - got, ordering: .relaxed) }
+        if let concealer {
+            concealer.received(channels, offset: 0, frames: got)
+            if dry && startDecided {
+                concealer.conceal(channels, offset: got, frames: frames - got, sumsOfSquares: sumsOfSquares)
+                meter(sumsOfSquares, frames: frames)
+                return frames
+            }
+        }
         meter(sumsOfSquares, frames: frames)
         return got
     }

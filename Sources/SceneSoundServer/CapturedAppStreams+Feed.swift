@@ -81,7 +81,7 @@ extension CapturedAppStreams {
             self.wake = wake
             self.channelCount = channelCount
             ring = AudioRing(capacityFrames: capacityFrames, channelCount: channelCount)
-            input = RingInput(ring: ring, holdsStartForWholeBlock: true)
+            input = RingInput(ring: ring, holdsStartForWholeBlock: true, concealsDrySpells: true)
             self.marginFrames = marginFrames
             self.maximumMarginFrames = maximumMarginFrames
             self.windowFrames = windowFrames

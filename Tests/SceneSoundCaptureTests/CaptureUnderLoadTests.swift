@@ -135,11 +135,13 @@ import Testing
             """)
         #expect(windows >= Int(Self.seconds) * 95)
         let noMoreGaps = { #expect(capturedGaps.reduce(0, +) <= directGaps.reduce(0, +), "\(kind): captured \(capturedGaps) against direct \(directGaps)") }
-        // Not cured on either server (issue 28, item 3, open; docs/CAPTURE.md, "Under load"),
-        // reported as known issues, every figure printed above. On PulseAudio the server's main
-        // thread, not real-time, is late for our recordings and our output alike, and the
-        // captured apps lose what a direct app's 2 s buffer hides (the two sinks' clocks
-        // running apart, the larger part before, are followed: `slipped` above). On PipeWire the graph node
+        // Not shown cured on either server (issue 28, item 3, open; docs/CAPTURE.md, "Under
+        // load"), reported as known issues, every figure printed above. On PulseAudio the
+        // server's main thread, not real-time, is late for our recordings and our output alike,
+        // and the captured apps' queues run dry where a direct app's 2 s buffer hides it (the
+        // two sinks' clocks running apart, the larger part before, are followed: `slipped`
+        // above); such a spell is now bridged by the stream's own continuation, not silence
+        // (`DrySpellConcealer`: `starved` above still counts it). On PipeWire the graph node
         // now and then misses a cycle (its late cycles above): the driver, a period late, runs
         // two cycles back to back and mixes the second before the node can have run (docs/CAPTURE.md,
         // "Scale"), a gap for every captured app at once.

@@ -1,3 +1,4 @@
+import Foundation
 import SceneSoundEngine
 import Testing
 
@@ -60,5 +61,32 @@ import Testing
         Self.write(shortRing, from: 0, frames: 100)
         short.setIdle(true)
         #expect(Self.readBlock(short).got == 100)
+    }
+
+    /// A concealing input (a captured app's feed) fills a dry read with the stream's
+    /// continuation and counts it as starved all the same; idle, it reads what there is.
+    @Test func aConcealingInputFillsADryReadAndStillCountsIt() {
+        let ring = AudioRing(capacityFrames: 4096, channelCount: 1)
+        let input = RingInput(ring: ring, concealsDrySpells: true)
+        input.setIdle(false)
+        // A 1 kHz tone, four blocks, then a read with a quarter of a block.
+        let tone = (0 ..< 1_088).map { Float(0.5 * sin(2 * Double.pi * 1_000 * Double($0) / 48_000)) }
+        _ = tone.withUnsafeBufferPointer { ring.write($0.baseAddress!, frames: 1_088) }
+        for _ in 0 ..< 4 { #expect(Self.readBlock(input).got == Self.block) }
+        let dry = Self.readBlock(input)
+        #expect(dry.got == Self.block, "the dry part filled")
+        #expect(input.starvedFrameCount == Self.block - 64)
+        let filled = dry.samples[64...]
+        let rms = (filled.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(filled.count)).squareRoot()
+        #expect(rms > 0.2, "the tone continued (RMS \(rms))")
+
+        // Idle (the app ended): what there is, and nothing made up.
+        let plain = RingInput(ring: AudioRing(capacityFrames: 4096, channelCount: 1), concealsDrySpells: true)
+        plain.setIdle(false)
+        _ = tone.withUnsafeBufferPointer { plain.ring.write($0.baseAddress!, frames: 1_088) }
+        for _ in 0 ..< 4 { _ = Self.readBlock(plain) }
+        plain.setIdle(true)
+        #expect(Self.readBlock(plain).got == 64)
+        #expect(plain.starvedFrameCount == 0)
     }
 }

@@ -1,0 +1,162 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Bridges a short dry spell of a stream whose audio comes late (a captured app's delivery
+/// held up on a busy machine) with a continuation of what it last played, as a jitter buffer
+/// conceals a late packet, instead of a hole of silence between two clicks. The continuation
+/// repeats the stream's last period — the lag at which its last 64 frames best match the frames
+/// before them, 32 to 768 frames back (1.5 kHz to 62.5 Hz) — and fades out over 20 ms from its
+/// first frame, so a few milliseconds missing are bridged at nearly full level and a stream that
+/// really stopped leaves only a short decaying tail (a jitter buffer's expansion fades over some
+/// tens of milliseconds; a busy machine holds a capture's delivery up by 5–20 ms). When the audio comes again it takes over
+/// through a 64-frame crossfade, from the frame (within a period of where it left off) at which
+/// it continues the continuation in phase (`framesToPassOver`); the stream is then late by what
+/// was missing, less what was passed over.
+///
+/// Render thread only: the history and every buffer are allocated up front; no lock, no log.
+public final class DrySpellConcealer {
+    public let channelCount: Int
+    /// Frames of history kept per channel (a power of two).
+    static let historyFrames = 2048
+    static let matchFrames = 64
+    static let shortestPeriodFrames = 32
+    static let longestPeriodFrames = 768
+    public static let fadeFrames = 960
+    static let crossfadeFrames = 64
+
+    private let history: UnsafeMutablePointer<Float>
+    /// Frames remembered so far (the next goes at `written & (historyFrames - 1)`).
+    private var written = 0
+    /// The spell under way: its period, the continuation's position in it, frames made.
+    private var period = 0
+    private var phase = 0
+    private var concealedFrames = 0
+    private var spellEnd = 0
+    public var isConcealing: Bool { concealedFrames > 0 }
+
+    public init(channelCount: Int) {
+        self.channelCount = channelCount
+        history = .allocate(capacity: channelCount * Self.historyFrames)
+        history.initialize(repeating: 0, count: channelCount * Self.historyFrames)
+    }
+
+    deinit { history.deallocate() }
+
+    @inline(__always) private func historySample(_ channel: Int, _ index: Int) -> Float {
+        history[channel * Self.historyFrames + (index & (Self.historyFrames - 1))]
+    }
+
+    /// After a read: `frames` real frames at `offset` in `channels`. If a spell was being
+    /// concealed, its continuation fades into them first (they are changed in place).
+    public func received(_ channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, offset: Int, frames: Int) {
+        guard frames > 0 else { return }
+        if concealedFrames > 0 {
+            let overlap = min(frames, Self.crossfadeFrames)
+            let level = period > 0 ? continuationLevel(concealedFrames) : 0
+            for n in 0..<overlap {
+                // Raised cosine from the continuation to the stream.
+                let w = 0.5 - 0.5 * cosf(Float.pi * Float(n + 1) / Float(overlap + 1))
+                let index = period > 0 ? spellEnd - period + (phase + n) % period : 0
+                for c in 0..<channelCount {
+                    let real = channels[c] + offset + n
+                    real.pointee = real.pointee * w + historySample(c, index) * level * (1 - w)
+                }
+            }
+            concealedFrames = 0
+        }
+        remember(channels, offset: offset, frames: frames)
+    }
+
+    /// When the audio comes again after a spell: how many of its first frames to pass over so
+    /// that it takes up the continuation in phase — the offset, less than a period, at which its
+    /// next `crossfadeFrames` best match the continuation's. Without it the stream would come back
+    /// late by all that was missing, out of phase with the continuation (a tone's level, read over
+    /// 10 ms, cancels across the seam). `available`: frames waiting; `sample(frame, channel)`.
+    public func framesToPassOver(available: Int, sample: (Int, Int) -> Float) -> Int {
+        guard concealedFrames > 0, period > 0 else { return 0 }
+        let m = Self.crossfadeFrames
+        let latest = min(period, concealedFrames + 1, available - m + 1)
+        guard latest > 1 else { return 0 }
+        var best = 0
+        var bestScore = -Float.greatestFiniteMagnitude
+        for offset in 0..<latest {
+            var product: Float = 0, energy: Float = 0
+            for n in 0..<m {
+                let index = spellEnd - period + (phase + n) % period
+                for c in 0..<channelCount {
+                    let real = sample(offset + n, c)
+                    product += historySample(c, index) * real
+                    energy += real * real
+                }
+            }
+            let score = energy > 1e-12 ? product / energy.squareRoot() : 0
+            if score > bestScore {
+                bestScore = score
+                best = offset
+            }
+        }
+        return best
+    }
+
+    /// A dry spell: `frames` at `offset` in `channels` filled with the continuation. Returns
+    /// each channel's sum of squares added to `sumsOfSquares`.
+    public func conceal(_ channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, offset: Int, frames: Int,
+                        sumsOfSquares: UnsafeMutablePointer<Float>) {
+        guard frames > 0 else { return }
+        if concealedFrames == 0 {
+            spellEnd = written
+            period = written >= Self.longestPeriodFrames + Self.matchFrames ? bestPeriod() : 0
+            phase = 0
+        }
+        for n in 0..<frames {
+            let level = period > 0 ? continuationLevel(concealedFrames) : 0
+            let index = spellEnd - period + phase
+            for c in 0..<channelCount {
+                let value = level > 0 ? historySample(c, index) * level : 0
+                channels[c][offset + n] = value
+                sumsOfSquares[c] += value * value
+            }
+            if period > 0 { phase = (phase + 1) % period }
+            concealedFrames += 1
+        }
+    }
+
+    /// 1 at a spell's first frame, falling linearly to 0 over `fadeFrames`.
+    @inline(__always) private func continuationLevel(_ frame: Int) -> Float {
+        max(0, 1 - Float(frame) / Float(Self.fadeFrames))
+    }
+
+    private func remember(_ channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, offset: Int, frames: Int) {
+        for c in 0..<channelCount {
+            let row = history + c * Self.historyFrames, input = channels[c] + offset
+            for n in 0..<frames { row[(written + n) & (Self.historyFrames - 1)] = input[n] }
+        }
+        written += frames
+    }
+
+    /// The lag whose frames best continue the last `matchFrames` (normalised correlation over
+    /// every channel); 0 when the history is silent.
+    private func bestPeriod() -> Int {
+        let end = written, m = Self.matchFrames
+        var best = 0
+        var bestScore: Float = 0
+        for lag in Self.shortestPeriodFrames...Self.longestPeriodFrames {
+            var product: Float = 0, energy: Float = 0
+            for c in 0..<channelCount {
+                for n in (end - m)..<end {
+                    let earlier = historySample(c, n - lag)
+                    product += historySample(c, n) * earlier
+                    energy += earlier * earlier
+                }
+            }
+            guard energy > 1e-12 else { continue }
+            let score = product / energy.squareRoot()
+            if score > bestScore {
+                bestScore = score
+                best = lag
+            }
+        }
+        return best
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+import SceneSoundDSP
+import Testing
+
+/// A captured stream's late audio bridged by a continuation: a tone keeps its level through a
+/// dry spell of a few milliseconds, with no click going in or coming out, and a stream that
+/// really stopped leaves only a short fading tail.
+@Suite struct DrySpellConcealerTests {
+    static let rateHz = 48_000.0
+
+    /// Stereo, one channel a tone of `hertz` from frame `start`, the other the same at half level.
+    static func tone(_ hertz: Double, start: Int, frames: Int) -> [[Float]] {
+        let left = (0..<frames).map { Float(0.5 * sin(2 * Double.pi * hertz * Double(start + $0) / rateHz)) }
+        return [left, left.map { $0 / 2 }]
+    }
+
+    /// Plays `before` frames of the tone in 256-frame reads, then a read that brings only
+    /// `brought` of 256 and `dryReads` reads that bring nothing, then the tone again from where
+    /// it stopped (the stream now late by what was missing, less what the concealer passes over
+    /// unless `aligns` is false) for 2048 frames; returns the left channel as heard and where
+    /// the spell began.
+    static func play(hertz: Double, dryReads: Int, brought: Int = 16, conceals: Bool = true,
+                     aligns: Bool = true) -> (heard: [Float], spellStart: Int) {
+        let concealer = DrySpellConcealer(channelCount: 2)
+        let block = 256
+        let buffers = (0..<2).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: block) }
+        defer { buffers.forEach { $0.deallocate() } }
+        let channels = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 2)
+        defer { channels.deallocate() }
+        channels[0] = buffers[0]; channels[1] = buffers[1]
+        let sums = UnsafeMutablePointer<Float>.allocate(capacity: 2)
+        defer { sums.deallocate() }
+        var heard: [Float] = []
+        var next = 0  // the tone's next frame
+        func read(_ count: Int) {
+            if count > 0 && aligns {
+                next += concealer.framesToPassOver(available: 4_096) { frame, channel in
+                    tone(hertz, start: next + frame, frames: 1)[channel][0]
+                }
+            }
+            let real = tone(hertz, start: next, frames: count)
+            for c in 0..<2 { buffers[c].update(from: real[c], count: count) }
+            next += count
+            concealer.received(channels, offset: 0, frames: count)
+            if count < block {
+                if conceals {
+                    concealer.conceal(channels, offset: count, frames: block - count, sumsOfSquares: sums)
+                } else {
+                    for c in 0..<2 { (buffers[c] + count).update(repeating: 0, count: block - count) }
+                }
+            }
+            heard += Array(UnsafeBufferPointer(start: buffers[0], count: block))
+        }
+        for _ in 0..<8 { read(block) }
+        let spellStart = heard.count + brought
+        read(brought)
+        for _ in 0..<dryReads { read(0) }
+        for _ in 0..<8 { read(block) }
+        return (heard, spellStart)
+    }
+
+    static func rms(_ x: ArraySlice<Float>) -> Double {
+        (x.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(x.count)).squareRoot()
+    }
+
+    static func largestStep(_ x: [Float]) -> Float {
+        zip(x, x.dropFirst()).map { abs($1 - $0) }.max() ?? 0
+    }
+
+    @Test(arguments: [300.0, 700.0, 1_700.0, 110.0])
+    func aFewMillisecondsMissingKeepTheLevelAndMakeNoClick(hertz: Double) {
+        // 240 frames missing (5 ms): the end of one read and none after.
+        let (heard, start) = Self.play(hertz: hertz, dryReads: 0)
+        // The 10 ms window around the spell, as the capture's gap measure reads it, against the
+        // same window of the tone played without a spell (a low tone's partial period counts).
+        let window = Self.rms(heard[(start - 120)..<(start + 360)])
+        let toneRMS = Self.rms(Self.tone(hertz, start: start - 120, frames: 480)[0][...])
+        let ownStep = Float(2 * Double.pi * hertz / Self.rateHz * 0.5)
+        let step = Self.largestStep(heard)
+        print("\(hertz) Hz, 5 ms missing: the spell's 10 ms window at \(20 * log10(window / toneRMS)) dB, largest step \(step) (the tone's own \(ownStep))")
+        #expect(window > 0.8 * toneRMS, "\(hertz) Hz: the spell's window at \(window / toneRMS) of the tone")
+        // The tone's level as the gap measure reads it (its bin in each 10 ms window, whole cycles
+        // in it): through the spell and where the stream comes back, never below 0.8 of the
+        // tone's — without passing over to the frame in phase, the seam cancels it.
+        if (hertz / 100).rounded() == hertz / 100 {
+            let worst = Self.lowestToneLevel(heard, hertz: hertz, from: start - 480, to: start + 960)
+            print("\(hertz) Hz: the tone's lowest level in a 10 ms window about the spell \(worst) of its own")
+            #expect(worst > 0.8, "\(hertz) Hz: \(worst) of the tone's level")
+        }
+        // The crossfade back into the stream adds at most (continuation − stream) × its slope,
+        // π / 130 a frame: a few hundredths, where silence put in steps by up to the tone's 0.5.
+        #expect(step < ownStep + 0.03, "\(hertz) Hz: a step of \(step) against the tone's \(ownStep)")
+
+        // Silence put in instead falls to the gap's level and clicks.
+        let (silent, _) = Self.play(hertz: hertz, dryReads: 0, conceals: false)
+        #expect(Self.rms(silent[(start - 120)..<(start + 360)]) < 0.8 * toneRMS)
+    }
+
+    /// The tone's magnitude in its bin, over every 10 ms window starting between `from` and
+    /// `to` (a frame apart), relative to a whole tone's; the lowest.
+    static func lowestToneLevel(_ x: [Float], hertz: Double, from: Int, to: Int) -> Double {
+        (from..<to).map { start in
+            var re = 0.0, im = 0.0
+            for n in 0..<480 {
+                let phase = 2 * Double.pi * hertz * Double(n) / rateHz
+                re += Double(x[start + n]) * cos(phase)
+                im += Double(x[start + n]) * sin(phase)
+            }
+            return (re * re + im * im).squareRoot() / (0.5 * 240)
+        }.min() ?? 0
+    }
+
+    @Test func withoutPassingOverToThePhaseTheSeamCancelsTheTone() {
+        // 300 Hz, 5 ms missing: a cycle and a half, so the stream comes back in opposite phase.
+        let (heard, start) = Self.play(hertz: 300, dryReads: 0, aligns: false)
+        #expect(Self.lowestToneLevel(heard, hertz: 300, from: start - 480, to: start + 960) < 0.5)
+    }
+
+    @Test(arguments: [300.0, 1_100.0])
+    func tenMillisecondsMissingAreNoGap(hertz: Double) {
+        // 496 frames missing: the end of one read and the whole next.
+        let (heard, start) = Self.play(hertz: hertz, dryReads: 1)
+        let worst = Self.lowestToneLevel(heard, hertz: hertz, from: start - 480, to: start + 1_200)
+        print("\(hertz) Hz, 10 ms missing: the tone's lowest level in a 10 ms window about the spell \(worst) of its own")
+        #expect(worst > 0.5, "\(hertz) Hz: \(worst) of the tone's level")
+    }
+
+    @Test func aStreamThatStoppedLeavesOnlyAShortFadingTail() {
+        let (heard, start) = Self.play(hertz: 440, dryReads: 6)
+        let fadeFrames = DrySpellConcealer.fadeFrames
+        let tail = heard[start..<(start + 240 + 6 * 256)]
+        let fade = tail.prefix(fadeFrames), after = tail.dropFirst(fadeFrames)
+        #expect(Self.rms(fade) > 0.1, "the fade continues the tone")
+        #expect(after.allSatisfy { $0 == 0 }, "silent after the fade")
+        // Its level falls from the tone's: the last 48 frames of the fade are below a tenth.
+        #expect(fade.suffix(48).allSatisfy { abs($0) < 0.05 })
+    }
+
+    @Test func aSilentStreamIsContinuedBySilence() {
+        let concealer = DrySpellConcealer(channelCount: 1)
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 256)
+        defer { buffer.deallocate() }
+        buffer.initialize(repeating: 0, count: 256)
+        var channel: UnsafeMutablePointer<Float> = buffer
+        let sums = UnsafeMutablePointer<Float>.allocate(capacity: 1)
+        defer { sums.deallocate() }
+        sums.pointee = 0
+        withUnsafeMutablePointer(to: &channel) { channels in
+            for _ in 0..<8 { concealer.received(channels, offset: 0, frames: 256) }
+            buffer.update(repeating: 1, count: 256)
+            concealer.conceal(channels, offset: 0, frames: 256, sumsOfSquares: sums)
+        }
+        #expect((0..<256).allSatisfy { buffer[$0] == 0 } && sums.pointee == 0)
+    }
+}
