@@ -9,10 +9,10 @@ import Glibc
 /// before them, 32 to 768 frames back (1.5 kHz to 62.5 Hz) — and fades out over 20 ms from its
 /// first frame, so a few milliseconds missing are bridged at nearly full level and a stream that
 /// really stopped leaves only a short decaying tail (a jitter buffer's expansion fades over some
-/// tens of milliseconds; a busy machine holds a capture's delivery up by 5–20 ms). When the audio comes again it takes over
-/// through a 64-frame crossfade, from the frame (within a period of where it left off) at which
-/// it continues the continuation in phase (`framesToPassOver`); the stream is then late by what
-/// was missing, less what was passed over.
+/// tens of milliseconds; a busy machine holds a capture's delivery up by 5–20 ms). When the
+/// audio comes again it takes over through a 64-frame crossfade, from the frame (within a period
+/// of where it left off) at which it continues the continuation in phase (`framesToPassOver`);
+/// the stream is then late by what was missing, less what was passed over.
 ///
 /// Render thread only: the history and every buffer are allocated up front; no lock, no log.
 public final class DrySpellConcealer {
@@ -99,8 +99,8 @@ public final class DrySpellConcealer {
         return best
     }
 
-    /// A dry spell: `frames` at `offset` in `channels` filled with the continuation. Returns
-    /// each channel's sum of squares added to `sumsOfSquares`.
+    /// A dry spell: `frames` at `offset` in `channels` filled with the continuation, each
+    /// channel's sum of squares over them added to `sumsOfSquares`.
     public func conceal(_ channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, offset: Int, frames: Int,
                         sumsOfSquares: UnsafeMutablePointer<Float>) {
         guard frames > 0 else { return }
