@@ -14,6 +14,11 @@ import Glibc
 /// of where it left off) at which it continues the continuation in phase (`framesToPassOver`);
 /// the stream is then late by what was missing, less what was passed over.
 ///
+/// A queue grown long is trimmed the same way (`framesToTrim`): the frames passed over end where
+/// the audio after them continues the audio before them in phase, and it takes over through the
+/// same crossfade — whole periods cut out, as a jitter buffer's acceleration does, not a jump in
+/// the waveform (a click; a tone read over 10 ms cancels across it).
+///
 /// Render thread only: the history and every buffer are allocated up front; no lock, no log.
 public final class DrySpellConcealer {
     public let channelCount: Int
@@ -33,37 +38,47 @@ public final class DrySpellConcealer {
     private var phase = 0
     private var concealedFrames = 0
     private var spellEnd = 0
+    /// The next frames received take over from `takenOver` (the continuation after a spell,
+    /// the frames passed over after a trim), at `takenOverLevel`.
+    private var takeOverDue = false
+    private let takenOver: UnsafeMutablePointer<Float>
+    private var takenOverLevel: Float = 1
     public var isConcealing: Bool { concealedFrames > 0 }
 
     public init(channelCount: Int) {
         self.channelCount = channelCount
         history = .allocate(capacity: channelCount * Self.historyFrames)
         history.initialize(repeating: 0, count: channelCount * Self.historyFrames)
+        takenOver = .allocate(capacity: channelCount * Self.crossfadeFrames)
+        takenOver.initialize(repeating: 0, count: channelCount * Self.crossfadeFrames)
     }
 
-    deinit { history.deallocate() }
+    deinit {
+        history.deallocate()
+        takenOver.deallocate()
+    }
 
     @inline(__always) private func historySample(_ channel: Int, _ index: Int) -> Float {
         history[channel * Self.historyFrames + (index & (Self.historyFrames - 1))]
     }
 
-    /// After a read: `frames` real frames at `offset` in `channels`. If a spell was being
-    /// concealed, its continuation fades into them first (they are changed in place).
+    /// After a read: `frames` real frames at `offset` in `channels`. After a spell or a trim,
+    /// what would have been heard fades into them first (they are changed in place).
     public func received(_ channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, offset: Int, frames: Int) {
         guard frames > 0 else { return }
-        if concealedFrames > 0 {
+        if takeOverDue {
+            if concealedFrames > 0 { holdContinuation() }
             let overlap = min(frames, Self.crossfadeFrames)
-            let level = period > 0 ? continuationLevel(concealedFrames) : 0
             for n in 0..<overlap {
-                // Raised cosine from the continuation to the stream.
+                // Raised cosine from what would have been heard to the stream.
                 let w = 0.5 - 0.5 * cosf(Float.pi * Float(n + 1) / Float(overlap + 1))
-                let index = period > 0 ? spellEnd - period + (phase + n) % period : 0
                 for c in 0..<channelCount {
                     let real = channels[c] + offset + n
-                    real.pointee = real.pointee * w + historySample(c, index) * level * (1 - w)
+                    real.pointee = real.pointee * w + takenOver[c * Self.crossfadeFrames + n] * takenOverLevel * (1 - w)
                 }
             }
             concealedFrames = 0
+            takeOverDue = false
         }
         remember(channels, offset: offset, frames: frames)
     }
@@ -75,18 +90,58 @@ public final class DrySpellConcealer {
     /// 10 ms, cancels across the seam). `available`: frames waiting; `sample(frame, channel)`.
     public func framesToPassOver(available: Int, sample: (Int, Int) -> Float) -> Int {
         guard concealedFrames > 0, period > 0 else { return 0 }
-        let m = Self.crossfadeFrames
-        let latest = min(period, concealedFrames + 1, available - m + 1)
+        let latest = min(period, concealedFrames + 1, available - Self.crossfadeFrames + 1)
         guard latest > 1 else { return 0 }
+        holdContinuation()
+        return bestTakeOver(in: 0..<latest, sample: sample)
+    }
+
+    /// Trimming the queue by about `excess` frames (not while a spell is concealed): how many of
+    /// the `available` waiting frames to pass over — `excess` or up to a period fewer, where the
+    /// audio after them continues the audio before them in phase. The next frames received take
+    /// over from those passed over through the crossfade (a period cut out, as a time-scale
+    /// modification's overlap-add does). A silent or short history is trimmed as asked; less
+    /// than a period is not trimmed (the writer asks again while the queue stays long).
+    public func framesToTrim(_ excess: Int, available: Int, sample: (Int, Int) -> Float) -> Int {
+        let most = min(excess, available - Self.crossfadeFrames)
+        guard most > 0, concealedFrames == 0 else { return 0 }
+        for c in 0..<channelCount {
+            for n in 0..<Self.crossfadeFrames { takenOver[c * Self.crossfadeFrames + n] = sample(n, c) }
+        }
+        takenOverLevel = 1
+        takeOverDue = true
+        guard written >= Self.longestPeriodFrames + Self.matchFrames, case let found = bestPeriod(shortest: true), found > 0 else {
+            return most
+        }
+        // Less than a period asked (a low tone): nothing can be cut in phase yet.
+        guard found <= most else {
+            takeOverDue = false
+            return 0
+        }
+        return bestTakeOver(in: max(0, most - found + 1)...most, sample: sample)
+    }
+
+    /// The continuation from its current phase, to take over from (at its current level).
+    private func holdContinuation() {
+        takenOverLevel = period > 0 ? continuationLevel(concealedFrames) : 0
+        for n in 0..<Self.crossfadeFrames {
+            let index = period > 0 ? spellEnd - period + (phase + n) % period : 0
+            for c in 0..<channelCount { takenOver[c * Self.crossfadeFrames + n] = historySample(c, index) }
+        }
+    }
+
+    /// The offset among `offsets` at which the waiting audio's next `crossfadeFrames` best
+    /// match what it takes over from (normalised correlation).
+    private func bestTakeOver<Offsets: Sequence<Int>>(in offsets: Offsets, sample: (Int, Int) -> Float) -> Int {
+        let m = Self.crossfadeFrames
         var best = 0
         var bestScore = -Float.greatestFiniteMagnitude
-        for offset in 0..<latest {
+        for offset in offsets {
             var product: Float = 0, energy: Float = 0
             for n in 0..<m {
-                let index = spellEnd - period + (phase + n) % period
                 for c in 0..<channelCount {
                     let real = sample(offset + n, c)
-                    product += historySample(c, index) * real
+                    product += takenOver[c * m + n] * real
                     energy += real * real
                 }
             }
@@ -105,6 +160,7 @@ public final class DrySpellConcealer {
                         sumsOfSquares: UnsafeMutablePointer<Float>) {
         guard frames > 0 else { return }
         if concealedFrames == 0 {
+            takeOverDue = true
             spellEnd = written
             period = written >= Self.longestPeriodFrames + Self.matchFrames ? bestPeriod() : 0
             phase = 0
@@ -116,6 +172,17 @@ public final class DrySpellConcealer {
                 let value = level > 0 ? historySample(c, index) * level : 0
                 channels[c][offset + n] = value
                 sumsOfSquares[c] += value * value
+            }
+            // The continuation (at full level) goes into the history while it sounds: the
+            // audio taken up after the spell continues it in phase, so the history stays one
+            // waveform and the next spell's period is found in it (without, a spell's seam in
+            // the history put the next continuation's loop out of phase with itself). The
+            // period it repeats lies behind `spellEnd`, out of reach while the fade lasts.
+            if level > 0 {
+                for c in 0..<channelCount {
+                    history[c * Self.historyFrames + (written & (Self.historyFrames - 1))] = historySample(c, index)
+                }
+                written += 1
             }
             if period > 0 { phase = (phase + 1) % period }
             concealedFrames += 1
@@ -136,27 +203,36 @@ public final class DrySpellConcealer {
     }
 
     /// The lag whose frames best continue the last `matchFrames` (normalised correlation over
-    /// every channel); 0 when the history is silent.
-    private func bestPeriod() -> Int {
-        let end = written, m = Self.matchFrames
+    /// every channel); 0 when the history is silent. `shortest`: the shortest lag at a peak
+    /// within 0.9 of the best — the period itself, not a multiple of it that repeats a little
+    /// better (a trim must cut no more than it was asked).
+    private func bestPeriod(shortest: Bool = false) -> Int {
         var best = 0
         var bestScore: Float = 0
         for lag in Self.shortestPeriodFrames...Self.longestPeriodFrames {
-            var product: Float = 0, energy: Float = 0
-            for c in 0..<channelCount {
-                for n in (end - m)..<end {
-                    let earlier = historySample(c, n - lag)
-                    product += historySample(c, n) * earlier
-                    energy += earlier * earlier
-                }
-            }
-            guard energy > 1e-12 else { continue }
-            let score = product / energy.squareRoot()
+            let score = periodScore(lag)
             if score > bestScore {
                 bestScore = score
                 best = lag
             }
         }
-        return best
+        guard shortest, best > 0 else { return best }
+        var lag = Self.shortestPeriodFrames
+        while periodScore(lag) < 0.9 * bestScore { lag += 1 }
+        while lag < Self.longestPeriodFrames, periodScore(lag + 1) > periodScore(lag) { lag += 1 }
+        return lag
+    }
+
+    private func periodScore(_ lag: Int) -> Float {
+        let end = written, m = Self.matchFrames
+        var product: Float = 0, energy: Float = 0
+        for c in 0..<channelCount {
+            for n in (end - m)..<end {
+                let earlier = historySample(c, n - lag)
+                product += historySample(c, n) * earlier
+                energy += earlier * earlier
+            }
+        }
+        return energy > 1e-12 ? product / energy.squareRoot() : 0
     }
 }

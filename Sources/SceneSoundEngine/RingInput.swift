@@ -1,4 +1,5 @@
 import SceneSoundDSP
+import SceneSoundPlatform
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -52,6 +53,54 @@ public final class RingInput: SourceInput, @unchecked Sendable {
     }
 
     public var starvedFrameCount: Int { starvedFrames.load(ordering: .relaxed) }
+    /// Frames passed over by trims so far.
+    public var trimmedFrameCount: Int { trimmedFrames.load(ordering: .relaxed) }
+    private let trimmedFrames = Atomic<Int>(0)
+    private let trimRequestedFrames = Atomic<Int>(0)
+
+    /// The writer's side: asks the next read to take about `frames` out of the queue (grown
+    /// long after a late burst or a late render), keeping at least what that read needs. A
+    /// concealing input cuts where the audio continues in phase, through a crossfade
+    /// (`DrySpellConcealer.framesToTrim`); others pass over exactly that much.
+    public func trim(_ frames: Int) {
+        if frames > 0 { trimRequestedFrames.add(frames, ordering: .relaxed) }
+    }
+
+    /// A run of reads that found the ring short while the stream was not idle: when its first
+    /// read was (CLOCK_MONOTONIC) and how many frames it lacked in all.
+    public struct DrySpell: Sendable, Equatable {
+        public var startedMonotonicSeconds: Double
+        public var frames: Int
+    }
+    /// The latest dry spells that have ended, newest first (at most `recordedDrySpells`).
+    public var recentDrySpells: [DrySpell] {
+        let count = drySpellCount.load(ordering: .acquiring)
+        return (max(0, count - Self.recordedDrySpells) ..< count).reversed().map { index in
+            let packed = drySpellSlots[index % Self.recordedDrySpells].load(ordering: .relaxed)
+            return DrySpell(startedMonotonicSeconds: Double(packed >> 24) / 1000, frames: Int(packed & 0xFF_FFFF))
+        }
+    }
+    public static let recordedDrySpells = 16
+    /// Each spell packed in one word, written by the render thread alone: its start in
+    /// milliseconds (40 bits) and its frames (24 bits, up to 5 minutes at 48 kHz).
+    private let drySpellSlots: InlineArray<16, Atomic<UInt64>> = InlineArray { _ in Atomic(0) }
+    private let drySpellCount = Atomic<Int>(0)
+    @exclusivity(unchecked) private var spellFrames = 0
+    @exclusivity(unchecked) private var spellStartedMilliseconds: UInt64 = 0
+
+    /// Render thread: no allocation, no lock (the clock is read once per spell).
+    private func noteRead(dryBy missing: Int) {
+        if missing > 0 {
+            if spellFrames == 0 { spellStartedMilliseconds = UInt64(MonotonicClock.nowNanoseconds() / 1_000_000) }
+            spellFrames += missing
+        } else if spellFrames > 0 {
+            let count = drySpellCount.load(ordering: .relaxed)
+            let packed = (spellStartedMilliseconds & 0xFF_FFFF_FFFF) << 24 | UInt64(min(spellFrames, 0xFF_FFFF))
+            drySpellSlots[count % Self.recordedDrySpells].store(packed, ordering: .relaxed)
+            drySpellCount.store(count + 1, ordering: .releasing)
+            spellFrames = 0
+        }
+    }
     public func setIdle(_ value: Bool) { idle.store(value, ordering: .relaxed) }
 
     public var isFinished: Bool { false }
@@ -76,12 +125,14 @@ public final class RingInput: SourceInput, @unchecked Sendable {
             }
             if available == 0 { startDecided = false }  // nothing yet: the start is still to come
         }
+        if trimRequestedFrames.load(ordering: .relaxed) > 0 { trimQueue(keeping: frames) }
         if let concealer, concealer.isConcealing, case let available = ring.availableFrames, available > 0 {
             ring.skip(concealer.framesToPassOver(available: available) { ring.peek(frame: $0, channel: $1) })
         }
         let got = ring.read(into: channels, frames: frames, sumsOfSquares: sumsOfSquares)
         let dry = got < frames && !idle.load(ordering: .relaxed)
         if dry { starvedFrames.add(frames - got, ordering: .relaxed) }
+        noteRead(dryBy: dry ? frames - got : 0)
         if let concealer {
             concealer.received(channels, offset: 0, frames: got)
             if dry && startDecided {
@@ -92,6 +143,18 @@ public final class RingInput: SourceInput, @unchecked Sendable {
         }
         meter(sumsOfSquares, frames: frames)
         return got
+    }
+
+    /// A request that comes while a spell is concealed is dropped: the audio's coming back
+    /// passes over in phase already, and the writer asks again if the queue stays long.
+    private func trimQueue(keeping frames: Int) {
+        let requested = trimRequestedFrames.exchange(0, ordering: .relaxed)
+        let available = ring.availableFrames
+        let excess = min(requested, available - frames)
+        guard excess > 0, concealer?.isConcealing != true else { return }
+        let passed = concealer?.framesToTrim(excess, available: available) { ring.peek(frame: $0, channel: $1) } ?? excess
+        ring.skip(passed)
+        trimmedFrames.add(passed, ordering: .relaxed)
     }
 
     /// Every `meteredBlockInterval`-th block is measured and stands for the blocks between:

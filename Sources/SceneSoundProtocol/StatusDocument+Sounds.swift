@@ -113,6 +113,10 @@ extension StatusDocument {
         /// Audio gained (+) or lost (−) one frame at a time to follow the clock of the sink the
         /// app plays on where it runs apart from the output's (absent from servers before it).
         public var slippedSeconds: Double?
+        /// The latest times the render found its queue empty while it played (at most 16,
+        /// newest first): what `starved_seconds` adds up, one spell at a time (absent from
+        /// servers before it).
+        public var recentDrySpells: [DrySpell]?
         /// Its level over the last blocks, as a client stream's `level_db` (absent from servers
         /// before it).
         public var levelDecibels: Double?
@@ -121,8 +125,8 @@ extension StatusDocument {
 
         public init(application: String?, binary: String?, pid: Int?, kind: String, eventID: String?, window: String?,
                     windowFoundBy: String, title: String?, scene: String, azimuthDegrees: Double, addedLatencySeconds: Double,
-                    starvedSeconds: Double, droppedSeconds: Double, slippedSeconds: Double? = nil, levelDecibels: Double? = nil,
-                    spatial: String? = nil) {
+                    starvedSeconds: Double, droppedSeconds: Double, slippedSeconds: Double? = nil,
+                    recentDrySpells: [DrySpell]? = nil, levelDecibels: Double? = nil, spatial: String? = nil) {
             self.application = application
             self.binary = binary
             self.pid = pid
@@ -137,6 +141,7 @@ extension StatusDocument {
             self.starvedSeconds = starvedSeconds
             self.droppedSeconds = droppedSeconds
             self.slippedSeconds = slippedSeconds
+            self.recentDrySpells = recentDrySpells
             self.levelDecibels = levelDecibels
             self.spatial = spatial
         }
@@ -145,7 +150,23 @@ extension StatusDocument {
             case application, binary, pid, kind, eventID = "event_id", window, windowFoundBy = "window_found_by", title, scene
             case azimuthDegrees = "azimuth_degrees", addedLatencySeconds = "added_latency_seconds"
             case starvedSeconds = "starved_seconds", droppedSeconds = "dropped_seconds", slippedSeconds = "slipped_seconds"
-            case levelDecibels = "level_db", spatial
+            case recentDrySpells = "recent_dry_spells", levelDecibels = "level_db", spatial
+        }
+    }
+
+    /// A run of blocks in which the render found a stream's queue short: when the first was
+    /// rendered (CLOCK_MONOTONIC) and how much audio was missing in all.
+    public struct DrySpell: Codable, Equatable, Sendable {
+        public var startedMonotonicSeconds: Double
+        public var seconds: Double
+
+        public init(startedMonotonicSeconds: Double, seconds: Double) {
+            self.startedMonotonicSeconds = startedMonotonicSeconds
+            self.seconds = seconds
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case startedMonotonicSeconds = "started_monotonic_seconds", seconds
         }
     }
 }

@@ -10,7 +10,8 @@ extension CapturedAppStreams {
     /// output takes blocks on its own (often two at once), so the ring must hold their jitter,
     /// and no more: what sits in it is latency. Each half second the lowest fill seen just before
     /// new audio arrived is compared with a small margin, and the excess is taken from what
-    /// comes next (up to 2 ms slipped away a frame at a time, more skipped) — the queue settles
+    /// comes next (up to 2 ms slipped away a frame at a time, more trimmed by the render where
+    /// the audio continues in phase: `RingInput.trim`) — the queue settles
     /// where it never runs dry and adds nothing beyond that.
     /// Not in a stream's first second: event sounds are shorter, and are heard whole.
     /// When the stream runs dry all the same (its audio came later than the margin allows: a
@@ -47,10 +48,10 @@ extension CapturedAppStreams {
         /// Margin still to gain by slipping single frames in, after a late burst grew it.
         private var marginToSlipIn = 0
         private var framesInWindow = 0
-        private var framesToSkip = 0
         private var framesSeen = 0
         private let dropped = Atomic<Int>(0)
-        public var droppedFrameCount: Int { dropped.load(ordering: .relaxed) }
+        /// Frames lost to a full queue, and trimmed from a long one.
+        public var droppedFrameCount: Int { dropped.load(ordering: .relaxed) + input.trimmedFrameCount }
         private let received = Atomic<Int>(0)
         /// Every frame handed to `write`, kept or not.
         public var receivedFrameCount: Int { received.load(ordering: .relaxed) }
@@ -95,8 +96,8 @@ extension CapturedAppStreams {
 
         /// Interleaved in the stream's channels, at the engine's rate.
         public func write(interleaved samples: UnsafeBufferPointer<Float>) {
-            guard var base = samples.baseAddress else { return }
-            var frames = samples.count / channelCount
+            guard let base = samples.baseAddress else { return }
+            let frames = samples.count / channelCount
             let fill = ring.availableFrames
             let starved = input.starvedFrameCount
             if starved > starvedFramesSeen {
@@ -121,9 +122,9 @@ extension CapturedAppStreams {
                     marginFrames += grown
                     lateFramesOwed -= grown
                     marginToSlipIn = min(marginToSlipIn + grown, maximumMarginFrames - marginFrames)
-                    // A little over is slipped away, more (a late burst's leftover) skipped.
+                    // A little over is slipped away, more (a late burst's leftover) trimmed.
                     let excess = lowestFill - marginFrames
-                    if excess <= 4 * clock.maximumFramesPerWindow { clock.takeAway(excess) } else { framesToSkip += excess }
+                    if excess <= 4 * clock.maximumFramesPerWindow { clock.takeAway(excess) } else { input.trim(excess) }
                     // The first trim takes what the stream's start left; later ones the clocks'.
                     if trimmedBefore { clock.corrected(by: -excess) }
                     trimmedBefore = true
@@ -134,10 +135,6 @@ extension CapturedAppStreams {
                 lowestFill = Int.max
                 framesInWindow = 0
             }
-            let skipped = min(frames, framesToSkip)
-            framesToSkip -= skipped
-            base += channelCount * skipped
-            frames -= skipped
             let room = max(0, min(ring.freeFrames, maximumQueuedFrames - fill))
             var kept = frames
             let canSlip = frames >= 4 && frames <= Self.slippedCapacityFrames && frames + 1 <= room
@@ -154,7 +151,7 @@ extension CapturedAppStreams {
             }
             if frames > 0 { previousFrame.update(from: base + (frames - 1) * channelCount, count: channelCount) }
             let written = kept > 0 ? ring.write(slip != 0 ? UnsafePointer(slipped) : base, frames: min(kept, room)) : 0
-            let lost = skipped + kept - written
+            let lost = kept - written
             if lost > 0 { dropped.add(lost, ordering: .relaxed) }
             if written > 0 {
                 input.setIdle(false)

@@ -341,6 +341,9 @@ extension CapturedAppStreams {
                 starvedSeconds: Double(entry.feed.input.starvedFrameCount) / rate,
                 droppedSeconds: Double(entry.feed.droppedFrameCount) / rate,
                 slippedSeconds: Double(entry.feed.slippedFrameCount) / rate,
+                recentDrySpells: entry.feed.input.recentDrySpells.map {
+                    .init(startedMonotonicSeconds: $0.startedMonotonicSeconds, seconds: Double($0.frames) / rate)
+                },
                 levelDecibels: max(StatusReport.silenceDecibels, entry.feed.input.recentLevelDecibels),
                 spatial: EngineStreams.engineMode(entry.spatialMode).rawValue)
         }

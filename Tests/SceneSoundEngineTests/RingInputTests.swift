@@ -89,4 +89,60 @@ import Testing
         #expect(Self.readBlock(plain).got == 64)
         #expect(plain.starvedFrameCount == 0)
     }
+
+    /// Each spell of short reads is recorded once it ends, with when it began and all it
+    /// lacked; an idle stream's empty reads are none, and only the latest are kept.
+    @Test func eachDrySpellIsRecordedWithItsStartAndLength() {
+        let ring = AudioRing(capacityFrames: 4096, channelCount: 1)
+        let input = RingInput(ring: ring)
+        input.setIdle(false)
+        Self.write(ring, from: 0, frames: 300)
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let before = Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+        _ = Self.readBlock(input)
+        _ = Self.readBlock(input)  // 44 read, 212 lacking
+        _ = Self.readBlock(input)  // 256 lacking
+        #expect(input.recentDrySpells.isEmpty, "a spell is recorded when it ends")
+        Self.write(ring, from: 300, frames: 256)
+        _ = Self.readBlock(input)
+        let spells = input.recentDrySpells
+        #expect(spells.map(\.frames) == [212 + 256])
+        let started = spells.first?.startedMonotonicSeconds ?? 0
+        #expect(started >= before - 0.001 && started < before + 1, "began at \(started), the reads at \(before)")
+
+        input.setIdle(true)
+        for _ in 0 ..< 3 { _ = Self.readBlock(input) }
+        Self.write(ring, from: 0, frames: 256)
+        _ = Self.readBlock(input)
+        #expect(input.recentDrySpells.count == 1, "an idle stream does not starve")
+
+        input.setIdle(false)
+        let spellCount = RingInput.recordedDrySpells + 3
+        for spell in 1 ... spellCount {
+            Self.write(ring, from: 0, frames: spell)
+            _ = Self.readBlock(input)  // 256 − spell lacking
+            Self.write(ring, from: 0, frames: 256)
+            _ = Self.readBlock(input)
+        }
+        let latest = input.recentDrySpells.map(\.frames)
+        #expect(latest == (4 ... spellCount).reversed().map { 256 - $0 }, "the latest, newest first: \(latest)")
+    }
+
+    /// A trim asked by the writer is made at the next read, keeping what that read needs, and
+    /// counted; a plain input passes over exactly what was asked.
+    @Test func aTrimIsMadeAtTheNextReadAndKeepsWhatItNeeds() {
+        let ring = AudioRing(capacityFrames: 4096, channelCount: 1)
+        let input = RingInput(ring: ring)
+        input.setIdle(false)
+        Self.write(ring, from: 0, frames: 1_000)
+        input.trim(300)
+        let first = Self.readBlock(input)
+        #expect(first.samples.first == 301, "the read begins after the 300 frames trimmed")
+        #expect(input.trimmedFrameCount == 300 && ring.availableFrames == 1_000 - 300 - Self.block)
+        input.trim(1_000)  // more than there is: the read keeps its block
+        #expect(Self.readBlock(input).got == Self.block)
+        #expect(input.trimmedFrameCount == 300 + (1_000 - 300 - 2 * Self.block) && ring.availableFrames == 0)
+        #expect(input.starvedFrameCount == 0)
+    }
 }

@@ -35,10 +35,11 @@ import SceneSoundProtocol
         let stream = StatusDocument.AppStream(application: "mpv", binary: "mpv", pid: 4242, kind: "playback", eventID: nil,
                                               window: "0x80000c", windowFoundBy: "pid", title: "song.flac - mpv", scene: "pid:4242",
                                               azimuthDegrees: 30, addedLatencySeconds: 0.02, starvedSeconds: 0, droppedSeconds: 0.1,
-                                              slippedSeconds: -0.002)
+                                              slippedSeconds: -0.002,
+                                              recentDrySpells: [.init(startedMonotonicSeconds: 81_234.567, seconds: 0.004)])
         let object = try JSONSerialization.jsonObject(with: JSONEncoder().encode(stream)) as? [String: Any] ?? [:]
         #expect(Set(object.keys) == ["application", "binary", "pid", "kind", "window", "window_found_by", "title", "scene", "azimuth_degrees",
-                                     "added_latency_seconds", "starved_seconds", "dropped_seconds", "slipped_seconds"])
+                                     "added_latency_seconds", "starved_seconds", "dropped_seconds", "slipped_seconds", "recent_dry_spells"])
         let apps = StatusDocument.Apps(state: "capturing", started: 1, ended: 0, excluded: ["firefox"], streams: [stream])
         #expect(try JSONDecoder().decode(StatusDocument.Apps.self, from: JSONEncoder().encode(apps)) == apps)
     }
