@@ -63,6 +63,9 @@ extension CapturedAppStreams {
 
         private var clock: ClockFollower
         private var trimmedBefore = false
+        /// Trims the reader has made so far, and whether those asked since count for the clock.
+        private var trimmedFramesSeen = 0
+        private var trimsCorrectClock = false
         /// The last frame written (a slip's first reading leans on it), and room for a slipped write.
         private let previousFrame: UnsafeMutablePointer<Float>
         private let slipped: UnsafeMutablePointer<Float>
@@ -110,6 +113,13 @@ extension CapturedAppStreams {
                 // The silence read in its place put the stream later by what was missing.
                 clock.corrected(by: missing)
             }
+            // What the reader trimmed (up to a period less than asked, or nothing yet for a
+            // low tone), as it made it.
+            let trimmed = input.trimmedFrameCount
+            if trimmed > trimmedFramesSeen {
+                if trimsCorrectClock { clock.corrected(by: -(trimmed - trimmedFramesSeen)) }
+                trimmedFramesSeen = trimmed
+            }
             framesSeen += frames
             received.add(frames, ordering: .relaxed)
             if framesSeen > 2 * windowFrames {
@@ -124,9 +134,14 @@ extension CapturedAppStreams {
                     marginToSlipIn = min(marginToSlipIn + grown, maximumMarginFrames - marginFrames)
                     // A little over is slipped away, more (a late burst's leftover) trimmed.
                     let excess = lowestFill - marginFrames
-                    if excess <= 4 * clock.maximumFramesPerWindow { clock.takeAway(excess) } else { input.trim(excess) }
                     // The first trim takes what the stream's start left; later ones the clocks'.
-                    if trimmedBefore { clock.corrected(by: -excess) }
+                    if excess <= 4 * clock.maximumFramesPerWindow {
+                        clock.takeAway(excess)
+                        if trimmedBefore { clock.corrected(by: -excess) }
+                    } else {
+                        input.trim(excess)
+                        trimsCorrectClock = trimmedBefore
+                    }
                     trimmedBefore = true
                 }
                 clock.windowEnded()

@@ -115,7 +115,6 @@ extension AppCapture.State {
 }
 
 extension PrivateSoundServer {
-
     /// Sinks carrying the capture's mark.
     func captureSinks() throws -> [[String: Any]] {
         try sinks(carrying: CaptureSinkProperties.sessionKey)

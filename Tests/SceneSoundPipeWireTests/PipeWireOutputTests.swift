@@ -314,21 +314,14 @@ final class Tone: @unchecked Sendable {
     }
 }
 
-/// Records the null sink's monitor with parec into a file; the last `frames` frames, interleaved.
+/// The null sink's monitor recorded (`MonitorRecording`): the last `frames` frames,
+/// interleaved, once 100 ms more than that have come (parec's start left behind).
 enum MonitorRecorder {
     static func record(_ server: PrivateSoundServer, frames: Int, timeoutSeconds: Double = 5) throws -> [Float]? {
-        let file = server.directory.appendingPathComponent("recording-\(UUID().uuidString.prefix(6)).raw")
-        let parec = try server.startClient("/usr/bin/parec", [
-            "--device=out.monitor", "--property=node.dont-reconnect=true", "--format=float32le", "--channels=2", "--rate=48000", "--raw", "--latency-msec=20", file.path,
-        ])
-        defer { parec.kill(); try? FileManager.default.removeItem(at: file) }
-        func recorded() -> Int { ((try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0) / 8 }
-        guard waitUntil(timeoutSeconds: timeoutSeconds, { recorded() >= frames + 4_800 }) else { return nil }
-        parec.kill()
-        let data = try Data(contentsOf: file)
-        let samples = data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        let recording = try MonitorRecording(server: server, file: server.directory.appendingPathComponent("recording-\(UUID().uuidString.prefix(6)).raw"))
+        let samples = recording.finish(afterFrames: frames + 4_800, timeoutSeconds: timeoutSeconds)
         let usable = samples.count - samples.count % 2
-        return Array(samples[(usable - frames * 2) ..< usable])
+        return usable >= (frames + 4_800) * 2 ? Array(samples[(usable - frames * 2) ..< usable]) : nil
     }
 }
 
