@@ -63,8 +63,17 @@ public final class PipeWireAudioOutput: OutputBackend, @unchecked Sendable {
         case .disconnected(let reason): lastEvent.withLock { $0 = reason }
         case .failed(let reason): lastEvent.withLock { $0 = reason }
         case .reconnecting: break
+        case .defaultSinkChanged(let sink): defaultSinkWatcher.withLock { $0 }?(sink.isEmpty ? nil : sink)
         }
         onEvent(event)
+    }
+
+    private let defaultSinkWatcher = Mutex<(@Sendable (String?) -> Void)?>(nil)
+
+    /// Calls `changed` (on PipeWire's loop thread: quick, never calling into the output) with
+    /// each default sink the node reads, nil when none; set before `start` to miss none.
+    public func watchDefaultSink(_ changed: @escaping @Sendable (String?) -> Void) {
+        defaultSinkWatcher.withLock { $0 = changed }
     }
 
     public func stop() throws { pipewire?.stop() }

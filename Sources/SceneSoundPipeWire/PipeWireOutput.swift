@@ -55,6 +55,10 @@ public final class PipeWireOutput: @unchecked Sendable {
         case reconnecting(attempt: Int)
         /// Something a retry alone will not fix (an unknown sink); retries go on. Once per outage.
         case failed(String)
+        /// The default sink as the node reads it ("" for none), whether it follows it or not:
+        /// read anew after every client that comes or goes, so fresher than what a client of
+        /// pipewire-pulse may be told (PipeWireGraphNode, graph_metadata.c).
+        case defaultSinkChanged(sinkName: String)
     }
 
     public let configuration: Configuration
@@ -76,6 +80,7 @@ public final class PipeWireOutput: @unchecked Sendable {
             case .disconnected(let reason): events(.disconnected(reason: reason))
             case .reconnecting(let attempt): events(.reconnecting(attempt: attempt))
             case .failed(let what): events(.failed(what))
+            case .defaultSinkChanged(let sink): events(.defaultSinkChanged(sinkName: sink))
             default: break
             }
         }

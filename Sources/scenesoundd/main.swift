@@ -147,6 +147,7 @@ case .pipewire(let target):
         case .disconnected(let reason): logger.warning("PipeWire: disconnected (\(reason)); reconnecting")
         case .reconnecting(let attempt): logger.debug("PipeWire: reconnect attempt \(attempt)")
         case .failed(let reason): logger.error("PipeWire: \(reason)")
+        case .defaultSinkChanged: break
         }
     }
     graphCapture?.nodeSource = { [weak pipeWireOutput] in pipeWireOutput?.graph }
@@ -215,6 +216,13 @@ var appCapture: AppCapture?
 var capturedApps: CapturedAppStreams?
 // The output device, followed from before the output starts (nothing it does waits for it).
 let sinkWatch = startSinkWatch()
+// On PipeWire the device is the sink the node follows: the node reads the `default` metadata
+// anew after every client, while pipewire-pulse's copy for the watch's own connection can miss
+// the listener's choice for good (a client gone while its binding awaited WirePlumber). With
+// --capture-apps the capture tells the real sink (startAppCapture).
+if case .pipewire(nil) = outputSpecification, !options.captureApps, let pipeWireOutput = output as? PipeWireAudioOutput {
+    pipeWireOutput.watchDefaultSink { sink in sinkWatch?.follow(sinkName: sink) }
+}
 do {
     try output.start(engine: engine)
     try server.start()

@@ -251,6 +251,26 @@ import Testing
                                                    reason: "--render headphones", preference: "headphones"))
     }
 
+    /// A client gone while its binding of PipeWire's `default` metadata awaited WirePlumber
+    /// leaves every older binding deaf to the metadata's changes (PipeWireOutputTests'
+    /// `aDefaultHiddenFromOlderBindingsIsFollowed`), pipewire-pulse's copy for the daemon's own
+    /// connection among them: a busy machine makes it so now and then. The device shown is the
+    /// sink the graph node follows, which reads the metadata anew, so the listener's choice is
+    /// still the device (and its rendering).
+    @Test func aDefaultHiddenFromOlderBindingsIsStillFollowedAsTheDevice() throws {
+        let server = try Self.serverWithSinks(.pipeWire, defaultSink: "hp")
+        defer { server.stop() }
+        let daemon = try Daemon(output: "", environment: server.environment)
+        defer { daemon.stop() }
+        try Self.waitForDevice(daemon, sink: "hp", reason: "form factor headphone")
+        try server.leaveMetadataBindingsDeaf()
+        try Self.switchTo("spk", server)
+        let seen = try Self.waitForDevice(daemon, sink: "spk", reason: "form factor speaker")
+        #expect(seen.status.rendering?.method == "speakers")
+        try Self.switchTo("hp", server)
+        try Self.waitForDevice(daemon, sink: "hp", reason: "form factor headphone")
+    }
+
     /// `hrtf use` and `eq use` on the headphones are theirs: the speakers play with the set and
     /// EQ the daemon started with, and the headphones get theirs back, across a restart too.
     @Test(arguments: PrivateSoundServer.Kind.allCases)

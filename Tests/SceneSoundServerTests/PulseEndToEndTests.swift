@@ -53,6 +53,14 @@ final class PrivatePulse: @unchecked Sendable {
                           display: nil)
     }
 
+    /// `PrivateSoundServer.leaveMetadataBindingsDeaf()` (PipeWire only).
+    func leaveMetadataBindingsDeaf() throws {
+        guard let wirePlumber = pids.first(where: { pid in
+            (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.hasPrefix("wireplumber") == true
+        }) else { throw TestFailure("no WirePlumber running") }
+        try PrivateSoundServer.leaveMetadataBindingsDeaf(wirePlumber: wirePlumber, pipeWireSocketPath: directory + "/pipewire-0")
+    }
+
     var environment: [String: String] {
         ["PULSE_SERVER": "unix:\(directory)/pulse/native", "PULSE_COOKIE": "\(directory)/cookie"]
     }

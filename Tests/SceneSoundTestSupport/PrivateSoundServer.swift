@@ -115,7 +115,13 @@ public final class PrivateSoundServer: @unchecked Sendable {
     /// each of its clients, a daemon's node — misses it. Made as it happens: WirePlumber stopped,
     /// `pw-metadata` bound and killed while it waits, WirePlumber resumed.
     public func leaveMetadataBindingsDeaf() throws {
-        let wirePlumber = pids[try wirePlumberIndex("deafen the metadata's bindings")]
+        try Self.leaveMetadataBindingsDeaf(wirePlumber: pids[try wirePlumberIndex("deafen the metadata's bindings")],
+                                           pipeWireSocketPath: pipeWireSocketPath)
+    }
+
+    /// As `leaveMetadataBindingsDeaf()`, for a PipeWire started otherwise: its WirePlumber's PID
+    /// and PipeWire's core socket.
+    public static func leaveMetadataBindingsDeaf(wirePlumber: pid_t, pipeWireSocketPath: String) throws {
         kill(wirePlumber, SIGSTOP)
         defer { kill(wirePlumber, SIGCONT) }
         let (status, _, errors) = runToolStatus("/usr/bin/timeout", ["2", "/usr/bin/pw-metadata", "-n", "default"], display: nil,
