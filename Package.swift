@@ -182,7 +182,10 @@ let package = Package(
         .testTarget(name: "CLibraryTests", dependencies: ["scenesoundd", "scenesound", "SceneSoundC", "SceneSoundTestSupport", "SceneSoundDSP"],
                     exclude: ["Consumers"]),
         // Real X servers, window managers and windows for tests, started and stopped by PID.
-        .target(name: "SceneSoundTestSupport", dependencies: ["SceneSoundProtocol", "SceneSoundStatusJSON"], path: "Tests/SceneSoundTestSupport"),
+        // Optimised as the render kernels are: it reads minutes of recordings (ToneLevels) and
+        // writes long test files, which unoptimised took a minute of each capture suite.
+        .target(name: "SceneSoundTestSupport", dependencies: ["SceneSoundProtocol", "SceneSoundStatusJSON"], path: "Tests/SceneSoundTestSupport",
+                swiftSettings: dspSettings),
         .testTarget(name: "SceneSoundWindowsTests", dependencies: ["SceneSoundWindows", "SceneSoundProtocol", "SceneSoundDSP", "SceneSoundTestSupport"]),
         .testTarget(name: "SceneSoundWaylandTests", dependencies: ["SceneSoundWayland", "SceneSoundWindows", "SceneSoundProtocol", "SceneSoundTestSupport"]),
         .testTarget(name: "SceneSoundDBusTests", dependencies: ["SceneSoundDBus", "SceneSoundTestSupport"]),

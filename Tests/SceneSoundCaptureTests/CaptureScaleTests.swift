@@ -33,24 +33,11 @@ import Testing
     /// (one gap per app, which let a captured run with an underrun pass).
     static let skippedWindows = 10
     static func gaps(_ recorded: [Float], tones: Int, label: String) -> (gaps: [Int], windows: Int) {
-        let heard = recorded.dropFirst(2 * windowFrames * skippedWindows)
-        let windows = heard.count / 2 / windowFrames
+        let windows = max(0, recorded.count / 2 / windowFrames - skippedWindows)
         let gaps = (0 ..< tones).map { index -> Int in
             let hertz = hertz(index)
-            let phases = (0 ..< windowFrames).map { 2 * Double.pi * Double(hertz) * Double($0) / Double(rateHz) }
-            let cosines = phases.map(cos), sines = phases.map(sin)
-            let levels = (0 ..< windows).map { w -> Double in
-                var leftRe = 0.0, leftIm = 0.0, rightRe = 0.0, rightIm = 0.0
-                let base = heard.startIndex + 2 * w * windowFrames
-                for n in 0 ..< windowFrames {
-                    let left = Double(heard[base + 2 * n]), right = Double(heard[base + 2 * n + 1])
-                    leftRe += left * cosines[n]
-                    leftIm += left * sines[n]
-                    rightRe += right * cosines[n]
-                    rightIm += right * sines[n]
-                }
-                return (leftRe * leftRe + leftIm * leftIm + rightRe * rightRe + rightIm * rightIm).squareRoot()
-            }
+            let levels = ToneLevels.perWindow(recorded, channelCount: 2, channels: [0, 1], hertz: Double(hertz), rateHz: rateHz,
+                                              windowFrames: windowFrames, skippingFrames: windowFrames * skippedWindows)
             guard !levels.isEmpty else { return 0 }
             let median = levels.sorted()[levels.count / 2]
             let low = levels.indices.filter { levels[$0] < median / 2 }
@@ -98,10 +85,8 @@ import Testing
         // Long enough for the wait for every capture, the settling and the measured run.
         let files = try (0 ..< count).map { index in
             let file = temporaryFile("tone-\(index).wav")
-            let step = 2 * Double.pi * Double(Self.hertz(index)) / Double(Self.rateHz)
-            let period = (0 ..< Self.windowFrames).map { Int16(500 * sin(step * Double($0))) }
-            let periods = Int((seconds + 35) * Double(Self.rateHz)) / Self.windowFrames
-            try TestSignal.writeWAV(Array([[Int16]](repeating: period, count: periods).joined()), channels: 1, to: file)
+            try TestSignal.writeWAV(TestSignal.tone(hertz: Self.hertz(index), amplitude: 500, seconds: seconds + 35, rateHz: Self.rateHz),
+                                    channels: 1, to: file)
             return file
         }
         defer { files.forEach { try? FileManager.default.removeItem(at: $0) } }

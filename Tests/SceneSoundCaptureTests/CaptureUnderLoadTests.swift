@@ -54,9 +54,7 @@ import Testing
         let rate = Self.rateHz
         let files = try (Self.directHertz + Self.capturedHertz).map { hertz -> URL in
             let file = temporaryFile("tone\(hertz).wav")
-            let step = 2 * Double.pi * Double(hertz) / Double(rate)
-            let tone = (0 ..< Int(Self.seconds + 40) * rate).map { Int16(1600 * sin(step * Double($0 % rate))) }
-            try TestSignal.writeWAV(tone, channels: 1, to: file)
+            try TestSignal.writeWAV(TestSignal.tone(hertz: hertz, amplitude: 1600, seconds: Self.seconds + 40, rateHz: rate), channels: 1, to: file)
             return file
         }
         // One at a time, each seen on the server before the next: sixteen clients connecting
@@ -108,18 +106,9 @@ import Testing
         let late = MissedCycles(status?.output.recentUnderruns ?? [], blockSeconds: cycleSeconds, watch: stallWatch)
         print("\(kind): recording started \(recordingStarted); output \(status?.output.kind ?? "?") underruns \(status?.output.underruns ?? -1) (of the latest \(late.all.count), \(late.unexplained.count) with no stall of the machine\(late.unexplained.isEmpty ? "" : ": " + late.describe(late.unexplained)); overloaded \(status?.output.overloadedBlocks ?? -1), slowest \(status?.output.slowestBlockCPUSeconds ?? -1) s CPU), latency \(status?.output.latencySeconds ?? -1) s; captured streams starved \(captured.map(\.starvedSeconds)) s, dropped \(captured.map(\.droppedSeconds)) s, slipped \(captured.map { $0.slippedSeconds ?? .nan }) s")
 
-        let left = stride(from: 0, to: heard.count, by: 2).map { Double(heard[$0]) }
-        let windows = left.count / Self.windowFrames
+        let windows = heard.count / 2 / Self.windowFrames
         func levels(_ hertz: Int) -> [Double] {
-            (0 ..< windows).map { w -> Double in
-                var re = 0.0, im = 0.0
-                for n in 0 ..< Self.windowFrames {
-                    let phase = 2 * Double.pi * Double(hertz) * Double(n) / Double(rate)
-                    re += left[w * Self.windowFrames + n] * cos(phase)
-                    im += left[w * Self.windowFrames + n] * sin(phase)
-                }
-                return (re * re + im * im).squareRoot()
-            }
+            ToneLevels.perWindow(heard, channelCount: 2, channels: [0], hertz: Double(hertz), rateHz: rate, windowFrames: Self.windowFrames)
         }
         let levelsByHertz = Dictionary(uniqueKeysWithValues: (Self.directHertz + Self.capturedHertz).map { ($0, levels($0)) })
         let medianByHertz = levelsByHertz.mapValues { $0.sorted()[$0.count / 2] }

@@ -380,18 +380,10 @@ func clickFrames(_ interleaved: [Float], channel: Int) -> [Int] {
 
 /// A 16-bit stereo WAV at 48 kHz (what paplay reads through libsndfile).
 func writeWAV(_ url: URL, left: [Float], right: [Float]) throws {
-    var data = Data()
-    func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
-    let bytes = left.count * 4
-    data.append(contentsOf: Array("RIFF".utf8)); append(UInt32(36 + bytes))
-    data.append(contentsOf: Array("WAVEfmt ".utf8)); append(UInt32(16)); append(UInt16(1)); append(UInt16(2))
-    append(UInt32(48_000)); append(UInt32(48_000 * 4)); append(UInt16(4)); append(UInt16(16))
-    data.append(contentsOf: Array("data".utf8)); append(UInt32(bytes))
-    for i in left.indices {
-        append(Int16(clamping: Int((left[i] * 32_768).rounded())))
-        append(Int16(clamping: Int((right[i] * 32_768).rounded())))
+    let samples = left.indices.flatMap { i in
+        [Int16(clamping: Int((left[i] * 32_768).rounded())), Int16(clamping: Int((right[i] * 32_768).rounded()))]
     }
-    try data.write(to: url)
+    try TestSignal.writeWAV(samples, to: url)
 }
 
 /// Walks a capture against the file it should be: runs of equal frames, silence inserted (a

@@ -227,14 +227,7 @@ import SceneSoundTestSupport
     static func writeNoise(seconds: Double, to path: String) throws {
         var generator = WhiteNoise(seed: 3)
         let samples = (0..<Int(seconds * 48000) * 2).map { _ in Int16(generator.next(amplitude: 8000)) }
-        var data = Data()
-        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
-        data.append(contentsOf: Array("RIFF".utf8)); append(UInt32(36 + samples.count * 2))
-        data.append(contentsOf: Array("WAVEfmt ".utf8)); append(UInt32(16)); append(UInt16(1)); append(UInt16(2))
-        append(UInt32(48000)); append(UInt32(48000 * 4)); append(UInt16(4)); append(UInt16(16))
-        data.append(contentsOf: Array("data".utf8)); append(UInt32(samples.count * 2))
-        samples.withUnsafeBytes { data.append(contentsOf: $0) }
-        try data.write(to: URL(fileURLWithPath: path))
+        try TestSignal.writeWAV(samples, to: URL(fileURLWithPath: path))
     }
 
     @Test func nothingSoundingCostsNothingAndTheSinkSuspends() throws {

@@ -11,6 +11,13 @@ public enum TestSignal {
         }
     }
 
+    /// A mono sine of whole hertz, s16 values of peak `amplitude`, `seconds` long (its phase
+    /// taken within each second, so it stays exact however long).
+    public static func tone(hertz: Int, amplitude: Double, seconds: Double, rateHz: Int = 48_000) -> [Int16] {
+        let step = 2 * Double.pi * Double(hertz) / Double(rateHz)
+        return (0 ..< Int(seconds * Double(rateHz))).map { Int16(amplitude * sin(step * Double($0 % rateHz))) }
+    }
+
     /// A 16-bit PCM WAV file.
     public static func writeWAV(_ samples: [Int16], channels: Int = 2, rateHz: Int = 48_000, to url: URL) throws {
         var data = Data()
@@ -20,7 +27,9 @@ public enum TestSignal {
         data.append(contentsOf: Array("WAVEfmt ".utf8)); append(UInt32(16)); append(UInt16(1)); append(UInt16(channels))
         append(UInt32(rateHz)); append(UInt32(rateHz * channels * 2)); append(UInt16(channels * 2)); append(UInt16(16))
         data.append(contentsOf: Array("data".utf8)); append(UInt32(byteCount))
-        samples.forEach { append($0) }
+        samples.withUnsafeBufferPointer { buffer in
+            data.append(contentsOf: UnsafeRawBufferPointer(buffer))  // little-endian already (x86-64, arm64)
+        }
         try data.write(to: url)
     }
 
