@@ -100,19 +100,19 @@ public final class DrySpellConcealer {
     /// the `available` waiting frames to pass over — `excess` or up to a period fewer, where the
     /// audio after them continues the audio before them in phase. The next frames received take
     /// over from those passed over through the crossfade (a period cut out, as a time-scale
-    /// modification's overlap-add does). A silent or short history is trimmed as asked; less
-    /// than a period is not trimmed (the writer asks again while the queue stays long).
+    /// modification's overlap-add does). A silent history is trimmed as asked; a history too
+    /// short to find a period in yet (a stream's first 17 ms, when a backlog waits at its
+    /// start), or less than a period asked, is not trimmed: the writer asks again while the
+    /// queue stays long.
     public func framesToTrim(_ excess: Int, available: Int, sample: (Int, Int) -> Float) -> Int {
         let most = min(excess, available - Self.crossfadeFrames)
-        guard most > 0, concealedFrames == 0 else { return 0 }
+        guard most > 0, concealedFrames == 0, written >= Self.longestPeriodFrames + Self.matchFrames else { return 0 }
         for c in 0..<channelCount {
             for n in 0..<Self.crossfadeFrames { takenOver[c * Self.crossfadeFrames + n] = sample(n, c) }
         }
         takenOverLevel = 1
         takeOverDue = true
-        guard written >= Self.longestPeriodFrames + Self.matchFrames, case let found = bestPeriod(shortest: true), found > 0 else {
-            return most
-        }
+        guard case let found = bestPeriod(shortest: true), found > 0 else { return most }
         // Less than a period asked (a low tone): nothing can be cut in phase yet.
         guard found <= most else {
             takeOverDue = false

@@ -181,6 +181,34 @@ import Testing
         #expect((0..<256).allSatisfy { buffer[$0] == 0 } && sums.pointee == 0)
     }
 
+    /// A trim asked in a stream's first 17 ms (a backlog waiting at its start) cuts nothing:
+    /// the history cannot show the period yet, and a plain cut would jump in the waveform. Asked
+    /// again once it can, the cut is made in phase.
+    @Test func aTrimAtAStreamsStartWaitsForItsHistory() {
+        let concealer = DrySpellConcealer(channelCount: 2)
+        let hertz = 300.0
+        let buffers = (0..<2).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: 256) }
+        defer { buffers.forEach { $0.deallocate() } }
+        let channels = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 2)
+        defer { channels.deallocate() }
+        channels[0] = buffers[0]; channels[1] = buffers[1]
+        var next = 0
+        func receive(_ frames: Int) {
+            let real = Self.tone(hertz, start: next, frames: frames)
+            for c in 0..<2 { buffers[c].update(from: real[c], count: frames) }
+            concealer.received(channels, offset: 0, frames: frames)
+            next += frames
+        }
+        func trim() -> Int {
+            concealer.framesToTrim(400, available: 4_096) { frame, channel in Self.tone(hertz, start: next + frame, frames: 1)[channel][0] }
+        }
+        for _ in 0..<3 { receive(256) }  // 768 frames: 16 ms
+        #expect(trim() == 0)
+        receive(256)
+        let trimmed = trim()
+        #expect(trimmed > 400 - 160 && trimmed <= 400, "\(trimmed) frames trimmed of 400 once the history shows the period")
+    }
+
     /// A queue trimmed by 8.3 ms (400 frames, not whole cycles of any of these tones): the cut falls where the tone continues in phase (at most a
     /// period short of what was asked) and the tone keeps its level and makes no click; cut
     /// exactly where asked, it cancels.
