@@ -315,6 +315,12 @@ final class CaptureSession {
         }
         var attempts = attachments[index] ?? (0, nil)
         attempts.count += 1
+        // On PipeWire our link is what starts the app (the park sink holds it until then), and
+        // its cycles go to the stream's feed from the first: the consumer must have the stream
+        // before the link is made, or a consumer slow to take it (a log line that waited) loses
+        // the sound's start.
+        let isNew = !tracked.isAnnounced
+        if graph != nil, attempts.count <= 3 { announce(&tracked) }
         let recorder = attempts.count <= 3 ? makeRecorder(index, sinkName: captureSink.name, identity: tracked.identity) : nil
         if recorder == nil, attempts.count <= 3 { attempts.lastFailure = "not started: \(pulseErrorText(context: context))" }
         attachments[index] = attempts
@@ -326,10 +332,16 @@ final class CaptureSession {
                 """)
         }
         tracked.recorder = recorder
-        let isNew = !tracked.isAnnounced
-        tracked.isAnnounced = true
+        if isNew { announce(&tracked) } else { onsets.recordingDidRestart(streamIndex: index) }
         streams[index] = tracked
-        if isNew { onsets.captureDidStart(tracked.identity) } else { onsets.recordingDidRestart(streamIndex: index) }
+    }
+
+    /// Tells the consumer of the stream, once.
+    private func announce(_ tracked: inout TrackedStream) {
+        guard !tracked.isAnnounced else { return }
+        tracked.isAnnounced = true
+        streams[tracked.identity.streamIndex] = tracked
+        onsets.captureDidStart(tracked.identity)
     }
 
     static let noFreeSet = "every input set of SceneSound's PipeWire node is taken (or the node is reconnecting); it plays on the real sink until it ends"

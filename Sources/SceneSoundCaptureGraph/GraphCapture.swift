@@ -159,15 +159,16 @@ public final class GraphCapture: CaptureGraph, @unchecked Sendable {
             return .noSuchNode
         }
         guard let set = setStream.firstIndex(where: { $0 == nil }) else { return .noFreeSet }
-        let result = node.link(set: set, toApp: app.id, channels: channels)
-        switch result {
-        case 0: break
-        case ENOENT: return .noSuchNode
-        default: return .failed("linking it into SceneSound's node failed (error \(result))")
-        }
+        // The delivery first: the link starts the app, and its first cycle must find it.
         setStream[set] = streamIndex
         setChannels[set] = channels
         publish(set)
+        let result = node.link(set: set, toApp: app.id, channels: channels)
+        guard result == 0 else {
+            retire(set)
+            setStream[set] = nil
+            return result == ENOENT ? .noSuchNode : .failed("linking it into SceneSound's node failed (error \(result))")
+        }
         return .linked(set: set)
     }
 

@@ -38,7 +38,10 @@ final class RecordingConsumer: AppCaptureConsumer, @unchecked Sendable {
     private var channelCounts: [UInt32: Int] = [:]
     /// On PipeWire, the graph the apps are linked into: it hands their audio to this consumer.
     var graph: GraphCapture?
+    /// How long it takes to take a new stream, as a daemon whose log line waited would.
+    var startDelaySeconds = 0.0
     func captureDidStart(_ stream: CapturedStreamIdentity) {
+        if startDelaySeconds > 0 { Thread.sleep(forTimeInterval: startDelaySeconds) }
         locked {
             started.append(stream)
             channelCounts[stream.streamIndex] = stream.channels.channelCount
