@@ -113,7 +113,8 @@ struct ss_pw_graph {
 	int last_process_frames;
 	int64_t last_process_behind_nsec;   /* its start after the driver's cycle was due, */
 	uint64_t last_process_link_changes;
-	uint64_t output_link_changes;       /* our output links made or unmade (loop thread) */
+	uint32_t last_process_live;
+	uint64_t output_link_changes;       /* our output links made, unmade or activated (loop thread) */
 	int last_process_outlasted;         /* as this */
 	struct ss_pw_graph_late_cycle late_record[SS_PW_GRAPH_LATE_RECORD];  /* written by the data thread */
 	uint64_t slowest_process_nsec, slowest_process_end_nsec;

@@ -17,7 +17,9 @@ struct ss_output_link {
 	int active;
 };
 
-/* The outputs with an active link (loop thread), for the data thread: only they are live. */
+/* The outputs with an active link (loop thread), for the data thread: only they are live. The
+ * server's activation of a link is a change of our links as our request was (the graph is sorted
+ * anew, and the driver may run a cycle without us meanwhile): counted as one. */
 static void update_active_outputs(struct ss_pw_graph *g)
 {
 	uint32_t active = 0;
@@ -26,7 +28,8 @@ static void update_active_outputs(struct ss_pw_graph *g)
 		if (link != NULL && link->active)
 			active |= 1u << link->channel;
 	}
-	__atomic_store_n(&g->active_outputs, active, __ATOMIC_RELEASE);
+	if (active != __atomic_exchange_n(&g->active_outputs, active, __ATOMIC_ACQ_REL))
+		__atomic_add_fetch(&g->output_link_changes, 1, __ATOMIC_RELEASE);
 }
 
 static void on_output_link_info(void *data, const struct pw_link_info *info)

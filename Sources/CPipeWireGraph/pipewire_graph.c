@@ -41,13 +41,13 @@ static uint64_t clock_nsec(clockid_t clock)
  * than the quantum lasts: late by our own fault), and whether the sink played a quantum without
  * us — our call lasted longer than the quantum (the driver's next cycle began before we were
  * done), or the driver's position moved on by more than a cycle since our last call
- * (it ran a cycle without us; not across a change of our output links — a rest, short or long,
- * with a call or two as the links go — nor after a pause of half a second or more). By the
- * position, not by the wall clock: as our links are made after a rest the whole graph may stop
- * for ~43 ms (0.3.65's null sink; the driver's position moves one cycle). Counted, either showed
- * up as an underrun in `status` at every wake. */
+ * (it ran a cycle without us; not across a change of our output links — made, unmade, or made
+ * active by the server: a rest, short or long, with a call or two as the links go — nor after a
+ * pause of half a second or more). By the position, not by the wall clock: as our links are
+ * made after a rest the whole graph may stop for ~43 ms (0.3.65's null sink; the driver's
+ * position moves one cycle). Counted, either showed up as an underrun in `status` at every wake. */
 static void note_process_time(struct ss_pw_graph *g, const struct spa_io_clock *clock,
-		uint64_t began, uint64_t began_cpu)
+		uint64_t began, uint64_t began_cpu, uint32_t live)
 {
 	uint64_t ended = clock_nsec(CLOCK_MONOTONIC), took = clock_nsec(CLOCK_THREAD_CPUTIME_ID) - began_cpu;
 	if (took > __atomic_load_n(&g->slowest_process_nsec, __ATOMIC_RELAXED)) {
@@ -57,7 +57,10 @@ static void note_process_time(struct ss_pw_graph *g, const struct spa_io_clock *
 	uint32_t rate = clock->rate.denom;
 	uint64_t previous = g->last_process_start_nsec, driver_moved = clock->position - g->last_process_position;
 	uint64_t link_changes = __atomic_load_n(&g->output_link_changes, __ATOMIC_ACQUIRE);
-	int same_links = link_changes == g->last_process_link_changes;
+	/* Our links as the loop thread heard of them, and as this thread found their buffers (either
+	 * may learn of the server's activation first). */
+	int same_links = link_changes == g->last_process_link_changes && live == g->last_process_live;
+	g->last_process_live = live;
 	int same_driver = clock->id == g->last_process_clock_id, previous_frames = g->last_process_frames;
 	int64_t behind = (int64_t)(began - clock->nsec), previous_behind = g->last_process_behind_nsec;
 	g->last_process_behind_nsec = behind;
@@ -134,7 +137,7 @@ static void on_process(void *data, struct spa_io_position *position)
 	__atomic_store_n(&g->quantum_frames, frames, __ATOMIC_RELAXED);
 	__atomic_store_n(&g->rate_hz, rate, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&g->cycles, 1, __ATOMIC_RELAXED);
-	note_process_time(g, &clock, began, began_cpu);
+	note_process_time(g, &clock, began, began_cpu, live);
 }
 
 /* On 0.3.65 a client's data thread stays SCHED_OTHER unless client-rt.conf's module-rt raised
