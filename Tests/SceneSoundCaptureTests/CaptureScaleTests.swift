@@ -152,8 +152,11 @@ import Testing
         let restsBefore = captureRests()
         let stallWatch = MachineStallWatch()
         defer { stallWatch.stop() }
-        // Settled: the first seconds (moves, the queues finding their level) are not judged.
-        Thread.sleep(forTimeInterval: 3)
+        // Settled: the first seconds (moves, the queues finding their level, a backlog from
+        // the output's first wake trimmed) are not judged.
+        let settledSeconds = waitForCapturedStreamsToSettle { try? status(socket, environment) }
+        try #require(settledSeconds != nil, "the captured streams did not settle")
+        print("\(kind): the captured streams settled \(String(format: "%.1f", settledSeconds ?? 0)) s after all were captured")
         let before = try status(socket, environment)
         let measuredFrom = MachineStallWatch.nowSeconds(), stealFrom = MachineStallWatch.hostStealSeconds()
         // The run being measured, the sink recorded over it.
@@ -206,7 +209,8 @@ import Testing
         }
         let directStatus = try status(socket, environment)
         #expect(streams(directStatus).isEmpty, "the direct apps were captured: \(streams(directStatus).keys.sorted())")
-        Thread.sleep(forTimeInterval: 3)
+        // Measured as long after their start as the captured ones were (nothing in status to wait on).
+        Thread.sleep(forTimeInterval: settledSeconds ?? 3)
         let directFrom = MachineStallWatch.nowSeconds(), directStealFrom = MachineStallWatch.hostStealSeconds()
         let directRecordingStarted = MachineStallWatch.nowSeconds()
         let recording = try MonitorRecording(server: server, file: temporaryFile("direct.raw"))

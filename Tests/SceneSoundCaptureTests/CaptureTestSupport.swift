@@ -2,6 +2,7 @@ import CPulse
 import Foundation
 import SceneSoundCapture
 import SceneSoundCaptureGraph
+import SceneSoundProtocol
 import SceneSoundPulse
 import SceneSoundTestSupport
 
@@ -161,3 +162,22 @@ extension PrivateSoundServer {
     }
 }
 
+
+/// Waits until the daemon's captured streams have settled: each queues at most 100 ms, and none
+/// has dropped anything for a second (slips, the clocks' steady drift, go on all along). A stream that starts as the daemon's output
+/// first wakes queues meanwhile — the tests' real sink, a null sink that sat idle, renders up to
+/// 2 s ahead and takes a new stream only then (a real device rewinds) — and the backlog is then
+/// trimmed. The seconds it took; nil when they did not settle within `timeoutSeconds`.
+func waitForCapturedStreamsToSettle(timeoutSeconds: Double = 15, status: () -> StatusDocument?) -> Double? {
+    let started = monotonicSeconds()
+    var lastChange = started
+    var last: [String: Double] = [:]
+    let settled = waitUntil(timeoutSeconds: timeoutSeconds, pollSeconds: 0.1) {
+        guard let streams = status()?.apps?.streams, !streams.isEmpty else { return false }
+        let now = Dictionary(streams.map { ("\($0.application ?? "?") \($0.pid ?? 0) \($0.scene)", $0.droppedSeconds) }) { first, _ in first }
+        if now != last { lastChange = monotonicSeconds() }
+        last = now
+        return streams.allSatisfy { $0.addedLatencySeconds <= 0.1 } && monotonicSeconds() - lastChange >= 1
+    }
+    return settled ? monotonicSeconds() - started : nil
+}

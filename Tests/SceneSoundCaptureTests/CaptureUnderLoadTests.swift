@@ -79,11 +79,17 @@ import Testing
             return capturedNames.filter { $0 == "captured" }.count == Self.capturedHertz.count
         }, "not every app is captured: \(capturedNames); the daemon said: \(daemonLog().suffix(3000))")
         print("\(kind): every app captured \(String(format: "%.2f", MachineStallWatch.nowSeconds() - appsStarted)) s after they started")
-        // Settled, as CaptureScaleTests settles: the first seconds (the captures' queues
-        // finding their level; a backlog at a stream's start trimmed) are not what the load is
-        // judged by. Apps started within a second or two of the daemon have shown it there
-        // (0.05–0.75 s of each app's start passed over in the first second, and once a gap).
-        Thread.sleep(forTimeInterval: 3)
+        // Settled, as CaptureScaleTests settles: the apps started as the daemon's output first
+        // woke, which the test's null sink takes up to 2 s late; their backlog trimmed (0.05–0.75 s
+        // of each app's start, and once a gap, fell in the measured run) is not what the load is
+        // judged by.
+        let settledSeconds = waitForCapturedStreamsToSettle {
+            (try? runTool(BuiltProducts.directory.appendingPathComponent("scenesound").path,
+                          ["status", "--json", "--socket", socket], display: nil, environment: server.clientEnvironment))
+                .flatMap { try? StatusSchema.decode($0) }
+        }
+        try #require(settledSeconds != nil, "the captured streams did not settle: \(daemonLog().suffix(3000))")
+        print("\(kind): the captured streams settled \(String(format: "%.1f", settledSeconds ?? 0)) s after all were captured")
         for _ in 0 ..< 2 { loops.append(try ChildProcess("/bin/sh", ["-c", "while :; do :; done"], display: nil)) }
         // Wakes 2 ms late, as the soak watches: a cycle of 5.3 ms is missed when the host takes
         // a few milliseconds from a thread of the chain, and the captured chain has one more.
