@@ -161,8 +161,15 @@ import Testing
         let measuredFrom = MachineStallWatch.nowSeconds(), stealFrom = MachineStallWatch.hostStealSeconds()
         // The run being measured, the sink recorded over it.
         let capturedRecordingStarted = MachineStallWatch.nowSeconds()
+        let spells = DrySpellCollector(status: { [socket, environment] in
+            (try? runTool(BuiltProducts.directory.appendingPathComponent("scenesound").path,
+                          ["status", "--json", "--socket", socket], display: nil, environment: environment))
+                .flatMap { try? StatusSchema.decode($0) }
+        })
+        defer { spells.stop() }
         let capturedRecording = try MonitorRecording(server: server, file: temporaryFile("captured.raw"))
         let capturedHeard = capturedRecording.finish(afterFrames: Int(seconds * Double(Self.rateHz)), timeoutSeconds: seconds + 15)
+        spells.stop()
         let after = try status(socket, environment)
         let measuredTo = MachineStallWatch.nowSeconds(), stealTo = MachineStallWatch.hostStealSeconds()
 
@@ -221,6 +228,15 @@ import Testing
                                      stallWatch: stallWatch)
         let direct = Self.gaps(directHeard, tones: count, label: "\(kind) direct", recordingStarted: directRecordingStarted,
                                stallWatch: stallWatch)
+        // A captured app's gaps beside the spells its queue ran dry (the render's clock, ahead of
+        // the recording by the output's latency): with no spell near, it was lost after the render.
+        for index in capturedGaps.gaps.indices where capturedGaps.gaps[index] > 0 {
+            guard let pid = start["loop-\(index)"]?.pid else { continue }
+            let spellText = spells.seen(pid: pid).map {
+                String(format: "%.2f s %.1f ms", $0.startedMonotonicSeconds - capturedRecordingStarted, $0.seconds * 1000)
+            }
+            print("\(kind) captured \(Self.hertz(index)) Hz (pid \(pid)): its dry spells at [\(spellText.joined(separator: ", "))] s of the recording")
+        }
         print("""
             \(kind): \(count) apps, gaps per app in \(capturedGaps.windows) windows of 10 ms captured \(capturedGaps.gaps) \
             (\(capturedGaps.gaps.reduce(0, +)) in all, \(capturedGaps.atStalls) more where the machine stalled; host steal \

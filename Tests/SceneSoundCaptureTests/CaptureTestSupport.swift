@@ -5,6 +5,7 @@ import SceneSoundCaptureGraph
 import SceneSoundProtocol
 import SceneSoundPulse
 import SceneSoundTestSupport
+import Synchronization
 
 /// A linked app's audio from the graph's node to the consumer, as a recording would bring it (a
 /// mono app recorded in stereo: both channels the same). Test-only: it allocates and locks on
@@ -180,4 +181,41 @@ func waitForCapturedStreamsToSettle(timeoutSeconds: Double = 15, status: () -> S
         return streams.allSatisfy { $0.addedLatencySeconds <= 0.1 } && monotonicSeconds() - lastChange >= 1
     }
     return settled ? monotonicSeconds() - started : nil
+}
+
+/// Every dry spell of each captured stream during the recording: `status` keeps a stream's
+/// latest 16, so it is read every few seconds (by pid).
+final class DrySpellCollector: Sendable {
+    private let spellsByPID = Mutex<[Int: [StatusDocument.DrySpell]]>([:])
+    private let stopped = Atomic<Bool>(false)
+    private let wake = DispatchSemaphore(value: 0), finished = DispatchSemaphore(value: 0)
+
+    init(status: @escaping @Sendable () -> StatusDocument?) {
+        Thread { [self] in
+            repeat {
+                for stream in status()?.apps?.streams ?? [] {
+                    guard let pid = stream.pid else { continue }
+                    spellsByPID.withLock { byPID in
+                        for spell in stream.recentDrySpells ?? [] where !(byPID[pid] ?? []).contains(spell) {
+                            byPID[pid, default: []].append(spell)
+                        }
+                    }
+                }
+                if stopped.load(ordering: .relaxed) { break }
+                _ = wake.wait(timeout: .now() + 3)
+            } while true
+            finished.signal()
+        }.start()
+    }
+
+    /// Reads once more and stops (once).
+    func stop() {
+        guard !stopped.exchange(true, ordering: .relaxed) else { return }
+        wake.signal()
+        finished.wait()
+    }
+
+    func seen(pid: Int) -> [StatusDocument.DrySpell] {
+        spellsByPID.withLock { $0[pid] ?? [] }.sorted { $0.startedMonotonicSeconds < $1.startedMonotonicSeconds }
+    }
 }

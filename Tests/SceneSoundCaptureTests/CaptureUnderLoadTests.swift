@@ -1,7 +1,6 @@
 import Foundation
 import SceneSoundProtocol
 import SceneSoundTestSupport
-import Synchronization
 import Testing
 
 /// Under load, on PulseAudio and on PipeWire: 8 unmodified apps (`paplay`) captured by
@@ -179,42 +178,5 @@ import Testing
             withKnownIssue("PipeWire: the graph node misses a cycle now and then under load, a gap for every captured app",
                            isIntermittent: true) { noMoreGaps() }
         }
-    }
-}
-
-/// Every dry spell of each captured stream during the recording: `status` keeps a stream's
-/// latest 16, so it is read every few seconds (by pid).
-private final class DrySpellCollector: Sendable {
-    private let spellsByPID = Mutex<[Int: [StatusDocument.DrySpell]]>([:])
-    private let stopped = Atomic<Bool>(false)
-    private let wake = DispatchSemaphore(value: 0), finished = DispatchSemaphore(value: 0)
-
-    init(status: @escaping @Sendable () -> StatusDocument?) {
-        Thread { [self] in
-            repeat {
-                for stream in status()?.apps?.streams ?? [] {
-                    guard let pid = stream.pid else { continue }
-                    spellsByPID.withLock { byPID in
-                        for spell in stream.recentDrySpells ?? [] where !(byPID[pid] ?? []).contains(spell) {
-                            byPID[pid, default: []].append(spell)
-                        }
-                    }
-                }
-                if stopped.load(ordering: .relaxed) { break }
-                _ = wake.wait(timeout: .now() + 3)
-            } while true
-            finished.signal()
-        }.start()
-    }
-
-    /// Reads once more and stops (once).
-    func stop() {
-        guard !stopped.exchange(true, ordering: .relaxed) else { return }
-        wake.signal()
-        finished.wait()
-    }
-
-    func seen(pid: Int) -> [StatusDocument.DrySpell] {
-        spellsByPID.withLock { $0[pid] ?? [] }.sorted { $0.startedMonotonicSeconds < $1.startedMonotonicSeconds }
     }
 }
