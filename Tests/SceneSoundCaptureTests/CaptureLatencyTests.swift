@@ -190,9 +190,7 @@ import Testing
             let sampleStart = monotonicSeconds() + 2
             return try Self.measure(server, seconds: 8) {
                 guard monotonicSeconds() > sampleStart,
-                      let text = try? runTool(BuiltProducts.directory.appendingPathComponent("scenesound").path,
-                                              ["status", "--json", "--socket", socket], display: nil, environment: environment),
-                      let status = try? StatusSchema.decode(text) else { return }
+                      let status = try? daemonStatus(socket: socket, environment: environment) else { return }
                 if let added = status.apps?.streams.first?.addedLatencySeconds {  // the clicking app is the only one
                     reported.append(added)
                 }

@@ -16,11 +16,6 @@ import Testing
 @Suite(.serialized) struct CaptureScaleTests {
     static let seconds = ProcessInfo.processInfo.environment["SCENESOUND_CAPTURE_SCALE_SECONDS"].flatMap(Double.init) ?? 60
 
-    func status(_ socket: String, _ environment: [String: String]) throws -> StatusDocument {
-        try StatusSchema.decode(runTool(BuiltProducts.directory.appendingPathComponent("scenesound").path,
-                                        ["status", "--json", "--socket", socket], display: nil, environment: environment))
-    }
-
     /// App `loop-N` (or the Nth direct app) plays a tone of 200 + 100 N Hz — whole
     /// cycles in every 10 ms window, so each tone's level is read without leakage from the
     /// others — quiet enough that 32 at once stay far below full scale (no limiter at work).
@@ -142,7 +137,7 @@ import Testing
         // would find them ended.
         var captured: [String: StatusDocument.AppStream] = [:]
         try #require(waitUntil(timeoutSeconds: 20) {
-            captured = (try? status(socket, environment)).map(streams) ?? [:]
+            captured = (try? daemonStatus(socket: socket, environment: environment)).map(streams) ?? [:]
             return captured.count == count
         }, "\(captured.count) of \(count) streams captured; \(whyNotCaptured(captured, count: count, server: server, log: log, playerErrors: playerErrors))")
         // The capture must not rest under playing apps (it did once, trusting pipewire-pulse's `corked`).
@@ -154,23 +149,19 @@ import Testing
         defer { stallWatch.stop() }
         // Settled: the first seconds (moves, the queues finding their level, a backlog from
         // the output's first wake trimmed) are not judged.
-        let settledSeconds = waitForCapturedStreamsToSettle { try? status(socket, environment) }
+        let settledSeconds = waitForCapturedStreamsToSettle { try? daemonStatus(socket: socket, environment: environment) }
         try #require(settledSeconds != nil, "the captured streams did not settle")
         print("\(kind): the captured streams settled \(String(format: "%.1f", settledSeconds ?? 0)) s after all were captured")
-        let before = try status(socket, environment)
+        let before = try daemonStatus(socket: socket, environment: environment)
         let measuredFrom = MachineStallWatch.nowSeconds(), stealFrom = MachineStallWatch.hostStealSeconds()
         // The run being measured, the sink recorded over it.
         let capturedRecordingStarted = MachineStallWatch.nowSeconds()
-        let spells = DrySpellCollector(status: { [socket, environment] in
-            (try? runTool(BuiltProducts.directory.appendingPathComponent("scenesound").path,
-                          ["status", "--json", "--socket", socket], display: nil, environment: environment))
-                .flatMap { try? StatusSchema.decode($0) }
-        })
+        let spells = DrySpellCollector(status: { [socket, environment] in try? daemonStatus(socket: socket, environment: environment) })
         defer { spells.stop() }
         let capturedRecording = try MonitorRecording(server: server, file: temporaryFile("captured.raw"))
         let capturedHeard = capturedRecording.finish(afterFrames: Int(seconds * Double(Self.rateHz)), timeoutSeconds: seconds + 15)
         spells.stop()
-        let after = try status(socket, environment)
+        let after = try daemonStatus(socket: socket, environment: environment)
         let measuredTo = MachineStallWatch.nowSeconds(), stealTo = MachineStallWatch.hostStealSeconds()
 
         let start = streams(before), end = streams(after)
@@ -214,7 +205,7 @@ import Testing
                 ((try? server.sinkInputs()) ?? []).filter { $0.application == "direct" }.count == players.count
             }, "direct players not playing: \((0 ..< players.count).filter { !players[$0].isRunning }.map { "\($0): \(playerErrors($0))" })")
         }
-        let directStatus = try status(socket, environment)
+        let directStatus = try daemonStatus(socket: socket, environment: environment)
         #expect(streams(directStatus).isEmpty, "the direct apps were captured: \(streams(directStatus).keys.sorted())")
         // Measured as long after their start as the captured ones were (nothing in status to wait on).
         Thread.sleep(forTimeInterval: settledSeconds ?? 3)

@@ -72,9 +72,8 @@ import Testing
         let appsStarted = MachineStallWatch.nowSeconds()
         var capturedNames: [String] = []
         try #require(waitUntil(timeoutSeconds: 15) {
-            let text = try? runTool(BuiltProducts.directory.appendingPathComponent("scenesound").path,
-                                    ["status", "--json", "--socket", socket], display: nil, environment: server.clientEnvironment)
-            capturedNames = (text.flatMap { try? StatusSchema.decode($0) }?.apps?.streams ?? []).map { $0.application ?? "?" }
+            capturedNames = ((try? daemonStatus(socket: socket, environment: server.clientEnvironment))?.apps?.streams ?? [])
+                .map { $0.application ?? "?" }
             return capturedNames.filter { $0 == "captured" }.count == Self.capturedHertz.count
         }, "not every app is captured: \(capturedNames); the daemon said: \(daemonLog().suffix(3000))")
         print("\(kind): every app captured \(String(format: "%.2f", MachineStallWatch.nowSeconds() - appsStarted)) s after they started")
@@ -82,11 +81,7 @@ import Testing
         // woke, which the test's null sink takes up to 2 s late; their backlog trimmed (0.05–0.75 s
         // of each app's start, and once a gap, fell in the measured run) is not what the load is
         // judged by.
-        let settledSeconds = waitForCapturedStreamsToSettle {
-            (try? runTool(BuiltProducts.directory.appendingPathComponent("scenesound").path,
-                          ["status", "--json", "--socket", socket], display: nil, environment: server.clientEnvironment))
-                .flatMap { try? StatusSchema.decode($0) }
-        }
+        let settledSeconds = waitForCapturedStreamsToSettle { try? daemonStatus(socket: socket, environment: server.clientEnvironment) }
         try #require(settledSeconds != nil, "the captured streams did not settle: \(daemonLog().suffix(3000))")
         print("\(kind): the captured streams settled \(String(format: "%.1f", settledSeconds ?? 0)) s after all were captured")
         for _ in 0 ..< 2 { loops.append(try ChildProcess("/bin/sh", ["-c", "while :; do :; done"], display: nil)) }
@@ -97,9 +92,7 @@ import Testing
         let started = MachineStallWatch.nowSeconds()
         let recordingStarted = MachineStallWatch.nowSeconds()
         let spells = DrySpellCollector(status: { [environment = server.clientEnvironment] in
-            (try? runTool(BuiltProducts.directory.appendingPathComponent("scenesound").path,
-                          ["status", "--json", "--socket", socket], display: nil, environment: environment))
-                .flatMap { try? StatusSchema.decode($0) }
+            try? daemonStatus(socket: socket, environment: environment)
         })
         defer { spells.stop() }
         let recording = try MonitorRecording(server: server, file: temporaryFile("load.raw"))
@@ -108,9 +101,7 @@ import Testing
         loops.forEach { $0.kill() }
         // Where the captured apps' gaps would come from: the output's underruns (the sound
         // server's record), or a captured stream starved or dropped before the render.
-        let status = (try? runTool(BuiltProducts.directory.appendingPathComponent("scenesound").path,
-                                   ["status", "--json", "--socket", socket], display: nil, environment: server.clientEnvironment))
-            .flatMap { try? StatusSchema.decode($0) }
+        let status = try? daemonStatus(socket: socket, environment: server.clientEnvironment)
         let captured = (status?.apps?.streams ?? []).filter { $0.application == "captured" }
         let cycleSeconds = status.map { Double($0.output.blockFrames) / $0.output.rateHz } ?? 0
         let late = MissedCycles(status?.output.recentUnderruns ?? [], blockSeconds: cycleSeconds, watch: stallWatch)
