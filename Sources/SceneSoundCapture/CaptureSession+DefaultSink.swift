@@ -84,7 +84,7 @@ extension CaptureSession {
     /// On PipeWire, a default the graph node learns is followed as pipewire-pulse's events are.
     func watchGraphDefaultSink() {
         // Used only under the mainloop's lock, on whichever thread holds it.
-        nonisolated(unsafe) weak var session = self
+        nonisolated(unsafe) weak let session = self
         graph?.watchDefaultSink { [mainloop] in
             mainloop.withLock {
                 guard let session, session.phase == .capturing else { return }

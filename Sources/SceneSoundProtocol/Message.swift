@@ -109,7 +109,6 @@ public enum Message: Equatable, Sendable {
         case .streamEnded(let p): p
         case .streamError(let p): p
         case .playbackEnded(let p): p
-        case .outputDeviceChanged(let p): p
         }
     }
 

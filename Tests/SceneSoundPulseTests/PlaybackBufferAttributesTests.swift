@@ -26,7 +26,7 @@ import Testing
         var map = PlaybackBufferAttributes.channelMap(["front-left", "front-right", "front-center", "lfe", "rear-left", "rear-right"])
         var name = [CChar](repeating: 0, count: 320)
         pa_channel_map_snprint(&name, name.count, &map)
-        #expect(String(cString: name) == "front-left,front-right,front-center,lfe,rear-left,rear-right")
+        #expect(name.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } == "front-left,front-right,front-center,lfe,rear-left,rear-right")
     }
 }
 

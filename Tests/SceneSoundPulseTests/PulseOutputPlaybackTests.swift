@@ -187,6 +187,7 @@ final class OutputBox: @unchecked Sendable {
 /// `pin(toSink:)`: the app capture makes its own sink the default, and the mix must not follow
 /// it there. PulseAudio moves every stream without a sink of its own choosing to a new default.
 @Suite(.serialized) struct PinnedOutputTests {
+    @discardableResult
     func pactl(_ server: PrivatePulseServer, _ arguments: [String]) throws -> String {
         try runHelper(URL(fileURLWithPath: "/usr/bin/env"),
                       ["PULSE_COOKIE=\(server.directory.path)/cookie", "/usr/bin/pactl", "--server=\(server.serverAddress)"] + arguments)
