@@ -23,20 +23,37 @@ flags="-O -wmo -parse-as-library -swift-version 6 -package-name scenesound -I $w
 
 # Each module's top-level sources only: Sources/SceneSoundClient/Idioms (the Apple-style API,
 # which needs Foundation, libsndfile and the sound themes) stays out of the library.
+modules="SceneSoundPlatform SceneSoundProtocol SceneSoundClient SceneSoundC"
+
+# Up to date, as make judges it, and then not built again (`make deb` after `make test`, whose
+# LibraryTests built the library into the same place): the library is newer than every input,
+# and the sources, compiler and flags are the ones it was built from (a source removed or added
+# changes the list).
+set --
+for module in $modules; do set -- "$@" "$root/Sources/$module"; done
+compiler=$(readlink -f "$swiftc")
+inputs=$(find "$@" -maxdepth 1 -name '*.swift' | sort; "$swiftc" --version 2>&1; echo "$flags")
+library=$out/libscenesound.so.0
+if [ -f "$library" ] && [ "$(cat "$out/.inputs" 2>/dev/null)" = "$inputs" ] &&
+   [ -z "$(find "$@" -maxdepth 1 -name '*.swift' -newer "$library")" ] &&
+   [ -z "$(find "$root/packaging/build-lib.sh" "$root/packaging/scenesound.map" "$compiler" -newer "$library")" ]; then
+    echo "$library is up to date"
+    exit 0
+fi
+rm -f "$out/.inputs"
+
 compile() {  # module name → object and .swiftmodule in $work
     "$swiftc" $flags -module-name "$1" -emit-module -emit-module-path "$work/$1.swiftmodule" \
         -c "$root"/Sources/"$1"/*.swift -o "$work/$1.o"
 }
-compile SceneSoundPlatform
-compile SceneSoundProtocol
-compile SceneSoundClient
-compile SceneSoundC
+for module in $modules; do compile "$module"; done
 
 "$swiftc" -emit-library -static-stdlib -use-ld=lld \
     "$work/SceneSoundPlatform.o" "$work/SceneSoundProtocol.o" "$work/SceneSoundClient.o" "$work/SceneSoundC.o" \
-    -o "$out/libscenesound.so.0" \
+    -o "$library" \
     -Xlinker -soname=libscenesound.so.0 \
     -Xlinker --version-script="$root/packaging/scenesound.map" \
     -Xlinker --gc-sections -Xlinker -s
 ln -sf libscenesound.so.0 "$out/libscenesound.so"
-echo "built $out/libscenesound.so.0"
+echo "$inputs" > "$out/.inputs"
+echo "built $library"

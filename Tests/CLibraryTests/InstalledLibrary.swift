@@ -1,7 +1,8 @@
 import Foundation
 
 /// libscenesound built and installed into a temporary prefix with `make install` (once per
-/// test run: the library's optimised build is the slow part), and the C and C++ consumers
+/// test run: the library's optimised build is the slow part; built where `make lib` builds it,
+/// so that `make deb` after `make test` finds it up to date), and the C and C++ consumers
 /// compiled strictly against the installed tree through pkg-config.
 struct InstalledLibrary: Sendable {
     let prefix: String
@@ -23,7 +24,7 @@ struct InstalledLibrary: Sendable {
         prefix = root + "/prefix"
         programs = root + "/programs"
         try Self.check("make install", try? run("make", ["--no-print-directory", "install", "PREFIX=" + prefix,
-                                                         "LIB_BUILD=" + root + "/lib", "BINARIES=" + Paths.binaries],
+                                                         "BINARIES=" + Paths.binaries],
                                                 directory: Paths.repository))
         try? FileManager.default.createDirectory(atPath: programs, withIntermediateDirectories: true)
         let pkgConfig = try Self.check("pkg-config", try? run("pkg-config", ["--cflags", "--libs", "scenesound"],
