@@ -177,9 +177,12 @@ import Testing
         let droppedMilliseconds = end.map { name, stream in (stream.droppedSeconds - (start[name]?.droppedSeconds ?? 0)) * 1000 }
         let latencies = end.values.map { $0.addedLatencySeconds * 1000 }
         let underruns = after.output.underruns - before.output.underruns
-        print(String(format: "\(kind): \(count) captured streams for %.0f s: starved at most %.1f ms per stream (sum %.1f ms; dropped as late in all %.1f ms), output underruns %d, added latency %.1f-%.1f ms",
+        // A move between the HRTF voices and the bus crossfades two renderings of the source.
+        let movesToBus = after.health.governorMovesToBus - before.health.governorMovesToBus
+        let movesToHRTF = after.health.governorMovesToHRTF - before.health.governorMovesToHRTF
+        print(String(format: "\(kind): \(count) captured streams for %.0f s: starved at most %.1f ms per stream (sum %.1f ms; dropped as late in all %.1f ms), output underruns %d, added latency %.1f-%.1f ms; the governor moved %d sources to the bus and %d back (HRTF voices %d, bus %d at the end)",
                      seconds, starvedMilliseconds.max() ?? 0, starvedMilliseconds.reduce(0, +), droppedMilliseconds.reduce(0, +), underruns,
-                     latencies.min() ?? 0, latencies.max() ?? 0))
+                     latencies.min() ?? 0, latencies.max() ?? 0, movesToBus, movesToHRTF, after.render.hrtfVoices, after.render.busVoices))
         let stolenMilliseconds = (stealTo - stealFrom) * 1000
         print("\(kind): \(stallWatch.summary(from: measuredFrom, to: measuredTo)); \(String(format: "%.0f", stolenMilliseconds)) ms of it over the measured run")
         let stopped = (0 ..< count).filter { !players[$0].isRunning }
