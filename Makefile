@@ -60,7 +60,7 @@ bench:
 	scripts/bench-capture
 
 clean:
-	rm -rf .build .build-release Benchmarks/.build out dist
+	rm -rf .build .build-release .build-clib Benchmarks/.build out dist
 
 # The Debian packages scenesound, libscenesound0 and libscenesound-dev in dist/, the programs
 # with the Swift runtime linked in, checked by lintian (docs/PACKAGING.md).
