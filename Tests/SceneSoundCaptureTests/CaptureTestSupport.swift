@@ -171,9 +171,9 @@ func daemonStatus(socket: String, environment: [String: String]) throws -> Statu
 
 /// Waits until the daemon's captured streams have settled: each queues at most 100 ms, and none
 /// has dropped anything for a second (slips, the clocks' steady drift, go on all along). A stream
-/// that starts as the daemon's output first wakes queues meanwhile — the tests' real sink, a null sink that sat idle, renders up to
-/// 2 s ahead and takes a new stream only then (a real device rewinds) — and the backlog is then
-/// trimmed. The seconds it took; nil when they did not settle within `timeoutSeconds`.
+/// that starts as the daemon's output first wakes queues meanwhile — the tests' real sink, a null
+/// sink that sat idle, renders up to 2 s ahead and takes a new stream only then (a real device
+/// rewinds) — and the backlog is then trimmed. The seconds it took; nil when they did not settle within `timeoutSeconds`.
 func waitForCapturedStreamsToSettle(timeoutSeconds: Double = 15, status: () -> StatusDocument?) -> Double? {
     let started = monotonicSeconds()
     var lastChange = started

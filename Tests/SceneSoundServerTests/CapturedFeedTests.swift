@@ -70,6 +70,25 @@ import Testing
                 "the first spell starved \(starvedByTheFirst) frames, the longer one \(feed.input.starvedFrameCount - starvedByTheFirst)")
     }
 
+    /// Frames over the margin are taken away a frame at a time, and no faster than one in 480
+    /// however short the writes: from writes of 150 frames, a frame from each sped the stream up
+    /// by 0.65 % (a 3 kHz tone 20 Hz sharp, read as a gap over 10 ms).
+    @Test func excessIsTakenAwayAtMostOneFrameIn480() {
+        var clock = ClockFollower(maximumFramesPerWindow: 24)
+        clock.takeAway(12)
+        var taken = 0, framesSinceTaken = Int.max / 2, closest = Int.max
+        for _ in 0 ..< 100 {
+            framesSinceTaken += 150
+            if clock.slip(forWriteOf: 150, windowFrames: 24_000) == -1 {
+                taken += 1
+                closest = min(closest, framesSinceTaken)
+                framesSinceTaken = 0
+            }
+        }
+        #expect(taken == 12, "\(taken) of 12 frames taken away")
+        #expect(closest >= 480, "two frames taken \(closest) frames apart")
+    }
+
     @Test func aPauseDoesNotGrowTheQueue() {
         let feed = Self.feed()
         // 50 cycles (267 ms) with nothing, and 5 (27 ms, within the margin's limit) later,
