@@ -19,15 +19,23 @@ import Glibc
 /// same crossfade — whole periods cut out, as a jitter buffer's acceleration does, not a jump in
 /// the waveform (a click; a tone read over 10 ms cancels across it).
 ///
+/// A stretch (`conceal(… holdingLevel: true)`) is the other way round, a jitter buffer's
+/// expansion asked for ahead: the continuation held at its level (full, unless a spell is
+/// already under way) for as long as asked, then taken over as after a spell, when the output must be given more than has come (its buffer grown
+/// after an underflow, rendered ahead at once).
+///
 /// Render thread only: the history and every buffer are allocated up front; no lock, no log.
 public final class DrySpellConcealer {
     public let channelCount: Int
     /// Frames of history kept per channel (a power of two).
-    static let historyFrames = 2048
+    static let historyFrames = 8192
     static let matchFrames = 64
     static let shortestPeriodFrames = 32
     static let longestPeriodFrames = 768
     public static let fadeFrames = 960
+    /// The longest stretch held at full level: the continuation written into the history while
+    /// it sounds (and then while it fades) must not reach the period it repeats.
+    public static let longestStretchFrames = historyFrames - longestPeriodFrames - fadeFrames
     static let crossfadeFrames = 64
 
     private let history: UnsafeMutablePointer<Float>
@@ -37,6 +45,10 @@ public final class DrySpellConcealer {
     private var period = 0
     private var phase = 0
     private var concealedFrames = 0
+    /// A stretch holds the continuation's level (full at a spell's start, else where the fade
+    /// had come to) until the spell's frame `heldUntil`; the fade goes on from there.
+    private var heldUntil = 0
+    private var heldLevel: Float = 1
     private var spellEnd = 0
     /// The next frames received take over from `takenOver` (the continuation after a spell,
     /// the frames passed over after a trim), at `takenOverLevel`.
@@ -155,15 +167,24 @@ public final class DrySpellConcealer {
     }
 
     /// A dry spell: `frames` at `offset` in `channels` filled with the continuation, each
-    /// channel's sum of squares over them added to `sumsOfSquares`.
+    /// channel's sum of squares over them added to `sumsOfSquares`. `holdingLevel`: a stretch,
+    /// these frames at the level the continuation has (full, unless a spell was already being
+    /// concealed), up to `longestStretchFrames` into the spell; a spell going on after them
+    /// fades from there.
     public func conceal(_ channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, offset: Int, frames: Int,
-                        sumsOfSquares: UnsafeMutablePointer<Float>) {
+                        sumsOfSquares: UnsafeMutablePointer<Float>, holdingLevel: Bool = false) {
         guard frames > 0 else { return }
         if concealedFrames == 0 {
             takeOverDue = true
             spellEnd = written
             period = written >= Self.longestPeriodFrames + Self.matchFrames ? bestPeriod() : 0
             phase = 0
+            heldUntil = 0
+            heldLevel = 1
+        }
+        if holdingLevel {
+            heldLevel = continuationLevel(concealedFrames)
+            heldUntil = min(Self.longestStretchFrames, concealedFrames + frames)
         }
         for n in 0..<frames {
             let level = period > 0 ? continuationLevel(concealedFrames) : 0
@@ -189,9 +210,9 @@ public final class DrySpellConcealer {
         }
     }
 
-    /// 1 at a spell's first frame, falling linearly to 0 over `fadeFrames`.
+    /// 1 at a spell's first frame, falling linearly to 0 over `fadeFrames`; held through a stretch.
     @inline(__always) private func continuationLevel(_ frame: Int) -> Float {
-        max(0, 1 - Float(frame) / Float(Self.fadeFrames))
+        frame < heldUntil ? heldLevel : max(0, heldLevel - Float(frame - heldUntil) / Float(Self.fadeFrames))
     }
 
     private func remember(_ channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, offset: Int, frames: Int) {

@@ -126,6 +126,15 @@ public final class Engine: @unchecked Sendable {
     /// Backend: the block ending at output frame `frame` has been handed to the device.
     public func markDelivered(throughFrame frame: Int) { deliveredFrames.store(frame, ordering: .releasing) }
 
+    /// Backend: its buffer grew by `frames`, which it is about to render ahead at once (PulseAudio
+    /// asks for the difference as soon as the buffer is set). Streams whose audio comes at the
+    /// sound server's pace, not ahead (captured apps), give them as a stretch rather than out of
+    /// their queues (`RingInput.stretch`). Any thread; no lock.
+    public func stretchStreamsArrivingInRealTime(byFrames frames: Int) {
+        if frames > 0 { stretchRequestedFrames.add(frames, ordering: .relaxed) }
+    }
+    private let stretchRequestedFrames = Atomic<Int>(0)
+
     // MARK: Render thread
 
     /// Renders one block of `channelCount` interleaved channels (the output stream's: 2, or a
@@ -137,6 +146,10 @@ public final class Engine: @unchecked Sendable {
         let start = MonotonicClock.nowNanoseconds()
         scenesound_set_denormal_flushing(1)  // whichever thread renders (output, offline, benchmark)
         applyCommands()
+        if stretchRequestedFrames.load(ordering: .relaxed) > 0 {
+            let frames = stretchRequestedFrames.exchange(0, ordering: .relaxed)
+            streams.forEachUnretained { $0.input.stretch(frames) }
+        }
         duck.advance(alerting: streams.containsUnretained { $0.isAlert && !$0.removing && $0.input.ring.availableFrames > 0 },
                      blockSeconds: Double(configuration.blockFrames) / configuration.sampleRateHz)
         advanceSceneRamps()

@@ -66,6 +66,23 @@ public final class RingInput: SourceInput, @unchecked Sendable {
         if frames > 0 { trimRequestedFrames.add(frames, ordering: .relaxed) }
     }
 
+    /// The output's side: it is about to take `frames` more than it used to at once (its
+    /// buffer grown after an underflow, rendered ahead). A concealing input gives them as a
+    /// stretch — its continuation held at its level, whole reads of it, then taken over in phase —
+    /// instead of out of its queue, which would run dry by them: the queue keeps its margin, and
+    /// the stream is later by what the output added. Asked while a dry spell is concealed
+    /// (the output's underflow, the capture's delivery late with it), the continuation goes on
+    /// at the level it has come to. Dropped before the stream has started, while it is idle,
+    /// and by other inputs.
+    public func stretch(_ frames: Int) {
+        if frames > 0, concealer != nil { stretchRequestedFrames.add(frames, ordering: .relaxed) }
+    }
+    private let stretchRequestedFrames = Atomic<Int>(0)
+    @exclusivity(unchecked) private var stretchFramesLeft = 0
+    /// Frames given as stretches so far.
+    public var stretchedFrameCount: Int { stretchedFrames.load(ordering: .relaxed) }
+    private let stretchedFrames = Atomic<Int>(0)
+
     /// A run of reads that found the ring short while the stream was not idle: when its first
     /// read was (CLOCK_MONOTONIC) and how many frames it lacked in all.
     public struct DrySpell: Sendable, Equatable {
@@ -126,6 +143,10 @@ public final class RingInput: SourceInput, @unchecked Sendable {
             if available == 0 { startDecided = false }  // nothing yet: the start is still to come
         }
         if trimRequestedFrames.load(ordering: .relaxed) > 0 { trimQueue(keeping: frames) }
+        if stretchRequestedFrames.load(ordering: .relaxed) > 0 || stretchFramesLeft > 0,
+           let concealer, stretchBlock(concealer, into: channels, channelCount: channelCount, frames: frames, sumsOfSquares: sumsOfSquares) {
+            return frames
+        }
         if let concealer, concealer.isConcealing, case let available = ring.availableFrames, available > 0 {
             ring.skip(concealer.framesToPassOver(available: available) { ring.peek(frame: $0, channel: $1) })
         }
@@ -143,6 +164,23 @@ public final class RingInput: SourceInput, @unchecked Sendable {
         }
         meter(sumsOfSquares, frames: frames)
         return got
+    }
+
+    /// One read of a stretch, if one is due: the whole block, rounded up (a stretch of a few
+    /// frames more than asked stays in the queue, which the feed takes away slowly).
+    private func stretchBlock(_ concealer: DrySpellConcealer, into channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>,
+                              channelCount: Int, frames: Int, sumsOfSquares: UnsafeMutablePointer<Float>) -> Bool {
+        let requested = stretchRequestedFrames.exchange(0, ordering: .relaxed)
+        if requested > 0, startDecided, !idle.load(ordering: .relaxed) {
+            stretchFramesLeft = min(DrySpellConcealer.longestStretchFrames, stretchFramesLeft + requested)
+        }
+        guard stretchFramesLeft > 0 else { return false }
+        sumsOfSquares.update(repeating: 0, count: channelCount)
+        concealer.conceal(channels, offset: 0, frames: frames, sumsOfSquares: sumsOfSquares, holdingLevel: true)
+        stretchFramesLeft = max(0, stretchFramesLeft - frames)
+        stretchedFrames.add(frames, ordering: .relaxed)
+        meter(sumsOfSquares, frames: frames)
+        return true
     }
 
     /// A request that comes while a spell is concealed is dropped: the audio's coming back

@@ -36,7 +36,7 @@ public final class PulseAudioOutput: OutputBackend, @unchecked Sendable {
                 scheduling.ensureRequestedOnCurrentThread()
                 engine.render(into: buffer, channelCount: channels)
                 engine.markDelivered(throughFrame: engine.renderedFrames)
-            })
+            }, bufferGrew: { frames in engine.stretchStreamsArrivingInRealTime(byFrames: frames) })
         } catch {
             throw OutputError("PulseAudio output: \(error)")
         }

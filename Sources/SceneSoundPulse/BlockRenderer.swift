@@ -12,16 +12,21 @@ final class BlockRenderer {
 
     let blockFrames: Int
     private let render: (UnsafeMutablePointer<Float>, _ frames: Int, _ channels: Int) -> Void
+    /// Told, on the PulseAudio thread, that the stream's buffer grew by `frames`, which the
+    /// next requests take at once: the engine's captured streams stretch rather than run dry.
+    let bufferGrew: (_ frames: Int) -> Void
     private let block: UnsafeMutablePointer<Float>
     /// The rendered frames of `block` not handed out yet: `block[pendingStart ..< blockFrames]`.
     @exclusivity(unchecked) private var pendingStart: Int
     /// Interleaved channels per frame, the playing stream's.
     @exclusivity(unchecked) private(set) var channelCount = 2
 
-    init(blockFrames: Int, render: @escaping (UnsafeMutablePointer<Float>, _ frames: Int, _ channels: Int) -> Void) {
+    init(blockFrames: Int, render: @escaping (UnsafeMutablePointer<Float>, _ frames: Int, _ channels: Int) -> Void,
+         bufferGrew: @escaping (_ frames: Int) -> Void = { _ in }) {
         precondition(blockFrames > 0)
         self.blockFrames = blockFrames
         self.render = render
+        self.bufferGrew = bufferGrew
         let sampleCount = blockFrames * Self.maximumChannelCount
         block = .allocate(capacity: sampleCount)
         block.initialize(repeating: 0, count: sampleCount)

@@ -184,7 +184,10 @@ final class PlaybackStream {
     private func underflowed() {
         statistics.recordUnderrun()
         events(.underrun)
-        if let seconds = buffer.afterUnderflow(nowNanoseconds: MonotonicClock.nowNanoseconds()) { askForBuffer(seconds) }
+        let before = buffer.seconds
+        guard let seconds = buffer.afterUnderflow(nowNanoseconds: MonotonicClock.nowNanoseconds()) else { return }
+        askForBuffer(seconds)
+        renderer.bufferGrew(Int(((seconds - before) * Double(bufferFormat.rateHz)).rounded()))
     }
 
     /// A new tlength for the stream (the server asks for the difference at once when it grew).

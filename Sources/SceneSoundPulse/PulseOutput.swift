@@ -43,12 +43,15 @@ public final class PulseOutput: @unchecked Sendable {
 
     /// As `start(render:)`, with the stream's channel count passed to `render` (2 until
     /// `useChannels` changes it): it fills `frames` interleaved frames of that many channels.
-    public func start(renderChannels render: @escaping (UnsafeMutablePointer<Float>, _ frames: Int, _ channels: Int) -> Void) throws {
+    /// `bufferGrew`, on the same thread: the stream's buffer grew by `frames` after an
+    /// underflow, and the next requests ask for them at once, on top of what plays meanwhile.
+    public func start(renderChannels render: @escaping (UnsafeMutablePointer<Float>, _ frames: Int, _ channels: Int) -> Void,
+                      bufferGrew: @escaping (_ frames: Int) -> Void = { _ in }) throws {
         try configuration.validate()
         joinOutputStoppedFromItsOwnThread()
 
         let mainloop = try PulseMainloop(threadName: "scenesound-pulse")
-        let renderer = BlockRenderer(blockFrames: configuration.blockFrames, render: render)
+        let renderer = BlockRenderer(blockFrames: configuration.blockFrames, render: render, bufferGrew: bufferGrew)
         let supervisor = OutputSupervisor(
             mainloop: mainloop, configuration: configuration, renderer: renderer,
             statistics: statistics, events: events)

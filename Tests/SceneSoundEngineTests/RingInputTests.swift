@@ -145,4 +145,82 @@ import Testing
         #expect(input.trimmedFrameCount == 300 + (1_000 - 300 - 2 * Self.block) && ring.availableFrames == 0)
         #expect(input.starvedFrameCount == 0)
     }
+
+    /// Writes the next `frames` of a 1 kHz tone at 0.5 into `ring` at each call.
+    static func toneWriter(_ ring: AudioRing) -> (Int) -> Void {
+        var next = 0
+        return { frames in
+            let tone = (next ..< next + frames).map { Float(0.5 * sin(2 * Double.pi * 1_000 * Double($0) / 48_000)) }
+            _ = tone.withUnsafeBufferPointer { ring.write($0.baseAddress!, frames: frames) }
+            next += frames
+        }
+    }
+
+    /// The output's buffer grown at once (PulseAudio after an underflow, 20 → 40 ms: 960
+    /// frames more asked at once) is given by a concealing input as a stretch: the tone goes on
+    /// at its level, the queue keeps its margin and nothing is counted starved. Taken out of
+    /// the queue instead, the same growth runs it dry (a captured app's gap on every underflow).
+    @Test func theOutputsGrowthIsAStretchAndDoesNotRunTheQueueDry() {
+        let margin = 512, growth = 960
+        func play(stretching: Bool) -> (input: RingInput, heard: [Float], fillAfter: Int) {
+            let ring = AudioRing(capacityFrames: 8192, channelCount: 1)
+            let input = RingInput(ring: ring, concealsDrySpells: true)
+            input.setIdle(false)
+            let write = Self.toneWriter(ring)
+            var heard: [Float] = []
+            write(margin)
+            for _ in 0 ..< 20 { write(Self.block); heard += Self.readBlock(input).samples }
+            if stretching { input.stretch(growth) }
+            // The growth taken at once: blocks read with nothing written meanwhile.
+            for _ in 0 ..< (growth + Self.block - 1) / Self.block { heard += Self.readBlock(input).samples }
+            for _ in 0 ..< 20 { write(Self.block); heard += Self.readBlock(input).samples }
+            return (input, heard, ring.availableFrames)
+        }
+        let stretched = play(stretching: true)
+        let windowLevels = stride(from: 0, to: stretched.heard.count - 480, by: 240).map { start in
+            (stretched.heard[start ..< start + 480].reduce(0.0) { $0 + Double($1) * Double($1) } / 480).squareRoot()
+        }
+        let toneRMS = 0.5 / 2.squareRoot()
+        let largestStep = zip(stretched.heard, stretched.heard.dropFirst()).map { abs($1 - $0) }.max() ?? 0
+        print("stretched by \(stretched.input.stretchedFrameCount) frames: quietest 10 ms \(windowLevels.min() ?? 0) "
+              + "(tone \(toneRMS)), largest step \(largestStep), queue after \(stretched.fillAfter) frames")
+        #expect(stretched.input.starvedFrameCount == 0)
+        #expect(stretched.input.stretchedFrameCount == 1_024, "the growth, rounded up to whole reads")
+        #expect((windowLevels.min() ?? 0) > 0.9 * toneRMS, "the tone held its level through the stretch")
+        // A 1 kHz tone at 0.5 moves at most 0.065 a frame; a jump at the takeover would be more.
+        #expect(largestStep < 0.08, "no click going in or out")
+        // The margin kept, less what the takeover passed over to stay in phase (under a period).
+        #expect(stretched.fillAfter > margin - 48 && stretched.fillAfter <= margin, "\(stretched.fillAfter) frames queued")
+
+        let drained = play(stretching: false)
+        #expect(drained.input.starvedFrameCount > 0, "without the stretch the growth runs the queue dry")
+    }
+
+    /// A stretch asked while a dry spell is concealed (the output underflowed as the capture's
+    /// delivery came late) holds the continuation where its fade had come to: no jump in
+    /// level, nothing more counted starved, and the audio taken up after it without a click.
+    @Test func aStretchDuringADrySpellHoldsTheFadesLevel() {
+        let ring = AudioRing(capacityFrames: 8192, channelCount: 1)
+        let input = RingInput(ring: ring, concealsDrySpells: true)
+        input.setIdle(false)
+        let write = Self.toneWriter(ring)
+        var heard: [Float] = []
+        for _ in 0 ..< 20 { write(Self.block); heard += Self.readBlock(input).samples }
+        heard += Self.readBlock(input).samples  // dry: the continuation, fading
+        input.stretch(2 * Self.block)
+        let stretchStart = heard.count
+        for _ in 0 ..< 2 { heard += Self.readBlock(input).samples }
+        for _ in 0 ..< 10 { write(Self.block); heard += Self.readBlock(input).samples }
+        func rms(_ range: Range<Int>) -> Double {
+            (heard[range].reduce(0.0) { $0 + Double($1) * Double($1) } / Double(range.count)).squareRoot()
+        }
+        let endOfFade = rms(stretchStart - 48 ..< stretchStart)
+        let held = (0 ..< 2).map { rms(stretchStart + $0 * Self.block ..< stretchStart + ($0 + 1) * Self.block) }
+        let largestStep = zip(heard, heard.dropFirst()).map { abs($1 - $0) }.max() ?? 0
+        print("a stretch during a spell: level at the spell's last period \(endOfFade), held \(held), largest step \(largestStep)")
+        #expect(input.starvedFrameCount == Self.block && input.stretchedFrameCount == 2 * Self.block)
+        // The fade after one block (256 of 960 frames) is at about 0.73 of the tone's level.
+        #expect(held.allSatisfy { abs($0 / endOfFade - 1) < 0.05 }, "held at \(held), the fade had come to \(endOfFade)")
+        #expect(largestStep < 0.08, "no click")
+    }
 }

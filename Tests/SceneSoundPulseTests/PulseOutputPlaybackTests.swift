@@ -1,5 +1,6 @@
 import SceneSoundTestSupport
 import Foundation
+import Synchronization
 import Testing
 @testable import SceneSoundPulse
 
@@ -70,18 +71,32 @@ import Testing
         #expect(latency > 0 && latency < 0.060, "latency \(latency) s on \(label)")
     }
 
-    @Test func playsAToneAndGoesOnAfterTheServerIsKilledAndRestarted() throws {
-        let directory = try makeShortTemporaryDirectory(prefix: "ssp")
-        let server = PrivatePulseServer(directory: directory)
+    /// A private server (not started yet), an output to its sink, and the test tone.
+    struct ToneSetup {
+        let directory: URL
+        let server: PrivatePulseServer
         let events = EventLog()
-        let output = PulseOutput(configuration: Self.configuration(for: server), events: events.append)
-        let tone = SineSource(frequencyHz: Self.toneHz, leftAmplitude: Self.leftAmplitude,
-                              rightAmplitude: Self.rightAmplitude, rateHz: Self.rateHz)
-        defer {
+        let output: PulseOutput
+        let tone = SineSource(frequencyHz: PulseOutputPlaybackTests.toneHz, leftAmplitude: PulseOutputPlaybackTests.leftAmplitude,
+                              rightAmplitude: PulseOutputPlaybackTests.rightAmplitude, rateHz: PulseOutputPlaybackTests.rateHz)
+
+        init() throws {
+            directory = try makeShortTemporaryDirectory(prefix: "ssp")
+            server = PrivatePulseServer(directory: directory)
+            output = PulseOutput(configuration: PulseOutputPlaybackTests.configuration(for: server), events: events.append)
+        }
+
+        func tearDown() {
             output.stop()
             server.stopAll()
             try? FileManager.default.removeItem(at: directory)
         }
+    }
+
+    @Test func playsAToneAndGoesOnAfterTheServerIsKilledAndRestarted() throws {
+        let setup = try ToneSetup()
+        let (server, events, output, tone) = (setup.server, setup.events, setup.output, setup.tone)
+        defer { setup.tearDown() }
 
         try server.start()
         try output.start(render: { tone.render($0, frameCount: $1) })
@@ -109,6 +124,29 @@ import Testing
         output.stop()  // idempotent
         #expect(output.measuredLatencySeconds == nil)
         #expect(tone.renderedBlocks == blocksAtStop, "render called after stop()")
+    }
+
+    /// A render held up for 100 ms (a busy machine) underflows the stream: its buffer doubles
+    /// (20 → 40 ms) and the output says by how many frames at once, on the thread that renders,
+    /// so that the engine's captured streams give them as a stretch (`RingInput.stretch`).
+    @Test func anUnderflowGrowsTheBufferAndSaysByHowMuch() throws {
+        let setup = try ToneSetup()
+        let (server, output, tone) = (setup.server, setup.output, setup.tone)
+        defer { setup.tearDown() }
+        let growths = Mutex<[Int]>([])
+        let stallAtBlock = Atomic<Int>(Int.max)
+        try server.start()
+        try output.start(renderChannels: { buffer, frames, _ in
+            tone.render(buffer, frameCount: frames)
+            if tone.renderedBlocks == stallAtBlock.load(ordering: .relaxed) { usleep(100_000) }
+        }, bufferGrew: { frames in growths.withLock { $0.append(frames) } })
+        Self.expectLatencyReported(by: output, label: "before the stall")
+        #expect(growths.withLock { $0 }.isEmpty, "no growth before an underflow: \(growths.withLock { $0 })")
+        stallAtBlock.store(tone.renderedBlocks + 20, ordering: .relaxed)
+        let grew = waitUntil(timeoutSeconds: Self.timeoutSeconds) { !growths.withLock { $0 }.isEmpty }
+        print("after a 100 ms stall: underruns \(output.underrunCount), the buffer grew by \(growths.withLock { $0 }) frames")
+        #expect(grew && output.underrunCount >= 1)
+        #expect(growths.withLock { $0 }.first == Int(0.020 * Double(Self.rateHz)), "20 ms more, once")
     }
 
     @Test func keepsRetryingUntilAServerAppears() throws {

@@ -81,6 +81,15 @@ public final class PrivateSoundServer: @unchecked Sendable {
         pids = []
     }
 
+    /// Holds every process of the server still for `seconds` (SIGSTOP, then SIGCONT): a busy
+    /// machine's worst case for its clients — requests and recordings late at once — and its
+    /// sinks catch up after (a null sink renders the time it missed at once).
+    public func freeze(seconds: Double) {
+        for pid in pids { kill(pid, SIGSTOP) }
+        usleep(useconds_t(seconds * 1_000_000))
+        for pid in pids { kill(pid, SIGCONT) }
+    }
+
     /// Kills every process of the server at once (SIGKILL), as a crash would; `start()` brings
     /// it back in the same directory.
     public func kill9() {
