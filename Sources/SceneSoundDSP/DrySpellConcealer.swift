@@ -20,9 +20,9 @@ import Glibc
 /// the waveform (a click; a tone read over 10 ms cancels across it).
 ///
 /// A stretch (`conceal(… holdingLevel: true)`) is the other way round, a jitter buffer's
-/// expansion asked for ahead: the continuation held at its level (full, unless a spell is
-/// already under way) for as long as asked, then taken over as after a spell, when the output must be given more than has come (its buffer grown
-/// after an underflow, rendered ahead at once).
+/// expansion asked for ahead, for when the output must be given more than has come (its buffer
+/// grown after an underflow, rendered ahead at once): the continuation held at its level (full,
+/// unless a spell is already under way) for as long as asked, then taken over as after a spell.
 ///
 /// Render thread only: the history and every buffer are allocated up front; no lock, no log.
 public final class DrySpellConcealer {
@@ -33,8 +33,8 @@ public final class DrySpellConcealer {
     static let shortestPeriodFrames = 32
     static let longestPeriodFrames = 768
     public static let fadeFrames = 960
-    /// The longest stretch held at full level: the continuation written into the history while
-    /// it sounds (and then while it fades) must not reach the period it repeats.
+    /// The longest stretch (frames into a spell): the continuation written into the history
+    /// while it sounds, held and then fading, must not reach the period it repeats.
     public static let longestStretchFrames = historyFrames - longestPeriodFrames - fadeFrames
     static let crossfadeFrames = 64
 
@@ -198,7 +198,7 @@ public final class DrySpellConcealer {
             // audio taken up after the spell continues it in phase, so the history stays one
             // waveform and the next spell's period is found in it (without, a spell's seam in
             // the history put the next continuation's loop out of phase with itself). The
-            // period it repeats lies behind `spellEnd`, out of reach while the fade lasts.
+            // period it repeats lies behind `spellEnd`, out of reach while the stretch and the fade last.
             if level > 0 {
                 for c in 0..<channelCount {
                     history[c * Self.historyFrames + (written & (Self.historyFrames - 1))] = historySample(c, index)

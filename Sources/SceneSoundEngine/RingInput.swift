@@ -143,8 +143,8 @@ public final class RingInput: SourceInput, @unchecked Sendable {
             if available == 0 { startDecided = false }  // nothing yet: the start is still to come
         }
         if trimRequestedFrames.load(ordering: .relaxed) > 0 { trimQueue(keeping: frames) }
-        if stretchRequestedFrames.load(ordering: .relaxed) > 0 || stretchFramesLeft > 0,
-           let concealer, stretchBlock(concealer, into: channels, channelCount: channelCount, frames: frames, sumsOfSquares: sumsOfSquares) {
+        if stretchRequestedFrames.load(ordering: .relaxed) > 0 || stretchFramesLeft > 0, let concealer,
+           stretchBlock(concealer, into: channels, channelCount: channelCount, frames: frames, sumsOfSquares: sumsOfSquares) {
             return frames
         }
         if let concealer, concealer.isConcealing, case let available = ring.availableFrames, available > 0 {
