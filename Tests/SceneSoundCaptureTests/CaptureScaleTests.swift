@@ -249,10 +249,11 @@ import Testing
             // app has a gap there and the direct ones none; reported as a known issue.
             withKnownIssue("32 apps through the node: its occasional late cycles are gaps in every captured app", isIntermittent: true) { noMoreGaps() }
         } else {
-            // Met in 6 runs of 8 (30 Nov 2026): one had 2 single-app gaps against 0 while the
-            // machine stalled twice (before stalls were left out on both sides), one 4 against 0
-            // outside the stalls (one app's 30 ms and another's 10 ms, in the minute's first
-            // seconds); not yet every run.
+            // Met in 6 runs of 8 (30 Nov 2026); until 1 Dec 2026 two kinds of gaps remained: every
+            // captured app at once when the output's buffer grew after an underflow (now a
+            // stretch: OutputGrowthTests), and single apps' high tones sped up 0.65 % for ~40 ms
+            // while the feed took excess away a frame a write (now one in 480:
+            // CapturedFeedTests). Kept as a known issue until fresh-clone runs show it met.
             withKnownIssue("PulseAudio: 32 captured apps now and then have a gap the direct ones do not", isIntermittent: true) { noMoreGaps() }
         }
     }
