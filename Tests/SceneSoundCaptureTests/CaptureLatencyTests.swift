@@ -159,7 +159,14 @@ import Testing
             // its 20 ms buffer asked for, and the captured path measured 6 ms faster than it.
             try server.pipeWireTool("pw-metadata", ["-n", "settings", "0", "clock.force-quantum", "256"])
         }
-        let direct = try Self.measure(server, seconds: 4)
+        // On PipeWire the direct path is measured twice, each with a new stream of the app, and the
+        // faster taken (the stricter bar for the capture): once in ~30 fresh-clone runs its one
+        // stream measured 30.6 ms where every other measured 19.9–20.0, two quanta more (its
+        // queue in pipewire-pulse set up before the forced quantum reached it), and the capture
+        // then read as 9 ms faster than playing directly.
+        let direct = try kind == .pipeWire
+            ? [Self.measure(server, seconds: 4), Self.measure(server, seconds: 4)].min { Self.median($0) < Self.median($1) }!
+            : Self.measure(server, seconds: 4)
 
         let log = temporaryFile("daemon.log")
         let daemon = try ChildProcess(
