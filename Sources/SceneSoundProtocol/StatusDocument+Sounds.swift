@@ -113,6 +113,10 @@ extension StatusDocument {
         /// Audio gained (+) or lost (−) one frame at a time to follow the clock of the sink the
         /// app plays on where it runs apart from the output's (absent from servers before it).
         public var slippedSeconds: Double?
+        /// Audio made up as a stretch of the app's own continuation when the output's buffer grew
+        /// and took that much at once (PulseAudio, after an underflow), rather than taken from its
+        /// queue (absent from servers before it).
+        public var stretchedSeconds: Double?
         /// The latest times the render found its queue empty while it played (at most 16,
         /// newest first): what `starved_seconds` adds up, one spell at a time (absent from
         /// servers before it).
@@ -125,7 +129,7 @@ extension StatusDocument {
 
         public init(application: String?, binary: String?, pid: Int?, kind: String, eventID: String?, window: String?,
                     windowFoundBy: String, title: String?, scene: String, azimuthDegrees: Double, addedLatencySeconds: Double,
-                    starvedSeconds: Double, droppedSeconds: Double, slippedSeconds: Double? = nil,
+                    starvedSeconds: Double, droppedSeconds: Double, slippedSeconds: Double? = nil, stretchedSeconds: Double? = nil,
                     recentDrySpells: [DrySpell]? = nil, levelDecibels: Double? = nil, spatial: String? = nil) {
             self.application = application
             self.binary = binary
@@ -141,6 +145,7 @@ extension StatusDocument {
             self.starvedSeconds = starvedSeconds
             self.droppedSeconds = droppedSeconds
             self.slippedSeconds = slippedSeconds
+            self.stretchedSeconds = stretchedSeconds
             self.recentDrySpells = recentDrySpells
             self.levelDecibels = levelDecibels
             self.spatial = spatial
@@ -150,6 +155,7 @@ extension StatusDocument {
             case application, binary, pid, kind, eventID = "event_id", window, windowFoundBy = "window_found_by", title, scene
             case azimuthDegrees = "azimuth_degrees", addedLatencySeconds = "added_latency_seconds"
             case starvedSeconds = "starved_seconds", droppedSeconds = "dropped_seconds", slippedSeconds = "slipped_seconds"
+            case stretchedSeconds = "stretched_seconds"
             case recentDrySpells = "recent_dry_spells", levelDecibels = "level_db", spatial
         }
     }

@@ -341,6 +341,7 @@ extension CapturedAppStreams {
                 starvedSeconds: Double(entry.feed.input.starvedFrameCount) / rate,
                 droppedSeconds: Double(entry.feed.droppedFrameCount) / rate,
                 slippedSeconds: Double(entry.feed.slippedFrameCount) / rate,
+                stretchedSeconds: Double(entry.feed.input.stretchedFrameCount) / rate,
                 recentDrySpells: entry.feed.input.recentDrySpells.map {
                     .init(startedMonotonicSeconds: $0.startedMonotonicSeconds, seconds: Double($0.frames) / rate)
                 },
