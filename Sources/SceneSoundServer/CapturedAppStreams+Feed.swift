@@ -47,6 +47,7 @@ extension CapturedAppStreams {
         private var lowestFill = Int.max
         /// Margin still to gain by slipping single frames in, after a late burst grew it.
         private var marginToSlipIn = 0
+        private var framesSinceMarginSlip = 0
         private var framesInWindow = 0
         private var framesSeen = 0
         private let dropped = Atomic<Int>(0)
@@ -155,10 +156,15 @@ extension CapturedAppStreams {
             var kept = frames
             let canSlip = frames >= 4 && frames <= Self.slippedCapacityFrames && frames + 1 <= room
             var slip = canSlip ? clock.slip(forWriteOf: frames, windowFrames: windowFrames) : 0
-            if canSlip, slip == 0, marginToSlipIn > 0 {
+            // Margin is slipped in as excess is taken away, one frame in `framesPerExcessSlip` at
+            // most: one a write (150 frames from a monitor) flattened a 3.2 kHz tone by 20 Hz
+            // for the half second it took, which a 10 ms reading of it takes for gaps.
+            framesSinceMarginSlip += frames
+            if canSlip, slip == 0, marginToSlipIn > 0, framesSinceMarginSlip >= ClockFollower.framesPerExcessSlip {
                 slip = 1
                 marginToSlipIn -= 1
                 marginFrames += 1
+                framesSinceMarginSlip = 0
             }
             if slip != 0 {
                 FrameSlip.resample(base, frames: frames, channels: channelCount, before: previousFrame, change: slip, into: slipped)

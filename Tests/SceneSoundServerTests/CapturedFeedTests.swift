@@ -70,6 +70,39 @@ import Testing
                 "the first spell starved \(starvedByTheFirst) frames, the longer one \(feed.input.starvedFrameCount - starvedByTheFirst)")
     }
 
+    /// After a late burst the margin grows by slipping frames in, no faster than one in 480:
+    /// one a write (150 frames from a monitor) flattened a 3.2 kHz tone by 20 Hz for half a
+    /// second, which a 10 ms reading of it takes for gaps (CaptureScaleTests, a fresh-clone run).
+    @Test func marginIsSlippedInAtMostOneFrameIn480() {
+        let feed = Self.feed()
+        let fragment = [Float](repeating: 0.25, count: 2 * Self.fragmentFrames)
+        var left = [Float](repeating: 0, count: Self.fragmentFrames), right = left
+        var pending = 0, framesSinceSlip = Int.max / 2, closest = Int.max, slipped = 0
+        for cycle in 0 ..< 1_400 {
+            pending += 1
+            if cycle != 400 && cycle != 401 {  // two cycles late: the margin grows after them
+                for _ in 0 ..< pending {
+                    fragment.withUnsafeBufferPointer { feed.write(interleaved: $0) }
+                    framesSinceSlip += Self.fragmentFrames
+                    if feed.slippedFrameCount > slipped {
+                        slipped = feed.slippedFrameCount
+                        closest = min(closest, framesSinceSlip)
+                        framesSinceSlip = 0
+                    }
+                }
+                pending = 0
+            }
+            left.withUnsafeMutableBufferPointer { l in
+                right.withUnsafeMutableBufferPointer { r in
+                    var channels = [l.baseAddress!, r.baseAddress!]
+                    _ = feed.input.read(into: &channels, frames: Self.fragmentFrames)
+                }
+            }
+        }
+        #expect(slipped > 100, "\(slipped) frames slipped in")
+        #expect(closest >= 480, "two frames slipped in \(closest) frames apart")
+    }
+
     /// Frames over the margin are taken away a frame at a time, and no faster than one in 480
     /// however short the writes: from writes of 150 frames, a frame from each sped the stream up
     /// by 0.65 % (a 3 kHz tone 20 Hz sharp, read as a gap over 10 ms).
