@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,6 +38,21 @@ static uint64_t clock_nsec(clockid_t clock)
 	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 }
 
+/* What a process call starts from: the clocks, and the data thread's context switches so far
+ * (one getrusage per cycle: a system call that neither sleeps nor locks in user space). */
+struct call_start {
+	uint64_t wall_nsec, cpu_nsec;
+	long voluntary_switches, involuntary_switches;
+};
+
+static struct call_start call_start_now(void)
+{
+	struct rusage usage;
+	getrusage(RUSAGE_THREAD, &usage);
+	return (struct call_start){ clock_nsec(CLOCK_MONOTONIC), clock_nsec(CLOCK_THREAD_CPUTIME_ID),
+		usage.ru_nvcsw, usage.ru_nivcsw };
+}
+
 /* After each process call: the CPU time it took (the longest kept, and whether it took longer
  * than the quantum lasts: late by our own fault), and whether the sink played a quantum without
  * us — our call lasted longer than the quantum (the driver's next cycle began before we were
@@ -45,11 +61,14 @@ static uint64_t clock_nsec(clockid_t clock)
  * active by the server: a rest, short or long, with a call or two as the links go — nor after a
  * pause of half a second or more). By the position, not by the wall clock: as our links are
  * made after a rest the whole graph may stop for ~43 ms (0.3.65's null sink; the driver's
- * position moves one cycle). Counted, either showed up as an underrun in `status` at every wake. */
+ * position moves one cycle). Counted, either showed up as an underrun in `status` at every wake.
+ * A late call's record says too whether the thread gave its CPU up during it (it waited: never
+ * the render's way) or had it taken (preempted: the machine's doing). */
 static void note_process_time(struct ss_pw_graph *g, const struct spa_io_clock *clock,
-		uint64_t began, uint64_t began_cpu, uint32_t live)
+		const struct call_start *start, uint32_t live)
 {
-	uint64_t ended = clock_nsec(CLOCK_MONOTONIC), took = clock_nsec(CLOCK_THREAD_CPUTIME_ID) - began_cpu;
+	uint64_t began = start->wall_nsec;
+	uint64_t ended = clock_nsec(CLOCK_MONOTONIC), took = clock_nsec(CLOCK_THREAD_CPUTIME_ID) - start->cpu_nsec;
 	if (took > __atomic_load_n(&g->slowest_process_nsec, __ATOMIC_RELAXED)) {
 		__atomic_store_n(&g->slowest_process_nsec, took, __ATOMIC_RELAXED);
 		__atomic_store_n(&g->slowest_process_end_nsec, ended, __ATOMIC_RELAXED);
@@ -94,6 +113,10 @@ static void note_process_time(struct ss_pw_graph *g, const struct spa_io_clock *
 		record->driver_step_seconds = previous != 0 && same_driver ? (double)driver_moved / rate : 0;
 		record->behind_driver_seconds = (double)behind * 1e-9;
 		record->previous_behind_driver_seconds = previous != 0 ? (double)previous_behind * 1e-9 : 0;
+		struct rusage usage;
+		getrusage(RUSAGE_THREAD, &usage);
+		record->waits = (uint32_t)(usage.ru_nvcsw - start->voluntary_switches);
+		record->preemptions = (uint32_t)(usage.ru_nivcsw - start->involuntary_switches);
 		__atomic_store_n(&g->late_cycles, n + 1, __ATOMIC_RELEASE);
 	}
 }
@@ -101,7 +124,7 @@ static void note_process_time(struct ss_pw_graph *g, const struct spa_io_clock *
 static void on_process(void *data, struct spa_io_position *position)
 {
 	struct ss_pw_graph *g = data;
-	uint64_t began = clock_nsec(CLOCK_MONOTONIC), began_cpu = clock_nsec(CLOCK_THREAD_CPUTIME_ID);
+	struct call_start start = call_start_now();
 	/* The driver's clock as this cycle began: a long call finds it moved on at its end. */
 	struct spa_io_clock clock = position->clock;
 	uint32_t frames = position->clock.duration, rate = position->clock.rate.denom;
@@ -137,7 +160,7 @@ static void on_process(void *data, struct spa_io_position *position)
 	__atomic_store_n(&g->quantum_frames, frames, __ATOMIC_RELAXED);
 	__atomic_store_n(&g->rate_hz, rate, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&g->cycles, 1, __ATOMIC_RELAXED);
-	note_process_time(g, &clock, began, began_cpu, live);
+	note_process_time(g, &clock, &start, live);
 }
 
 /* On 0.3.65 a client's data thread stays SCHED_OTHER unless client-rt.conf's module-rt raised

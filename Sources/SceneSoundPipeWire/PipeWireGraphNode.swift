@@ -294,10 +294,12 @@ public final class PipeWireGraphNode: @unchecked Sendable {
     /// A late cycle: when our process call ended (CLOCK_MONOTONIC), how long it took and how
     /// much CPU time, how long after the call before it began, and the quantum; how far the
     /// driver's position moved since the call before, and how long after the driver's cycle
-    /// was due this call and the one before began.
+    /// was due this call and the one before began; how often the thread gave its CPU up during
+    /// the call (waited) and had it taken (was preempted).
     public struct LateCycle: Sendable {
         public var endedMonotonicSeconds, processSeconds, processCPUSeconds, sincePreviousSeconds, quantumSeconds: Double
         public var driverStepSeconds, behindDriverSeconds, previousBehindDriverSeconds: Double
+        public var waits, preemptions: Int
     }
     /// The latest late cycles, newest first.
     public var recentLateCycles: [LateCycle] {
@@ -308,7 +310,8 @@ public final class PipeWireGraphNode: @unchecked Sendable {
             LateCycle(endedMonotonicSeconds: $0.ended_seconds, processSeconds: $0.process_seconds,
                       processCPUSeconds: $0.process_cpu_seconds, sincePreviousSeconds: $0.since_previous_seconds,
                       quantumSeconds: $0.quantum_seconds, driverStepSeconds: $0.driver_step_seconds,
-                      behindDriverSeconds: $0.behind_driver_seconds, previousBehindDriverSeconds: $0.previous_behind_driver_seconds)
+                      behindDriverSeconds: $0.behind_driver_seconds, previousBehindDriverSeconds: $0.previous_behind_driver_seconds,
+                      waits: Int($0.waits), preemptions: Int($0.preemptions))
         }
     }
     /// The process call that took the most CPU time, and when it ended (CLOCK_MONOTONIC seconds).

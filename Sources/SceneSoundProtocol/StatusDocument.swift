@@ -203,10 +203,15 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         public var driverStepSeconds: Double?
         public var behindDriverSeconds: Double?
         public var previousBehindDriverSeconds: Double?
+        /// How often the thread gave its CPU up during the call (it waited: a sleep, a lock, a
+        /// page read from disk) and had it taken by another thread (PipeWire; nil elsewhere).
+        public var callWaits: Int?
+        public var callPreemptions: Int?
 
         public init(atMonotonicSeconds: Double, callSeconds: Double, callCPUSeconds: Double,
                     sincePreviousCallSeconds: Double, blockSeconds: Double, driverStepSeconds: Double? = nil,
-                    behindDriverSeconds: Double? = nil, previousBehindDriverSeconds: Double? = nil) {
+                    behindDriverSeconds: Double? = nil, previousBehindDriverSeconds: Double? = nil,
+                    callWaits: Int? = nil, callPreemptions: Int? = nil) {
             self.atMonotonicSeconds = atMonotonicSeconds
             self.callSeconds = callSeconds
             self.callCPUSeconds = callCPUSeconds
@@ -215,6 +220,8 @@ public struct StatusDocument: Codable, Equatable, Sendable {
             self.driverStepSeconds = driverStepSeconds
             self.behindDriverSeconds = behindDriverSeconds
             self.previousBehindDriverSeconds = previousBehindDriverSeconds
+            self.callWaits = callWaits
+            self.callPreemptions = callPreemptions
         }
 
         enum CodingKeys: String, CodingKey {
@@ -222,6 +229,7 @@ public struct StatusDocument: Codable, Equatable, Sendable {
             case sincePreviousCallSeconds = "since_previous_call_seconds", blockSeconds = "block_seconds"
             case driverStepSeconds = "driver_step_seconds", behindDriverSeconds = "behind_driver_seconds"
             case previousBehindDriverSeconds = "previous_behind_driver_seconds"
+            case callWaits = "call_waits", callPreemptions = "call_preemptions"
         }
     }
 

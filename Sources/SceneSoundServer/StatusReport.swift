@@ -59,7 +59,8 @@ struct StatusReport {
                                     callCPUSeconds: $0.processCPUSeconds, sincePreviousCallSeconds: $0.sincePreviousSeconds,
                                     blockSeconds: $0.quantumSeconds, driverStepSeconds: $0.driverStepSeconds,
                                     behindDriverSeconds: $0.behindDriverSeconds,
-                                    previousBehindDriverSeconds: $0.previousBehindDriverSeconds)
+                                    previousBehindDriverSeconds: $0.previousBehindDriverSeconds,
+                                    callWaits: $0.waits, callPreemptions: $0.preemptions)
         }
         document.plays = core.samples.status
         document.outputDevice = core.outputDevices.deviceStatus

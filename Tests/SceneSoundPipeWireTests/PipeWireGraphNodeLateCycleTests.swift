@@ -63,6 +63,8 @@ import Testing
         #expect(abs(spun.quantumSeconds - quantum) < 1e-6 && abs(slept.quantumSeconds - quantum) < 1e-6)
         #expect(spun.processCPUSeconds >= Self.stallSeconds && spun.processSeconds >= spun.processCPUSeconds)
         #expect(slept.processSeconds >= Self.stallSeconds && slept.processCPUSeconds < 0.003, "\(slept)")
+        // A sleep gives the CPU up (a wait, never the render's way); spinning does not.
+        #expect(slept.waits >= 1 && spun.waits == 0, "waits: slept \(slept.waits), spun \(spun.waits)")
         // One late record per miss, newest first.
         #expect(spun.endedMonotonicSeconds < slept.endedMonotonicSeconds)
         #expect(node.recentLateCycles.map(\.endedMonotonicSeconds) == node.recentLateCycles.map(\.endedMonotonicSeconds).sorted(by: >))
@@ -90,31 +92,13 @@ import Testing
         node.linkOutputs(toSink: nil)
         try waitUntil(timeoutSeconds: 5, "the node running") { node.cycleCount > 100 }
 
-        let spinnerIsRealTime = Atomic<Bool>(false)
-        let spinnerReady = DispatchSemaphore(value: 0)
-        let spinner = Thread {
-            MachineStallWatch.pinCurrentThread(toCPU: 1)
-            var parameters = sched_param(sched_priority: 99)
-            spinnerIsRealTime.store(pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) == 0, ordering: .relaxed)
-            spinnerReady.signal()
-            guard spinnerIsRealTime.load(ordering: .relaxed) else { return }
-            // On CPU 1 until the call that signalled has returned (the node counted it), then
-            // onto the data thread's CPU, held for the stall's length: the stall falls between
-            // two calls.
-            let deadline = MachineStallWatch.nowSeconds() + 5
-            while MachineStallWatch.nowSeconds() < deadline {
-                let signalled = signalledAtCycle.load(ordering: .acquiring)
-                if signalled >= 0 && node.cycleCount > signalled { break }
-            }
-            MachineStallWatch.pinCurrentThread(toCPU: 0)
-            let until = MachineStallWatch.nowSeconds() + Self.stallSeconds
-            while MachineStallWatch.nowSeconds() < until {}
-        }
         let before = node.lateCycleCount, asked = MachineStallWatch.nowSeconds()
-        spinner.start()
-        _ = spinnerReady.wait(timeout: .now() + 5)
-        let spinnerRuns = spinnerIsRealTime.load(ordering: .relaxed)
-        try #require(spinnerRuns, "SCHED_FIFO 99 is not permitted here (run as root)")
+        // On CPU 1 until the call that signalled has returned (the node counted it): the stall
+        // falls between two calls.
+        try Self.holdCPU0(forSeconds: Self.stallSeconds) {
+            let signalled = signalledAtCycle.load(ordering: .acquiring)
+            return signalled >= 0 && node.cycleCount > signalled
+        }
         keepOff.store(true, ordering: .relaxed)
         try waitUntil(timeoutSeconds: 5, "a late cycle after the data thread was kept off its CPU") { node.lateCycleCount > before }
         let lost = node.recentLateCycles.first { $0.endedMonotonicSeconds >= asked && $0.sincePreviousSeconds >= Self.stallSeconds }
@@ -123,5 +107,64 @@ import Testing
         #expect(recorded.processSeconds < recorded.quantumSeconds, "\(recorded)")
         // The driver's clock went on by the cycles it ran without us.
         #expect(recorded.driverStepSeconds > 1.5 * recorded.quantumSeconds && recorded.behindDriverSeconds >= 0, "\(recorded)")
+    }
+
+    /// A call preempted: the render, busy on CPU 0 for 3 ms, has its CPU taken by a SCHED_FIFO
+    /// 99 thread for 12 ms. Recorded as a call longer than the quantum with little CPU time,
+    /// preempted and never waiting: the machine's doing, which the soak excuses by these counts.
+    @Test func aPreemptedCallIsRecordedAsPreemptedNotWaiting() throws {
+        let server = try PrivateSoundServer(.pipeWire)
+        let node = PipeWireGraphNodeTests.makeNode(server, sets: 1)
+        defer {
+            node.stop()
+            server.tearDown()
+        }
+        try #require(sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2, "the spinner waits on one CPU for the data thread's on another")
+        let busy = Atomic<Bool>(false), inCall = Atomic<Bool>(false)
+        try node.start { cycle in
+            MachineStallWatch.pinCurrentThread(toCPU: 0)
+            if busy.exchange(false, ordering: .relaxed) {
+                inCall.store(true, ordering: .releasing)
+                let until = MachineStallWatch.nowSeconds() + 0.003
+                while MachineStallWatch.nowSeconds() < until {}
+            }
+            for channel in 0 ..< 2 { cycle.output(channel).update(repeating: 0, count: cycle.frames) }
+        }
+        node.linkOutputs(toSink: nil)
+        try waitUntil(timeoutSeconds: 5, "the node running") { node.cycleCount > 100 }
+
+        let before = node.lateCycleCount, asked = MachineStallWatch.nowSeconds()
+        try Self.holdCPU0(forSeconds: Self.stallSeconds) { inCall.load(ordering: .acquiring) }
+        busy.store(true, ordering: .relaxed)
+        try waitUntil(timeoutSeconds: 5, "a late cycle after the call was preempted") { node.lateCycleCount > before }
+        let preempted = node.recentLateCycles.first { $0.endedMonotonicSeconds >= asked && $0.processSeconds >= Self.stallSeconds }
+        let recorded = try #require(preempted, "\(node.recentLateCycles)")
+        print("late cycle preempted in its call: \(recorded)")
+        #expect(recorded.processCPUSeconds < recorded.quantumSeconds, "\(recorded)")
+        #expect(recorded.preemptions >= 1 && recorded.waits == 0, "\(recorded)")
+    }
+
+    /// Starts a thread at SCHED_FIFO 99 that waits on CPU 1 until `when` says so, then takes
+    /// CPU 0 (the data thread's, pinned there by the test) for `forSeconds`, spinning. Returns
+    /// once it is real-time and waiting; fails where SCHED_FIFO 99 is not permitted.
+    static func holdCPU0(forSeconds: Double, when: @escaping @Sendable () -> Bool) throws {
+        let spinnerIsRealTime = Atomic<Bool>(false)
+        let spinnerReady = DispatchSemaphore(value: 0)
+        let spinner = Thread {
+            MachineStallWatch.pinCurrentThread(toCPU: 1)
+            var parameters = sched_param(sched_priority: 99)
+            spinnerIsRealTime.store(pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) == 0, ordering: .relaxed)
+            spinnerReady.signal()
+            guard spinnerIsRealTime.load(ordering: .relaxed) else { return }
+            let deadline = MachineStallWatch.nowSeconds() + 5
+            while MachineStallWatch.nowSeconds() < deadline && !when() {}
+            MachineStallWatch.pinCurrentThread(toCPU: 0)
+            let until = MachineStallWatch.nowSeconds() + forSeconds
+            while MachineStallWatch.nowSeconds() < until {}
+        }
+        spinner.start()
+        _ = spinnerReady.wait(timeout: .now() + 5)
+        let spinnerRuns = spinnerIsRealTime.load(ordering: .relaxed)
+        try #require(spinnerRuns, "SCHED_FIFO 99 is not permitted here (run as root)")
     }
 }

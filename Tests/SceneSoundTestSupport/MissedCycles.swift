@@ -3,7 +3,10 @@ import SceneSoundProtocol
 
 /// The blocks a listener missed on the PipeWire node (`status`'s `recent_underruns`), judged
 /// against what the machine did. A miss is explained when the stall watch saw a CPU stand still
-/// within the two blocks before it ended. It is the render's own when its call took more CPU
+/// within the two blocks before it ended, or when another thread held the render's CPU during
+/// the call — preempted, never waiting of its own accord, its CPU time within the block (the
+/// render would have been on time; a real-time thread is preempted only by one above it or by
+/// the kernel, in pieces too short for the watch). It is the render's own when its call took more CPU
 /// time than the block lasts beyond what the machine stood still for during the call: on a
 /// virtual machine a thread's CPU clock also runs while the host holds its CPU. Each is
 /// described with what the render thread did — its call outlasted the block (and how much of
@@ -19,11 +22,18 @@ public struct MissedCycles {
         all = underruns
         unexplained = underruns.filter {
             watch.stalledSeconds(from: $0.atMonotonicSeconds - 2 * blockSeconds, to: $0.atMonotonicSeconds) == 0
+                && !Self.heldOffItsCPU($0)
         }
         ours = underruns.filter {
             $0.callCPUSeconds - watch.stalledSeconds(from: $0.atMonotonicSeconds - $0.callSeconds, to: $0.atMonotonicSeconds)
                 > $0.blockSeconds
         }
+    }
+
+    /// A call that outlasted its block only because another thread ran in its place.
+    public static func heldOffItsCPU(_ miss: StatusDocument.Underrun) -> Bool {
+        miss.callSeconds > miss.blockSeconds && miss.callCPUSeconds <= miss.blockSeconds
+            && (miss.callPreemptions ?? 0) > 0 && miss.callWaits == 0
     }
 
     public func describe(_ miss: StatusDocument.Underrun) -> String {
@@ -37,7 +47,8 @@ public struct MissedCycles {
             "; the driver's clock moved \(ms(step)), this call began \(ms(miss.behindDriverSeconds ?? 0)) after its cycle was due, "
                 + "the one before \(ms(miss.previousBehindDriverSeconds ?? 0))"
         } ?? ""
-        return String(format: "at %.3f s: ", miss.atMonotonicSeconds) + what + " for a \(ms(miss.blockSeconds)) block" + driver + "; "
+        let switches = miss.callWaits.map { "; it waited \($0) times and was preempted \(miss.callPreemptions ?? 0) times in the call" } ?? ""
+        return String(format: "at %.3f s: ", miss.atMonotonicSeconds) + what + " for a \(ms(miss.blockSeconds)) block" + driver + switches + "; "
             + "the machine stalled \(ms(stalled)) meanwhile"
     }
 

@@ -169,10 +169,13 @@ uint64_t ss_pw_graph_late_cycles(const ss_pw_graph *graph);
  * after which the driver's position had moved on by more than a cycle lost the cycle between
  * (we were not called). How far the driver's position moved since the call before, and how
  * long after the driver's cycle was due (its clock's nsec) this call and the one before began:
- * a call before that began a cycle late was still running when the driver went on. */
+ * a call before that began a cycle late was still running when the driver went on. How often
+ * the data thread gave its CPU up during the call (waits: a sleep, a lock, a page read from
+ * disk) and had it taken by another thread (preemptions). */
 struct ss_pw_graph_late_cycle {
 	double ended_seconds, process_seconds, process_cpu_seconds, since_previous_seconds, quantum_seconds;
 	double driver_step_seconds, behind_driver_seconds, previous_behind_driver_seconds;
+	uint32_t waits, preemptions;
 };
 /* The latest late cycles, newest first; at most capacity (and SS_PW_GRAPH_LATE_RECORD) copied,
  * how many returned. */
