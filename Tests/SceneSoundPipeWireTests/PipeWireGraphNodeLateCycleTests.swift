@@ -21,13 +21,9 @@ import Testing
 
     @Test func aLateCycleIsRecordedWithItsCallsTimeAndCPUTime() throws {
         let server = try PrivateSoundServer(.pipeWire)
-        let node = PipeWireGraphNodeTests.makeNode(server, sets: 1)
-        defer {
-            node.stop()
-            server.tearDown()
-        }
+        defer { server.tearDown() }
         let next = Atomic<Int>(Stall.none.rawValue)
-        try node.start { cycle in
+        let node = try Self.runningNode(on: server) { _ in
             switch Stall(rawValue: next.exchange(Stall.none.rawValue, ordering: .relaxed)) {
             case .spin:
                 let until = Self.threadCPUSeconds() + Self.stallSeconds
@@ -38,10 +34,8 @@ import Testing
                 usleep(UInt32(Self.stallSeconds * 1e6))
             default: break
             }
-            for channel in 0 ..< 2 { cycle.output(channel).update(repeating: 0, count: cycle.frames) }
         }
-        node.linkOutputs(toSink: nil)
-        try waitUntil(timeoutSeconds: 5, "the node running") { node.cycleCount > 100 }
+        defer { node.stop() }
 
         var recorded: [Stall: PipeWireGraphNode.LateCycle] = [:]
         for stall in [Stall.spin, .sleep] {
@@ -76,34 +70,20 @@ import Testing
     /// after the one before, its own time short.
     @Test func aCycleTheDriverRanWithoutUsIsRecorded() throws {
         let server = try PrivateSoundServer(.pipeWire)
-        let node = PipeWireGraphNodeTests.makeNode(server, sets: 1)
-        defer {
-            node.stop()
-            server.tearDown()
-        }
-        try #require(sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2, "the spinner waits on one CPU for the data thread's on another")
+        defer { server.tearDown() }
         let keepOff = Atomic<Bool>(false)
         let signalledAtCycle = Atomic<Int>(-1)
-        try node.start { cycle in
-            MachineStallWatch.pinCurrentThread(toCPU: 0)
-            for channel in 0 ..< 2 { cycle.output(channel).update(repeating: 0, count: cycle.frames) }
+        let node = try Self.runningNode(on: server, pinnedToCPU0: true) { node in
             if keepOff.exchange(false, ordering: .relaxed) { signalledAtCycle.store(node.cycleCount, ordering: .releasing) }
         }
-        node.linkOutputs(toSink: nil)
-        try waitUntil(timeoutSeconds: 5, "the node running") { node.cycleCount > 100 }
+        defer { node.stop() }
 
-        let before = node.lateCycleCount, asked = MachineStallWatch.nowSeconds()
-        // On CPU 1 until the call that signalled has returned (the node counted it): the stall
-        // falls between two calls.
-        try Self.holdCPU0(forSeconds: Self.stallSeconds) {
+        // Held from CPU 1 until the call that signalled has returned (the node counted it): the
+        // stall falls between two calls.
+        let recorded = try Self.lateCycle(of: node, "lost between calls", holdingCPU0When: {
             let signalled = signalledAtCycle.load(ordering: .acquiring)
             return signalled >= 0 && node.cycleCount > signalled
-        }
-        keepOff.store(true, ordering: .relaxed)
-        try waitUntil(timeoutSeconds: 5, "a late cycle after the data thread was kept off its CPU") { node.lateCycleCount > before }
-        let lost = node.recentLateCycles.first { $0.endedMonotonicSeconds >= asked && $0.sincePreviousSeconds >= Self.stallSeconds }
-        let recorded = try #require(lost, "\(node.recentLateCycles)")
-        print("late cycle lost between calls: \(recorded)")
+        }, after: { keepOff.store(true, ordering: .relaxed) }, matching: { $0.sincePreviousSeconds >= Self.stallSeconds })
         #expect(recorded.processSeconds < recorded.quantumSeconds, "\(recorded)")
         // The driver's clock went on by the cycles it ran without us.
         #expect(recorded.driverStepSeconds > 1.5 * recorded.quantumSeconds && recorded.behindDriverSeconds >= 0, "\(recorded)")
@@ -114,34 +94,59 @@ import Testing
     /// preempted and never waiting: the machine's doing, which the soak excuses by these counts.
     @Test func aPreemptedCallIsRecordedAsPreemptedNotWaiting() throws {
         let server = try PrivateSoundServer(.pipeWire)
-        let node = PipeWireGraphNodeTests.makeNode(server, sets: 1)
-        defer {
-            node.stop()
-            server.tearDown()
-        }
-        try #require(sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2, "the spinner waits on one CPU for the data thread's on another")
+        defer { server.tearDown() }
         let busy = Atomic<Bool>(false), inCall = Atomic<Bool>(false)
-        try node.start { cycle in
-            MachineStallWatch.pinCurrentThread(toCPU: 0)
-            if busy.exchange(false, ordering: .relaxed) {
-                inCall.store(true, ordering: .releasing)
-                let until = MachineStallWatch.nowSeconds() + 0.003
-                while MachineStallWatch.nowSeconds() < until {}
-            }
-            for channel in 0 ..< 2 { cycle.output(channel).update(repeating: 0, count: cycle.frames) }
+        let node = try Self.runningNode(on: server, pinnedToCPU0: true) { _ in
+            guard busy.exchange(false, ordering: .relaxed) else { return }
+            inCall.store(true, ordering: .releasing)
+            let until = MachineStallWatch.nowSeconds() + 0.003
+            while MachineStallWatch.nowSeconds() < until {}
         }
-        node.linkOutputs(toSink: nil)
-        try waitUntil(timeoutSeconds: 5, "the node running") { node.cycleCount > 100 }
+        defer { node.stop() }
 
-        let before = node.lateCycleCount, asked = MachineStallWatch.nowSeconds()
-        try Self.holdCPU0(forSeconds: Self.stallSeconds) { inCall.load(ordering: .acquiring) }
-        busy.store(true, ordering: .relaxed)
-        try waitUntil(timeoutSeconds: 5, "a late cycle after the call was preempted") { node.lateCycleCount > before }
-        let preempted = node.recentLateCycles.first { $0.endedMonotonicSeconds >= asked && $0.processSeconds >= Self.stallSeconds }
-        let recorded = try #require(preempted, "\(node.recentLateCycles)")
-        print("late cycle preempted in its call: \(recorded)")
+        let recorded = try Self.lateCycle(of: node, "preempted in its call", holdingCPU0When: { inCall.load(ordering: .acquiring) },
+                                          after: { busy.store(true, ordering: .relaxed) },
+                                          matching: { $0.processSeconds >= Self.stallSeconds })
         #expect(recorded.processCPUSeconds < recorded.quantumSeconds, "\(recorded)")
         #expect(recorded.preemptions >= 1 && recorded.waits == 0, "\(recorded)")
+    }
+
+    /// A node of one input set on `server`, its outputs linked to the default sink, running;
+    /// each call runs `duringCall` with the node, then writes silence. Pinned, its data thread
+    /// keeps to CPU 0, where `holdCPU0` can take it from it (two CPUs needed).
+    static func runningNode(on server: PrivateSoundServer, pinnedToCPU0 pinned: Bool = false,
+                            duringCall: @escaping @Sendable (PipeWireGraphNode) -> Void) throws -> PipeWireGraphNode {
+        if pinned { try #require(sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2, "the spinner waits on one CPU for the data thread's on another") }
+        let node = PipeWireGraphNodeTests.makeNode(server, sets: 1)
+        do {
+            try node.start { cycle in
+                if pinned { MachineStallWatch.pinCurrentThread(toCPU: 0) }
+                duringCall(node)
+                for channel in 0 ..< 2 { cycle.output(channel).update(repeating: 0, count: cycle.frames) }
+            }
+            node.linkOutputs(toSink: nil)
+            try waitUntil(timeoutSeconds: 5, "the node running") { node.cycleCount > 100 }
+        } catch {
+            node.stop()
+            throw error
+        }
+        return node
+    }
+
+    /// The late cycle a stall of CPU 0 makes: `holdCPU0` armed to take it once `when` says so,
+    /// then `after` sets the node's call going; the first late cycle recorded since that
+    /// `matches` (the machine may add late cycles of its own), printed as `what`.
+    static func lateCycle(of node: PipeWireGraphNode, _ what: String, holdingCPU0When when: @escaping @Sendable () -> Bool,
+                          after start: () -> Void, matching matches: (PipeWireGraphNode.LateCycle) -> Bool) throws
+        -> PipeWireGraphNode.LateCycle {
+        let before = node.lateCycleCount, asked = MachineStallWatch.nowSeconds()
+        try holdCPU0(forSeconds: stallSeconds, when: when)
+        start()
+        try waitUntil(timeoutSeconds: 5, "a late cycle \(what)") { node.lateCycleCount > before }
+        let found = node.recentLateCycles.first { $0.endedMonotonicSeconds >= asked && matches($0) }
+        let recorded = try #require(found, "\(node.recentLateCycles)")
+        print("late cycle \(what): \(recorded)")
+        return recorded
     }
 
     /// Starts a thread at SCHED_FIFO 99 that waits on CPU 1 until `when` says so, then takes
