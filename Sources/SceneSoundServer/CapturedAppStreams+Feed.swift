@@ -47,7 +47,6 @@ extension CapturedAppStreams {
         private var lowestFill = Int.max
         /// Margin still to gain by slipping single frames in, after a late burst grew it.
         private var marginToSlipIn = 0
-        private var framesSinceMarginSlip = 0
         private var framesInWindow = 0
         private var framesSeen = 0
         private let dropped = Atomic<Int>(0)
@@ -156,15 +155,13 @@ extension CapturedAppStreams {
             var kept = frames
             let canSlip = frames >= 4 && frames <= Self.slippedCapacityFrames && frames + 1 <= room
             var slip = canSlip ? clock.slip(forWriteOf: frames, windowFrames: windowFrames) : 0
-            // Margin is slipped in as excess is taken away, one frame in `framesPerExcessSlip` at
-            // most: one a write (150 frames from a monitor) flattened a 3.2 kHz tone by 20 Hz
-            // for the half second it took, which a 10 ms reading of it takes for gaps.
-            framesSinceMarginSlip += frames
-            if canSlip, slip == 0, marginToSlipIn > 0, framesSinceMarginSlip >= ClockFollower.framesPerExcessSlip {
+            // Margin is slipped in at the pace excess is taken away, and shares it: one frame a
+            // write (150 frames from a monitor) flattened a 3.2 kHz tone by 20 Hz for the half
+            // second it took, which a 10 ms reading of it takes for gaps.
+            if canSlip, slip == 0, marginToSlipIn > 0, clock.mayScheduleSlip() {
                 slip = 1
                 marginToSlipIn -= 1
                 marginFrames += 1
-                framesSinceMarginSlip = 0
             }
             if slip != 0 {
                 FrameSlip.resample(base, frames: frames, channels: channelCount, before: previousFrame, change: slip, into: slipped)
@@ -200,7 +197,9 @@ struct ClockFollower {
     /// it takes for a gap; one in 480 at most stays under 0.21 %.
     private var excess = 0
     var excessToTakeAway: Int { excess }
-    private var framesSinceExcessSlip = 0
+    /// Frames since the last frame slipped on a schedule (excess taken away, or margin slipped
+    /// in by the feed): the two share one pace.
+    private var framesSinceScheduledSlip = 0
     static let framesPerExcessSlip = 480
     private var correctionsInWindow = 0
     /// The fastest parting followed. A single correction of more than four times it is
@@ -232,13 +231,20 @@ struct ClockFollower {
         owed += framesPerWindow * Double(frames) / Double(windowFrames)
         var slip = owed >= 1 ? 1 : owed <= -1 ? -1 : 0
         owed -= Double(slip)
-        framesSinceExcessSlip += frames
-        if excess > 0 && slip >= 0 && framesSinceExcessSlip >= Self.framesPerExcessSlip {
+        framesSinceScheduledSlip += frames
+        if excess > 0 && slip >= 0 && mayScheduleSlip() {
             excess -= 1
             slip -= 1
-            framesSinceExcessSlip = 0
         }
         return slip
+    }
+
+    /// Whether a frame may be slipped on a schedule with this write (at most one in
+    /// `framesPerExcessSlip`, counted by `slip(forWriteOf:windowFrames:)`); if so, it is.
+    mutating func mayScheduleSlip() -> Bool {
+        guard framesSinceScheduledSlip >= Self.framesPerExcessSlip else { return false }
+        framesSinceScheduledSlip = 0
+        return true
     }
 }
 
