@@ -121,6 +121,28 @@ static void note_process_time(struct ss_pw_graph *g, const struct spa_io_clock *
 	}
 }
 
+/* On 0.3.65 a client's data thread stays SCHED_OTHER unless client-rt.conf's module-rt raised
+ * it, and under load the graph then waits for it (10-15 gaps per app with two busy loops);
+ * where nothing raised it, it raises itself at its first cycle to SCHED_FIFO 20, if permitted.
+ * On its own thread, not by an invoke from the thread that starts the node: 0.3.65 runs an
+ * invoke in the calling thread itself while the data thread has not yet entered its loop, and
+ * a fresh-clone test run lost that race under load: the starting thread stayed real-time and
+ * everything it started after, two busy loops included, ran at SCHED_FIFO 20. Either way the
+ * thread gets SCHED_RESET_ON_FORK: no thread or process it starts inherits real-time. One
+ * system call, at the first cycle only; returns the policy the thread runs with. */
+static int raise_data_thread(void)
+{
+	int policy = sched_getscheduler(0) & ~SCHED_RESET_ON_FORK;
+	struct sched_param parameters = { .sched_priority = 20 };
+	if (policy == SCHED_FIFO || policy == SCHED_RR)
+		sched_getparam(0, &parameters);
+	else
+		policy = SCHED_FIFO;
+	if (sched_setscheduler(0, policy | SCHED_RESET_ON_FORK, &parameters) != 0)
+		return sched_getscheduler(0) & ~SCHED_RESET_ON_FORK;
+	return policy;
+}
+
 static void on_process(void *data, struct spa_io_position *position)
 {
 	struct ss_pw_graph *g = data;
@@ -129,7 +151,7 @@ static void on_process(void *data, struct spa_io_position *position)
 	struct spa_io_clock clock = position->clock;
 	uint32_t frames = position->clock.duration, rate = position->clock.rate.denom;
 	if (__atomic_load_n(&g->policy, __ATOMIC_RELAXED) < 0)
-		__atomic_store_n(&g->policy, sched_getscheduler(0) & ~SCHED_RESET_ON_FORK, __ATOMIC_RELAXED);
+		__atomic_store_n(&g->policy, raise_data_thread(), __ATOMIC_RELAXED);
 	for (uint32_t s = 0; s < g->config.input_sets; s++) {
 		int in_use = __atomic_load_n(&g->set_in_use[s], __ATOMIC_ACQUIRE);
 		for (uint32_t c = 0; c < SS_PW_GRAPH_SET_CHANNELS; c++)
@@ -161,21 +183,6 @@ static void on_process(void *data, struct spa_io_position *position)
 	__atomic_store_n(&g->rate_hz, rate, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&g->cycles, 1, __ATOMIC_RELAXED);
 	note_process_time(g, &clock, &start, live);
-}
-
-/* On 0.3.65 a client's data thread stays SCHED_OTHER unless client-rt.conf's module-rt raised
- * it, and under load the graph then waits for it (10-15 gaps per app with two busy loops);
- * where nothing raised it, it gets what today's capture gives it, SCHED_FIFO 20, if permitted. */
-static int make_data_thread_realtime(struct spa_loop *loop, bool async, uint32_t seq, const void *data,
-		size_t size, void *user_data)
-{
-	(void)loop; (void)async; (void)seq; (void)data; (void)size; (void)user_data;
-	int policy = sched_getscheduler(0) & ~SCHED_RESET_ON_FORK;
-	if (policy != SCHED_FIFO && policy != SCHED_RR) {
-		struct sched_param parameters = { .sched_priority = 20 };
-		pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters);
-	}
-	return 0;
 }
 
 static void on_filter_state(void *data, enum pw_filter_state old, enum pw_filter_state state, const char *error)
@@ -249,7 +256,6 @@ static int connect_node(struct ss_pw_graph *g)
 	pw_registry_add_listener(g->registry, &g->registry_listener, &ss_graph_registry_events, g);
 	g->registry_synced = 0;
 	g->registry_seq = pw_core_sync(g->core, PW_ID_CORE, 0);
-	pw_loop_invoke(pw_data_loop_get_loop(pw_context_get_data_loop(g->context)), make_data_thread_realtime, 0, NULL, 0, false, NULL);
 	/* No media.class: WirePlumber leaves the node alone; we make every link ourselves. Not
 	 * node.always-process: with it, 0.3.65 kept calling process ~187 times a second with every
 	 * link of ours gone (the sink suspended all the same); without it, an unlinked node is not

@@ -13,11 +13,18 @@ package enum ThreadScheduling: Sendable, Equatable, CustomStringConvertible {
     /// (and below PipeWire's data thread, 88 by default, and rtkit's usual 20 limit allows it).
     package static let realtimePriority: Int32 = 20
 
+    /// Linux's flag (`<linux/sched.h>`, not in Swift's Glibc): threads and processes the thread
+    /// starts begin at normal scheduling instead of inheriting real-time.
+    static let resetOnFork: Int32 = 0x4000_0000
+
     /// Asks for the best scheduling available for the calling thread and says what it got.
+    /// Real-time with `resetOnFork`: nothing a render thread starts — a thread a callback
+    /// makes, a process — runs real-time by inheritance, above every normal thread.
     package static func requestRealtimeForCurrentThread() -> ThreadScheduling {
         var parameters = sched_param()
         parameters.sched_priority = realtimePriority
-        if pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) == 0 {
+        // Linux schedules threads: 0 is the calling thread.
+        if sched_setscheduler(0, SCHED_FIFO | resetOnFork, &parameters) == 0 {
             return .realtimeFIFO(priority: realtimePriority)
         }
         // Nice is per thread on Linux, and `who` 0 is the calling thread: the lowest level allowed.
@@ -28,10 +35,10 @@ package enum ThreadScheduling: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// What the calling thread runs with now.
+    /// (From the kernel, not `pthread_getschedparam`: glibc keeps what it last saw of a thread.)
     package static func current() -> ThreadScheduling {
-        var policy: Int32 = 0
         var parameters = sched_param()
-        if pthread_getschedparam(pthread_self(), &policy, &parameters) == 0, policy == SCHED_FIFO {
+        if sched_getscheduler(0) & ~resetOnFork == SCHED_FIFO, sched_getparam(0, &parameters) == 0 {
             return .realtimeFIFO(priority: parameters.sched_priority)
         }
         errno = 0

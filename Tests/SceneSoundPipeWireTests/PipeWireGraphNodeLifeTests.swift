@@ -1,4 +1,6 @@
 import Foundation
+import Synchronization
+import SceneSoundPlatform
 import SceneSoundTestSupport
 import Testing
 @testable import SceneSoundPipeWire
@@ -128,5 +130,41 @@ import Testing
         print("swept \(String(describing: swept)); left \(left)")
         #expect(swept == 2)
         #expect(left.count == 1 && left[0].contains("id:\(ours) ") && left[0].contains("'-1'"), "\(left)")
+    }
+}
+
+/// Who runs real-time: the node's data thread from its first cycle, and nothing else. On
+/// 0.3.65 work handed to the data loop before its thread has first run is done by the thread
+/// that hands it over; raising the data thread that way once left a test's worker thread at
+/// SCHED_FIFO 20 under load, and every app and busy loop it started after ran there too.
+@Suite(.serialized) struct PipeWireGraphNodeSchedulingTests {
+    @Test func theDataThreadIsRealTimeAndTheThreadThatStartsTheNodeKeepsItsScheduling() throws {
+        let server = try PrivateSoundServer(.pipeWire)
+        defer { server.tearDown() }
+        let node = PipeWireGraphNodeTests.makeNode(server, sets: 1)
+        defer { node.stop() }
+        // Started from a thread of the test's own, at normal scheduling, which reads its
+        // scheduling again once the node is running.
+        let policies = Mutex<(before: ThreadScheduling, after: ThreadScheduling, started: Bool)>((.normal, .normal, false))
+        let done = DispatchSemaphore(value: 0)
+        let starter = Thread {
+            let before = ThreadScheduling.current()
+            let started = (try? node.start { cycle in
+                for channel in 0 ..< 2 { cycle.output(channel).update(repeating: 0, count: cycle.frames) }
+            }) != nil
+            if started {
+                node.linkOutputs(toSink: nil)
+                _ = waitUntil(timeoutSeconds: 5) { node.cycleCount > 10 }
+            }
+            policies.withLock { $0 = (before, ThreadScheduling.current(), started) }
+            done.signal()
+        }
+        starter.start()
+        try #require(done.wait(timeout: .now() + 15) == .success, "the starting thread never finished")
+        let (before, after, started) = policies.withLock { $0 }
+        try #require(started, "the node did not start")
+        #expect(before == .normal && after == before, "the starting thread: \(before) before, \(after) after")
+        try waitUntil(timeoutSeconds: 5, "the node running") { node.cycleCount > 10 }
+        if geteuid() == 0 { #expect(node.dataThreadIsRealTime == true, "the data thread at its first cycle") }
     }
 }

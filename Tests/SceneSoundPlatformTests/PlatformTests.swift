@@ -72,6 +72,23 @@ import Synchronization
         if geteuid() == 0 { #expect(requested == .realtimeFIFO(priority: ThreadScheduling.realtimePriority)) }
         #expect(ThreadScheduling.current() == .normal)  // the test's own thread is untouched
     }
+
+    /// What a real-time render thread starts (a thread here; a process alike) runs at normal
+    /// scheduling, not above every normal thread by inheritance.
+    @Test func aThreadARealtimeThreadStartsIsNotRealtime() throws {
+        let result = OneShot<(ThreadScheduling, ThreadScheduling)>()
+        let thread = try PlatformThread {
+            let requested = ThreadScheduling.requestRealtimeForCurrentThread()
+            let started = OneShot<ThreadScheduling>()
+            guard let inner = try? PlatformThread({ started.fulfill(ThreadScheduling.current()) }) else { return }
+            inner.join()
+            result.fulfill((requested, started.current ?? .realtimeFIFO(priority: 0)))
+        }
+        thread.join()
+        let (requested, started) = try #require(result.current)
+        if geteuid() == 0 { #expect(requested == .realtimeFIFO(priority: ThreadScheduling.realtimePriority)) }
+        #expect(started == .normal, "a thread started by a thread at \(requested) runs at \(started)")
+    }
 }
 
 @Suite struct MonotonicClockTests {

@@ -7,6 +7,10 @@ import Foundation
 /// SIGHUP of its closed terminal and outlives the test), and Process.waitUntilExit never
 /// returned for a SIGKILLed child whose exit its monitor had missed. So: an empty signal mask
 /// and default dispositions for the child, SIGKILL to stop it, and our own waitpid to reap it.
+/// Every child starts at normal scheduling whatever thread starts it: a load test's apps and
+/// busy loops are "at normal priority" by what they measure, and a worker thread left
+/// real-time once (a fresh-clone run) started two busy loops at SCHED_FIFO 20 that held both
+/// CPUs until the run was killed.
 public final class ChildProcess {
     public let pid: pid_t
     public let name: String
@@ -26,7 +30,10 @@ public final class ChildProcess {
         var allSignals = sigset_t()
         sigfillset(&allSignals)
         posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var normal = sched_param()
+        posix_spawnattr_setschedpolicy(&attributes, SCHED_OTHER)
+        posix_spawnattr_setschedparam(&attributes, &normal)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSCHEDULER))
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
