@@ -97,6 +97,7 @@ struct ss_pw_graph {
 	uint64_t cycles;
 	uint32_t quantum_frames, rate_hz;
 	int policy;
+	int schedstat_fd;           /* the data thread's /proc schedstat, opened at its first cycle */
 	uint32_t linked_mask;       /* our outputs linked to the sink, bit per channel */
 	uint32_t active_outputs;    /* loop thread: outputs whose link the server says is active */
 	uint32_t live_outputs;      /* data thread: outputs with a buffer and an active link this cycle */
@@ -112,6 +113,7 @@ struct ss_pw_graph {
 	uint32_t last_process_clock_id;
 	int last_process_frames;
 	int64_t last_process_behind_nsec;   /* its start after the driver's cycle was due, */
+	uint64_t last_process_run_queue_wait_nsec;  /* the thread's time waiting for a CPU then, */
 	uint64_t last_process_link_changes;
 	uint32_t last_process_live;
 	uint64_t output_link_changes;       /* our output links made, unmade or activated (loop thread) */

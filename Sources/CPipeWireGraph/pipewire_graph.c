@@ -6,6 +6,7 @@
 #include "graph_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -38,19 +39,41 @@ static uint64_t clock_nsec(clockid_t clock)
 	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 }
 
-/* What a process call starts from: the clocks, and the data thread's context switches so far
- * (one getrusage per cycle: a system call that neither sleeps nor locks in user space). */
+/* The time the data thread has spent runnable but waiting for a CPU (the second figure of its
+ * schedstat), in ns; 0 where the kernel keeps none. One pread of a file opened at the first
+ * cycle: a system call that neither sleeps nor locks in user space. */
+static uint64_t run_queue_wait_nsec(int schedstat_fd)
+{
+	char text[80];
+	ssize_t n = schedstat_fd >= 0 ? pread(schedstat_fd, text, sizeof(text) - 1, 0) : -1;
+	if (n <= 0)
+		return 0;
+	text[n] = '\0';
+	const char *c = text;
+	while (*c >= '0' && *c <= '9')
+		c++;
+	while (*c == ' ')
+		c++;
+	uint64_t value = 0;
+	for (; *c >= '0' && *c <= '9'; c++)
+		value = value * 10 + (uint64_t)(*c - '0');
+	return value;
+}
+
+/* What a process call starts from: the clocks, the data thread's context switches so far (one
+ * getrusage per cycle: a system call that neither sleeps nor locks in user space) and its
+ * time waiting for a CPU. */
 struct call_start {
-	uint64_t wall_nsec, cpu_nsec;
+	uint64_t wall_nsec, cpu_nsec, run_queue_wait_nsec;
 	long voluntary_switches, involuntary_switches;
 };
 
-static struct call_start call_start_now(void)
+static struct call_start call_start_now(int schedstat_fd)
 {
 	struct rusage usage;
 	getrusage(RUSAGE_THREAD, &usage);
 	return (struct call_start){ clock_nsec(CLOCK_MONOTONIC), clock_nsec(CLOCK_THREAD_CPUTIME_ID),
-		usage.ru_nvcsw, usage.ru_nivcsw };
+		run_queue_wait_nsec(schedstat_fd), usage.ru_nvcsw, usage.ru_nivcsw };
 }
 
 /* After each process call: the CPU time it took (the longest kept, and whether it took longer
@@ -63,7 +86,10 @@ static struct call_start call_start_now(void)
  * made after a rest the whole graph may stop for ~43 ms (0.3.65's null sink; the driver's
  * position moves one cycle). Counted, either showed up as an underrun in `status` at every wake.
  * A late call's record says too whether the thread gave its CPU up during it (it waited: never
- * the render's way) or had it taken (preempted: the machine's doing). */
+ * the render's way) or had it taken (preempted: the machine's doing), and how long since the
+ * call before it was runnable but waiting for a CPU: a thread woken for the cycle it missed
+ * waited most of a quantum; one the driver never woke for it (the driver itself a cycle late,
+ * its catch-up cycle following at once) waited no more than its wake-ups take. */
 static void note_process_time(struct ss_pw_graph *g, const struct spa_io_clock *clock,
 		const struct call_start *start, uint32_t live)
 {
@@ -83,6 +109,8 @@ static void note_process_time(struct ss_pw_graph *g, const struct spa_io_clock *
 	int same_driver = clock->id == g->last_process_clock_id, previous_frames = g->last_process_frames;
 	int64_t behind = (int64_t)(began - clock->nsec), previous_behind = g->last_process_behind_nsec;
 	g->last_process_behind_nsec = behind;
+	uint64_t previous_run_queue_wait = g->last_process_run_queue_wait_nsec;
+	g->last_process_run_queue_wait_nsec = start->run_queue_wait_nsec;
 	g->last_process_link_changes = link_changes;
 	g->last_process_start_nsec = began;
 	g->last_process_position = clock->position;
@@ -113,6 +141,8 @@ static void note_process_time(struct ss_pw_graph *g, const struct spa_io_clock *
 		record->driver_step_seconds = previous != 0 && same_driver ? (double)driver_moved / rate : 0;
 		record->behind_driver_seconds = (double)behind * 1e-9;
 		record->previous_behind_driver_seconds = previous != 0 ? (double)previous_behind * 1e-9 : 0;
+		record->waited_for_cpu_seconds = previous != 0 && g->schedstat_fd >= 0
+			? (double)(start->run_queue_wait_nsec - previous_run_queue_wait) * 1e-9 : -1;
 		struct rusage usage;
 		getrusage(RUSAGE_THREAD, &usage);
 		record->waits = (uint32_t)(usage.ru_nvcsw - start->voluntary_switches);
@@ -146,12 +176,15 @@ static int raise_data_thread(void)
 static void on_process(void *data, struct spa_io_position *position)
 {
 	struct ss_pw_graph *g = data;
-	struct call_start start = call_start_now();
+	if (__atomic_load_n(&g->policy, __ATOMIC_RELAXED) < 0) {
+		__atomic_store_n(&g->policy, raise_data_thread(), __ATOMIC_RELAXED);
+		/* This thread's own record, whichever thread later reads the fd's task. */
+		g->schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	}
+	struct call_start start = call_start_now(g->schedstat_fd);
 	/* The driver's clock as this cycle began: a long call finds it moved on at its end. */
 	struct spa_io_clock clock = position->clock;
 	uint32_t frames = position->clock.duration, rate = position->clock.rate.denom;
-	if (__atomic_load_n(&g->policy, __ATOMIC_RELAXED) < 0)
-		__atomic_store_n(&g->policy, raise_data_thread(), __ATOMIC_RELAXED);
 	for (uint32_t s = 0; s < g->config.input_sets; s++) {
 		int in_use = __atomic_load_n(&g->set_in_use[s], __ATOMIC_ACQUIRE);
 		for (uint32_t c = 0; c < SS_PW_GRAPH_SET_CHANNELS; c++)
@@ -223,6 +256,7 @@ ss_pw_graph *ss_pw_graph_new(const struct ss_pw_graph_config *config, ss_pw_grap
 	g->event = event;
 	g->userdata = userdata;
 	g->policy = -1;
+	g->schedstat_fd = -1;
 	spa_list_init(&g->bindings);
 	g->scratch = calloc(SS_PW_GRAPH_OUT_CHANNELS * SS_MAX_SCRATCH_FRAMES, sizeof(float));
 	g->loop = pw_thread_loop_new("scenesound-graph", NULL);
@@ -429,6 +463,8 @@ void ss_pw_graph_free(ss_pw_graph *g)
 	if (g->loop != NULL)
 		pw_thread_loop_destroy(g->loop);
 	ss_pw_view_clear(&g->view);
+	if (g->schedstat_fd >= 0)
+		close(g->schedstat_fd);
 	free(g->scratch);
 	free(g->remote);
 	free(g->node_name);

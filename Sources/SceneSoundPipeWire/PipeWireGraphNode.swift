@@ -295,11 +295,13 @@ public final class PipeWireGraphNode: @unchecked Sendable {
     /// much CPU time, how long after the call before it began, and the quantum; how far the
     /// driver's position moved since the call before, and how long after the driver's cycle
     /// was due this call and the one before began; how often the thread gave its CPU up during
-    /// the call (waited) and had it taken (was preempted).
+    /// the call (waited) and had it taken (was preempted), and how long since the call before
+    /// began it was runnable but waiting for a CPU (nil where the kernel keeps no such record).
     public struct LateCycle: Sendable {
         public var endedMonotonicSeconds, processSeconds, processCPUSeconds, sincePreviousSeconds, quantumSeconds: Double
         public var driverStepSeconds, behindDriverSeconds, previousBehindDriverSeconds: Double
         public var waits, preemptions: Int
+        public var waitedForCPUSeconds: Double?
     }
     /// The latest late cycles, newest first.
     public var recentLateCycles: [LateCycle] {
@@ -311,7 +313,8 @@ public final class PipeWireGraphNode: @unchecked Sendable {
                       processCPUSeconds: $0.process_cpu_seconds, sincePreviousSeconds: $0.since_previous_seconds,
                       quantumSeconds: $0.quantum_seconds, driverStepSeconds: $0.driver_step_seconds,
                       behindDriverSeconds: $0.behind_driver_seconds, previousBehindDriverSeconds: $0.previous_behind_driver_seconds,
-                      waits: Int($0.waits), preemptions: Int($0.preemptions))
+                      waits: Int($0.waits), preemptions: Int($0.preemptions),
+                      waitedForCPUSeconds: $0.waited_for_cpu_seconds >= 0 ? $0.waited_for_cpu_seconds : nil)
         }
     }
     /// The process call that took the most CPU time, and when it ended (CLOCK_MONOTONIC seconds).

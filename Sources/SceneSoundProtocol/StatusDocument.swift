@@ -207,11 +207,16 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         /// page read from disk) and had it taken by another thread (PipeWire; nil elsewhere).
         public var callWaits: Int?
         public var callPreemptions: Int?
+        /// How long, since the call before began, the thread was runnable but waiting for a CPU
+        /// (PipeWire, where the kernel keeps it; nil elsewhere). A thread woken for the cycle it
+        /// missed waited most of a block; one that was never woken for it (the driver itself a
+        /// cycle late, its catch-up cycle following at once) only as long as its wake-ups took.
+        public var waitedForCPUSeconds: Double?
 
         public init(atMonotonicSeconds: Double, callSeconds: Double, callCPUSeconds: Double,
                     sincePreviousCallSeconds: Double, blockSeconds: Double, driverStepSeconds: Double? = nil,
                     behindDriverSeconds: Double? = nil, previousBehindDriverSeconds: Double? = nil,
-                    callWaits: Int? = nil, callPreemptions: Int? = nil) {
+                    callWaits: Int? = nil, callPreemptions: Int? = nil, waitedForCPUSeconds: Double? = nil) {
             self.atMonotonicSeconds = atMonotonicSeconds
             self.callSeconds = callSeconds
             self.callCPUSeconds = callCPUSeconds
@@ -222,6 +227,7 @@ public struct StatusDocument: Codable, Equatable, Sendable {
             self.previousBehindDriverSeconds = previousBehindDriverSeconds
             self.callWaits = callWaits
             self.callPreemptions = callPreemptions
+            self.waitedForCPUSeconds = waitedForCPUSeconds
         }
 
         enum CodingKeys: String, CodingKey {
@@ -230,6 +236,7 @@ public struct StatusDocument: Codable, Equatable, Sendable {
             case driverStepSeconds = "driver_step_seconds", behindDriverSeconds = "behind_driver_seconds"
             case previousBehindDriverSeconds = "previous_behind_driver_seconds"
             case callWaits = "call_waits", callPreemptions = "call_preemptions"
+            case waitedForCPUSeconds = "waited_for_cpu_seconds"
         }
     }
 

@@ -60,7 +60,8 @@ struct StatusReport {
                                     blockSeconds: $0.quantumSeconds, driverStepSeconds: $0.driverStepSeconds,
                                     behindDriverSeconds: $0.behindDriverSeconds,
                                     previousBehindDriverSeconds: $0.previousBehindDriverSeconds,
-                                    callWaits: $0.waits, callPreemptions: $0.preemptions)
+                                    callWaits: $0.waits, callPreemptions: $0.preemptions,
+                                    waitedForCPUSeconds: $0.waitedForCPUSeconds)
         }
         document.plays = core.samples.status
         document.outputDevice = core.outputDevices.deviceStatus

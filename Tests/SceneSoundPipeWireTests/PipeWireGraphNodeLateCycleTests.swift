@@ -73,7 +73,7 @@ import Testing
         defer { server.tearDown() }
         let keepOff = Atomic<Bool>(false)
         let signalledAtCycle = Atomic<Int>(-1)
-        let node = try Self.runningNode(on: server, pinnedToCPU0: true) { node in
+        let node = try Self.runningNode(on: server, pinnedToCPU: 0) { node in
             if keepOff.exchange(false, ordering: .relaxed) { signalledAtCycle.store(node.cycleCount, ordering: .releasing) }
         }
         defer { node.stop() }
@@ -87,6 +87,33 @@ import Testing
         #expect(recorded.processSeconds < recorded.quantumSeconds, "\(recorded)")
         // The driver's clock went on by the cycles it ran without us.
         #expect(recorded.driverStepSeconds > 1.5 * recorded.quantumSeconds && recorded.behindDriverSeconds >= 0, "\(recorded)")
+        // Woken for the cycle it missed, the thread waited for its CPU most of the time.
+        let waited = try #require(recorded.waitedForCPUSeconds, "the kernel keeps no run-queue time")
+        #expect(waited >= recorded.quantumSeconds / 2, "\(recorded)")
+    }
+
+    /// A cycle the driver itself ran late: the PipeWire server (whose data thread drives the
+    /// null sink) kept to CPU 0 and held off it for 12 ms, our data thread free on CPU 1. The
+    /// driver then runs the cycles it owes back to back (0.3.65's null sink fires a late timer's
+    /// next expiry at once), faster than a node in another process can answer, so the sink plays
+    /// one without us. Recorded with the driver's clock moved two quanta or more and our thread
+    /// runnable for almost none of the time since the call before: it was never woken for the
+    /// cycle it missed. That tells it from a cycle lost because our thread could not run
+    /// (aCycleTheDriverRanWithoutUsIsRecorded), which waited for its CPU most of the time.
+    @Test func aCycleTheDriverRanLateIsToldFromOneWeCouldNotRun() throws {
+        let server = try PrivateSoundServer(.pipeWire)
+        defer { server.tearDown() }
+        let node = try Self.runningNode(on: server, pinnedToCPU: 1) { _ in }
+        defer { node.stop() }
+        let driverProcess = server.threads(ofProcessNamed: "pipewire")
+        try #require(!driverProcess.isEmpty, "no pipewire process: \(server.serversAndLog())")
+        for thread in driverProcess { MachineStallWatch.pin(thread: thread, toCPU: 0) }
+
+        let recorded = try Self.lateCycle(of: node, "the driver late", holdingCPU0When: { true }, after: {},
+                                          matching: { $0.driverStepSeconds >= 1.9 * $0.quantumSeconds })
+        #expect(recorded.processSeconds < recorded.quantumSeconds, "\(recorded)")
+        let waited = try #require(recorded.waitedForCPUSeconds, "the kernel keeps no run-queue time")
+        #expect(waited < recorded.quantumSeconds / 5, "\(recorded)")
     }
 
     /// A call preempted: the render, busy on CPU 0 for 3 ms, has its CPU taken by a SCHED_FIFO
@@ -96,7 +123,7 @@ import Testing
         let server = try PrivateSoundServer(.pipeWire)
         defer { server.tearDown() }
         let busy = Atomic<Bool>(false), inCall = Atomic<Bool>(false)
-        let node = try Self.runningNode(on: server, pinnedToCPU0: true) { _ in
+        let node = try Self.runningNode(on: server, pinnedToCPU: 0) { _ in
             guard busy.exchange(false, ordering: .relaxed) else { return }
             inCall.store(true, ordering: .releasing)
             let until = MachineStallWatch.nowSeconds() + 0.003
@@ -113,14 +140,14 @@ import Testing
 
     /// A node of one input set on `server`, its outputs linked to the default sink, running;
     /// each call runs `duringCall` with the node, then writes silence. Pinned, its data thread
-    /// keeps to CPU 0, where `holdCPU0` can take it from it (two CPUs needed).
-    static func runningNode(on server: PrivateSoundServer, pinnedToCPU0 pinned: Bool = false,
+    /// keeps to that CPU: on CPU 0 `holdCPU0` can take it from it (two CPUs needed).
+    static func runningNode(on server: PrivateSoundServer, pinnedToCPU pinned: Int? = nil,
                             duringCall: @escaping @Sendable (PipeWireGraphNode) -> Void) throws -> PipeWireGraphNode {
-        if pinned { try #require(sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2, "the spinner waits on one CPU for the data thread's on another") }
+        if pinned != nil { try #require(sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2, "the spinner waits on one CPU for the data thread's on another") }
         let node = PipeWireGraphNodeTests.makeNode(server, sets: 1)
         do {
             try node.start { cycle in
-                if pinned { MachineStallWatch.pinCurrentThread(toCPU: 0) }
+                if let pinned { MachineStallWatch.pinCurrentThread(toCPU: pinned) }
                 duringCall(node)
                 for channel in 0 ..< 2 { cycle.output(channel).update(repeating: 0, count: cycle.frames) }
             }

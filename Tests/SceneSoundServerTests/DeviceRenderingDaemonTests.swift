@@ -222,6 +222,14 @@ import Testing
         var windowsBetween: Int
     }
 
+    /// A take of `switchDefaultSink`: each switch's figures, and the cycles the output missed
+    /// over it (`status`; each with its record where the output keeps one: PipeWire's node).
+    struct SwitchTake {
+        var figures: [String: SwitchFigures]
+        var underruns: Int
+        var missed: MissedCycles?
+    }
+
     /// Plays a 500 Hz tone at 20° through a daemon following the default sink, switches hp → spk
     /// → hp with pactl, and measures each switch: how long after pactl returned the daemon's
     /// OUTPUT_DEVICE_CHANGED came (the same event that sends the engine its rendering), and on
@@ -229,8 +237,10 @@ import Testing
     /// left out) over 0.5 s: the third difference against the steady tone 1.5 s later, the
     /// weakest 2 ms against the quieter of the two renderings' steady levels, and the fade.
     func switchDefaultSink(_ kind: PrivateSoundServer.Kind, extraArguments: [String], methods: (String, String))
-        throws -> [String: SwitchFigures]
+        throws -> SwitchTake
     {
+        let stallWatch = MachineStallWatch(thresholdSeconds: 0.002)
+        defer { stallWatch.stop() }
         let server = try PrivatePulse(kind)
         defer { server.stop() }
         try OutputDeviceDaemonTests.loadSinks(server)
@@ -312,8 +322,10 @@ import Testing
         phones.stop(); speakers.stop()
         judge(speakers, after: 0, phones, oldEnd: mark, label: "hp→spk", eventMilliseconds: toSpeakers)
         judge(phones, after: mark, speakers, oldEnd: speakers.frameCount, label: "spk→hp", eventMilliseconds: toPhones)
+        let output = try OutputDeviceDaemonTests.status(daemon).output
         player.wait()
-        return figures
+        return SwitchTake(figures: figures, underruns: output.underruns,
+                          missed: output.recentUnderruns.map { MissedCycles($0, blockSeconds: 256 / 48000, watch: stallWatch) })
     }
 
     /// A switch between the headphones and the speakers while a stream plays (the default sink
@@ -334,16 +346,29 @@ import Testing
     /// fade, not a jump. The time is from pactl's return to OUTPUT_DEVICE_CHANGED, the event
     /// that also sends the engine its rendering. The same crossfade with nothing moving:
     /// aRenderingSwitchOnOneSinkIsCrossfadedWithoutAClick.
+    ///
+    /// A take in which the sink heard a click or a drop while the output missed cycles, every one
+    /// of them the machine's or the sink's driver's (MissedCycles: the PipeWire node's records),
+    /// is taken again, once, and says so; the bars stay as they are.
     @Test(arguments: PrivateSoundServer.Kind.allCases)
     func aDefaultSinkSwitchWhileAStreamPlaysIsFollowedAndCrossfaded(kind: PrivateSoundServer.Kind) throws {
-        let figures = try switchDefaultSink(kind, extraArguments: [], methods: ("binaural", "speakers"))
-        for (label, f) in figures.sorted(by: { $0.key < $1.key }) {
-            #expect(f.eventMilliseconds < 200, "\(label): the rendering follows within 200 ms of the server's event")
-            #expect(f.windowsBetween >= 2, "\(label): not a fade")
-            #expect(f.discontinuity < 2 * f.reference, "\(label): a click")
-            #expect(f.weakest > 0.5, "\(label): something dropped")
+        for attempt in 1...2 {
+            let take = try switchDefaultSink(kind, extraArguments: [], methods: ("binaural", "speakers"))
+            let heardWhole = take.figures.values.allSatisfy { $0.discontinuity < 2 * $0.reference && $0.weakest > 0.5 }
+            if attempt == 1, !heardWhole, let missed = take.missed, !missed.all.isEmpty, missed.unexplained.isEmpty,
+               take.underruns <= missed.all.count {
+                print("\(kind): a click or drop while the output missed cycles not its own (\(missed.describe(missed.all))); run again")
+                continue
+            }
+            for (label, f) in take.figures.sorted(by: { $0.key < $1.key }) {
+                #expect(f.eventMilliseconds < 200, "\(label): the rendering follows within 200 ms of the server's event")
+                #expect(f.windowsBetween >= 2, "\(label): not a fade")
+                #expect(f.discontinuity < 2 * f.reference, "\(label): a click")
+                #expect(f.weakest > 0.5, "\(label): something dropped")
+            }
+            #expect(take.figures.count == 2)
+            return
         }
-        #expect(figures.count == 2)
     }
 
     /// `scenesound device render speakers` on the headphones: the status shows it with its

@@ -43,9 +43,27 @@ import SceneSoundTestSupport
 
     @Test(arguments: setups)
     func aClientsWriteAndAHeadPoseReachTheSinkInTime(kind: PrivateSoundServer.Kind, output: String) throws {
-        let rig = try LatencyRig(kind, output: output)
-        let writes = try rig.clicks(count: 10)
-        let flips = try rig.headFlips(count: 12)
+        // As with the clicks after rest: a trial in which the machine stalled long enough to
+        // underrun the output (on PulseAudio its buffer then doubles for the minute after, and
+        // every later event is late by that: head poses heard at a median of 39.7 ms after a
+        // 26.7 ms stall here) is run again (up to `trialsAtMost`), and says so; the bars stay as
+        // they are.
+        for attempt in 1...Self.trialsAtMost {
+            let rig = try LatencyRig(kind, output: output)
+            let writes = try rig.clicks(count: 10)
+            let flips = try rig.headFlips(count: 12)
+            let longestStall = rig.stallWatch.stalls(from: 0, to: flips.events.last!.seconds + 0.1).map(\.durationSeconds).max() ?? 0
+            if attempt < Self.trialsAtMost && longestStall > Self.stallUnderrunningSeconds {
+                print("writes and head poses on \(kind), --output \(output): the machine stalled for \(Self.ms(longestStall)) ms; run again")
+                continue
+            }
+            try judgeWritesAndPoses(rig, writes: writes, flips: flips, kind: kind, output: output)
+            return
+        }
+    }
+
+    func judgeWritesAndPoses(_ rig: LatencyRig, writes: [LatencyRig.Click], flips: (events: [LatencyRig.Flip], firstFrame: Int),
+                             kind: PrivateSoundServer.Kind, output: String) throws {
         let recording = rig.capture.finish()
         let clock = SinkClock(reads: recording.reads)
         // How far the sink plays behind the monitor reads: on PulseAudio the null sink's
@@ -203,18 +221,23 @@ import SceneSoundTestSupport
     /// 20 ms) underran it in trials: an 83 ms freeze in one fresh-clone run, a 12.7 ms stall of
     /// one CPU by hand.
     static let stallUnderrunningSeconds = 0.010
+    /// Trials a latency test takes at most, looking for one the machine did not stall that
+    /// long: on a host taking 3–5 % of the CPUs in bursts (1 Dec 2026: 18 stalls over 2 ms in
+    /// 12 s, two trials in a row with one over 10 ms) a second is not always clean; the last
+    /// is judged whatever happened in it.
+    static let trialsAtMost = 3
 
     func clickAfterRest(kind: PrivateSoundServer.Kind, output: String, captureApps: Bool) throws {
         // A trial in which the machine stalled long enough to underrun the output (a virtual
         // machine's host stopping it) measures the host: on PulseAudio the output's buffer
         // then doubled for the minute after (AdaptiveBuffer), so every click after it was late
         // by that (played 22.5, 32.3, 45.2 ms after an 83 ms freeze). Such a trial is run
-        // again, once, and says so; the bars stay as they are.
-        for attempt in 1...2 {
+        // again (up to `trialsAtMost`), and says so; the bars stay as they are.
+        for attempt in 1...Self.trialsAtMost {
             let rig = try LatencyRig(kind, output: output, captureApps: captureApps)
             let (afterRest, awake) = try rig.clicksAfterRest(count: 3)
             let longestStall = rig.stallWatch.stalls(from: 0, to: awake.seconds + 0.1).map(\.durationSeconds).max() ?? 0
-            if attempt == 1 && longestStall > Self.stallUnderrunningSeconds {
+            if attempt < Self.trialsAtMost && longestStall > Self.stallUnderrunningSeconds {
                 print("clicks after rest on \(kind), --output \(output): the machine stalled for \(Self.ms(longestStall)) ms; run again")
                 continue
             }
@@ -399,8 +422,10 @@ final class LatencyRig {
     let client: RawClient
     let capture: TimedMonitorCapture
     let captureApps: Bool
-    /// The machine's own stalls (a virtual machine's host taking its CPUs), for the worst cases.
-    let stallWatch = MachineStallWatch()
+    /// The machine's own stalls (a virtual machine's host taking its CPUs), for the worst cases
+    /// and the node's missed cycles: wakes over 2 ms late, as the soak's (at 5 ms, a run saw its
+    /// data thread wait 3.6–5.4 ms for a CPU before four missed cycles, and nothing).
+    let stallWatch = MachineStallWatch(thresholdSeconds: 0.002)
 
     /// For a failure's message: PipeWire's links (`pw-link -l`) and the daemon's log's end.
     func graphAndLog() -> String {

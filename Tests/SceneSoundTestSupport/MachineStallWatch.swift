@@ -94,7 +94,10 @@ public final class MachineStallWatch: @unchecked Sendable {
     }
 
     /// Keeps the calling thread on one CPU (sched_setaffinity; nothing allocated).
-    public static func pinCurrentThread(toCPU cpu: Int) {
+    public static func pinCurrentThread(toCPU cpu: Int) { pin(thread: 0, toCPU: cpu) }
+
+    /// Keeps thread `thread` (a kernel thread id; 0: the calling thread) on one CPU.
+    public static func pin(thread: pid_t, toCPU cpu: Int) {
         var set = cpu_set_t()
         withUnsafeMutableBytes(of: &set) { bytes in
             bytes.storeBytes(of: bytes.load(fromByteOffset: cpu / 8, as: UInt8.self) | UInt8(1 << (cpu % 8)),
@@ -104,7 +107,7 @@ public final class MachineStallWatch: @unchecked Sendable {
         // module is not built with: found at run time, called with C's convention.
         typealias SetAffinity = @convention(c) (pid_t, Int, UnsafeRawPointer) -> Int32
         if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "sched_setaffinity") {
-            _ = withUnsafeBytes(of: &set) { unsafeBitCast(symbol, to: SetAffinity.self)(0, $0.count, $0.baseAddress!) }
+            _ = withUnsafeBytes(of: &set) { unsafeBitCast(symbol, to: SetAffinity.self)(thread, $0.count, $0.baseAddress!) }
         }
     }
 

@@ -3,14 +3,20 @@ import SceneSoundProtocol
 
 /// The blocks a listener missed on the PipeWire node (`status`'s `recent_underruns`), judged
 /// against what the machine did. A miss is explained when the stall watch saw a CPU stand still
-/// within the two blocks before it ended, or when another thread held the render's CPU during
+/// within the two blocks before it ended; when another thread held the render's CPU during
 /// the call — preempted, never waiting of its own accord, its CPU time within the block (the
 /// render would have been on time; a real-time thread is preempted only by one above it or by
-/// the kernel, in pieces too short for the watch). It is the render's own when its call took more CPU
-/// time than the block lasts beyond what the machine stood still for during the call: on a
-/// virtual machine a thread's CPU clock also runs while the host holds its CPU. Each is
-/// described with what the render thread did — its call outlasted the block (and how much of
-/// that was CPU time) or the sink's driver ran a cycle without calling it — and the stall within.
+/// the kernel, in pieces too short for the watch); or when the driver ran the missed cycle
+/// without waking the render thread for it — the driver's clock moved two blocks or more, yet
+/// since the call before the thread was runnable for less than a fifth of a block, so the
+/// driver began that cycle at least four fifths of a block late and its catch-up cycle came at
+/// once (0.3.65's null sink fires a late timer's next expiry at once, and a remote node cannot
+/// answer between the two), a gap every node of the graph shares. It is the render's own when
+/// its call took more CPU time than the block lasts beyond what the machine stood still for
+/// during the call: on a virtual machine a thread's CPU clock also runs while the host holds
+/// its CPU. Each is described with what the render thread did — its call outlasted the block
+/// (and how much of that was CPU time) or the sink's driver ran a cycle without calling it —
+/// and the stall within.
 public struct MissedCycles {
     public let all: [StatusDocument.Underrun]
     public let unexplained: [StatusDocument.Underrun]
@@ -22,7 +28,7 @@ public struct MissedCycles {
         all = underruns
         unexplained = underruns.filter {
             watch.stalledSeconds(from: $0.atMonotonicSeconds - 2 * blockSeconds, to: $0.atMonotonicSeconds) == 0
-                && !Self.heldOffItsCPU($0)
+                && !Self.heldOffItsCPU($0) && !Self.driverRanLate($0)
         }
         ours = underruns.filter {
             $0.callCPUSeconds - watch.stalledSeconds(from: $0.atMonotonicSeconds - $0.callSeconds, to: $0.atMonotonicSeconds)
@@ -34,6 +40,14 @@ public struct MissedCycles {
     public static func heldOffItsCPU(_ miss: StatusDocument.Underrun) -> Bool {
         miss.callSeconds > miss.blockSeconds && miss.callCPUSeconds <= miss.blockSeconds
             && (miss.callPreemptions ?? 0) > 0 && miss.callWaits == 0
+    }
+
+    /// A cycle the driver ran late and at once caught up on, never waking the render thread
+    /// for it: the thread, called after the driver's clock moved two blocks or more, had been
+    /// runnable for less than a fifth of a block since the call before.
+    public static func driverRanLate(_ miss: StatusDocument.Underrun) -> Bool {
+        guard let step = miss.driverStepSeconds, let waited = miss.waitedForCPUSeconds else { return false }
+        return miss.callSeconds <= miss.blockSeconds && step >= 1.9 * miss.blockSeconds && waited < miss.blockSeconds / 5
     }
 
     public func describe(_ miss: StatusDocument.Underrun) -> String {
@@ -48,7 +62,8 @@ public struct MissedCycles {
                 + "the one before \(ms(miss.previousBehindDriverSeconds ?? 0))"
         } ?? ""
         let switches = miss.callWaits.map { "; it waited \($0) times and was preempted \(miss.callPreemptions ?? 0) times in the call" } ?? ""
-        return String(format: "at %.3f s: ", miss.atMonotonicSeconds) + what + " for a \(ms(miss.blockSeconds)) block" + driver + switches + "; "
+        let runnable = miss.waitedForCPUSeconds.map { "; runnable but waiting for a CPU \(ms($0)) since the call before" } ?? ""
+        return String(format: "at %.3f s: ", miss.atMonotonicSeconds) + what + " for a \(ms(miss.blockSeconds)) block" + driver + switches + runnable + "; "
             + "the machine stalled \(ms(stalled)) meanwhile"
     }
 

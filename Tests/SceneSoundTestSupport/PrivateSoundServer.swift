@@ -112,7 +112,7 @@ public final class PrivateSoundServer: @unchecked Sendable {
 
     private func wirePlumberIndex(_ purpose: String) throws -> Int {
         guard kind == .pipeWire, let index = pids.firstIndex(where: { pid in
-            (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.hasPrefix("wireplumber") == true
+            Self.processName(pid)?.hasPrefix("wireplumber") == true
         }) else { throw ToolFailure(command: purpose, status: 0, output: "no WirePlumber running: \(serversAndLog())") }
         return index
     }
@@ -141,6 +141,17 @@ public final class PrivateSoundServer: @unchecked Sendable {
     }
 
     /// PipeWire's core socket (PipeWire only).
+    /// The kernel's name of process `pid` (its comm), while it runs.
+    static func processName(_ pid: pid_t) -> String? {
+        (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Every thread of the server's process named `name` (`pipewire`, `wireplumber`, …).
+    public func threads(ofProcessNamed name: String) -> [pid_t] {
+        guard let pid = pids.first(where: { Self.processName($0) == name }) else { return [] }
+        return ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []).compactMap { pid_t($0) }
+    }
+
     public var pipeWireSocketPath: String { directory.appendingPathComponent("pipewire-0").path }
 
     /// Stops and removes its directory.
@@ -164,7 +175,7 @@ public final class PrivateSoundServer: @unchecked Sendable {
     /// Each of the server's processes, running or gone, and the last lines of each one's log.
     public func serversAndLog(lines: Int = 20) -> String {
         let processes = pids.map { pid -> String in
-            let name = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+            let name = Self.processName(pid)
             return "\(name ?? "?") \(pid) \(Self.isAlive(pid) ? "running" : "gone")"
         }
         let logNames = kind == .pulseAudio ? ["pulseaudio.log"] : ["pipewire.log", "wireplumber.log", "pipewire-pulse.log"]

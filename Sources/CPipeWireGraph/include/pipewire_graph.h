@@ -175,6 +175,9 @@ uint64_t ss_pw_graph_late_cycles(const ss_pw_graph *graph);
 struct ss_pw_graph_late_cycle {
 	double ended_seconds, process_seconds, process_cpu_seconds, since_previous_seconds, quantum_seconds;
 	double driver_step_seconds, behind_driver_seconds, previous_behind_driver_seconds;
+	/* Runnable but waiting for a CPU since the call before began; -1 where the kernel keeps no
+	 * such record. */
+	double waited_for_cpu_seconds;
 	uint32_t waits, preemptions;
 };
 /* The latest late cycles, newest first; at most capacity (and SS_PW_GRAPH_LATE_RECORD) copied,
