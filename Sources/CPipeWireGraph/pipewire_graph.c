@@ -141,7 +141,9 @@ static void note_process_time(struct ss_pw_graph *g, const struct spa_io_clock *
 		record->driver_step_seconds = previous != 0 && same_driver ? (double)driver_moved / rate : 0;
 		record->behind_driver_seconds = (double)behind * 1e-9;
 		record->previous_behind_driver_seconds = previous != 0 ? (double)previous_behind * 1e-9 : 0;
+		/* (A failed read gives 0: no figure rather than a wrapped one.) */
 		record->waited_for_cpu_seconds = previous != 0 && g->schedstat_fd >= 0
+			&& start->run_queue_wait_nsec >= previous_run_queue_wait
 			? (double)(start->run_queue_wait_nsec - previous_run_queue_wait) * 1e-9 : -1;
 		struct rusage usage;
 		getrusage(RUSAGE_THREAD, &usage);
@@ -178,7 +180,7 @@ static void on_process(void *data, struct spa_io_position *position)
 	struct ss_pw_graph *g = data;
 	if (__atomic_load_n(&g->policy, __ATOMIC_RELAXED) < 0) {
 		__atomic_store_n(&g->policy, raise_data_thread(), __ATOMIC_RELAXED);
-		/* This thread's own record, whichever thread later reads the fd's task. */
+		/* /proc/thread-self resolves as it is opened: the fd reads this thread's record. */
 		g->schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
 	}
 	struct call_start start = call_start_now(g->schedstat_fd);

@@ -115,19 +115,24 @@ final class CaptureGuardLink {
         return written == bytes.count || errno == EAGAIN
     }
 
-    /// Closes our end: the guard sweeps (a no-op after a clean stop) and exits. Reaps it if
-    /// it has already exited, so no zombie stays behind a long-running daemon.
+    /// Closes our end: the guard sweeps (a no-op after a clean stop) and exits. It is reaped
+    /// as it exits — at once if it already has, else by a small thread that waits for it — so
+    /// no zombie stays behind a long-running daemon. Idempotent.
     func close() {
-        if socket >= 0 {
-            Foundation.close(socket)
-            socket = -1
-        }
-        Self.reapExited(pid)
+        guard socket >= 0 else { return }
+        Foundation.close(socket)
+        socket = -1
+        Self.reap(pid)
     }
 
-    /// Collects exited guards without waiting for the running ones.
-    static func reapExited(_ pid: pid_t) {
+    /// Collects the guard now if it has exited, else once it does, on a thread of its own: its
+    /// sweep takes a moment, and the caller (the capture's loop) never waits for it.
+    static func reap(_ pid: pid_t) {
         var status: Int32 = 0
-        _ = waitpid(pid, &status, WNOHANG)
+        guard waitpid(pid, &status, WNOHANG) == 0 else { return }
+        Thread.detachNewThread {
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        }
     }
 }

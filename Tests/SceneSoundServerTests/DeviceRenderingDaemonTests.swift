@@ -220,6 +220,8 @@ import Testing
         /// 10 ms windows, on the old sink's tail and the new sink's head, whose L/R balance lies
         /// between the two renderings' (more than 0.2 dB from each): a fade's, not a jump's.
         var windowsBetween: Int
+        /// Whether the judged span begins at the old rendering's balance and ends at the new one's.
+        var withinJudgedSpan = true
     }
 
     /// A take of `switchDefaultSink`: each switch's figures, and the cycles the output missed
@@ -228,6 +230,26 @@ import Testing
         var figures: [String: SwitchFigures]
         var underruns: Int
         var missed: MissedCycles?
+        /// Whether the machine stalled during the take (wakes over 2 ms late).
+        var stalled: Bool
+
+        var heardWhole: Bool { figures.values.allSatisfy { $0.discontinuity < 2 * $0.reference && $0.weakest > 0.5 } }
+
+        /// Whether a take whose sink heard a click or a drop is taken again, once: the output
+        /// underran in it, on PipeWire every missed cycle the machine's or the sink's driver's
+        /// (the node's records, MissedCycles); on PulseAudio, whose output keeps no record of
+        /// each, while the machine stalled. An output that never underran is not excused.
+        var disturbedByTheMachine: Bool {
+            guard underruns > 0 else { return false }
+            if let missed { return missed.unexplained.isEmpty && underruns <= missed.all.count }
+            return stalled
+        }
+
+        static func taken(_ figures: [String: SwitchFigures], output: StatusDocument.Output, watch: MachineStallWatch) -> SwitchTake {
+            SwitchTake(figures: figures, underruns: output.underruns,
+                       missed: output.recentUnderruns.map { MissedCycles($0, blockSeconds: 256 / 48000, watch: watch) },
+                       stalled: !watch.stalls.isEmpty)
+        }
     }
 
     /// Plays a 500 Hz tone at 20° through a daemon following the default sink, switches hp → spk
@@ -324,8 +346,7 @@ import Testing
         judge(phones, after: mark, speakers, oldEnd: speakers.frameCount, label: "spk→hp", eventMilliseconds: toPhones)
         let output = try OutputDeviceDaemonTests.status(daemon).output
         player.wait()
-        return SwitchTake(figures: figures, underruns: output.underruns,
-                          missed: output.recentUnderruns.map { MissedCycles($0, blockSeconds: 256 / 48000, watch: stallWatch) })
+        return SwitchTake.taken(figures, output: output, watch: stallWatch)
     }
 
     /// A switch between the headphones and the speakers while a stream plays (the default sink
@@ -347,17 +368,15 @@ import Testing
     /// that also sends the engine its rendering. The same crossfade with nothing moving:
     /// aRenderingSwitchOnOneSinkIsCrossfadedWithoutAClick.
     ///
-    /// A take in which the sink heard a click or a drop while the output missed cycles, every one
-    /// of them the machine's or the sink's driver's (MissedCycles: the PipeWire node's records),
-    /// is taken again, once, and says so; the bars stay as they are.
+    /// A take in which the sink heard a click or a drop while the machine made the output
+    /// underrun (`SwitchTake.disturbedByTheMachine`) is taken again, once, and says so; the bars
+    /// stay as they are.
     @Test(arguments: PrivateSoundServer.Kind.allCases)
     func aDefaultSinkSwitchWhileAStreamPlaysIsFollowedAndCrossfaded(kind: PrivateSoundServer.Kind) throws {
         for attempt in 1...2 {
             let take = try switchDefaultSink(kind, extraArguments: [], methods: ("binaural", "speakers"))
-            let heardWhole = take.figures.values.allSatisfy { $0.discontinuity < 2 * $0.reference && $0.weakest > 0.5 }
-            if attempt == 1, !heardWhole, let missed = take.missed, !missed.all.isEmpty, missed.unexplained.isEmpty,
-               take.underruns <= missed.all.count {
-                print("\(kind): a click or drop while the output missed cycles not its own (\(missed.describe(missed.all))); run again")
+            if attempt == 1, !take.heardWhole, take.disturbedByTheMachine {
+                print("\(kind): a click or drop while the machine made the output underrun \(take.underruns) times; run again")
                 continue
             }
             for (label, f) in take.figures.sorted(by: { $0.key < $1.key }) {
@@ -436,8 +455,32 @@ import Testing
     /// switch (the windows between, 20 ms either side) its third difference against the steady
     /// tone's 0.5 s before the next command (the unchanged new rendering's), within 6 dB, and
     /// every 2 ms of it at no less than half the quieter rendering's level.
+    ///
+    /// A take disturbed by the machine (`SwitchTake.disturbedByTheMachine`) is taken again, once.
     @Test(arguments: PrivateSoundServer.Kind.allCases)
     func aRenderingSwitchOnOneSinkIsCrossfadedWithoutAClick(kind: PrivateSoundServer.Kind) throws {
+        for attempt in 1...2 {
+            let take = try renderingSwitchOnOneSink(kind)
+            if attempt == 1, !take.heardWhole, take.disturbedByTheMachine {
+                print("\(kind): a click or drop while the machine made the output underrun \(take.underruns) times; run again")
+                continue
+            }
+            for (change, f) in take.figures.sorted(by: { $0.key > $1.key }) {
+                #expect(f.discontinuity < 2 * f.reference, "\(change): a click")
+                #expect(f.weakest > 0.5, "\(change): something dropped")
+                #expect(f.withinJudgedSpan, "\(change): the change not within the judged span")
+                #expect(f.windowsBetween >= 2, "\(change): not a fade")
+            }
+            #expect(take.figures.count == 2)
+            return
+        }
+    }
+
+    /// One take of `aRenderingSwitchOnOneSinkIsCrossfadedWithoutAClick`: each switch's figures
+    /// over the crossfade (`eventMilliseconds` unused).
+    func renderingSwitchOnOneSink(_ kind: PrivateSoundServer.Kind) throws -> SwitchTake {
+        let stallWatch = MachineStallWatch(thresholdSeconds: 0.002)
+        defer { stallWatch.stop() }
         let server = try PrivatePulse(kind)
         defer { server.stop() }
         try OutputDeviceDaemonTests.loadSinks(server)
@@ -463,6 +506,7 @@ import Testing
         speakers.stop()
         let left = speakers.channel(0), right = speakers.channel(1)
         func level(_ r: Range<Int>) -> Double { Self.rms(Array(left[r])) + Self.rms(Array(right[r])) }
+        var figures: [String: SwitchFigures] = [:]
         for (index, change) in ["speakers→headphones", "headphones→speakers"].enumerated() {
             // The command was sent after marks[index] was recorded; the next one after marks[index + 1].
             let judged = marks[index]..<(marks[index] + 24_000)
@@ -487,12 +531,12 @@ import Testing
             }
             let weakestInSwitch = weakest(crossfade), weakestInHalfSecond = weakest(judged)
             print("\(kind) \(change) on spk: the switch over \(crossfade.lowerBound - judged.lowerBound)..<\(crossfade.upperBound - judged.lowerBound) frames after the command: discontinuity \(worst.relative) at \(worst.at - judged.lowerBound) (steady \(reference)), weakest 2 ms at \(weakestInSwitch) of the quieter rendering's level (\(weakestInHalfSecond) over the half second); L−R \(old) → \(new) dB, \(between) windows of 10 ms between")
-            let weakest = weakestInSwitch
-            #expect(worst.relative < 2 * reference, "\(change): a click")
-            #expect(weakest > 0.5, "\(change): something dropped")
-            #expect(abs(balance.first! - old) < 0.5 && abs(balance.last! - new) < 0.5, "\(change): the change not within the judged span")
-            #expect(between >= 2, "\(change): not a fade")
+            figures[change] = SwitchFigures(eventMilliseconds: 0, discontinuity: worst.relative, reference: reference,
+                                            weakest: weakestInSwitch, windowsBetween: between,
+                                            withinJudgedSpan: abs(balance.first! - old) < 0.5 && abs(balance.last! - new) < 0.5)
         }
+        let outputStatus = try OutputDeviceDaemonTests.status(daemon).output
         player.wait()
+        return SwitchTake.taken(figures, output: outputStatus, watch: stallWatch)
     }
 }
