@@ -99,21 +99,66 @@ extension CaptureSession {
     func askDefaultSink(_ then: @escaping () -> Void) {
         requests.defaultSinkName { [weak self] serverName in
             guard let self else { return }
-            let name = graph?.defaultSinkName ?? serverName
+            let graphName = graph?.defaultSinkName
             requests.sinks { [weak self] sinks in
                 guard let self, let captureSink, let sinks else { return then() }
                 let real = sinks.filter { !CaptureSinkProperties.isCaptureSink($0.properties) }
-                let chosen = real.first { $0.name == name } ?? real.first { $0.name == defaultSink?.name } ?? real.first
-                if let chosen, chosen.name != defaultSink?.name || chosen.index != defaultSink?.index {
+                let readings = DefaultSinkChoice.Readings(server: serverName, graph: graphName)
+                let choice = DefaultSinkChoice(readings, captureSink: captureSink.name, current: defaultSink?.name,
+                                               realSinks: real.map(\.name), seenBefore: readings == defaultSinkDisagreement)
+                defaultSinkDisagreement = choice.disagrees ? readings : nil
+                if choice.disagrees && !choice.takesTheDefaultBack {
+                    after(seconds: 1) { [weak self] in self?.refreshDefaultSink { [weak self] in self?.rescan() } }
+                }
+                if let chosen = real.first(where: { $0.name == choice.realSink }),
+                   chosen.name != defaultSink?.name || chosen.index != defaultSink?.index {
                     defaultSink = (chosen.name, chosen.index)
                     _ = guardLink?.tellRealSink(chosen.name)
                     consumer.captureDidChooseRealSink(chosen.name)
                     volumeMirror.realSinkChanged()
                     mirrorVolume(ofSink: chosen.index)
                 }
-                guard name != captureSink.name, chosen != nil else { return then() }
+                guard choice.takesTheDefaultBack else { return then() }
                 requests.setDefaultSink(captureSink.name) { _ in then() }
             }
         }
+    }
+}
+
+/// What one look at the default decides: the real sink behind ours (the default when it is
+/// not ours, else the one before, else any), and whether ours takes the default back.
+///
+/// On PipeWire the graph node's reading comes first (pipewire-pulse's copy for our connection
+/// can miss a choice for good), but the node's can lag too: while its binding is deaf it learns
+/// a choice only when it reads the default again, after the client that chose goes. So when the
+/// server's reading names another real sink than the node's, ours does not take the default
+/// back at once — that would undo a choice nobody had learned (a fresh-clone run: `pactl
+/// set-default-sink headset` while capturing, lost for good) — but looks again a second later:
+/// the node has read the default again by then, and if the two still disagree the node's is
+/// taken (the server's copy is the stale one).
+struct DefaultSinkChoice: Equatable {
+    struct Readings: Equatable {
+        var server: String?
+        var graph: String?
+    }
+
+    var realSink: String?
+    var takesTheDefaultBack: Bool
+    /// The server names another real sink than the node.
+    var disagrees = false
+
+    init(_ readings: Readings, captureSink: String, current: String?, realSinks: [String], seenBefore: Bool) {
+        let name = readings.graph ?? readings.server
+        let real = realSinks.first { $0 == name } ?? realSinks.first { $0 == current } ?? realSinks.first
+        let disagreeing = readings.graph != nil && (readings.server.map { $0 != real && realSinks.contains($0) } ?? false)
+        realSink = real
+        disagrees = disagreeing
+        takesTheDefaultBack = name != captureSink && real != nil && (!disagreeing || seenBefore)
+    }
+
+    init(realSink: String?, takesTheDefaultBack: Bool, disagrees: Bool = false) {
+        self.realSink = realSink
+        self.takesTheDefaultBack = takesTheDefaultBack
+        self.disagrees = disagrees
     }
 }

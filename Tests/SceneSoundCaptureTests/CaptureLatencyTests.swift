@@ -164,76 +164,106 @@ import Testing
         // stream measured 30.6 ms where every other measured 19.9–20.0, two quanta more (its
         // queue in pipewire-pulse set up before the forced quantum reached it), and the capture
         // then read as 9 ms faster than playing directly.
-        let direct = try kind == .pipeWire
-            ? [Self.measure(server, seconds: 4), Self.measure(server, seconds: 4)].min { Self.median($0) < Self.median($1) }!
-            : Self.measure(server, seconds: 4)
-
-        let log = temporaryFile("daemon.log")
-        let daemon = try ChildProcess(
-            BuiltProducts.directory.appendingPathComponent("scenesoundd").path,
-            // Each server's default output: on PipeWire SceneSound's own node of the graph,
-            // which the captured apps are linked into.
-            ["--socket", server.directory.appendingPathComponent("ss.sock").path, "--output", kind == .pipeWire ? "pipewire" : "pulse",
-             "--display", "none", "--opentrack", "off", "--room", "none", "--capture-apps"],
-            display: nil, errorPath: log.path,
-            environment: server.clientEnvironment.merging(["XDG_CACHE_HOME": NSTemporaryDirectory() + "scenesound-test-cache"]) { $1 })
-        defer {
-            kill(daemon.pid, SIGTERM)
-            _ = waitUntil(timeoutSeconds: 5) { !daemon.isRunning }
-            daemon.kill()
-            try? FileManager.default.removeItem(at: log)
-        }
-        #expect(waitUntil(timeoutSeconds: 20) {
-            ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("taking other apps' streams")
-        })
-        // What the daemon says the capture adds, sampled while the clicks play, once the
-        // stream's queue has been trimmed to its level (it is, from 1.5 s on).
-        let socket = server.directory.appendingPathComponent("ss.sock").path
-        let environment = server.clientEnvironment
-        var reported: [Double] = [], outputLatencies: [Double] = []
-        func measureCaptured() throws -> [Double] {
-            reported = []
-            outputLatencies = []
-            let sampleStart = monotonicSeconds() + 2
-            return try Self.measure(server, seconds: 8) {
-                guard monotonicSeconds() > sampleStart,
-                      let status = try? daemonStatus(socket: socket, environment: environment) else { return }
-                if let added = status.apps?.streams.first?.addedLatencySeconds {  // the clicking app is the only one
-                    reported.append(added)
+        // A take of the direct path in which the machine stalled long enough to underrun the
+        // app (its buffer then doubles: 23 ms measured where 16 is usual) is taken again, up to
+        // `MachineStallWatch.trialsAtMost`.
+        func measureDirect() throws -> [Double] {
+            for trial in 1...MachineStallWatch.trialsAtMost {
+                let stallWatch = MachineStallWatch(thresholdSeconds: 0.002)
+                let clicks = try Self.measure(server, seconds: 4)
+                let longestStall = stallWatch.stop().map(\.durationSeconds).max() ?? 0
+                if trial < MachineStallWatch.trialsAtMost && longestStall > MachineStallWatch.outputUnderrunningStallSeconds {
+                    print("\(kind): the machine stalled for \(Int(longestStall * 1000)) ms while the clicks played directly; run again")
+                    continue
                 }
-                if let output = status.output.latencySeconds { outputLatencies.append(output) }
+                return clicks
             }
+            return []
         }
-        var captured = try measureCaptured()
-        if kind == .pipeWire, Self.median(captured) < Self.median(direct) {
-            // Faster than the direct path, which no capture can be at the same quantum: the two
-            // runs did not measure the app alike (its quantum or its queue in pipewire-pulse; 2
-            // fresh-clone runs in 14: 13.4 ms against 20.0 direct, where the others measured
-            // 21.3). Once more with a new stream of it; faster again fails below.
-            print("\(kind): through --capture-apps \(Self.milliseconds(captured)), faster than direct: measured again")
-            captured = try measureCaptured()
-        }
-        _ = waitUntil(timeoutSeconds: 5) { ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("frames received") }
-        let shortfall = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains("frames received") }
-        print("\(kind): \(shortfall.map { $0.split(separator: "]").last ?? "" })")
-        print("\(kind): app write → sink, direct: \(Self.milliseconds(direct)); through --capture-apps: \(Self.milliseconds(captured))")
-        let measuredAdded = Self.median(captured) - Self.median(direct)
-        print(String(format: "\(kind): the capture adds %.1f ms measured (median against median); reported %@; output latency reported %@",
-                     measuredAdded * 1000, Self.milliseconds(reported, of: "samples"), Self.milliseconds(outputLatencies, of: "samples")))
-        #expect(captured.count >= 10)
-        // The figure the daemon reports is what a user reads in `scenesound apps`: within
-        // 8 ms of the measured difference (a block and a half; the medians of a few clicks
-        // and samples, on a busy machine, differ by 0-8 ms here).
-        #expect(reported.count >= 8)
-        #expect(abs(Self.median(reported) - measuredAdded) <= 0.008,
-                "reported \(Self.median(reported) * 1000) ms against \(measuredAdded * 1000) ms measured")
-        #expect(Self.median(captured) > Self.median(direct), "the capture cannot be faster than the direct path")
-        if kind == .pulseAudio {
-            #expect(Self.median(captured) <= 0.050, "median \(Self.median(captured) * 1000) ms")
-        } else {
-            // Linked into SceneSound's node, the app is rendered in the cycle it plays: at most
-            // one quantum (256 frames, 5.3 ms) later than played straight to the sink.
-            #expect(measuredAdded <= 0.006, "the capture adds \(measuredAdded * 1000) ms on PipeWire")
+        let direct = try kind == .pipeWire
+            ? [measureDirect(), measureDirect()].min { Self.median($0) < Self.median($1) }!
+            : measureDirect()
+
+        for trial in 1...MachineStallWatch.trialsAtMost {
+            let stallWatch = MachineStallWatch(thresholdSeconds: 0.002)
+            defer { stallWatch.stop() }
+            let log = temporaryFile("daemon.log")
+            let daemon = try ChildProcess(
+                BuiltProducts.directory.appendingPathComponent("scenesoundd").path,
+                // Each server's default output: on PipeWire SceneSound's own node of the graph,
+                // which the captured apps are linked into.
+                ["--socket", server.directory.appendingPathComponent("ss.sock").path, "--output", kind == .pipeWire ? "pipewire" : "pulse",
+                 "--display", "none", "--opentrack", "off", "--room", "none", "--capture-apps"],
+                display: nil, errorPath: log.path,
+                environment: server.clientEnvironment.merging(["XDG_CACHE_HOME": NSTemporaryDirectory() + "scenesound-test-cache"]) { $1 })
+            defer {
+                kill(daemon.pid, SIGTERM)
+                _ = waitUntil(timeoutSeconds: 5) { !daemon.isRunning }
+                daemon.kill()
+                try? FileManager.default.removeItem(at: log)
+            }
+            #expect(waitUntil(timeoutSeconds: 20) {
+                ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("taking other apps' streams")
+            })
+            // What the daemon says the capture adds, sampled while the clicks play, once the
+            // stream's queue has been trimmed to its level (it is, from 1.5 s on).
+            let socket = server.directory.appendingPathComponent("ss.sock").path
+            let environment = server.clientEnvironment
+            var reported: [Double] = [], outputLatencies: [Double] = []
+            func measureCaptured() throws -> [Double] {
+                reported = []
+                outputLatencies = []
+                let sampleStart = monotonicSeconds() + 2
+                return try Self.measure(server, seconds: 8) {
+                    guard monotonicSeconds() > sampleStart,
+                          let status = try? daemonStatus(socket: socket, environment: environment) else { return }
+                    if let added = status.apps?.streams.first?.addedLatencySeconds {  // the clicking app is the only one
+                        reported.append(added)
+                    }
+                    if let output = status.output.latencySeconds { outputLatencies.append(output) }
+                }
+            }
+            var captured = try measureCaptured()
+            if kind == .pipeWire, Self.median(captured) < Self.median(direct) {
+                // Faster than the direct path, which no capture can be at the same quantum: the two
+                // runs did not measure the app alike (its quantum or its queue in pipewire-pulse; 2
+                // fresh-clone runs in 14: 13.4 ms against 20.0 direct, where the others measured
+                // 21.3). Once more with a new stream of it; faster again fails below.
+                print("\(kind): through --capture-apps \(Self.milliseconds(captured)), faster than direct: measured again")
+                captured = try measureCaptured()
+            }
+            // A trial in which the machine stalled long enough to underrun the output measures
+            // the host (on PulseAudio the output's buffer then doubles for the minute after: a
+            // fresh-clone run measured 59 ms after a 20 → 40 ms growth): taken again, with a new
+            // daemon, up to `MachineStallWatch.trialsAtMost`; the bars stay as they are.
+            let longestStall = stallWatch.stop().map(\.durationSeconds).max() ?? 0
+            if trial < MachineStallWatch.trialsAtMost && longestStall > MachineStallWatch.outputUnderrunningStallSeconds {
+                print("\(kind): the machine stalled for \(Int(longestStall * 1000)) ms while the clicks were captured; run again")
+                continue
+            }
+            _ = waitUntil(timeoutSeconds: 5) { ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("frames received") }
+            let shortfall = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains("frames received") }
+            print("\(kind): \(shortfall.map { $0.split(separator: "]").last ?? "" })")
+            print("\(kind): app write → sink, direct: \(Self.milliseconds(direct)); through --capture-apps: \(Self.milliseconds(captured))")
+            let measuredAdded = Self.median(captured) - Self.median(direct)
+            print(String(format: "\(kind): the capture adds %.1f ms measured (median against median); reported %@; output latency reported %@",
+                         measuredAdded * 1000, Self.milliseconds(reported, of: "samples"), Self.milliseconds(outputLatencies, of: "samples")))
+            #expect(captured.count >= 10)
+            // The figure the daemon reports is what a user reads in `scenesound apps`: within
+            // 8 ms of the measured difference (a block and a half; the medians of a few clicks
+            // and samples, on a busy machine, differ by 0-8 ms here).
+            #expect(reported.count >= 8)
+            #expect(abs(Self.median(reported) - measuredAdded) <= 0.008,
+                    "reported \(Self.median(reported) * 1000) ms against \(measuredAdded * 1000) ms measured")
+            #expect(Self.median(captured) > Self.median(direct), "the capture cannot be faster than the direct path")
+            if kind == .pulseAudio {
+                #expect(Self.median(captured) <= 0.050, "median \(Self.median(captured) * 1000) ms")
+            } else {
+                // Linked into SceneSound's node, the app is rendered in the cycle it plays: at most
+                // one quantum (256 frames, 5.3 ms) later than played straight to the sink.
+                #expect(measuredAdded <= 0.006, "the capture adds \(measuredAdded * 1000) ms on PipeWire")
+            }
+            return
         }
     }
 }

@@ -68,6 +68,16 @@ import Testing
         #expect(match.breaks.map(\.firstDifferingFrame) == [lostAt - 2_400, repeatedAt - quantum - 2_400], "\(match.mismatch)")
     }
 
+    /// Two quanta replaced in place by something else (seen on PipeWire under a host's
+    /// steal): one break of no jump, its span told.
+    @Test func framesReplacedInPlaceAreOneBreakOfNoJump() throws {
+        var samples = Array(Self.source[4_800 ..< 150_000])
+        for index in (2 * 40_000) ..< (2 * 40_512) { samples[index] = samples[index] / 3 &+ 1_000 }
+        let match = try #require(TestSignal.match(captured: Self.asCaptured(samples[...]), source: Self.source))
+        let copyBreak = try #require(match.breaks.count == 1 ? match.breaks.first : nil, "\(match.mismatch)")
+        #expect(copyBreak.jumpFrames == 0 && copyBreak.exactFromFrame - copyBreak.firstDifferingFrame == 512, "\(copyBreak)")
+    }
+
     @Test func aCopyThatStaysWrongHasNoBreak() throws {
         var samples = Array(Self.source[4_800 ..< 190_000])
         for index in stride(from: 120_000 - 4_800, to: samples.count, by: 7) { samples[index] = samples[index] / 2 }

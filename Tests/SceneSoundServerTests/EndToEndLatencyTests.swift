@@ -46,14 +46,14 @@ import SceneSoundTestSupport
         // As with the clicks after rest: a trial in which the machine stalled long enough to
         // underrun the output (on PulseAudio its buffer then doubles for the minute after, and
         // every later event is late by that: head poses heard at a median of 39.7 ms after a
-        // 26.7 ms stall here) is run again (up to `trialsAtMost`), and says so; the bars stay as
+        // 26.7 ms stall here) is run again (up to `MachineStallWatch.trialsAtMost`), and says so; the bars stay as
         // they are.
-        for attempt in 1...Self.trialsAtMost {
+        for attempt in 1...MachineStallWatch.trialsAtMost {
             let rig = try LatencyRig(kind, output: output)
             let writes = try rig.clicks(count: 10)
             let flips = try rig.headFlips(count: 12)
             let longestStall = rig.stallWatch.stalls(from: 0, to: flips.events.last!.seconds + 0.1).map(\.durationSeconds).max() ?? 0
-            if attempt < Self.trialsAtMost && longestStall > Self.stallUnderrunningSeconds {
+            if attempt < MachineStallWatch.trialsAtMost && longestStall > MachineStallWatch.outputUnderrunningStallSeconds {
                 print("writes and head poses on \(kind), --output \(output): the machine stalled for \(Self.ms(longestStall)) ms; run again")
                 continue
             }
@@ -217,27 +217,17 @@ import SceneSoundTestSupport
         try clickAfterRest(kind: kind, output: output, captureApps: true)
     }
 
-    /// A stall of the machine longer than this (half the PulseAudio output's starting buffer,
-    /// 20 ms) underran it in trials: an 83 ms freeze in one fresh-clone run, a 12.7 ms stall of
-    /// one CPU by hand.
-    static let stallUnderrunningSeconds = 0.010
-    /// Trials a latency test takes at most, looking for one the machine did not stall that
-    /// long: on a host taking 3–5 % of the CPUs in bursts (1 Dec 2026: 18 stalls over 2 ms in
-    /// 12 s, two trials in a row with one over 10 ms) a second is not always clean; the last
-    /// is judged whatever happened in it.
-    static let trialsAtMost = 3
-
     func clickAfterRest(kind: PrivateSoundServer.Kind, output: String, captureApps: Bool) throws {
         // A trial in which the machine stalled long enough to underrun the output (a virtual
         // machine's host stopping it) measures the host: on PulseAudio the output's buffer
         // then doubled for the minute after (AdaptiveBuffer), so every click after it was late
         // by that (played 22.5, 32.3, 45.2 ms after an 83 ms freeze). Such a trial is run
-        // again (up to `trialsAtMost`), and says so; the bars stay as they are.
-        for attempt in 1...Self.trialsAtMost {
+        // again (up to `MachineStallWatch.trialsAtMost`), and says so; the bars stay as they are.
+        for attempt in 1...MachineStallWatch.trialsAtMost {
             let rig = try LatencyRig(kind, output: output, captureApps: captureApps)
             let (afterRest, awake) = try rig.clicksAfterRest(count: 3)
             let longestStall = rig.stallWatch.stalls(from: 0, to: awake.seconds + 0.1).map(\.durationSeconds).max() ?? 0
-            if attempt < Self.trialsAtMost && longestStall > Self.stallUnderrunningSeconds {
+            if attempt < MachineStallWatch.trialsAtMost && longestStall > MachineStallWatch.outputUnderrunningStallSeconds {
                 print("clicks after rest on \(kind), --output \(output): the machine stalled for \(Self.ms(longestStall)) ms; run again")
                 continue
             }

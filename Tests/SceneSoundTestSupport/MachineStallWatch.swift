@@ -20,6 +20,15 @@ public final class MachineStallWatch: @unchecked Sendable {
     }
 
     public let thresholdSeconds: Double
+    /// A stall longer than this (half the PulseAudio output's starting buffer, 20 ms) underran
+    /// it in trials: an 83 ms freeze in one fresh-clone run, a 12.7 ms stall of one CPU by
+    /// hand. Latency tests take a trial with one again.
+    public static let outputUnderrunningStallSeconds = 0.010
+    /// Trials a latency test takes at most, looking for one the machine did not stall that
+    /// long: on a host taking 3–5 % of the CPUs in bursts (1 Dec 2026: 18 stalls over 2 ms in
+    /// 12 s, two trials in a row with one over 10 ms) a second is not always clean; the last is
+    /// judged whatever happened in it.
+    public static let trialsAtMost = 3
     private let lock = NSLock()
     private var recorded: [Stall] = []
     private var stopping = false

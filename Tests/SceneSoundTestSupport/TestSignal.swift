@@ -116,7 +116,8 @@ public enum TestSignal {
 
     /// One break in a copy: the capture differs from the file at `firstDifferingFrame`, then
     /// follows it again, exactly (to its end, or to the next break), from `exactFromFrame`,
-    /// `jumpFrames` further on in the file (negative: back, or held up by silence put in).
+    /// `jumpFrames` further on in the file (negative: back, or held up by silence put in; 0:
+    /// the frames between replaced in place).
     public struct CopyBreak: CustomStringConvertible {
         public var firstDifferingFrame: Int
         public var exactFromFrame: Int
@@ -128,7 +129,8 @@ public enum TestSignal {
         public static let maximumBreaks = 64
 
         public var description: String {
-            let how = jumpFrames > 0 ? "\(jumpFrames) frames of the file skipped" : "\(-jumpFrames) frames played again or put in"
+            let how = jumpFrames > 0 ? "\(jumpFrames) frames of the file skipped"
+                : jumpFrames < 0 ? "\(-jumpFrames) frames played again or put in" : "\(exactFromFrame - firstDifferingFrame) frames not the file's"
             return "at captured frame \(firstDifferingFrame): \(how), the frames between \(silentBetween ? "silent" : "not silent"), "
                 + "exact again from frame \(exactFromFrame)"
         }
@@ -165,8 +167,12 @@ public enum TestSignal {
             }
             var breaks: [CopyBreak] = [], from = frame, currentOffset = offset
             nextBreak: while breaks.count < maximumBreaks {
+                // The same offset first (frames replaced in place), where the copy was exact
+                // right before: a start that is not the file is no break.
+                let exactBefore = from > 0 && !differs(at: from - 1, currentOffset)
+                let jumps = (exactBefore ? [0] : []) + (-48_000 ... 48_000).filter { $0 != 0 }
                 for resume in stride(from: from + 1, to: min(frames - 64, from + 2_400), by: 64) {
-                    for jump in -48_000 ... 48_000 where jump != 0 {
+                    for jump in jumps {
                         let newOffset = currentOffset + jump
                         guard !(0 ..< 64).contains(where: { differs(at: resume + $0, newOffset) }) else { continue }
                         var exactFrom = resume
