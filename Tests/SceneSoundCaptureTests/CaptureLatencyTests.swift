@@ -235,7 +235,8 @@ import Testing
             // A trial in which the machine stalled long enough to underrun the output measures
             // the host (on PulseAudio the output's buffer then doubles for the minute after: a
             // fresh-clone run measured 59 ms after a 20 → 40 ms growth): taken again, with a new
-            // daemon, up to `MachineStallWatch.trialsAtMost`; the bars stay as they are.
+            // daemon, up to `MachineStallWatch.trialsAtMost`; the bars stay as they are (the last
+            // trial stalled too: a known issue, `judgeTrial`).
             let longestStall = stallWatch.stop().map(\.durationSeconds).max() ?? 0
             if trial < MachineStallWatch.trialsAtMost && longestStall > MachineStallWatch.outputUnderrunningStallSeconds {
                 print("\(kind): the machine stalled for \(Int(longestStall * 1000)) ms while the clicks were captured; run again")
@@ -248,20 +249,22 @@ import Testing
             let measuredAdded = Self.median(captured) - Self.median(direct)
             print(String(format: "\(kind): the capture adds %.1f ms measured (median against median); reported %@; output latency reported %@",
                          measuredAdded * 1000, Self.milliseconds(reported, of: "samples"), Self.milliseconds(outputLatencies, of: "samples")))
-            #expect(captured.count >= 10)
-            // The figure the daemon reports is what a user reads in `scenesound apps`: within
-            // 8 ms of the measured difference (a block and a half; the medians of a few clicks
-            // and samples, on a busy machine, differ by 0-8 ms here).
-            #expect(reported.count >= 8)
-            #expect(abs(Self.median(reported) - measuredAdded) <= 0.008,
-                    "reported \(Self.median(reported) * 1000) ms against \(measuredAdded * 1000) ms measured")
-            #expect(Self.median(captured) > Self.median(direct), "the capture cannot be faster than the direct path")
-            if kind == .pulseAudio {
-                #expect(Self.median(captured) <= 0.050, "median \(Self.median(captured) * 1000) ms")
-            } else {
-                // Linked into SceneSound's node, the app is rendered in the cycle it plays: at most
-                // one quantum (256 frames, 5.3 ms) later than played straight to the sink.
-                #expect(measuredAdded <= 0.006, "the capture adds \(measuredAdded * 1000) ms on PipeWire")
+            try MachineStallWatch.judgeTrial(stalledFor: longestStall, "\(kind): an app's write through --capture-apps") {
+                #expect(captured.count >= 10)
+                // The figure the daemon reports is what a user reads in `scenesound apps`: within
+                // 8 ms of the measured difference (a block and a half; the medians of a few clicks
+                // and samples, on a busy machine, differ by 0-8 ms here).
+                #expect(reported.count >= 8)
+                #expect(abs(Self.median(reported) - measuredAdded) <= 0.008,
+                        "reported \(Self.median(reported) * 1000) ms against \(measuredAdded * 1000) ms measured")
+                #expect(Self.median(captured) > Self.median(direct), "the capture cannot be faster than the direct path")
+                if kind == .pulseAudio {
+                    #expect(Self.median(captured) <= 0.050, "median \(Self.median(captured) * 1000) ms")
+                } else {
+                    // Linked into SceneSound's node, the app is rendered in the cycle it plays: at most
+                    // one quantum (256 frames, 5.3 ms) later than played straight to the sink.
+                    #expect(measuredAdded <= 0.006, "the capture adds \(measuredAdded * 1000) ms on PipeWire")
+                }
             }
             return
         }
