@@ -27,7 +27,7 @@ public final class MachineStallWatch: @unchecked Sendable {
     /// Trials a latency test takes at most, looking for one the machine did not stall that
     /// long: on a host taking 3–5 % of the CPUs in bursts (1 Dec 2026: 18 stalls over 2 ms in
     /// 12 s, two trials in a row with one over 10 ms) a second is not always clean; the last is
-    /// judged whatever happened in it.
+    /// judged by `judgeTrial`.
     public static let trialsAtMost = 3
     private let lock = NSLock()
     private var recorded: [Stall] = []
