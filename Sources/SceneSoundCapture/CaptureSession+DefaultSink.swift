@@ -104,9 +104,16 @@ extension CaptureSession {
                 guard let self, let captureSink, let sinks else { return then() }
                 let real = sinks.filter { !CaptureSinkProperties.isCaptureSink($0.properties) }
                 let readings = DefaultSinkChoice.Readings(server: serverName, graph: graphName)
+                let now = ProcessInfo.processInfo.systemUptime
+                // The same disagreement a second on, not a burst of looks at the same moment.
+                let seenBefore = defaultSinkDisagreement.map { $0.readings == readings && now - $0.sinceSeconds >= 1 } ?? false
                 let choice = DefaultSinkChoice(readings, captureSink: captureSink.name, current: defaultSink?.name,
-                                               realSinks: real.map(\.name), seenBefore: readings == defaultSinkDisagreement)
-                defaultSinkDisagreement = choice.disagrees ? readings : nil
+                                               realSinks: real.map(\.name), seenBefore: seenBefore)
+                if !choice.disagrees {
+                    defaultSinkDisagreement = nil
+                } else if defaultSinkDisagreement?.readings != readings {
+                    defaultSinkDisagreement = (readings, now)
+                }
                 if choice.disagrees && !choice.takesTheDefaultBack {
                     after(seconds: 1) { [weak self] in self?.refreshDefaultSink { [weak self] in self?.rescan() } }
                 }

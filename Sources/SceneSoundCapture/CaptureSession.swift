@@ -64,9 +64,10 @@ final class CaptureSession {
     var defaultSinkRefresh: (waiting: [() -> Void], next: [() -> Void])?
     /// Counts refreshes begun and ended: an answer or a timeout ends one, whichever comes first.
     var defaultSinkRefreshGeneration = 0
-    /// The server's and the node's readings of the default when they last named different real
-    /// sinks (`DefaultSinkChoice`): seen again a second later, the node's is taken.
-    var defaultSinkDisagreement: DefaultSinkChoice.Readings?
+    /// The server's and the node's readings of the default while they name different real
+    /// sinks (`DefaultSinkChoice`), and since when (system uptime): the same a second on, the
+    /// node's is taken.
+    var defaultSinkDisagreement: (readings: DefaultSinkChoice.Readings, sinceSeconds: Double)?
     var streams: [UInt32: TrackedStream] = [:]
     /// Streams left where they play until they end: the ones the user moved off the capture
     /// sink (their choice stands) and the ones whose recording kept failing (sent back to the
