@@ -245,6 +245,14 @@ import Testing
             return stalled
         }
 
+        /// For a take judged with a click or drop: what the output and the machine did in it.
+        var whatTheOutputDid: String {
+            "the output underran \(underruns) times" + (missed.map { missed in
+                "; of the latest \(missed.all.count), \(missed.unexplained.count) not the machine's or the driver's"
+                    + (missed.unexplained.isEmpty ? "" : ": " + missed.describe(missed.unexplained))
+            } ?? "; the machine \(stalled ? "stalled" : "did not stall") over 2 ms")
+        }
+
         static func taken(_ figures: [String: SwitchFigures], output: StatusDocument.Output, watch: MachineStallWatch) -> SwitchTake {
             SwitchTake(figures: figures, underruns: output.underruns,
                        missed: output.recentUnderruns.map { MissedCycles($0, blockSeconds: 256 / 48000, watch: watch) },
@@ -379,6 +387,7 @@ import Testing
                 print("\(kind): a click or drop while the machine made the output underrun \(take.underruns) times; run again")
                 continue
             }
+            if !take.heardWhole { print("\(kind): \(take.whatTheOutputDid)") }
             for (label, f) in take.figures.sorted(by: { $0.key < $1.key }) {
                 #expect(f.eventMilliseconds < 200, "\(label): the rendering follows within 200 ms of the server's event")
                 #expect(f.windowsBetween >= 2, "\(label): not a fade")
@@ -465,6 +474,7 @@ import Testing
                 print("\(kind): a click or drop while the machine made the output underrun \(take.underruns) times; run again")
                 continue
             }
+            if !take.heardWhole { print("\(kind): \(take.whatTheOutputDid)") }
             for (change, f) in take.figures.sorted(by: { $0.key > $1.key }) {
                 #expect(f.discontinuity < 2 * f.reference, "\(change): a click")
                 #expect(f.weakest > 0.5, "\(change): something dropped")
