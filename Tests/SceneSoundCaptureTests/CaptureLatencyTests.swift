@@ -164,29 +164,25 @@ import Testing
         // stream measured 30.6 ms where every other measured 19.9–20.0, two quanta more (its
         // queue in pipewire-pulse set up before the forced quantum reached it), and the capture
         // then read as 9 ms faster than playing directly.
-        // A take of the direct path in which the machine stalled long enough to underrun the
-        // app (its buffer then doubles: 23 ms measured where 16 is usual) is taken again, up to
-        // `MachineStallWatch.trialsAtMost`.
+        // A take of the direct path the machine disturbed (a stall long enough to underrun the
+        // app — its buffer then doubles: 23 ms measured where 16 is usual — or the host's steal)
+        // is taken again (`MachineStallWatch.takeTrials`).
         func measureDirect() throws -> [Double] {
-            for trial in 1...MachineStallWatch.trialsAtMost {
-                let stallWatch = MachineStallWatch(thresholdSeconds: 0.002)
-                let clicks = try Self.measure(server, seconds: 4)
-                let longestStall = stallWatch.stop().map(\.durationSeconds).max() ?? 0
-                if trial < MachineStallWatch.trialsAtMost && longestStall > MachineStallWatch.outputUnderrunningStallSeconds {
-                    print("\(kind): the machine stalled for \(Int(longestStall * 1000)) ms while the clicks played directly; run again")
-                    continue
-                }
-                return clicks
-            }
-            return []
+            var clicks: [Double] = []
+            try MachineStallWatch.takeTrials("\(kind): the clicks played directly") { _ in
+                try Self.measure(server, seconds: 4)
+            } judge: { clicks = $0 }
+            return clicks
         }
         let direct = try kind == .pipeWire
             ? [measureDirect(), measureDirect()].min { Self.median($0) < Self.median($1) }!
             : measureDirect()
 
-        for trial in 1...MachineStallWatch.trialsAtMost {
-            let stallWatch = MachineStallWatch(thresholdSeconds: 0.002)
-            defer { stallWatch.stop() }
+        // A trial the machine disturbed measures the host (on PulseAudio the output's buffer
+        // then doubles for the minute after: a fresh-clone run measured 59 ms after a 20 → 40 ms
+        // growth): taken again, with a new daemon; the bars stay as they are (`takeTrials`).
+        struct Taken { let captured: [Double], reported: [Double], outputLatencies: [Double], shortfall: [Substring] }
+        try MachineStallWatch.takeTrials("\(kind): an app's write through --capture-apps") { _ in
             let log = temporaryFile("daemon.log")
             let daemon = try ChildProcess(
                 BuiltProducts.directory.appendingPathComponent("scenesoundd").path,
@@ -232,41 +228,31 @@ import Testing
                 print("\(kind): through --capture-apps \(Self.milliseconds(captured)), faster than direct: measured again")
                 captured = try measureCaptured()
             }
-            // A trial in which the machine stalled long enough to underrun the output measures
-            // the host (on PulseAudio the output's buffer then doubles for the minute after: a
-            // fresh-clone run measured 59 ms after a 20 → 40 ms growth): taken again, with a new
-            // daemon, up to `MachineStallWatch.trialsAtMost`; the bars stay as they are (the last
-            // trial stalled too: a known issue, `judgeTrial`).
-            let longestStall = stallWatch.stop().map(\.durationSeconds).max() ?? 0
-            if trial < MachineStallWatch.trialsAtMost && longestStall > MachineStallWatch.outputUnderrunningStallSeconds {
-                print("\(kind): the machine stalled for \(Int(longestStall * 1000)) ms while the clicks were captured; run again")
-                continue
-            }
             _ = waitUntil(timeoutSeconds: 5) { ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("frames received") }
             let shortfall = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains("frames received") }
-            print("\(kind): \(shortfall.map { $0.split(separator: "]").last ?? "" })")
+            return Taken(captured: captured, reported: reported, outputLatencies: outputLatencies, shortfall: shortfall)
+        } judge: { taken in
+            let (captured, reported, outputLatencies) = (taken.captured, taken.reported, taken.outputLatencies)
+            print("\(kind): \(taken.shortfall.map { $0.split(separator: "]").last ?? "" })")
             print("\(kind): app write → sink, direct: \(Self.milliseconds(direct)); through --capture-apps: \(Self.milliseconds(captured))")
             let measuredAdded = Self.median(captured) - Self.median(direct)
             print(String(format: "\(kind): the capture adds %.1f ms measured (median against median); reported %@; output latency reported %@",
                          measuredAdded * 1000, Self.milliseconds(reported, of: "samples"), Self.milliseconds(outputLatencies, of: "samples")))
-            try MachineStallWatch.judgeTrial(stalledFor: longestStall, "\(kind): an app's write through --capture-apps") {
-                #expect(captured.count >= 10)
-                // The figure the daemon reports is what a user reads in `scenesound apps`: within
-                // 8 ms of the measured difference (a block and a half; the medians of a few clicks
-                // and samples, on a busy machine, differ by 0-8 ms here).
-                #expect(reported.count >= 8)
-                #expect(abs(Self.median(reported) - measuredAdded) <= 0.008,
-                        "reported \(Self.median(reported) * 1000) ms against \(measuredAdded * 1000) ms measured")
-                #expect(Self.median(captured) > Self.median(direct), "the capture cannot be faster than the direct path")
-                if kind == .pulseAudio {
-                    #expect(Self.median(captured) <= 0.050, "median \(Self.median(captured) * 1000) ms")
-                } else {
-                    // Linked into SceneSound's node, the app is rendered in the cycle it plays: at most
-                    // one quantum (256 frames, 5.3 ms) later than played straight to the sink.
-                    #expect(measuredAdded <= 0.006, "the capture adds \(measuredAdded * 1000) ms on PipeWire")
-                }
+            #expect(captured.count >= 10)
+            // The figure the daemon reports is what a user reads in `scenesound apps`: within
+            // 8 ms of the measured difference (a block and a half; the medians of a few clicks
+            // and samples, on a busy machine, differ by 0-8 ms here).
+            #expect(reported.count >= 8)
+            #expect(abs(Self.median(reported) - measuredAdded) <= 0.008,
+                    "reported \(Self.median(reported) * 1000) ms against \(measuredAdded * 1000) ms measured")
+            #expect(Self.median(captured) > Self.median(direct), "the capture cannot be faster than the direct path")
+            if kind == .pulseAudio {
+                #expect(Self.median(captured) <= 0.050, "median \(Self.median(captured) * 1000) ms")
+            } else {
+                // Linked into SceneSound's node, the app is rendered in the cycle it plays: at most
+                // one quantum (256 frames, 5.3 ms) later than played straight to the sink.
+                #expect(measuredAdded <= 0.006, "the capture adds \(measuredAdded * 1000) ms on PipeWire")
             }
-            return
         }
     }
 }

@@ -140,7 +140,7 @@ import Testing
 
     /// A node of one input set on `server`, its outputs linked to the default sink, running;
     /// each call runs `duringCall` with the node, then writes silence. Pinned, its data thread
-    /// keeps to that CPU: on CPU 0 `holdCPU0` can take it from it (two CPUs needed).
+    /// keeps to that CPU: on CPU 0 `MachineStallWatch.holdCPU0` can take it from it (two CPUs needed).
     static func runningNode(on server: PrivateSoundServer, pinnedToCPU pinned: Int? = nil,
                             duringCall: @escaping @Sendable (PipeWireGraphNode) -> Void) throws -> PipeWireGraphNode {
         if pinned != nil { try #require(sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2, "the spinner waits on one CPU for the data thread's on another") }
@@ -160,43 +160,19 @@ import Testing
         return node
     }
 
-    /// The late cycle a stall of CPU 0 makes: `holdCPU0` armed to take it once `when` says so,
+    /// The late cycle a stall of CPU 0 makes: `MachineStallWatch.holdCPU0` armed to take it once `when` says so,
     /// then `after` sets the node's call going; the first late cycle recorded since that
     /// `matches` (the machine may add late cycles of its own), printed as `what`.
     static func lateCycle(of node: PipeWireGraphNode, _ what: String, holdingCPU0When when: @escaping @Sendable () -> Bool,
                           after start: () -> Void, matching matches: (PipeWireGraphNode.LateCycle) -> Bool) throws
         -> PipeWireGraphNode.LateCycle {
         let before = node.lateCycleCount, asked = MachineStallWatch.nowSeconds()
-        try holdCPU0(forSeconds: stallSeconds, when: when)
+        try MachineStallWatch.holdCPU0(forSeconds: stallSeconds, when: when)
         start()
         try waitUntil(timeoutSeconds: 5, "a late cycle \(what)") { node.lateCycleCount > before }
         let found = node.recentLateCycles.first { $0.endedMonotonicSeconds >= asked && matches($0) }
         let recorded = try #require(found, "\(node.recentLateCycles)")
         print("late cycle \(what): \(recorded)")
         return recorded
-    }
-
-    /// Starts a thread at SCHED_FIFO 99 that waits on CPU 1 until `when` says so, then takes
-    /// CPU 0 (the data thread's, pinned there by the test) for `forSeconds`, spinning. Returns
-    /// once it is real-time and waiting; fails where SCHED_FIFO 99 is not permitted.
-    static func holdCPU0(forSeconds: Double, when: @escaping @Sendable () -> Bool) throws {
-        let spinnerIsRealTime = Atomic<Bool>(false)
-        let spinnerReady = DispatchSemaphore(value: 0)
-        let spinner = Thread {
-            MachineStallWatch.pinCurrentThread(toCPU: 1)
-            var parameters = sched_param(sched_priority: 99)
-            spinnerIsRealTime.store(pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) == 0, ordering: .relaxed)
-            spinnerReady.signal()
-            guard spinnerIsRealTime.load(ordering: .relaxed) else { return }
-            let deadline = MachineStallWatch.nowSeconds() + 5
-            while MachineStallWatch.nowSeconds() < deadline && !when() {}
-            MachineStallWatch.pinCurrentThread(toCPU: 0)
-            let until = MachineStallWatch.nowSeconds() + forSeconds
-            while MachineStallWatch.nowSeconds() < until {}
-        }
-        spinner.start()
-        _ = spinnerReady.wait(timeout: .now() + 5)
-        let spinnerRuns = spinnerIsRealTime.load(ordering: .relaxed)
-        try #require(spinnerRuns, "SCHED_FIFO 99 is not permitted here (run as root)")
     }
 }

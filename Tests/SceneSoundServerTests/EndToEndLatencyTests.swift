@@ -43,24 +43,16 @@ import SceneSoundTestSupport
 
     @Test(arguments: setups)
     func aClientsWriteAndAHeadPoseReachTheSinkInTime(kind: PrivateSoundServer.Kind, output: String) throws {
-        // As with the clicks after rest: a trial in which the machine stalled long enough to
-        // underrun the output (on PulseAudio its buffer then doubles for the minute after, and
+        // As with the clicks after rest: a trial the machine disturbed (a stall long enough to
+        // underrun the output — on PulseAudio its buffer then doubles for the minute after, and
         // every later event is late by that: head poses heard at a median of 39.7 ms after a
-        // 26.7 ms stall here) is run again (up to `MachineStallWatch.trialsAtMost`), and says so; the bars stay as
-        // they are.
-        for attempt in 1...MachineStallWatch.trialsAtMost {
-            let rig = try LatencyRig(kind, output: output)
-            let writes = try rig.clicks(count: 10)
-            let flips = try rig.headFlips(count: 12)
-            let longestStall = rig.stallWatch.stalls(from: 0, to: flips.events.last!.seconds + 0.1).map(\.durationSeconds).max() ?? 0
-            if attempt < MachineStallWatch.trialsAtMost && longestStall > MachineStallWatch.outputUnderrunningStallSeconds {
-                print("writes and head poses on \(kind), --output \(output): the machine stalled for \(Self.ms(longestStall)) ms; run again")
-                continue
-            }
-            try MachineStallWatch.judgeTrial(stalledFor: longestStall, "writes and head poses on \(kind), --output \(output)") {
-                try judgeWritesAndPoses(rig, writes: writes, flips: flips, kind: kind, output: output)
-            }
-            return
+        // 26.7 ms stall here — or the host's steal) is taken again; the bars stay as they are
+        // (`MachineStallWatch.takeTrials`).
+        try MachineStallWatch.takeTrials("writes and head poses on \(kind), --output \(output)") { watch in
+            let rig = try LatencyRig(kind, output: output, stallWatch: watch)
+            return (rig, try rig.clicks(count: 10), try rig.headFlips(count: 12))
+        } judge: { rig, writes, flips in
+            try judgeWritesAndPoses(rig, writes: writes, flips: flips, kind: kind, output: output)
         }
     }
 
@@ -77,7 +69,11 @@ import SceneSoundTestSupport
 
         // (a) Client write → sink: the onset of each click in the recording.
         let onsets = Self.onsets(recording.left, recording.right, before: flips.firstFrame, threshold: 0.01)
-        try #require(onsets.count == writes.count, "found \(onsets.count) clicks at the sink, wrote \(writes.count)")
+        try #require(onsets.count == writes.count, """
+            found \(onsets.count) clicks at the sink, wrote \(writes.count); the output's underruns \
+            \((try? HeadTrackingTests.statusDocument(rig.client).output.underruns).map(String.init) ?? "?"); \
+            \(rig.stallWatch.summary(from: writes[0].seconds, to: flips.events.last!.seconds + 0.1))
+            """)
         var writeMixed: [Double] = [], writePlayed: [Double] = []
         for (onset, write) in zip(onsets, writes) {
             writeMixed.append(clock.mixed(onset) - write.seconds)
@@ -220,24 +216,17 @@ import SceneSoundTestSupport
     }
 
     func clickAfterRest(kind: PrivateSoundServer.Kind, output: String, captureApps: Bool) throws {
-        // A trial in which the machine stalled long enough to underrun the output (a virtual
-        // machine's host stopping it) measures the host: on PulseAudio the output's buffer
-        // then doubled for the minute after (AdaptiveBuffer), so every click after it was late
-        // by that (played 22.5, 32.3, 45.2 ms after an 83 ms freeze). Such a trial is run
-        // again (up to `MachineStallWatch.trialsAtMost`), and says so; the bars stay as they are
-        // (the last trial stalled too: a known issue, `judgeTrial`).
-        for attempt in 1...MachineStallWatch.trialsAtMost {
-            let rig = try LatencyRig(kind, output: output, captureApps: captureApps)
+        // A trial the machine disturbed (a virtual machine's host stopping it long enough to
+        // underrun the output, or stealing its CPUs' time) measures the host: on PulseAudio the
+        // output's buffer then doubled for the minute after (AdaptiveBuffer), so every click
+        // after it was late by that (played 22.5, 32.3, 45.2 ms after an 83 ms freeze). Such a
+        // trial is taken again; the bars stay as they are (`takeTrials`).
+        try MachineStallWatch.takeTrials("clicks after rest on \(kind), --output \(output)") { watch in
+            let rig = try LatencyRig(kind, output: output, captureApps: captureApps, stallWatch: watch)
             let (afterRest, awake) = try rig.clicksAfterRest(count: 3)
-            let longestStall = rig.stallWatch.stalls(from: 0, to: awake.seconds + 0.1).map(\.durationSeconds).max() ?? 0
-            if attempt < MachineStallWatch.trialsAtMost && longestStall > MachineStallWatch.outputUnderrunningStallSeconds {
-                print("clicks after rest on \(kind), --output \(output): the machine stalled for \(Self.ms(longestStall)) ms; run again")
-                continue
-            }
-            try MachineStallWatch.judgeTrial(stalledFor: longestStall, "clicks after rest on \(kind), --output \(output)") {
-                try judgeClicksAfterRest(rig, afterRest: afterRest, awake: awake, kind: kind, output: output, captureApps: captureApps)
-            }
-            return
+            return (rig, afterRest, awake)
+        } judge: { rig, afterRest, awake in
+            try judgeClicksAfterRest(rig, afterRest: afterRest, awake: awake, kind: kind, output: output, captureApps: captureApps)
         }
     }
 
@@ -247,7 +236,10 @@ import SceneSoundTestSupport
         let recording = rig.capture.finish()
         let clock = SinkClock(reads: recording.reads)
         let onsets = Self.onsets(recording.left, recording.right, before: recording.left.count, threshold: 0.01)
-        try #require(onsets.count == afterRest.count + 1, "found \(onsets.count) clicks at the sink, sent \(afterRest.count + 1); \(rig.graphAndLog())")
+        try #require(onsets.count == afterRest.count + 1, """
+            found \(onsets.count) clicks at the sink, sent \(afterRest.count + 1); the output's underruns \(outputStatus.underruns); \
+            \(rig.stallWatch.summary(from: afterRest[0].seconds, to: awake.seconds + 0.1)); \(rig.graphAndLog())
+            """)
         let played = zip(onsets, afterRest + [awake]).map { clock.played(Double($0)) - $1.seconds }
         let peaks = onsets.map { onset in
             (max(0, onset - 48)..<min(recording.left.count, onset + 480)).reduce(Float(0)) { max($0, abs(recording.left[$1]), abs(recording.right[$1])) }
@@ -420,7 +412,7 @@ final class LatencyRig {
     /// The machine's own stalls (a virtual machine's host taking its CPUs), for the worst cases
     /// and the node's missed cycles: wakes over 2 ms late, as the soak's (at 5 ms, a run saw its
     /// data thread wait 3.6–5.4 ms for a CPU before four missed cycles, and nothing).
-    let stallWatch = MachineStallWatch(thresholdSeconds: 0.002)
+    let stallWatch: MachineStallWatch
 
     /// For a failure's message: PipeWire's links (`pw-link -l`) and the daemon's log's end.
     func graphAndLog() -> String {
@@ -430,7 +422,9 @@ final class LatencyRig {
         return "links:\n\(links)\nthe daemon's log ends:\n" + daemon.log.split(separator: "\n").suffix(30).joined(separator: "\n")
     }
 
-    init(_ kind: PrivateSoundServer.Kind, output: String = "pulse", captureApps: Bool = false) throws {
+    init(_ kind: PrivateSoundServer.Kind, output: String = "pulse", captureApps: Bool = false,
+         stallWatch: MachineStallWatch = MachineStallWatch(thresholdSeconds: 0.002)) throws {
+        self.stallWatch = stallWatch
         pulse = try PrivatePulse(kind)
         port = HeadTrackingTests.freeUDPPort()
         // The capture follows its exclusion list in XDG_CONFIG_HOME: a directory of the test's.
