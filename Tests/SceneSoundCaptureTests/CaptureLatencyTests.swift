@@ -181,7 +181,11 @@ import Testing
         // A trial the machine disturbed measures the host (on PulseAudio the output's buffer
         // then doubles for the minute after: a fresh-clone run measured 59 ms after a 20 → 40 ms
         // growth): taken again, with a new daemon; the bars stay as they are (`takeTrials`).
-        struct Taken { let captured: [Double], reported: [Double], outputLatencies: [Double], shortfall: [Substring] }
+        struct Taken {
+            let captured: [Double], reported: [Double], outputLatencies: [Double], shortfall: [Substring]
+            /// The captured stream's dry spells (`status`), each once.
+            let drySpells: [StatusDocument.DrySpell]
+        }
         try MachineStallWatch.takeTrials("\(kind): an app's write through --capture-apps") { _ in
             let log = temporaryFile("daemon.log")
             let daemon = try ChildProcess(
@@ -205,10 +209,11 @@ import Testing
             // stream's queue has been trimmed to its level (it is, from 1.5 s on).
             let socket = server.directory.appendingPathComponent("ss.sock").path
             let environment = server.clientEnvironment
-            var reported: [Double] = [], outputLatencies: [Double] = []
+            var reported: [Double] = [], outputLatencies: [Double] = [], drySpells: [StatusDocument.DrySpell] = []
             func measureCaptured() throws -> [Double] {
                 reported = []
                 outputLatencies = []
+                drySpells = []
                 let sampleStart = monotonicSeconds() + 2
                 return try Self.measure(server, seconds: 8) {
                     guard monotonicSeconds() > sampleStart,
@@ -216,6 +221,7 @@ import Testing
                     if let added = status.apps?.streams.first?.addedLatencySeconds {  // the clicking app is the only one
                         reported.append(added)
                     }
+                    drySpells += (status.apps?.streams.first?.recentDrySpells ?? []).filter { !drySpells.contains($0) }
                     if let output = status.output.latencySeconds { outputLatencies.append(output) }
                 }
             }
@@ -230,11 +236,24 @@ import Testing
             }
             _ = waitUntil(timeoutSeconds: 5) { ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("frames received") }
             let shortfall = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains("frames received") }
-            return Taken(captured: captured, reported: reported, outputLatencies: outputLatencies, shortfall: shortfall)
+            return Taken(captured: captured, reported: reported, outputLatencies: outputLatencies, shortfall: shortfall,
+                         drySpells: drySpells)
+        } alsoDisturbed: { taken, watch in
+            // A captured stream that ran dry grows its queue's margin by what was missing (by
+            // design: fewer gaps, `CapturedAppStreams.Feed`), and every later click is late by
+            // that: a fresh-clone run on 1 Dec 2026 measured 52 ms on PulseAudio with no stall
+            // over 10 ms. A trial whose stream ran dry only at the machine's stalls (over 2 ms,
+            // within 50 ms before) measured the host; one dry spell elsewhere, the product.
+            let spells = taken.drySpells
+            guard !spells.isEmpty, spells.allSatisfy({ spell in
+                !watch.stalls(from: spell.startedMonotonicSeconds - 0.05, to: spell.startedMonotonicSeconds + spell.seconds).isEmpty
+            }) else { return nil }
+            return "the captured stream ran dry \(spells.count) time(s), each at a stall of the machine"
         } judge: { taken in
             let (captured, reported, outputLatencies) = (taken.captured, taken.reported, taken.outputLatencies)
             print("\(kind): \(taken.shortfall.map { $0.split(separator: "]").last ?? "" })")
-            print("\(kind): app write → sink, direct: \(Self.milliseconds(direct)); through --capture-apps: \(Self.milliseconds(captured))")
+            print("\(kind): app write → sink, direct: \(Self.milliseconds(direct)); through --capture-apps: \(Self.milliseconds(captured)); "
+                  + "the captured stream ran dry \(taken.drySpells.count) time(s)")
             let measuredAdded = Self.median(captured) - Self.median(direct)
             print(String(format: "\(kind): the capture adds %.1f ms measured (median against median); reported %@; output latency reported %@",
                          measuredAdded * 1000, Self.milliseconds(reported, of: "samples"), Self.milliseconds(outputLatencies, of: "samples")))

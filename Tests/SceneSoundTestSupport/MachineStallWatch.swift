@@ -28,7 +28,7 @@ public final class MachineStallWatch: @unchecked Sendable {
     /// Trials a latency test takes at most, looking for one the machine did not stall that
     /// long: on a host taking 3–5 % of the CPUs in bursts (1 Dec 2026: 18 stalls over 2 ms in
     /// 12 s, two trials in a row with one over 10 ms) a second is not always clean; the last is
-    /// judged by `judgeTrial`.
+    /// judged by `takeTrials`.
     public static let trialsAtMost = 3
     /// A host taking this share of the CPUs' time over a trial measured itself, whatever the
     /// stalls: 1 Dec 2026, official CI, 1.39 s of 8 in 4 s (17 %) with no stall over 9 ms put
@@ -105,20 +105,25 @@ public final class MachineStallWatch: @unchecked Sendable {
     public func summary(from: Double, to: Double) -> String {
         let window = stalls(from: from, to: to)
         let longest = window.map(\.durationSeconds).max() ?? 0
-        let steal = Self.hostStealSeconds() - Double(stealAtStart) / Double(sysconf(Int32(_SC_CLK_TCK)))
+        let (steal, watchedSeconds) = stolenAndWatchedSeconds
         return String(format: "the machine stalled %d times (longest %.1f ms, %.1f ms with some CPU stalled; wakes over %.0f ms late, "
                           + "watched %@); host steal %.0f ms over the %.0f s watched",
                       window.count, longest * 1000, stalledSeconds(from: from, to: to) * 1000, thresholdSeconds * 1000,
                       lock.withLock { realTime } ? "at SCHED_FIFO 90" : "at normal priority, so load counts too",
-                      steal * 1000, Self.nowSeconds() - startedSeconds)
+                      steal * 1000, watchedSeconds)
+    }
+
+    /// The host's steal (summed over the CPUs) and the time watched, both to now or to `stop`.
+    private var stolenAndWatchedSeconds: (stolen: Double, watched: Double) {
+        let (endSeconds, endJiffies) = lock.withLock { stoppedAt } ?? (Self.nowSeconds(), Self.stealJiffies())
+        return (Double(endJiffies - stealAtStart) / Double(sysconf(Int32(_SC_CLK_TCK))), endSeconds - startedSeconds)
     }
 
     /// The host's steal while the watch ran (to now, or to `stop`), as a share of the CPU time
     /// that passed.
     public var stealFraction: Double {
-        let (endSeconds, endJiffies) = lock.withLock { stoppedAt } ?? (Self.nowSeconds(), Self.stealJiffies())
-        let cpuSeconds = (endSeconds - startedSeconds) * Double(cpus)
-        return cpuSeconds > 0 ? Double(endJiffies - stealAtStart) / Double(sysconf(Int32(_SC_CLK_TCK))) / cpuSeconds : 0
+        let (stolen, watched) = stolenAndWatchedSeconds
+        return watched > 0 ? stolen / (watched * Double(cpus)) : 0
     }
 
     /// Why the machine, rather than the software under test, decided the timing of what the
@@ -200,18 +205,21 @@ import Testing
 extension MachineStallWatch {
     /// Takes a timing trial up to `trialsAtMost` times, each under a watch of its own (wakes
     /// over `thresholdSeconds` late are stalls), until one the machine did not disturb
-    /// (`disturbance`); says why each was taken again.
+    /// (`disturbance`, or what `alsoDisturbed` finds the software did at the machine's stalls);
+    /// says why each was taken again.
     /// The last is judged whatever happened; disturbed too, its bars are a known issue — the
     /// host was measured, not the product — and it says so. The bars themselves never move.
     public static func takeTrials<Taken>(_ what: String, thresholdSeconds: Double = 0.002,
                                          sourceLocation: SourceLocation = #_sourceLocation,
                                          take: (MachineStallWatch) throws -> Taken,
+                                         alsoDisturbed: (Taken, MachineStallWatch) -> String? = { _, _ in nil },
                                          judge: (Taken) throws -> Void) throws {
         for trial in 1...trialsAtMost {
             let watch = MachineStallWatch(thresholdSeconds: thresholdSeconds)
             let taken = try take(watch)
             watch.stop()
-            guard let why = watch.disturbance() else { return try judge(taken) }
+            print("\(what), trial \(trial): \(watch.summary(from: 0, to: nowSeconds()))")
+            guard let why = watch.disturbance() ?? alsoDisturbed(taken, watch) else { return try judge(taken) }
             if trial < trialsAtMost {
                 print("\(what): \(why); run again")
                 continue
