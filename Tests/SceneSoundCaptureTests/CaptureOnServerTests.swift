@@ -18,6 +18,9 @@ import Testing
         let capture: AppCapture
         var clients: [ChildProcess] = []
         private var files: [URL] = []
+        /// The machine over the fixture's life: a quantum the graph lost while it was
+        /// disturbed is the machine's (`expectExact`).
+        let stallWatch = MachineStallWatch(thresholdSeconds: 0.002)
 
         init(_ kind: PrivateSoundServer.Kind, excluded: Set<String> = [], guarded: Bool = true,
              restAfterSeconds: Double = AppCapture.Configuration().restAfterSeconds) throws {
@@ -60,7 +63,10 @@ import Testing
         /// (docs/CAPTURE.md, "Scale": a driver a period late runs the next cycle at once,
         /// without our node, and that cycle's input is gone; a fresh-clone run also saw a quantum
         /// played again, later in the same capture): recorded as a known issue, not a
-        /// pass; any other difference fails.
+        /// pass; so are such breaks, however many, while the machine disturbed the fixture
+        /// (`MachineStallWatch.disturbance`: another node of the graph — the app's stream in
+        /// pipewire-pulse — held off its cycle; a fresh-clone run on 1 Dec 2026 lost one quantum
+        /// so with none of our cycles late). Any other difference fails.
         /// `lateCycles`: the node's late cycles while the copy was made (all so far when nil).
         func expectExact(_ what: String, _ match: TestSignal.Match, lateCycles: Int? = nil,
                          sourceLocation: SourceLocation = #_sourceLocation) {
@@ -69,17 +75,19 @@ import Testing
                         sourceLocation: sourceLocation)
             }
             let lateCycles = lateCycles ?? lateCycleCount
-            guard Self.isLateDriversLoss(match, lateCycles: lateCycles) else { return exact() }
+            let machine = kind == .pipeWire ? stallWatch.disturbance() : nil
+            guard Self.isLateDriversLoss(match, lateCycles: lateCycles, machineDisturbed: machine != nil) else { return exact() }
             let told = TestSignal.CopyBreak.describe(match.breaks)
-            print("\(kind): \(what) has \(told); the node had \(lateCycles) late cycle(s)")
-            withKnownIssue("a late driver's cycle without our node: \(what) has \(told)", isIntermittent: true) { exact() }
+            print("\(kind): \(what) has \(told); the node had \(lateCycles) late cycle(s)\(machine.map { "; \($0)" } ?? "")")
+            withKnownIssue("a cycle of the graph lost to a late driver or the machine: \(what) has \(told)", isIntermittent: true) { exact() }
         }
 
-        /// Whether a copy differs from its file only as the known weakness does (above), with
-        /// `lateCycles` late cycles of the node to account for its breaks.
-        static func isLateDriversLoss(_ match: TestSignal.Match, lateCycles: Int) -> Bool {
+        /// Whether a copy differs from its file only as the known weakness does (above): whole
+        /// quanta, with `lateCycles` late cycles of the node to account for its breaks, or any
+        /// number of them while the machine was disturbed.
+        static func isLateDriversLoss(_ match: TestSignal.Match, lateCycles: Int, machineDisturbed: Bool = false) -> Bool {
             let breaks = match.breaks
-            return match.residualDecibels >= -60 && !breaks.isEmpty && breaks.count <= lateCycles
+            return match.residualDecibels >= -60 && !breaks.isEmpty && (breaks.count <= lateCycles || machineDisturbed)
                 && breaks.allSatisfy { $0.jumpFrames % Self.nodeQuantumFrames == 0
                     && $0.exactFromFrame - $0.firstDifferingFrame <= 4 * Self.nodeQuantumFrames }
         }

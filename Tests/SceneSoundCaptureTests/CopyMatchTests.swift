@@ -87,8 +87,8 @@ import Testing
     }
 
     /// The known late-driver weakness, as the capture tests judge it: whole quanta skipped, no
-    /// more breaks than the node's late cycles; a loss of another size, or more breaks than late
-    /// cycles, is not it.
+    /// more breaks than the node's late cycles unless the machine was disturbed; a loss of
+    /// another size, or more breaks than late cycles on an undisturbed machine, is not it.
     @Test func aLateDriversLossIsWholeQuantaNoMoreThanTheLateCycles() throws {
         func lost(_ frames: Int) throws -> TestSignal.Match {
             let cut = 120_000
@@ -98,6 +98,8 @@ import Testing
         let quantum = try lost(256), notAQuantum = try lost(300)
         #expect(CaptureOnServerTests.Fixture.isLateDriversLoss(quantum, lateCycles: 1))
         #expect(!CaptureOnServerTests.Fixture.isLateDriversLoss(quantum, lateCycles: 0))
+        #expect(CaptureOnServerTests.Fixture.isLateDriversLoss(quantum, lateCycles: 0, machineDisturbed: true))
+        #expect(!CaptureOnServerTests.Fixture.isLateDriversLoss(notAQuantum, lateCycles: 0, machineDisturbed: true))
         #expect(!CaptureOnServerTests.Fixture.isLateDriversLoss(notAQuantum, lateCycles: 3))
         let exact = try #require(TestSignal.match(captured: Self.asCaptured(Self.source[4_800 ..< 150_000]), source: Self.source))
         #expect(!CaptureOnServerTests.Fixture.isLateDriversLoss(exact, lateCycles: 3))
