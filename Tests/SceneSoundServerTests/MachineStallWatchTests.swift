@@ -9,10 +9,11 @@ import Testing
 @Suite(.serialized) struct MachineStallWatchTests {
     @Test func aTrialTheMachineStalledIsTakenAgainAndTheLastJudgedAsAKnownIssue() throws {
         let takes = Atomic<Int>(0), judged = Atomic<Int>(0)
-        try MachineStallWatch.takeTrials("a trial with CPU 0 held for 15 ms") { _ in
+        try MachineStallWatch.takeTrials("a trial with CPU 0 held for 15 ms") { watch in
             takes.add(1, ordering: .relaxed)
             try MachineStallWatch.holdCPU0(forSeconds: 0.015)
-            usleep(60_000)  // the spin over, the watch's thread on CPU 0 wakes and records it
+            // The spin over, the watch's thread on CPU 0 wakes and records it.
+            try waitUntil(timeoutSeconds: 5, "the watch to record the stall") { !watch.stalls.isEmpty }
         } judge: {
             judged.add(1, ordering: .relaxed)
             Issue.record("a bar the stalled machine failed")
@@ -24,7 +25,7 @@ import Testing
     @Test func theWatchTellsAStallLongEnoughToUnderrunAnOutput() throws {
         let watch = MachineStallWatch(thresholdSeconds: 0.002)
         try MachineStallWatch.holdCPU0(forSeconds: 0.015)
-        usleep(60_000)
+        try waitUntil(timeoutSeconds: 5, "the watch to record the stall") { !watch.stalls.isEmpty }
         watch.stop()
         let why = try #require(watch.disturbance(), "\(watch.summary(from: 0, to: MachineStallWatch.nowSeconds()))")
         print("CPU 0 held for 15 ms: \(why)")
