@@ -33,6 +33,7 @@ extension CaptureSession {
 
     func releaseAll() {
         for index in streams.keys.sorted() { release(index) }
+        onsets.endUnheardNow()
     }
 
     /// Silences every callback, disconnects, lets the guard go. Idempotent.
@@ -44,6 +45,7 @@ extension CaptureSession {
         }
         for tracked in streams.values { tracked.recorder?.close() }
         streams.removeAll()
+        onsets.endUnheardNow()
         pacer?.close()
         pacer = nil
         // After the sweep has moved its apps on (a failure: WirePlumber moves them to the default).

@@ -14,7 +14,9 @@
 /// started alone. A stream whose start was not found (taken over while already playing, or
 /// started over unplaced ones) is looked for in what remains now and then, by its latest
 /// frames, and placed when found. Where an unplaced stream sounds (or one recorded another
-/// way), a new one is heard from where its own recording began.
+/// way), a new one is heard from where its own recording began. A stream that ended before
+/// its recording brought a sounding frame (a short sound, while a consumer slow to take it
+/// held the capture's thread) is taken whole from the mix, when it sounded there alone.
 ///
 /// Stereo only: the mix is the capture sink's FL and FR, where a stereo (or mono) stream's
 /// channels arrive unchanged; a surround stream is handed on without it (`CaptureSession`).
@@ -48,6 +50,16 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
     private var unplaced: [UInt32: Unplaced] = [:]
     /// How often an unplaced stream is looked for: a quarter second of mix.
     private let placeEveryFrames: Int
+    /// Streams that ended before their recording brought a sounding frame, their end told to
+    /// the consumer once their sound is taken from the mix (`recoverEndedUnheard`).
+    private var endedUnheard: [UInt32: EndedUnheard] = [:]
+
+    private struct EndedUnheard {
+        /// Where its sound can have begun in the mix (`Pending.searchFromFrame`), and how far the
+        /// mix had come when it ended.
+        var searchFromFrame: Int
+        var endedAtMixFrame: Int
+    }
 
     private struct Unplaced {
         var recent: [Float] = []
@@ -107,6 +119,7 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
         if mix.count > 4 * historyFrames { mix.removeFirst(mix.count - 2 * historyFrames) }
         for index in Array(placed.keys) { takeOutOfMix(index) }
         for index in pending.keys.sorted() where pending[index]?.started == true { trySplice(index) }
+        for index in endedUnheard.keys.sorted() { recoverEndedUnheard(index) }
     }
 
     /// Subtracts the placed stream's frames from the mix as far as the mix reaches. A recording
@@ -194,8 +207,46 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
     func captureDidEnd(streamIndex: UInt32) {
         placed[streamIndex] = nil
         unplaced[streamIndex] = nil
+        if let stream = pending[streamIndex], stream.held.isEmpty {
+            pending[streamIndex] = nil
+            endedUnheard[streamIndex] = EndedUnheard(searchFromFrame: stream.searchFromFrame, endedAtMixFrame: mixEndFrame)
+            return recoverEndedUnheard(streamIndex)
+        }
         release(streamIndex, onset: [])
         consumer.captureDidEnd(streamIndex: streamIndex)
+    }
+
+    /// A stream that ended unheard, once the mix has come a hold past its end and the placed
+    /// streams have been taken out that far: what sounds in the mix since it appeared is its
+    /// sound, handed on whole, when it sounded there alone — no other stream pending or
+    /// unplaced, the mix silent just before it appeared and for the half hold before its end was
+    /// reached. Otherwise whose sound it is cannot be told, and it ends with nothing, as it
+    /// was recorded. A second of mix past its end without the placed streams catching up, too.
+    private func recoverEndedUnheard(_ index: UInt32) {
+        guard let stream = endedUnheard[index] else { return }
+        let end = stream.endedAtMixFrame + holdFrames
+        guard mixEndFrame >= end else { return }
+        let placedCaughtUp = placed.values.allSatisfy { $0.nextMixFrame >= end }
+        guard placedCaughtUp || mixEndFrame >= stream.endedAtMixFrame + historyFrames else { return }
+        endedUnheard[index] = nil
+        defer { consumer.captureDidEnd(streamIndex: index) }
+        let from = stream.searchFromFrame
+        guard placedCaughtUp, from > mixStartFrame, pending.isEmpty, unplaced.isEmpty,
+              !isSounding(mix, from - 1 - mixStartFrame),
+              !(end - holdFrames / 2 ..< end).contains(where: { isSounding(mix, $0 - mixStartFrame) }),
+              let first = (from ..< end).first(where: { isSounding(mix, $0 - mixStartFrame) }),
+              let last = (first ..< end).last(where: { isSounding(mix, $0 - mixStartFrame) })
+        else { return }
+        let span = 2 * (first - mixStartFrame) ..< 2 * (last + 1 - mixStartFrame)
+        let sound = Array(mix[span])
+        for sample in span { mix[sample] = 0 }  // taken: not another stream's onset
+        sound.withUnsafeBufferPointer { consumer.captureDidReceive(streamIndex: index, interleaved: $0) }
+    }
+
+    /// The capture is stopping: streams that ended unheard end now, with nothing.
+    func endUnheardNow() {
+        for index in endedUnheard.keys.sorted() { consumer.captureDidEnd(streamIndex: index) }
+        endedUnheard = [:]
     }
 
     func captureDidLeave(_ stream: CapturedStreamIdentity, reason: String) { consumer.captureDidLeave(stream, reason: reason) }

@@ -149,24 +149,8 @@ import Testing
         defer { stallWatch.stop() }
         // Settled: the first seconds (moves, the queues finding their level, a backlog from
         // the output's first wake trimmed) are not judged.
-        let settledSeconds = waitForCapturedStreamsToSettle { try? daemonStatus(socket: socket, environment: environment) }
-        if settledSeconds == nil {
-            // Still dropping late audio, or a queue still long: said, with what the machine did.
-            // Disturbed by the machine meanwhile (`MachineStallWatch.disturbance`), it is measured
-            // from here, the bars below judging what is heard; otherwise it never settled: a failure.
-            let now: [String: StatusDocument.AppStream] = (try? daemonStatus(socket: socket, environment: environment)).map(streams) ?? [:]
-            let unsettled: [String] = now.map { name, stream in
-                "\(name) \(Int(stream.addedLatencySeconds * 1000)) ms queued, \(Int(stream.droppedSeconds * 1000)) ms dropped"
-            }.sorted()
-            let machine = stallWatch.summary(from: 0, to: MachineStallWatch.nowSeconds())
-            if let why = stallWatch.disturbance() {
-                print("\(kind): the captured streams did not settle in 15 s while \(why) (\(machine)); measured from now: \(unsettled)")
-            } else {
-                Issue.record("the captured streams did not settle: \(unsettled); \(machine)")
-                return
-            }
-        }
-        print("\(kind): the captured streams settled \(String(format: "%.1f", settledSeconds ?? 0)) s after all were captured")
+        let settledSeconds = try settleCapturedStreams("\(kind)", watch: stallWatch) { try? daemonStatus(socket: socket, environment: environment) }
+        if let settledSeconds { print("\(kind): the captured streams settled \(String(format: "%.1f", settledSeconds)) s after all were captured") }
         let before = try daemonStatus(socket: socket, environment: environment)
         let measuredFrom = MachineStallWatch.nowSeconds(), stealFrom = MachineStallWatch.hostStealSeconds()
         // The run being measured, the sink recorded over it.

@@ -188,6 +188,26 @@ func waitForCapturedStreamsToSettle(timeoutSeconds: Double = 15, status: () -> S
     return settled ? monotonicSeconds() - started : nil
 }
 
+struct CapturedStreamsUnsettled: Error, CustomStringConvertible { let description: String }
+
+/// Waits for the captured streams to settle (`waitForCapturedStreamsToSettle`). Streams still
+/// dropping late audio or queueing long after 15 s are a failure (thrown), unless the machine
+/// disturbed the wait (`watch.disturbance`): then that is said, with each stream's queue and
+/// drops, and the caller measures from there, its bars judging what is heard. The seconds it
+/// took; nil when the machine kept the streams from settling.
+func settleCapturedStreams(_ label: String, watch: MachineStallWatch, status: () -> StatusDocument?) throws -> Double? {
+    if let seconds = waitForCapturedStreamsToSettle(status: status) { return seconds }
+    let unsettled = (status()?.apps?.streams ?? []).map { stream in
+        "\(stream.application ?? "?") \(stream.pid ?? 0): \(Int(stream.addedLatencySeconds * 1000)) ms queued, \(Int(stream.droppedSeconds * 1000)) ms dropped"
+    }.sorted()
+    let machine = watch.summary(from: 0, to: MachineStallWatch.nowSeconds())
+    guard let why = watch.disturbance() else {
+        throw CapturedStreamsUnsettled(description: "\(label): the captured streams did not settle in 15 s: \(unsettled); \(machine)")
+    }
+    print("\(label): the captured streams did not settle in 15 s while \(why) (\(machine)); measured from now: \(unsettled)")
+    return nil
+}
+
 /// Every dry spell of each captured stream during the recording: `status` keeps a stream's
 /// latest 16, so it is read every few seconds (by pid).
 final class DrySpellCollector: Sendable {

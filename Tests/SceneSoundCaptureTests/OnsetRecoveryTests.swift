@@ -27,6 +27,11 @@ import Testing
         var announced = true
         /// Its recording arrives this many fragments after the mix of the same span.
         var lagFragments = 0
+        /// Whether its recording brings anything (a stream gone before its recording was made
+        /// brings nothing), and the frame of the mix's timeline at which the capture says it
+        /// ended (nil: it does not, within the run).
+        var recorded = true
+        var endNoticedFrame: Int?
     }
 
     /// Runs the sources through a recovery fragment by fragment (each fragment's mix before the
@@ -56,10 +61,12 @@ import Testing
                 }
                 let from = max(span.lowerBound, recordingStart) - source.startFrame
                 let to = min(span.upperBound - source.startFrame, source.sound.count / 2)
-                guard from < to else { continue }
-                source.sound[(2 * from) ..< (2 * to)].withUnsafeBufferPointer {
-                    recovery.captureDidReceive(streamIndex: source.index, interleaved: $0)
+                if source.recorded, from < to {
+                    source.sound[(2 * from) ..< (2 * to)].withUnsafeBufferPointer {
+                        recovery.captureDidReceive(streamIndex: source.index, interleaved: $0)
+                    }
                 }
+                if let ended = source.endNoticedFrame, span.contains(ended) { recovery.captureDidEnd(streamIndex: source.index) }
             }
         }
         return consumer
@@ -111,5 +118,38 @@ import Testing
             Source(index: 3, startFrame: 20_000, sound: event, missedFrames: 500),
         ], totalFrames: 32_000)
         #expect(Self.agreement(consumer.audio(of: 3), Array(event[(2 * 500)...])) == (4_300, true))
+    }
+
+    /// A short sound gone before its recording was made (a consumer slow to take it held the
+    /// capture's thread while it played out: its recording then fails, bringing nothing) is
+    /// taken whole from the mix, its end told after it.
+    @Test func aStreamThatEndedBeforeItsRecordingBroughtAnythingIsTakenWholeFromTheMix() {
+        let event = Self.noise(frames: 4_800, seed: 9, level: 0.3)
+        let consumer = Self.run([Source(index: 1, startFrame: 1_000, sound: event, missedFrames: 5_300, recorded: false,
+                                        endNoticedFrame: 6_500)], totalFrames: 12_000)
+        #expect(Self.agreement(consumer.audio(of: 1), event) == (4_800, true))
+        #expect(consumer.endedStreams == [1])
+    }
+
+    /// Over music found in the mix by its latest frames (taken over while playing), the mix
+    /// less the music is the short sound: taken whole. Over two streams taken over together
+    /// (neither can be placed: the mix is neither), whose sound it is cannot be told: it ends
+    /// with nothing rather than with another's sound.
+    @Test(arguments: [1, 2])
+    func aStreamThatEndedUnheardOverOthersIsTakenWholeOnlyWhereTheyArePlaced(takenOverWhilePlaying: Int) {
+        let event = Self.noise(frames: 4_800, seed: 11, level: 0.3)
+        let others = (0 ..< takenOverWhilePlaying).map { other in
+            Source(index: UInt32(10 + other), startFrame: 0, sound: Self.noise(frames: 30_000, seed: 20 + UInt64(other), level: 0.2),
+                   missedFrames: 0, announced: false)
+        }
+        let consumer = Self.run(others + [Source(index: 2, startFrame: 20_000, sound: event, missedFrames: 5_300, recorded: false,
+                                                 endNoticedFrame: 25_500)], totalFrames: 30_000)
+        let captured = consumer.audio(of: 2)
+        if takenOverWhilePlaying == 1 {
+            #expect(Self.agreement(captured, event) == (4_800, true))
+        } else {
+            #expect(captured.isEmpty, "\(captured.count / 2) frames taken from a mix of three streams")
+        }
+        #expect(consumer.endedStreams == [2])
     }
 }

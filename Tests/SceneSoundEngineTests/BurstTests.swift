@@ -1,4 +1,5 @@
 import Glibc
+import SceneSoundTestSupport
 import SceneSoundDSP
 import SceneSoundEngine
 import Testing
@@ -7,13 +8,21 @@ import Testing
 /// restoring its tabs, a game loading its sounds) must never push a render block past half its
 /// period, whether the streams arrive all at once or spread over the second. Blocks are timed
 /// in the rendering thread's own CPU time, so preemption by the rest of the machine is not
-/// counted; what is measured is the engine's work.
+/// counted; what is measured is the engine's work. (A vCPU the host holds is not preemption:
+/// its time counts; such trials are taken again, `check`.)
 @Suite(.serialized) struct BurstTests {
     static let streamCount = 256
+    /// RUSAGE_THREAD (Linux's, which Glibc's module leaves out without _GNU_SOURCE).
+    static let thisThread = __rusage_who_t(1)
 
     struct BlockTimes {
         var cpuNanoseconds: [Int] = []
+        /// When each block began and ended (`MachineStallWatch.nowSeconds`), and the page faults
+        /// its thread took in it.
+        var spansSeconds: [ClosedRange<Double>] = []
+        var pageFaults: [Int] = []
         var slowest: Int { cpuNanoseconds.max() ?? 0 }
+        var slowestIndex: Int { cpuNanoseconds.indices.max { cpuNanoseconds[$0] < cpuNanoseconds[$1] } ?? 0 }
         func percentile(_ p: Double) -> Int {
             let sorted = cpuNanoseconds.sorted()
             return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
@@ -60,31 +69,50 @@ import Testing
             }
             let yaw = Double(blockIndex) * 90 / Double(blocksPerSecond)  // the head turns 90°/s
             _ = engine.commands.push(.setHeadPose(HeadPose(orientation: Quaternion(yawDegrees: yaw)), glide: true))
-            var usage = timespec()
+            var usage = timespec(), faults = rusage()
+            getrusage(Self.thisThread, &faults)
+            let faultsBefore = faults.ru_minflt + faults.ru_majflt
+            let startedSeconds = MachineStallWatch.nowSeconds()
             clock_gettime(CLOCK_THREAD_CPUTIME_ID, &usage)
             let before = usage.tv_sec * 1_000_000_000 + usage.tv_nsec
             engine.render(into: output)
             clock_gettime(CLOCK_THREAD_CPUTIME_ID, &usage)
             times.cpuNanoseconds.append(usage.tv_sec * 1_000_000_000 + usage.tv_nsec - before)
+            times.spansSeconds.append(startedSeconds...MachineStallWatch.nowSeconds())
+            getrusage(Self.thisThread, &faults)
+            times.pageFaults.append(faults.ru_minflt + faults.ru_majflt - faultsBefore)
         }
         #expect(started == streamCount)
         return (times, periodNanoseconds)
     }
 
-    static func check(_ name: String, startsPerBlock: Int) {
-        // Cold: the first burst a daemon meets, with nothing warmed up.
-        let (times, period) = renderBurst(startsPerBlock: startsPerBlock)
+    /// Renders the burst (`renderBurst`) as a trial of `MachineStallWatch.takeTrials`: a block
+    /// over half its period while the machine stalled (a wake over 2 ms late within it: a vCPU
+    /// the host held counts in the thread's CPU time) or otherwise disturbed the trial is taken
+    /// again; the bar never moves.
+    static func check(_ name: String, startsPerBlock: Int) throws {
         let milliseconds = { (ns: Int) in String(format: "%.2f", Double(ns) * 1e-6) }
-        print("burst \(name): slowest block \(milliseconds(times.slowest)) ms, p99 \(milliseconds(times.percentile(0.99))) ms, "
-              + "median \(milliseconds(times.percentile(0.5))) ms of a \(milliseconds(period)) ms period")
-        #expect(times.slowest <= period / 2, "\(name): a block took \(milliseconds(times.slowest)) ms of CPU")
+        try MachineStallWatch.takeTrials("burst \(name)", take: { _ in
+            // Cold: the first burst a daemon meets, with nothing warmed up.
+            renderBurst(startsPerBlock: startsPerBlock)
+        }, alsoDisturbed: { taken, watch in
+            let (times, period) = taken
+            let slow = times.cpuNanoseconds.indices.filter { times.cpuNanoseconds[$0] > period / 2 }
+            let stalled = slow.filter { watch.stalledSeconds(from: times.spansSeconds[$0].lowerBound, to: times.spansSeconds[$0].upperBound) > 0 }
+            return stalled.isEmpty ? nil : "the machine stalled during \(stalled.count) of the \(slow.count) blocks over half the period"
+        }) { taken in
+            let (times, period) = taken
+            print("burst \(name): slowest block \(milliseconds(times.slowest)) ms (its page faults \(times.pageFaults[times.slowestIndex])), "
+                  + "p99 \(milliseconds(times.percentile(0.99))) ms, median \(milliseconds(times.percentile(0.5))) ms of a \(milliseconds(period)) ms period")
+            #expect(times.slowest <= period / 2, "\(name): a block took \(milliseconds(times.slowest)) ms of CPU")
+        }
     }
 
-    @Test func allStreamsStartingAtOnceKeepEveryBlockUnderHalfItsPeriod() {
-        Self.check("all at once", startsPerBlock: Self.streamCount)
+    @Test func allStreamsStartingAtOnceKeepEveryBlockUnderHalfItsPeriod() throws {
+        try Self.check("all at once", startsPerBlock: Self.streamCount)
     }
 
-    @Test func streamsStartingThroughOutASecondKeepEveryBlockUnderHalfItsPeriod() {
-        Self.check("over one second", startsPerBlock: 2)
+    @Test func streamsStartingThroughOutASecondKeepEveryBlockUnderHalfItsPeriod() throws {
+        try Self.check("over one second", startsPerBlock: 2)
     }
 }

@@ -241,9 +241,15 @@ import Testing
         /// underran in it, and the machine disturbed the take, or on PipeWire every missed cycle
         /// was the machine's or the sink's driver's (the node's records, MissedCycles), on
         /// PulseAudio, whose output keeps no record of each, the machine stalled. An output that
-        /// never underran is not excused.
+        /// never underran is excused only for silence (a whole quantum the sink or its recorder
+        /// lost, not a crossfade's click or dip) while the machine disturbed the take: a
+        /// fresh-clone run recorded 2 ms of silence in a switch on PipeWire on a host taking
+        /// 7 % of the CPUs' time in other trials.
         var disturbedByTheMachine: Bool {
-            guard underruns > 0 else { return false }
+            guard underruns > 0 else {
+                let failed = figures.values.filter { !($0.discontinuity < 2 * $0.reference && $0.weakest > 0.5) }
+                return machineDisturbance != nil && !failed.isEmpty && failed.allSatisfy { $0.weakest < 0.05 }
+            }
             if machineDisturbance != nil { return true }
             if let missed { return missed.unexplained.isEmpty && underruns <= missed.all.count }
             return stalled
