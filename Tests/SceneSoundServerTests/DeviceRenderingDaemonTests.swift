@@ -194,6 +194,15 @@ import Testing
     /// s has |Δ³y| ≈ s.
     static func discontinuity(_ y: [Float], _ range: Range<Int>) -> Double { worstThirdDifference(y, range).relative }
 
+    /// The steady tone's measure, the reference a switch is judged against: the median of its
+    /// 10 ms windows' (each window of a steady tone measures the same), so that a cycle lost in
+    /// the steady span does not raise the bar (two fresh-clone runs: a gap there made the
+    /// reference 1.4–2.0 against 0.0008, and any click would have passed).
+    static func steadyDiscontinuity(_ y: [Float], _ range: Range<Int>) -> Double {
+        let windows = stride(from: range.lowerBound, to: range.upperBound - 479, by: 480).map { discontinuity(y, $0..<($0 + 480)) }.sorted()
+        return windows.isEmpty ? discontinuity(y, range) : windows[windows.count / 2]
+    }
+
     /// The measure and where its worst third difference is.
     static func worstThirdDifference(_ y: [Float], _ range: Range<Int>) -> (relative: Double, at: Int) {
         var worst = 0.0, peak = 0.0, at = range.lowerBound
@@ -340,7 +349,7 @@ import Testing
             let steady = (onset + 72_000)..<(onset + 96_000)
             let oldSteady = (oldLast - 48_000)..<(oldLast - 24_000)
             let worst = [Self.worstThirdDifference(left, judged), Self.worstThirdDifference(right, judged)].max { $0.relative < $1.relative }!
-            let reference = max(Self.discontinuity(left, steady), Self.discontinuity(right, steady))
+            let reference = max(Self.steadyDiscontinuity(left, steady), Self.steadyDiscontinuity(right, steady))
             func level(_ l: [Float], _ r: [Float], _ range: Range<Int>) -> Double { Self.rms(Array(l[range])) + Self.rms(Array(r[range])) }
             let quieter = min(level(left, right, steady), level(oldLeft, oldRight, oldSteady))
             let weakest = stride(from: judged.lowerBound, to: judged.upperBound - 96, by: 48).map { level(left, right, $0..<($0 + 96)) / quieter }.min() ?? 0
@@ -550,7 +559,7 @@ import Testing
             let arrived = balance.lastIndex { abs($0 - new) > 0.2 } ?? leaving
             let crossfade = (judged.lowerBound + 480 * max(0, leaving - 2))..<(judged.lowerBound + 480 * min(50, arrived + 3))
             let worst = [Self.worstThirdDifference(left, crossfade), Self.worstThirdDifference(right, crossfade)].max { $0.relative < $1.relative }!
-            let reference = max(Self.discontinuity(left, steady), Self.discontinuity(right, steady))
+            let reference = max(Self.steadyDiscontinuity(left, steady), Self.steadyDiscontinuity(right, steady))
             let quieter = min(level(before), level(steady))
             func weakest(_ span: Range<Int>) -> Double {
                 stride(from: span.lowerBound, to: span.upperBound - 96, by: 48).map { level($0..<($0 + 96)) / quieter }.min() ?? 0
