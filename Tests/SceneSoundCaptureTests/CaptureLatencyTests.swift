@@ -185,6 +185,8 @@ import Testing
             let captured: [Double], reported: [Double], outputLatencies: [Double], shortfall: [Substring]
             /// The captured stream's dry spells (`status`), each once.
             let drySpells: [StatusDocument.DrySpell]
+            /// How often the daemon's output underran over the trial (`status`).
+            let outputUnderruns: Int
         }
         try MachineStallWatch.takeTrials("\(kind): an app's write through --capture-apps") { _ in
             let log = temporaryFile("daemon.log")
@@ -209,7 +211,7 @@ import Testing
             // stream's queue has been trimmed to its level (it is, from 1.5 s on).
             let socket = server.directory.appendingPathComponent("ss.sock").path
             let environment = server.clientEnvironment
-            var reported: [Double] = [], outputLatencies: [Double] = [], drySpells: [StatusDocument.DrySpell] = []
+            var reported: [Double] = [], outputLatencies: [Double] = [], drySpells: [StatusDocument.DrySpell] = [], outputUnderruns = 0
             func measureCaptured() throws -> [Double] {
                 reported = []
                 outputLatencies = []
@@ -223,6 +225,7 @@ import Testing
                     }
                     drySpells += (status.apps?.streams.first?.recentDrySpells ?? []).filter { !drySpells.contains($0) }
                     if let output = status.output.latencySeconds { outputLatencies.append(output) }
+                    outputUnderruns = status.output.underruns
                 }
             }
             var captured = try measureCaptured()
@@ -237,13 +240,22 @@ import Testing
             _ = waitUntil(timeoutSeconds: 5) { ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("frames received") }
             let shortfall = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains("frames received") }
             return Taken(captured: captured, reported: reported, outputLatencies: outputLatencies, shortfall: shortfall,
-                         drySpells: drySpells)
+                         drySpells: drySpells, outputUnderruns: outputUnderruns)
         } alsoDisturbed: { taken, watch in
             // A captured stream that ran dry grows its queue's margin by what was missing (by
             // design: fewer gaps, `CapturedAppStreams.Feed`), and every later click is late by
             // that: a fresh-clone run on 1 Dec 2026 measured 52 ms on PulseAudio with no stall
             // over 10 ms. A trial whose stream ran dry only at the machine's stalls (over 2 ms,
             // within 50 ms before) measured the host; one dry spell elsewhere, the product.
+            // Likewise the output: underrun, its buffer grows (on PulseAudio 20 → 40 ms, for the
+            // minute after), and every later click is late by that — a fresh-clone run measured
+            // 53 ms so, the output's latency 19 → 29 ms, with stalls of the machine up to 4.6 ms
+            // and 2.8 % steal. Neither output keeps the time of each underrun where this reads
+            // it, so a trial whose output underran while the machine stalled (over 2 ms) at all
+            // is the host's; one whose output underran on a still machine, the product's.
+            if taken.outputUnderruns > 0, !watch.stalls.isEmpty {
+                return "the output underran \(taken.outputUnderruns) time(s) while the machine stalled (\(watch.stalls.count) stalls over 2 ms)"
+            }
             let spells = taken.drySpells
             guard !spells.isEmpty, spells.allSatisfy({ spell in
                 !watch.stalls(from: spell.startedMonotonicSeconds - 0.05, to: spell.startedMonotonicSeconds + spell.seconds).isEmpty
@@ -253,7 +265,7 @@ import Testing
             let (captured, reported, outputLatencies) = (taken.captured, taken.reported, taken.outputLatencies)
             print("\(kind): \(taken.shortfall.map { $0.split(separator: "]").last ?? "" })")
             print("\(kind): app write → sink, direct: \(Self.milliseconds(direct)); through --capture-apps: \(Self.milliseconds(captured)); "
-                  + "the captured stream ran dry \(taken.drySpells.count) time(s)")
+                  + "the captured stream ran dry \(taken.drySpells.count) time(s); the output underran \(taken.outputUnderruns) time(s)")
             let measuredAdded = Self.median(captured) - Self.median(direct)
             print(String(format: "\(kind): the capture adds %.1f ms measured (median against median); reported %@; output latency reported %@",
                          measuredAdded * 1000, Self.milliseconds(reported, of: "samples"), Self.milliseconds(outputLatencies, of: "samples")))

@@ -47,7 +47,8 @@ import Testing
     }
 
     @Test func theOutputsGrowthAfterAnUnderflowIsAStretchInEveryCapturedApp() throws {
-        try MachineStallWatch.takeTrials("output growth", take: { _ in try Self.take() },
+        // A busy machine only underflows the output more; what it can spoil is the start.
+        try MachineStallWatch.takeTrials("output growth", onlyAsFound: true, take: { _ in try Self.take() },
                                          alsoDisturbed: { taken, _ in taken.grewBeforeTheFreezes }) { taken in
             let spells = Take.streams(taken.after).map { stream in
                 (stream.recentDrySpells ?? []).filter { $0.startedMonotonicSeconds >= taken.frozenFromSeconds - 0.01 }.map { $0.seconds * 1000 }

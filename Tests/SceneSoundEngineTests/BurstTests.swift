@@ -1,7 +1,7 @@
 import Glibc
-import SceneSoundTestSupport
 import SceneSoundDSP
 import SceneSoundEngine
+import SceneSoundTestSupport
 import Testing
 
 /// Real time under bursts: a desktop where 256 streams start within one second (a session
