@@ -168,8 +168,17 @@ import SceneSoundTestSupport
               + stallWatch.summary(from: MachineStallWatch.nowSeconds() - Self.seconds, to: MachineStallWatch.nowSeconds()))
         for miss in missed.all { print("soak: missed cycle \(missed.describe(miss))") }
         #expect(output.kind == "pipewire" && output.connected, "output \(output.kind), connected \(output.connected)")
-        #expect(output.underruns <= missed.all.count && missed.unexplained.isEmpty,
-                "\(output.underruns) cycles missed, \(missed.unexplained.count) of the latest \(missed.all.count) with no machine stall: \(missed.describe(missed.unexplained))")
+        // More than the node keeps, every one of those the machine's, while the machine disturbed
+        // the run (ci56: 770 missed, the host taking 19 % of the CPUs, stalls up to 37 ms): the
+        // count is judged as a known issue (`MachineStallWatch.expectTimely`); one the machine
+        // did not stall for fails as always.
+        let countMessage = "\(output.underruns) cycles missed, \(missed.unexplained.count) of the latest \(missed.all.count) with no machine stall: \(missed.describe(missed.unexplained))"
+        let countHolds = output.underruns <= missed.all.count && missed.unexplained.isEmpty
+        if missed.unexplained.isEmpty {
+            stallWatch.expectTimely(countHolds, countMessage)
+        } else {
+            #expect(countHolds, Comment(rawValue: countMessage))
+        }
         #expect(missed.ours.isEmpty, "the render's own: \(missed.describe(missed.ours))")
         #expect(status.streams.isEmpty)
         if geteuid() == 0 { #expect(output.renderThreadScheduling?.hasPrefix("SCHED_FIFO") == true, "\(output.renderThreadScheduling ?? "-")") }
