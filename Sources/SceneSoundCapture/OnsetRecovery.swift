@@ -231,8 +231,10 @@ final class OnsetRecovery: AppCaptureConsumer, @unchecked Sendable {
         endedUnheard[index] = nil
         defer { consumer.captureDidEnd(streamIndex: index) }
         let from = stream.searchFromFrame
-        guard placedCaughtUp, from > mixStartFrame, pending.isEmpty, unplaced.isEmpty,
-              !isSounding(mix, from - 1 - mixStartFrame),
+        // (A stream that appeared before the mix's first frame — the capture just started —
+        // has nothing before it to be silent.)
+        guard placedCaughtUp, from >= mixStartFrame, pending.isEmpty, unplaced.isEmpty,
+              from == mixStartFrame ? mixStartFrame == 0 : !isSounding(mix, from - 1 - mixStartFrame),
               !(end - holdFrames / 2 ..< end).contains(where: { isSounding(mix, $0 - mixStartFrame) }),
               let first = (from ..< end).first(where: { isSounding(mix, $0 - mixStartFrame) }),
               let last = (first ..< end).last(where: { isSounding(mix, $0 - mixStartFrame) })

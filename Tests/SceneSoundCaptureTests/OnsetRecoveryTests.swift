@@ -123,10 +123,13 @@ import Testing
     /// A short sound gone before its recording was made (a consumer slow to take it held the
     /// capture's thread while it played out: its recording then fails, bringing nothing) is
     /// taken whole from the mix, its end told after it.
-    @Test func aStreamThatEndedBeforeItsRecordingBroughtAnythingIsTakenWholeFromTheMix() {
+    /// Also when it appeared before the mix's first fragment (the capture had just started:
+    /// a fresh-clone run captured 0 frames so).
+    @Test(arguments: [1_000, 100])
+    func aStreamThatEndedBeforeItsRecordingBroughtAnythingIsTakenWholeFromTheMix(startFrame: Int) {
         let event = Self.noise(frames: 4_800, seed: 9, level: 0.3)
-        let consumer = Self.run([Source(index: 1, startFrame: 1_000, sound: event, missedFrames: 5_300, recorded: false,
-                                        endNoticedFrame: 6_500)], totalFrames: 12_000)
+        let consumer = Self.run([Source(index: 1, startFrame: startFrame, sound: event, missedFrames: 5_300, recorded: false,
+                                        endNoticedFrame: startFrame + 5_500)], totalFrames: 12_000)
         #expect(Self.agreement(consumer.audio(of: 1), event) == (4_800, true))
         #expect(consumer.endedStreams == [1])
     }
