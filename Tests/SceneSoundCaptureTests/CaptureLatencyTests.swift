@@ -188,7 +188,54 @@ import Testing
             /// How often the daemon's output underran over the trial (`status`).
             let outputUnderruns: Int
         }
-        try MachineStallWatch.takeTrials("\(kind): an app's write through --capture-apps") { _ in
+        /// The trial's figures and bars (`MeasuredTrial`), and whether it measured the host.
+        func measured(_ taken: Taken, watch: MachineStallWatch) -> MeasuredTrial {
+            var trial = MeasuredTrial()
+            let (captured, reported) = (taken.captured, taken.reported)
+            // A captured stream that ran dry grows its queue's margin by what was missing (by
+            // design: fewer gaps, `CapturedAppStreams.Feed`), and every later click is late by
+            // that: a fresh-clone run on 1 Dec 2026 measured 52 ms on PulseAudio with no stall
+            // over 10 ms. A trial whose stream ran dry only at the machine's stalls (over 2 ms,
+            // within 50 ms before) measured the host; one dry spell elsewhere, the product.
+            // Likewise the output: underrun, its buffer grows (on PulseAudio 20 → 40 ms, for the
+            // minute after), and every later click is late by that — a fresh-clone run measured
+            // 53 ms so, the output's latency 19 → 29 ms, with stalls of the machine up to 4.6 ms
+            // and 2.8 % steal. Neither output keeps the time of each underrun where this reads
+            // it, so a trial whose output underran while the machine stalled (over 2 ms) at all
+            // is the host's; one whose output underran on a still machine, the product's.
+            let spells = taken.drySpells
+            if taken.outputUnderruns > 0, !watch.stalls.isEmpty {
+                trial.disturbance = "the output underran \(taken.outputUnderruns) time(s) while the machine stalled (\(watch.stalls.count) stalls over 2 ms)"
+            } else if !spells.isEmpty, spells.allSatisfy({ spell in
+                !watch.stalls(from: spell.startedMonotonicSeconds - 0.05, to: spell.startedMonotonicSeconds + spell.seconds).isEmpty
+            }) {
+                trial.disturbance = "the captured stream ran dry \(spells.count) time(s), each at a stall of the machine"
+            }
+            trial.print("\(kind): \(taken.shortfall.map { $0.split(separator: "]").last ?? "" })")
+            trial.print("\(kind): app write → sink, direct: \(Self.milliseconds(direct)); through --capture-apps: \(Self.milliseconds(captured)); "
+                        + "the captured stream ran dry \(spells.count) time(s); the output underran \(taken.outputUnderruns) time(s)")
+            guard captured.count >= 10, reported.count >= 8 else {
+                return trial.failing("\(captured.count) clicks measured through the capture (10 at least), \(reported.count) reports sampled (8 at least)")
+            }
+            let measuredAdded = Self.median(captured) - Self.median(direct)
+            trial.print(String(format: "\(kind): the capture adds %.1f ms measured (median against median); reported %@; output latency reported %@",
+                               measuredAdded * 1000, Self.milliseconds(reported, of: "samples"), Self.milliseconds(taken.outputLatencies, of: "samples")))
+            // The figure the daemon reports is what a user reads in `scenesound apps`: within
+            // 8 ms of the measured difference (a block and a half; the medians of a few clicks
+            // and samples, on a busy machine, differ by 0-8 ms here).
+            trial.expect(abs(Self.median(reported) - measuredAdded) <= 0.008,
+                         "reported \(Self.median(reported) * 1000) ms against \(measuredAdded * 1000) ms measured")
+            trial.expect(Self.median(captured) > Self.median(direct), "the capture cannot be faster than the direct path")
+            if kind == .pulseAudio {
+                trial.expect(Self.median(captured) <= 0.050, "median \(Self.median(captured) * 1000) ms")
+            } else {
+                // Linked into SceneSound's node, the app is rendered in the cycle it plays: at most
+                // one quantum (256 frames, 5.3 ms) later than played straight to the sink.
+                trial.expect(measuredAdded <= 0.006, "the capture adds \(measuredAdded * 1000) ms on PipeWire")
+            }
+            return trial
+        }
+        try MachineStallWatch.takeMeasuredTrials("\(kind): an app's write through --capture-apps") { watch in
             let log = temporaryFile("daemon.log")
             let daemon = try ChildProcess(
                 BuiltProducts.directory.appendingPathComponent("scenesoundd").path,
@@ -239,51 +286,8 @@ import Testing
             }
             _ = waitUntil(timeoutSeconds: 5) { ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("frames received") }
             let shortfall = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains("frames received") }
-            return Taken(captured: captured, reported: reported, outputLatencies: outputLatencies, shortfall: shortfall,
-                         drySpells: drySpells, outputUnderruns: outputUnderruns)
-        } alsoDisturbed: { taken, watch in
-            // A captured stream that ran dry grows its queue's margin by what was missing (by
-            // design: fewer gaps, `CapturedAppStreams.Feed`), and every later click is late by
-            // that: a fresh-clone run on 1 Dec 2026 measured 52 ms on PulseAudio with no stall
-            // over 10 ms. A trial whose stream ran dry only at the machine's stalls (over 2 ms,
-            // within 50 ms before) measured the host; one dry spell elsewhere, the product.
-            // Likewise the output: underrun, its buffer grows (on PulseAudio 20 → 40 ms, for the
-            // minute after), and every later click is late by that — a fresh-clone run measured
-            // 53 ms so, the output's latency 19 → 29 ms, with stalls of the machine up to 4.6 ms
-            // and 2.8 % steal. Neither output keeps the time of each underrun where this reads
-            // it, so a trial whose output underran while the machine stalled (over 2 ms) at all
-            // is the host's; one whose output underran on a still machine, the product's.
-            if taken.outputUnderruns > 0, !watch.stalls.isEmpty {
-                return "the output underran \(taken.outputUnderruns) time(s) while the machine stalled (\(watch.stalls.count) stalls over 2 ms)"
-            }
-            let spells = taken.drySpells
-            guard !spells.isEmpty, spells.allSatisfy({ spell in
-                !watch.stalls(from: spell.startedMonotonicSeconds - 0.05, to: spell.startedMonotonicSeconds + spell.seconds).isEmpty
-            }) else { return nil }
-            return "the captured stream ran dry \(spells.count) time(s), each at a stall of the machine"
-        } judge: { taken in
-            let (captured, reported, outputLatencies) = (taken.captured, taken.reported, taken.outputLatencies)
-            print("\(kind): \(taken.shortfall.map { $0.split(separator: "]").last ?? "" })")
-            print("\(kind): app write → sink, direct: \(Self.milliseconds(direct)); through --capture-apps: \(Self.milliseconds(captured)); "
-                  + "the captured stream ran dry \(taken.drySpells.count) time(s); the output underran \(taken.outputUnderruns) time(s)")
-            let measuredAdded = Self.median(captured) - Self.median(direct)
-            print(String(format: "\(kind): the capture adds %.1f ms measured (median against median); reported %@; output latency reported %@",
-                         measuredAdded * 1000, Self.milliseconds(reported, of: "samples"), Self.milliseconds(outputLatencies, of: "samples")))
-            #expect(captured.count >= 10)
-            // The figure the daemon reports is what a user reads in `scenesound apps`: within
-            // 8 ms of the measured difference (a block and a half; the medians of a few clicks
-            // and samples, on a busy machine, differ by 0-8 ms here).
-            #expect(reported.count >= 8)
-            #expect(abs(Self.median(reported) - measuredAdded) <= 0.008,
-                    "reported \(Self.median(reported) * 1000) ms against \(measuredAdded * 1000) ms measured")
-            #expect(Self.median(captured) > Self.median(direct), "the capture cannot be faster than the direct path")
-            if kind == .pulseAudio {
-                #expect(Self.median(captured) <= 0.050, "median \(Self.median(captured) * 1000) ms")
-            } else {
-                // Linked into SceneSound's node, the app is rendered in the cycle it plays: at most
-                // one quantum (256 frames, 5.3 ms) later than played straight to the sink.
-                #expect(measuredAdded <= 0.006, "the capture adds \(measuredAdded * 1000) ms on PipeWire")
-            }
+            return measured(Taken(captured: captured, reported: reported, outputLatencies: outputLatencies, shortfall: shortfall,
+                                  drySpells: drySpells, outputUnderruns: outputUnderruns), watch: watch)
         }
     }
 }

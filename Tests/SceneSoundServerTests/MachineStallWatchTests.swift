@@ -11,9 +11,7 @@ import Testing
         let takes = Atomic<Int>(0), judged = Atomic<Int>(0)
         try MachineStallWatch.takeTrials("a trial with CPU 0 held for 15 ms") { watch in
             takes.add(1, ordering: .relaxed)
-            try MachineStallWatch.holdCPU0(forSeconds: 0.015)
-            // The spin over, the watch's thread on CPU 0 wakes and records it.
-            try waitUntil(timeoutSeconds: 5, "the watch to record the stall") { !watch.stalls.isEmpty }
+            try Self.stall(watch)
         } judge: {
             judged.add(1, ordering: .relaxed)
             Issue.record("a bar the stalled machine failed")
@@ -22,13 +20,53 @@ import Testing
         #expect(judged.load(ordering: .relaxed) == 1)
     }
 
+    /// A disturbed trial that meets its bars (told beforehand by `failsItsBars`) is judged at
+    /// once: retaking it would only cost time.
+    @Test func aDisturbedTrialThatMeetsItsBarsIsJudgedWithoutATakeMore() throws {
+        let takes = Atomic<Int>(0), judged = Atomic<Int>(0)
+        try MachineStallWatch.takeTrials("a trial with CPU 0 held for 15 ms, its bars met") { watch in
+            takes.add(1, ordering: .relaxed)
+            try Self.stall(watch)
+            return watch.disturbance()
+        } failsItsBars: { _ in false } judge: { disturbance in
+            judged.add(1, ordering: .relaxed)
+            #expect(disturbance != nil, "the trial was not disturbed: nothing here was tested")
+        }
+        #expect(takes.load(ordering: .relaxed) == 1)
+        #expect(judged.load(ordering: .relaxed) == 1)
+    }
+
+    /// `disturbance(from:to:stolenSeconds:)` judges one window of a longer watch: a stall
+    /// outside it is not its.
+    @Test func aWindowOfTheWatchIsDisturbedOnlyByItsOwnStalls() throws {
+        let watch = MachineStallWatch(thresholdSeconds: 0.002)
+        defer { watch.stop() }
+        let before = MachineStallWatch.nowSeconds()
+        try Self.stall(watch)
+        let after = MachineStallWatch.nowSeconds()
+        Thread.sleep(forTimeInterval: 0.05)
+        let later = MachineStallWatch.nowSeconds()
+        let longestLater = watch.stalls(from: after, to: later).map(\.durationSeconds).max() ?? 0
+        #expect(watch.disturbance(from: before, to: after, stolenSeconds: 0)?.contains("stalled") == true,
+                "\(watch.summary(from: before, to: after))")
+        // The window after it: undisturbed unless the host stalled it too (said).
+        if longestLater <= MachineStallWatch.outputUnderrunningStallSeconds {
+            #expect(watch.disturbance(from: after, to: later, stolenSeconds: 0) == nil)
+        }
+    }
+
     @Test func theWatchTellsAStallLongEnoughToUnderrunAnOutput() throws {
         let watch = MachineStallWatch(thresholdSeconds: 0.002)
-        try MachineStallWatch.holdCPU0(forSeconds: 0.015)
-        try waitUntil(timeoutSeconds: 5, "the watch to record the stall") { !watch.stalls.isEmpty }
+        try Self.stall(watch)
         watch.stop()
         let why = try #require(watch.disturbance(), "\(watch.summary(from: 0, to: MachineStallWatch.nowSeconds()))")
         print("CPU 0 held for 15 ms: \(why)")
         #expect(why.contains("stalled"))
+    }
+
+    /// Holds CPU 0 for 15 ms; the spin over, the watch's thread on CPU 0 wakes and records it.
+    static func stall(_ watch: MachineStallWatch) throws {
+        try MachineStallWatch.holdCPU0(forSeconds: 0.015)
+        try waitUntil(timeoutSeconds: 5, "the watch to record the stall") { !watch.stalls.isEmpty }
     }
 }

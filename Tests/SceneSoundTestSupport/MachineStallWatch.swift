@@ -130,11 +130,22 @@ public final class MachineStallWatch: @unchecked Sendable {
     /// watch saw, if it did: a stall long enough to underrun an output, or the host taking at
     /// least `disturbingStealFraction` of the CPUs' time. Nil when neither.
     public func disturbance() -> String? {
-        let longest = stalls.map(\.durationSeconds).max() ?? 0
-        if longest > Self.outputUnderrunningStallSeconds {
+        Self.disturbance(longestStallSeconds: stalls.map(\.durationSeconds).max() ?? 0, stealFraction: stealFraction)
+    }
+
+    /// `disturbance` over one window of a longer watch (CLOCK_MONOTONIC seconds), the host's
+    /// steal over it being `stolenSeconds` (`hostStealSeconds` read at both ends; it counts in
+    /// 10 ms ticks, so a short window's share is coarse).
+    public func disturbance(from: Double, to: Double, stolenSeconds: Double) -> String? {
+        let fraction = to > from ? stolenSeconds / ((to - from) * Double(cpus)) : 0
+        return Self.disturbance(longestStallSeconds: stalls(from: from, to: to).map(\.durationSeconds).max() ?? 0, stealFraction: fraction)
+    }
+
+    private static func disturbance(longestStallSeconds longest: Double, stealFraction: Double) -> String? {
+        if longest > outputUnderrunningStallSeconds {
             return String(format: "the machine stalled for %.1f ms", longest * 1000)
         }
-        if stealFraction >= Self.disturbingStealFraction {
+        if stealFraction >= disturbingStealFraction {
             return String(format: "the host took %.0f %% of the CPUs' time", stealFraction * 100)
         }
         return nil
@@ -210,18 +221,22 @@ extension MachineStallWatch {
     /// The last is judged whatever happened; disturbed too, its bars are a known issue — the
     /// host was measured, not the product — and it says so. The bars themselves never move.
     /// `onlyAsFound`: a trial whose bars a busy machine cannot fail (it only makes the event
-    /// more likely) is disturbed only as `alsoDisturbed` finds.
+    /// more likely) is disturbed only as `alsoDisturbed` finds. `failsItsBars`: where the bars
+    /// are cheap to tell beforehand, a disturbed trial that meets them is judged, not retaken.
     public static func takeTrials<Taken>(_ what: String, thresholdSeconds: Double = 0.002, onlyAsFound: Bool = false,
                                          sourceLocation: SourceLocation = #_sourceLocation,
                                          take: (MachineStallWatch) throws -> Taken,
                                          alsoDisturbed: (Taken, MachineStallWatch) -> String? = { _, _ in nil },
+                                         failsItsBars: (Taken) -> Bool = { _ in true },
                                          judge: (Taken) throws -> Void) throws {
         for trial in 1...trialsAtMost {
             let watch = MachineStallWatch(thresholdSeconds: thresholdSeconds)
             let taken = try take(watch)
             watch.stop()
             print("\(what), trial \(trial): \(watch.summary(from: 0, to: nowSeconds()))")
-            guard let why = (onlyAsFound ? nil : watch.disturbance()) ?? alsoDisturbed(taken, watch) else { return try judge(taken) }
+            guard let why = (onlyAsFound ? nil : watch.disturbance()) ?? alsoDisturbed(taken, watch), failsItsBars(taken) else {
+                return try judge(taken)
+            }
             if trial < trialsAtMost {
                 print("\(what): \(why); run again")
                 continue
@@ -232,6 +247,14 @@ extension MachineStallWatch {
             }
             return
         }
+    }
+
+    /// `takeTrials` for a trial measured whole before it is judged (`MeasuredTrial`): one that
+    /// the machine disturbed but that meets its bars is judged, not taken again.
+    public static func takeMeasuredTrials(_ what: String, sourceLocation: SourceLocation = #_sourceLocation,
+                                          take: (MachineStallWatch) throws -> MeasuredTrial) throws {
+        try takeTrials(what, sourceLocation: sourceLocation, take: take, alsoDisturbed: { trial, _ in trial.disturbance },
+                       failsItsBars: \.fails, judge: { $0.judge(sourceLocation: sourceLocation) })
     }
 
     /// Judges a timing bar of something that ran under this watch and cannot cheaply be taken
@@ -293,5 +316,34 @@ extension MachineStallWatch {
         _ = spinnerReady.wait(timeout: .now() + 5)
         let spinnerRuns = spinnerIsRealTime.load(ordering: .relaxed)
         try #require(spinnerRuns, "SCHED_FIFO 99 is not permitted here (run as root)")
+    }
+}
+
+/// A timing trial, measured: what it prints, and its bars, each with what it says when it fails
+/// — known before it is judged (`MachineStallWatch.takeMeasuredTrials`).
+public struct MeasuredTrial {
+    public private(set) var report: [String] = [], bars: [(holds: Bool, message: String)] = []
+    /// What the software did at the machine's stalls that makes this trial the host's
+    /// (`takeTrials`' `alsoDisturbed`): an output that underran and grew, say.
+    public var disturbance: String?
+
+    public init() {}
+
+    public var fails: Bool { bars.contains { !$0.holds } }
+
+    public mutating func print(_ line: String) { report.append(line) }
+
+    public mutating func expect(_ holds: Bool, _ message: String) { bars.append((holds, message)) }
+
+    /// This trial, its measuring stopped short by `message` (what it found, a failing bar).
+    public func failing(_ message: String) -> MeasuredTrial {
+        var trial = self
+        trial.expect(false, message)
+        return trial
+    }
+
+    public func judge(sourceLocation: SourceLocation = #_sourceLocation) {
+        report.forEach { Swift.print($0) }
+        for (holds, message) in bars { #expect(holds, Comment(rawValue: message), sourceLocation: sourceLocation) }
     }
 }
