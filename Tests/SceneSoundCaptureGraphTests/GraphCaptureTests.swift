@@ -266,21 +266,26 @@ import Testing
         #expect(!daemon.logText.split(separator: "\n").contains { $0.contains("capturing second") && !$0.contains("not capturing second") })
         #expect(waitUntil(timeoutSeconds: 5) { ((try? daemon.server.pipeWireLinks()) ?? []).contains { $0.output.hasPrefix("first:") && $0.input.hasPrefix("scenesound:in_0_") } })
         #expect(try daemon.server.list("source-outputs").isEmpty, "a record stream on PipeWire")
-        let recording = try MonitorRecording(server: daemon.server, file: temporaryFile("both.raw"))
-        let heard = recording.finish(afterFrames: rate, timeoutSeconds: 10)
-        let left = stride(from: 0, to: heard.count, by: 2).map { Double(heard[$0]) }
-        func amplitude(_ hertz: Int) -> Double {
-            var re = 0.0, im = 0.0
-            for (n, sample) in left.prefix(rate / 2).enumerated() {
-                let phase = 2 * Double.pi * Double(hertz) * Double(n) / Double(rate)
-                re += sample * cos(phase)
-                im += sample * sin(phase)
+        // Both heard on the real sink: a recording taken again after a gap (ci61: both tones
+        // low, 0.031 and 0.063 of 0.098, the machine's doing or the recorder joining the graph;
+        // `checkRecording`).
+        try MachineStallWatch.checkRecording("one set, two apps") {
+            let recording = try MonitorRecording(server: daemon.server, file: temporaryFile("both.raw"))
+            let heard = recording.finish(afterFrames: rate, timeoutSeconds: 10)
+            let left = stride(from: 0, to: heard.count, by: 2).map { Double(heard[$0]) }
+            func amplitude(_ hertz: Int) -> Double {
+                var re = 0.0, im = 0.0
+                for (n, sample) in left.prefix(rate / 2).enumerated() {
+                    let phase = 2 * Double.pi * Double(hertz) * Double(n) / Double(rate)
+                    re += sample * cos(phase)
+                    im += sample * sin(phase)
+                }
+                return 2 * (re * re + im * im).squareRoot() / Double(min(left.count, rate / 2))
             }
-            return 2 * (re * re + im * im).squareRoot() / Double(min(left.count, rate / 2))
+            let first = amplitude(500), second = amplitude(1300)
+            print(String(format: "one set: the app linked into it at %.3f, the one left on the real sink at %.3f (each played at 0.098)", first, second))
+            return [(first > 0.05 && second > 0.05, String(format: "the app linked into the node at %.3f, the one on the real sink at %.3f", first, second))]
         }
-        let first = amplitude(500), second = amplitude(1300)
-        print(String(format: "one set: the app linked into it at %.3f, the one left on the real sink at %.3f (each played at 0.098)", first, second))
-        #expect(first > 0.05 && second > 0.05)
     }
 
     /// The volume keys (the default sink, ours, mirrored onto the real sink) and the app's own
