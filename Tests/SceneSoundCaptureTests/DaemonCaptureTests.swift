@@ -268,6 +268,10 @@ import Testing
     @Test(arguments: PrivateSoundServer.Kind.allCases)
     func eventSoundsAreSystemSoundsOrAlertsAtTheirWindow(kind: PrivateSoundServer.Kind) throws {
         let desk = try Desk(kind)
+        // Said when the warning is missing (ci61, PulseAudio: captured, nothing at the sink, six
+        // output underruns meanwhile): whether the machine stalled the render then.
+        let watch = MachineStallWatch(thresholdSeconds: 0.002)
+        defer { watch.stop() }
         let recording = try MonitorRecording(server: desk.server, file: temporaryFile("sink.raw"))
         // libcanberra as GTK programs use it: a cached sample played with the window's id.
         try desk.start("/usr/bin/canberra-gtk-play", ["-i", "dialog-warning", "--property=window.x11.xid=\(desk.rightWindow)"])
@@ -288,7 +292,8 @@ import Testing
         // Seen once in a fresh-clone run on PipeWire: nothing at all. What the daemon and the
         // graph said then.
         let first = try #require(loud.first, """
-            the warning never reached the sink (\(heard.count / 2) frames recorded); \(desk.serverStateText); \
+            the warning never reached the sink (\(heard.count / 2) frames recorded); \
+            \(watch.summary(from: 0, to: MachineStallWatch.nowSeconds())); \(desk.serverStateText); \
             links: \(kind == .pipeWire ? (try? desk.server.pwLink(["-l"])) ?? "?" : "-"); the daemon said: \(log.suffix(3000))
             """), last = loud.last!
         #expect(Double(last - first) / 48_000 > 0.3, "only \(Double(last - first) / 48_000) s of the warning arrived")
