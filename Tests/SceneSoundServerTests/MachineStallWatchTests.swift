@@ -43,9 +43,8 @@ import Testing
         defer { watch.stop() }
         let before = MachineStallWatch.nowSeconds()
         try Self.stall(watch)
-        let after = MachineStallWatch.nowSeconds()
-        Thread.sleep(forTimeInterval: 0.05)
-        let later = MachineStallWatch.nowSeconds()
+        // The stall was recorded, so it ended before `after`: the 50 ms from then hold none of it.
+        let after = MachineStallWatch.nowSeconds(), later = after + 0.05
         let longestLater = watch.stalls(from: after, to: later).map(\.durationSeconds).max() ?? 0
         #expect(watch.disturbance(from: before, to: after, stolenSeconds: 0)?.contains("stalled") == true,
                 "\(watch.summary(from: before, to: after))")
