@@ -64,8 +64,13 @@ import Testing
     }
 
     /// Holds CPU 0 for 15 ms; the spin over, the watch's thread on CPU 0 wakes and records it.
+    /// Waited for by its end: a stall the host made first (official CI, 2 Dec 2026: 9.4 ms) must
+    /// not pass for it while CPU 0 is still held.
     static func stall(_ watch: MachineStallWatch) throws {
-        try MachineStallWatch.holdCPU0(forSeconds: 0.015)
-        try waitUntil(timeoutSeconds: 5, "the watch to record the stall") { !watch.stalls.isEmpty }
+        let heldSeconds = 0.015, startSeconds = MachineStallWatch.nowSeconds()
+        try MachineStallWatch.holdCPU0(forSeconds: heldSeconds)
+        try waitUntil(timeoutSeconds: 5, "the watch to record the stall") {
+            watch.stalls.contains { $0.cpu == 0 && $0.endSeconds >= startSeconds + heldSeconds }
+        }
     }
 }

@@ -295,10 +295,11 @@ extension MachineStallWatch {
 
     /// Starts a thread at SCHED_FIFO 99 that waits on CPU 1 until `when` says so, then takes
     /// CPU 0 for `forSeconds`, spinning: a stall of that CPU, for the watch and for any thread
-    /// a test pinned there. Returns once it is real-time and waiting; fails where SCHED_FIFO 99
-    /// is not permitted.
-    public static func holdCPU0(forSeconds: Double, when: @escaping @Sendable () -> Bool = { true }) throws {
-        let spinnerIsRealTime = Atomic<Bool>(false)
+    /// a test pinned there. Returns once it is real-time and waiting, with a function that
+    /// says whether the hold is over; fails where SCHED_FIFO 99 is not permitted.
+    @discardableResult
+    public static func holdCPU0(forSeconds: Double, when: @escaping @Sendable () -> Bool = { true }) throws -> @Sendable () -> Bool {
+        let spinnerIsRealTime = Atomic<Bool>(false), held = Atomic<Bool>(false)
         let spinnerReady = DispatchSemaphore(value: 0)
         let spinner = Thread {
             MachineStallWatch.pinCurrentThread(toCPU: 1)
@@ -311,11 +312,13 @@ extension MachineStallWatch {
             MachineStallWatch.pinCurrentThread(toCPU: 0)
             let until = MachineStallWatch.nowSeconds() + forSeconds
             while MachineStallWatch.nowSeconds() < until {}
+            held.store(true, ordering: .releasing)
         }
         spinner.start()
         _ = spinnerReady.wait(timeout: .now() + 5)
         let spinnerRuns = spinnerIsRealTime.load(ordering: .relaxed)
         try #require(spinnerRuns, "SCHED_FIFO 99 is not permitted here (run as root)")
+        return { held.load(ordering: .acquiring) }
     }
 }
 
