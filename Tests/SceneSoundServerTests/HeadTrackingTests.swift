@@ -242,29 +242,40 @@ import SceneSoundTestSupport
         #expect(accepted >= 10 && Double(accepted) <= 10 + 10 * elapsed + 1, "\(accepted) in \(elapsed) s")
     }
 
+    /// Five poses, each waited for until rendered, as a measured trial: the render thread kept
+    /// off its CPU by the machine renders the pose late through no doing of ours (ci62: 19.4 ms
+    /// from arrival, in the very next block), so a trial the machine disturbed that misses the
+    /// bar is taken again.
     @Test func aPoseIsRenderedWithinOneQuantumOfItsArrival() throws {
         let daemon = try Daemon()
         let client = try RawClient(socketPath: daemon.socketPath)
-        var worstFrames = 0, worstSeconds = 0.0
-        for (i, yaw) in [30.0, -45, 90, 0, 120].enumerated() {
-            let q = SceneSoundDSP.Quaternion(yawDegrees: yaw)
-            try client.send(.headPose(SceneSoundProtocol.HeadPose(timestampNanoseconds: 0,
-                orientation: .init(w: Float(q.w), x: Float(q.x), y: Float(q.y), z: Float(q.z)))))
-            try waitUntil(timeoutSeconds: 5, "pose \(i + 1)") {
+        var posesSent = 0
+        try MachineStallWatch.takeMeasuredTrials("head pose → render") { _ in
+            var worstFrames = 0, worstSeconds = 0.0
+            for yaw in [30.0, -45, 90, 0, 120] {
+                let q = SceneSoundDSP.Quaternion(yawDegrees: yaw)
+                try client.send(.headPose(SceneSoundProtocol.HeadPose(timestampNanoseconds: 0,
+                    orientation: .init(w: Float(q.w), x: Float(q.x), y: Float(q.y), z: Float(q.z)))))
+                posesSent += 1
+                let sent = posesSent
+                try waitUntil(timeoutSeconds: 5, "pose \(sent)") {
+                    let head = try Self.head(client)
+                    return head.posesReceived == sent && head.poseAppliedOutputFrame != nil
+                }
                 let head = try Self.head(client)
-                return head.posesReceived == i + 1 && head.poseAppliedOutputFrame != nil
+                let received = try #require(head.poseReceivedOutputFrame)
+                let applied = try #require(head.poseAppliedOutputFrame)
+                worstFrames = max(worstFrames, applied - received)
+                worstSeconds = max(worstSeconds, try #require(head.motionToRenderSeconds))
             }
-            let head = try Self.head(client)
-            let received = try #require(head.poseReceivedOutputFrame)
-            let applied = try #require(head.poseAppliedOutputFrame)
-            worstFrames = max(worstFrames, applied - received)
-            worstSeconds = max(worstSeconds, try #require(head.motionToRenderSeconds))
+            var trial = MeasuredTrial()
+            trial.print("head pose → render: at most \(worstFrames) frames after arrival, \(worstSeconds * 1000) ms (block 256 = 5.3 ms)")
+            // Picked up by the next block: the first frame rendered with it is at most one
+            // quantum after the frame the engine had reached when the pose arrived.
+            trial.expect(worstFrames <= 256, "a pose rendered \(worstFrames) frames after the frame it arrived at")
+            trial.expect(worstSeconds < 0.0053 + 0.005, "a pose rendered \(worstSeconds * 1000) ms after it arrived (bar: one quantum, plus 5 ms of scheduling)")
+            return trial
         }
-        print("head pose → render: at most \(worstFrames) frames after arrival, \(worstSeconds * 1000) ms (block 256 = 5.3 ms)")
-        // Picked up by the next block: the first frame rendered with it is at most one
-        // quantum after the frame the engine had reached when the pose arrived.
-        #expect(worstFrames <= 256)
-        #expect(worstSeconds < 0.0053 + 0.005)  // one quantum, plus scheduling slack
     }
 
     @Test func headSetYawNinetyMakesAheadSoundFromTheRight() throws {
