@@ -124,7 +124,8 @@ import Testing
         // The token leaves the address bar for a cookie; the page fills 1280x720.
         #expect(result["address_after_token"] as? String == url.components(separatedBy: "?").first, "\(report)")
         #expect(result["viewport"] as? [Int] == [1280, 720])
-        // A window moved with xdotool moves its mark within 200 ms.
+        // A window moved with xdotool moves its mark within 200 ms (timed by the page itself:
+        // ci63 missed the head turn's bar at 226 ms by the driver's polling, which adds 25–40 ms).
         let moveMilliseconds = try #require(result["window_move_ms"] as? Double, "\(report)")
         stallWatch.expectTimely(moveMilliseconds < 200, "the window's mark moved \(moveMilliseconds) ms after xdotool: \(report)")
         // An opentrack pose turns the head on the page (well within the 100 ms a push may take).
