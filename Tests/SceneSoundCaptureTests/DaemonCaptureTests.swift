@@ -367,16 +367,33 @@ import Testing
         /// returns the streams it captured, and the daemon's own memory at the rest after it.
         func burst(_ name: String) throws -> (captured: Int, ownMemoryKilobytes: Int) {
             let restsBefore = rests()
+            // The whole burst's time is the machine's too (a hundred processes started on two
+            // CPUs): judged against it. ci64 on PipeWire took 10.17 s where 5.3 is usual, one
+            // stream of the hundred not captured: the player that lasted longest is named, to be
+            // found in the daemon's log.
+            let watch = MachineStallWatch(thresholdSeconds: 0.002)
+            defer { watch.stop() }
             let started = Date()
-            var players: [ChildProcess] = []
+            var players: [(index: Int, startedAt: Date, process: ChildProcess)] = [], lasted: [(index: Int, seconds: Double)] = []
+            func noteEnded() {
+                for player in players where !player.process.isRunning { lasted.append((player.index, Date().timeIntervalSince(player.startedAt))) }
+                players.removeAll { !$0.process.isRunning }
+            }
             for index in 0 ..< 100 {
                 let due = started.addingTimeInterval(Double(index) * 0.05)
                 if due > Date() { Thread.sleep(until: due) }
-                players.append(try desk.server.startClient("/usr/bin/paplay", ["--client-name=\(name)-\(index)", file.path]))
-                players.removeAll { !$0.isRunning }
+                players.append((index, Date(), try desk.server.startClient("/usr/bin/paplay", ["--client-name=\(name)-\(index)", file.path])))
+                noteEnded()
             }
-            #expect(waitUntil(timeoutSeconds: 20) { players.allSatisfy { !$0.isRunning } })
-            #expect(Date().timeIntervalSince(started) < 10)
+            #expect(waitUntil(timeoutSeconds: 20) { noteEnded(); return players.isEmpty })
+            let playedSeconds = Date().timeIntervalSince(started)
+            watch.stop()
+            let longest = lasted.max { $0.seconds < $1.seconds }
+            print("\(name): the 100 players (5.3 s of sound) done \(String(format: "%.2f", playedSeconds)) s after the first started, the longest "
+                  + "\(name)-\(longest?.index ?? -1) after \(String(format: "%.2f", longest?.seconds ?? 0)) s (0.3 s of sound); "
+                  + watch.summary(from: 0, to: MachineStallWatch.nowSeconds()))
+            watch.expectTimely(playedSeconds < 10, "the 100 players were done \(playedSeconds) s after the first started; the longest, "
+                               + "\(name)-\(longest?.index ?? -1), lasted \(longest?.seconds ?? 0) s: \(desk.logText.suffix(3000))")
             // Every stream taken is let go again.
             #expect(waitUntil(timeoutSeconds: 10) {
                 let text = desk.logText
