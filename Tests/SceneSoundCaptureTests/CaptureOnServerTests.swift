@@ -70,16 +70,28 @@ import Testing
         /// `lateCycles`: the node's late cycles while the copy was made (all so far when nil).
         func expectExact(_ what: String, _ match: TestSignal.Match, lateCycles: Int? = nil,
                          sourceLocation: SourceLocation = #_sourceLocation) {
-            let exact = {
-                #expect(match.residualDecibels < -60, "\(what) differs from the file by \(match.residualDecibels) dB; \(match.mismatch)",
-                        sourceLocation: sourceLocation)
-            }
             let lateCycles = lateCycles ?? lateCycleCount
             let machine = kind == .pipeWire ? stallWatch.disturbance() : nil
+            // What the node and the machine did meanwhile, for a failure to be read by.
+            let context = kind == .pipeWire
+                ? "; the node had \(lateCycles) late cycle(s); \(stallWatch.summary(from: 0, to: .infinity))" : ""
+            let exact = {
+                #expect(match.residualDecibels < -60, "\(what) differs from the file by \(match.residualDecibels) dB; \(match.mismatch)\(context)",
+                        sourceLocation: sourceLocation)
+            }
             guard Self.isLateDriversLoss(match, lateCycles: lateCycles, machineDisturbed: machine != nil) else { return exact() }
             let told = TestSignal.CopyBreak.describe(match.breaks)
             print("\(kind): \(what) has \(told); the node had \(lateCycles) late cycle(s)\(machine.map { "; \($0)" } ?? "")")
             withKnownIssue("a cycle of the graph lost to a late driver or the machine: \(what) has \(told)", isIntermittent: true) { exact() }
+        }
+
+        /// A failure's words for a capture in which the file is not found at all: how much was
+        /// taken and how loud, how much of it silent, and what the node and the machine did.
+        func notTheFile(_ what: String, _ captured: [Float]) -> Comment {
+            let frames = captured.count / 2
+            let silent = (0 ..< frames).filter { captured[2 * $0] == 0 && captured[2 * $0 + 1] == 0 }.count
+            let node = kind == .pipeWire ? "; the node had \(lateCycleCount) late cycle(s); \(stallWatch.summary(from: 0, to: .infinity))" : ""
+            return "\(what) is not the file: \(frames) frames taken at \(TestSignal.rmsDecibels(captured[...])) dB, \(silent) of them silent\(node)"
         }
 
         /// Whether a copy differs from its file only as the known weakness does (above): whole
@@ -155,7 +167,7 @@ import Testing
         #expect(consumer.wait(timeoutSeconds: 10) { $0.framesWhileLocked(stream.streamIndex) >= 2 * 48_000 })
         let captured = consumer.audio(of: stream.streamIndex)
 
-        let match = try #require(TestSignal.match(captured: captured, source: source), "the capture is not the file")
+        let match = try #require(TestSignal.match(captured: captured, source: source), fixture.notTheFile("the capture", captured))
         fixture.expectExact("the capture", match)
         let capturedLevel = TestSignal.rmsDecibels(captured[...])
         let dryLevel = TestSignal.rmsDecibels(dry[...])
@@ -258,7 +270,8 @@ import Testing
                 "left \(consumer.leftStreams.map(\.reason)), sink inputs \((try? server.sinkInputs()) ?? [])")
         let stream = try #require(consumer.startedStreams.first)
         #expect(consumer.wait(timeoutSeconds: 10) { $0.framesWhileLocked(stream.streamIndex) >= 48_000 })
-        let match = try #require(TestSignal.match(captured: consumer.audio(of: stream.streamIndex), source: source), "the capture is not the file")
+        let captured = consumer.audio(of: stream.streamIndex)
+        let match = try #require(TestSignal.match(captured: captured, source: source), fixture.notTheFile("the capture", captured))
         fixture.expectExact("the capture", match)
     }
 

@@ -80,11 +80,15 @@ import Testing
 
         // Held from CPU 1 until the call that signalled has returned (the node counted it): the
         // stall falls between two calls.
+        func showsOurThreadKeptOff(_ late: PipeWireGraphNode.LateCycle) -> Bool {
+            late.processSeconds < late.quantumSeconds && (late.waitedForCPUSeconds ?? 0) >= late.quantumSeconds / 2
+        }
         let recorded = try Self.lateCycle(of: node, "lost between calls", holdingCPU0When: {
             let signalled = signalledAtCycle.load(ordering: .acquiring)
             return signalled >= 0 && node.cycleCount > signalled
         }, resetting: { keepOff.store(false, ordering: .relaxed); signalledAtCycle.store(-1, ordering: .releasing) },
-           after: { keepOff.store(true, ordering: .relaxed) }, matching: { $0.sincePreviousSeconds >= Self.stallSeconds })
+           after: { keepOff.store(true, ordering: .relaxed) }, matching: { $0.sincePreviousSeconds >= Self.stallSeconds },
+           untilItShows: showsOurThreadKeptOff)
         #expect(recorded.processSeconds < recorded.quantumSeconds, "\(recorded)")
         // The driver's clock went on by the cycles it ran without us.
         #expect(recorded.driverStepSeconds > 1.5 * recorded.quantumSeconds && recorded.behindDriverSeconds >= 0, "\(recorded)")
@@ -110,18 +114,11 @@ import Testing
         try #require(!driverProcess.isEmpty, "no pipewire process: \(server.serversAndLog())")
         for thread in driverProcess { MachineStallWatch.pin(thread: thread, toCPU: 0) }
 
-        // Provoked up to three times, the last judged: what the node records is the same each
-        // time, while CPU 1 may be taken from our thread by the host or by what the hold moved
-        // there (ci65: 2.7 ms waited, preempted twice, in a cycle the driver ran 16 ms late).
-        var recorded: PipeWireGraphNode.LateCycle?
-        for provocation in 1 ... 3 {
-            let late = try Self.lateCycle(of: node, "the driver late", holdingCPU0When: { true }, after: {},
-                                          matching: { $0.driverStepSeconds >= 1.9 * $0.quantumSeconds })
-            recorded = late
-            if late.processSeconds < late.quantumSeconds, let waited = late.waitedForCPUSeconds, waited < late.quantumSeconds / 5 { break }
-            print("the driver late, provocation \(provocation): our thread kept from CPU 1 meanwhile; provoked again")
+        func showsOnlyTheDriverLate(_ late: PipeWireGraphNode.LateCycle) -> Bool {
+            late.processSeconds < late.quantumSeconds && (late.waitedForCPUSeconds ?? .infinity) < late.quantumSeconds / 5
         }
-        let late = try #require(recorded)
+        let late = try Self.lateCycle(of: node, "the driver late", holdingCPU0When: { true }, after: {},
+                                      matching: { $0.driverStepSeconds >= 1.9 * $0.quantumSeconds }, untilItShows: showsOnlyTheDriverLate)
         #expect(late.processSeconds < late.quantumSeconds, "\(late)")
         let waited = try #require(late.waitedForCPUSeconds, "the kernel keeps no run-queue time")
         #expect(waited < late.quantumSeconds / 5, "\(late)")
@@ -175,29 +172,42 @@ import Testing
     /// The late cycle a stall of CPU 0 makes: `MachineStallWatch.holdCPU0` armed to take it once
     /// `when` says so (`reset` first puts back what it reads), then `after` sets the node's call going;
     /// the first late cycle recorded since that `matches` (the machine may add late cycles of
-    /// its own), printed as `what`. Provoked again, up to three times, when none matches a
-    /// second after the hold: the host may stall CPU 1, where the spinner waits, past the
-    /// moment it was to take CPU 0 (ci61: every late cycle recorded quick, the 3 ms call never
-    /// preempted, one cycle lost between calls where the hold fell).
+    /// its own), printed as `what`.
+    ///
+    /// Provoked again, up to three times, when none matches a second after the hold (the host
+    /// may stall CPU 1, where the spinner waits, past the moment it was to take CPU 0 — ci61:
+    /// every late cycle recorded quick, the 3 ms call never preempted, one cycle lost between
+    /// calls where the hold fell), or when the one recorded does not show what the hold alone
+    /// would make (`shows`): what the node records is its own diagnosis and the same at every
+    /// provocation, while the host may take CPU time from our thread in any one of them (ci65:
+    /// 2.7 ms waited for CPU 1 in a cycle the driver ran late; the official run on 0025a9c:
+    /// 2.4 ms waited of a 12.9 ms call gap). The last one recorded is returned for the caller to
+    /// judge: a node that records wrongly fails all three.
     static func lateCycle(of node: PipeWireGraphNode, _ what: String, holdingCPU0When when: @escaping @Sendable () -> Bool,
-                          resetting reset: () -> Void = {}, after start: () -> Void, matching matches: (PipeWireGraphNode.LateCycle) -> Bool) throws
+                          resetting reset: () -> Void = {}, after start: () -> Void, matching matches: (PipeWireGraphNode.LateCycle) -> Bool,
+                          untilItShows shows: (PipeWireGraphNode.LateCycle) -> Bool = { _ in true }) throws
         -> PipeWireGraphNode.LateCycle {
-        let asked = MachineStallWatch.nowSeconds()
+        var since = MachineStallWatch.nowSeconds()
         // Waited for until one matches: the host may stall the node first (ci59: a cycle lost
         // between calls 10.8 ms apart, recorded before the 12 ms hold began).
-        func found() -> PipeWireGraphNode.LateCycle? { node.recentLateCycles.first { $0.endedMonotonicSeconds >= asked && matches($0) } }
+        func found() -> PipeWireGraphNode.LateCycle? { node.recentLateCycles.first { $0.endedMonotonicSeconds >= since && matches($0) } }
+        var lastRecorded: PipeWireGraphNode.LateCycle?
         for attempt in 1 ... 3 {
             reset()
             let held = try MachineStallWatch.holdCPU0(forSeconds: stallSeconds, when: when)
             start()
             _ = waitUntil(timeoutSeconds: 7) { held() }
             _ = waitUntil(timeoutSeconds: 1) { found() != nil }
-            if let recorded = found() {
-                print("late cycle \(what): \(recorded)")
-                return recorded
+            guard let recorded = found() else {
+                print("late cycle \(what): none recorded in provocation \(attempt); the node's late cycles: \(node.recentLateCycles)")
+                continue
             }
-            print("late cycle \(what): none recorded in provocation \(attempt); the node's late cycles: \(node.recentLateCycles)")
+            print("late cycle \(what), provocation \(attempt): \(recorded)")
+            if shows(recorded) { return recorded }
+            print("late cycle \(what): not what the hold alone makes (the host took from our thread meanwhile?); provoked again")
+            lastRecorded = recorded
+            since = MachineStallWatch.nowSeconds()
         }
-        return try #require(found(), "\(node.recentLateCycles)")
+        return try #require(found() ?? lastRecorded, "\(node.recentLateCycles)")
     }
 }

@@ -156,8 +156,8 @@ public enum TestSignal {
             return (0 ..< 2).allSatisfy { abs(reference[2 * sourceFrame + $0] - captured[2 * capturedFrame + $0]) <= tolerance }
         }
 
-        /// Looks for where, after `frame`, 64 frames of the capture are found again in the file
-        /// within a second either way, and follows the capture from there: to its end, or to
+        /// Looks for where, after `frame` (and any silence put in there), 64 frames of the capture
+        /// are found again in the file within a second either way, and follows the capture from there: to its end, or to
         /// where it breaks again, and on (up to `maximumBreaks`). Empty when at some break the
         /// capture does not follow the file again.
         public static func after(_ frame: Int, captured: [Float], reference: [Float], offset: Int, tolerance: Float) -> [CopyBreak] {
@@ -171,7 +171,11 @@ public enum TestSignal {
                 // right before: a start that is not the file is no break.
                 let exactBefore = from > 0 && !differs(at: from - 1, currentOffset)
                 let jumps = (exactBefore ? [0] : []) + (-48_000 ... 48_000).filter { $0 != 0 }
-                for resume in stride(from: from + 1, to: min(frames - 64, from + 2_400), by: 64) {
+                // Silence put in is skipped whatever its length (an app's stream held up while
+                // its server starved), then the copy is looked for within 50 ms.
+                let sounding = (from ..< frames).first { captured[2 * $0] != 0 || captured[2 * $0 + 1] != 0 } ?? frames
+                let searchFrom = max(from + 1, sounding)
+                for resume in stride(from: searchFrom, to: min(frames - 64, searchFrom + 2_400), by: 64) {
                     for jump in jumps {
                         let newOffset = currentOffset + jump
                         guard !(0 ..< 64).contains(where: { differs(at: resume + $0, newOffset) }) else { continue }
