@@ -4,7 +4,7 @@
 export PATH := /opt/swift/usr/bin:$(PATH)
 SWIFT ?= swift
 
-.PHONY: all deps build test soak fuzz demo bench clean docs deb package-test
+.PHONY: all deps build test load soak fuzz demo bench clean docs deb package-test
 
 all: build
 
@@ -21,10 +21,18 @@ build: deps
 # backtracer), a log under .build/test-logs, the failures repeated at the end of the output, and
 # a run that exits 0 failed unless Swift Testing's own report (xunit) shows every test ended.
 TEST = SWIFT=$(SWIFT) scripts/run-tests
+# The capture's load measurements run 20 s each here, their bars per minute scaled; `make load`
+# runs them for a minute each.
+LOAD_SECONDS = SCENESOUND_CAPTURE_SCALE_SECONDS=$(1) SCENESOUND_CAPTURE_LOAD_SECONDS=$(1)
 test: deps
 	$(SWIFT) build --build-tests
-	$(TEST) .build/test-logs/suites.log --skip SoakTests
+	$(call LOAD_SECONDS,20) $(TEST) .build/test-logs/suites.log --skip SoakTests
 	SCENESOUND_SOAK_SECONDS=60 $(TEST) .build/test-logs/soak.log --filter SoakTests
+
+# The capture under load and at scale (32 apps), a minute each way on both servers.
+load: deps
+	$(SWIFT) build --build-tests
+	$(call LOAD_SECONDS,60) $(TEST) .build/test-logs/load.log --filter "CaptureScaleTests|CaptureUnderLoadTests"
 
 # The long soak: five minutes.
 soak: deps
@@ -45,6 +53,7 @@ demo: deps
 # check_zero_mallocs.py), then compare with OpenAL Soft and a measured floor on the same scene, then the daemon's CPU
 # for 32 apps taken over by --capture-apps against 32 protocol streams (private PulseAudio);
 # OpenAL Soft's timbre and near field measured as TimbreTests and NearFieldTests measure ours.
+# Last, `make load`: the capture under load and at scale for a minute each.
 # scripts/bench-old-new: this build's CPU against 5b2c665's (built once into .build-bench-old/,
 # BENCH_OLD_COMMIT=none skips it) at 255 and 1024 sources, in turns, with OpenAL Soft, and the
 # speaker renderings against the binaural one.
@@ -58,6 +67,7 @@ bench:
 	scripts/bench-old-new
 	scripts/openal-timbre
 	scripts/bench-capture
+	$(MAKE) load
 
 clean:
 	rm -rf .build .build-release .build-clib Benchmarks/.build out dist
