@@ -72,9 +72,7 @@ import Testing
                          sourceLocation: SourceLocation = #_sourceLocation) {
             let lateCycles = lateCycles ?? lateCycleCount
             let machine = kind == .pipeWire ? stallWatch.disturbance() : nil
-            // What the node and the machine did meanwhile, for a failure to be read by.
-            let context = kind == .pipeWire
-                ? "; the node had \(lateCycles) late cycle(s); \(stallWatch.summary(from: 0, to: .infinity))" : ""
+            let context = nodeAndMachine(lateCycles: lateCycles)
             let exact = {
                 #expect(match.residualDecibels < -60, "\(what) differs from the file by \(match.residualDecibels) dB; \(match.mismatch)\(context)",
                         sourceLocation: sourceLocation)
@@ -90,8 +88,13 @@ import Testing
         func notTheFile(_ what: String, _ captured: [Float]) -> Comment {
             let frames = captured.count / 2
             let silent = (0 ..< frames).filter { captured[2 * $0] == 0 && captured[2 * $0 + 1] == 0 }.count
-            let node = kind == .pipeWire ? "; the node had \(lateCycleCount) late cycle(s); \(stallWatch.summary(from: 0, to: .infinity))" : ""
-            return "\(what) is not the file: \(frames) frames taken at \(TestSignal.rmsDecibels(captured[...])) dB, \(silent) of them silent\(node)"
+            let context = nodeAndMachine(lateCycles: lateCycleCount)
+            return "\(what) is not the file: \(frames) frames taken at \(TestSignal.rmsDecibels(captured[...])) dB, \(silent) of them silent\(context)"
+        }
+
+        /// What the node and the machine did over the fixture, for a failure to be read by (PipeWire).
+        private func nodeAndMachine(lateCycles: Int) -> String {
+            kind == .pipeWire ? "; the node had \(lateCycles) late cycle(s); \(stallWatch.summary(from: 0, to: .infinity))" : ""
         }
 
         /// Whether a copy differs from its file only as the known weakness does (above): whole

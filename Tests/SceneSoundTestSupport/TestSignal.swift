@@ -157,9 +157,9 @@ public enum TestSignal {
         }
 
         /// Looks for where, after `frame` (and any silence put in there), 64 frames of the capture
-        /// are found again in the file within a second either way, and follows the capture from there: to its end, or to
-        /// where it breaks again, and on (up to `maximumBreaks`). Empty when at some break the
-        /// capture does not follow the file again.
+        /// are found again in the file within a second either way, and follows the capture from
+        /// there: to its end, or to where it breaks again, and on (up to `maximumBreaks`). Empty
+        /// when at some break the capture does not follow the file again.
         public static func after(_ frame: Int, captured: [Float], reference: [Float], offset: Int, tolerance: Float) -> [CopyBreak] {
             let frames = captured.count / 2
             func differs(at capturedFrame: Int, _ newOffset: Int) -> Bool {
