@@ -73,6 +73,21 @@ import Testing
         #expect(match.breaks.map(\.firstDifferingFrame) == [lostAt - 2_400, repeatedAt - quantum - 2_400], "\(match.mismatch)")
     }
 
+    /// A copy from a node late over and over (ci69: 83 late cycles in two seconds, the host
+    /// taking 36 % of the CPUs): a quantum lost every 600 frames, each a break, past 64 of them.
+    @Test func aHundredQuantaLostAreAHundredBreaks() throws {
+        let quantum = 256, kept = 600
+        var captured: [Int16] = [], sourceFrame = 2_400
+        while sourceFrame + kept <= Self.source.count / 2 {
+            captured += Self.source[(2 * sourceFrame) ..< (2 * (sourceFrame + kept))]
+            sourceFrame += kept + quantum
+        }
+        let match = try #require(TestSignal.match(captured: Self.asCaptured(captured[...]), source: Self.source))
+        let lost = captured.count / 2 / kept - 1
+        #expect(lost > 64)
+        #expect(match.breaks.count == lost && match.breaks.allSatisfy { $0.jumpFrames == quantum }, "\(match.breaks.count) breaks of \(lost)")
+    }
+
     /// Two quanta replaced in place by something else (seen on PipeWire under a host's
     /// steal): one break of no jump, its span told.
     @Test func framesReplacedInPlaceAreOneBreakOfNoJump() throws {
