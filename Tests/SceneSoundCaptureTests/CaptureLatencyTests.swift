@@ -167,16 +167,21 @@ import Testing
         // A take of the direct path the machine disturbed (a stall long enough to underrun the
         // app — its buffer then doubles: 23 ms measured where 16 is usual — or the host's steal)
         // is taken again (`MachineStallWatch.takeTrials`).
-        func measureDirect() throws -> [Double] {
+        // A direct path disturbed in every trial (ci67, ci69: the app underflowed and its buffer
+        // doubled, 24 ms where 14 is usual) is no baseline: the captured trial's bars against it
+        // are then said and recorded as a known issue; its own bars are judged as ever.
+        func measureDirect() throws -> (clicks: [Double], disturbed: Bool) {
             var clicks: [Double] = []
-            try MachineStallWatch.takeTrials("\(kind): the clicks played directly") { _ in
+            let disturbed = try MachineStallWatch.takeTrials("\(kind): the clicks played directly") { _ in
                 try Self.measure(server, seconds: 4)
             } judge: { clicks = $0 }
-            return clicks
+            return (clicks, disturbed)
         }
-        let direct = try kind == .pipeWire
-            ? [measureDirect(), measureDirect()].min { Self.median($0) < Self.median($1) }!
+        let (direct, directDisturbed) = try kind == .pipeWire
+            ? [measureDirect(), measureDirect()].min { Self.median($0.clicks) < Self.median($1.clicks) }!
             : measureDirect()
+        /// The judged captured trial's bars against the direct path, when that was disturbed.
+        var againstDisturbedDirect: [(holds: Bool, message: String)] = []
 
         // A trial the machine disturbed measures the host (on PulseAudio the output's buffer
         // then doubles for the minute after: a fresh-clone run measured 59 ms after a 20 → 40 ms
@@ -191,6 +196,10 @@ import Testing
         /// The trial's figures and bars (`MeasuredTrial`), and whether it measured the host.
         func measured(_ taken: Taken, watch: MachineStallWatch) -> MeasuredTrial {
             var trial = MeasuredTrial()
+            againstDisturbedDirect = []
+            func expectAgainstDirect(_ holds: Bool, _ message: String) {
+                if directDisturbed { againstDisturbedDirect.append((holds, message)) } else { trial.expect(holds, message) }
+            }
             let (captured, reported) = (taken.captured, taken.reported)
             // A captured stream that ran dry grows its queue's margin by what was missing (by
             // design: fewer gaps, `CapturedAppStreams.Feed`), and every later click is late by
@@ -223,15 +232,15 @@ import Testing
             // The figure the daemon reports is what a user reads in `scenesound apps`: within
             // 8 ms of the measured difference (a block and a half; the medians of a few clicks
             // and samples, on a busy machine, differ by 0-8 ms here).
-            trial.expect(abs(Self.median(reported) - measuredAdded) <= 0.008,
-                         "reported \(Self.median(reported) * 1000) ms against \(measuredAdded * 1000) ms measured")
-            trial.expect(Self.median(captured) > Self.median(direct), "the capture cannot be faster than the direct path")
+            expectAgainstDirect(abs(Self.median(reported) - measuredAdded) <= 0.008,
+                                "reported \(Self.median(reported) * 1000) ms against \(measuredAdded * 1000) ms measured")
+            expectAgainstDirect(Self.median(captured) > Self.median(direct), "the capture cannot be faster than the direct path")
             if kind == .pulseAudio {
                 trial.expect(Self.median(captured) <= 0.050, "median \(Self.median(captured) * 1000) ms")
             } else {
                 // Linked into SceneSound's node, the app is rendered in the cycle it plays: at most
                 // one quantum (256 frames, 5.3 ms) later than played straight to the sink.
-                trial.expect(measuredAdded <= 0.006, "the capture adds \(measuredAdded * 1000) ms on PipeWire")
+                expectAgainstDirect(measuredAdded <= 0.006, "the capture adds \(measuredAdded * 1000) ms on PipeWire")
             }
             return trial
         }
@@ -288,6 +297,12 @@ import Testing
             let shortfall = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains("frames received") }
             return measured(Taken(captured: captured, reported: reported, outputLatencies: outputLatencies, shortfall: shortfall,
                                   drySpells: drySpells, outputUnderruns: outputUnderruns), watch: watch)
+        }
+        for (holds, message) in againstDisturbedDirect where !holds {
+            print("\(kind): \(message): against a direct path disturbed in every trial; a known issue")
+            withKnownIssue("\(kind): judged against a direct path disturbed in every trial", isIntermittent: true) {
+                #expect(holds, Comment(rawValue: message))
+            }
         }
     }
 }

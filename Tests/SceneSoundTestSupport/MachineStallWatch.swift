@@ -223,19 +223,22 @@ extension MachineStallWatch {
     /// `onlyAsFound`: a trial whose bars a busy machine cannot fail (it only makes the event
     /// more likely) is disturbed only as `alsoDisturbed` finds. `failsItsBars`: where the bars
     /// are cheap to tell beforehand, a disturbed trial that meets them is judged, not retaken.
+    /// Returns whether the trial judged was disturbed (every one was, its bars a known issue).
+    @discardableResult
     public static func takeTrials<Taken>(_ what: String, thresholdSeconds: Double = 0.002, onlyAsFound: Bool = false,
                                          sourceLocation: SourceLocation = #_sourceLocation,
                                          take: (MachineStallWatch) throws -> Taken,
                                          alsoDisturbed: (Taken, MachineStallWatch) -> String? = { _, _ in nil },
                                          failsItsBars: (Taken) -> Bool = { _ in true },
-                                         judge: (Taken) throws -> Void) throws {
+                                         judge: (Taken) throws -> Void) throws -> Bool {
         for trial in 1...trialsAtMost {
             let watch = MachineStallWatch(thresholdSeconds: thresholdSeconds)
             let taken = try take(watch)
             watch.stop()
             print("\(what), trial \(trial): \(watch.summary(from: 0, to: nowSeconds()))")
             guard let why = (onlyAsFound ? nil : watch.disturbance()) ?? alsoDisturbed(taken, watch), failsItsBars(taken) else {
-                return try judge(taken)
+                try judge(taken)
+                return false
             }
             if trial < trialsAtMost {
                 print("\(what): \(why); run again")
@@ -245,16 +248,17 @@ extension MachineStallWatch {
             withKnownIssue("\(what): every trial disturbed by the machine", isIntermittent: true, sourceLocation: sourceLocation) {
                 try judge(taken)
             }
-            return
+            return true
         }
+        return true
     }
 
     /// `takeTrials` for a trial measured whole before it is judged (`MeasuredTrial`): one that
     /// the machine disturbed but that meets its bars is judged, not taken again.
     public static func takeMeasuredTrials(_ what: String, sourceLocation: SourceLocation = #_sourceLocation,
                                           take: (MachineStallWatch) throws -> MeasuredTrial) throws {
-        try takeTrials(what, sourceLocation: sourceLocation, take: take, alsoDisturbed: { trial, _ in trial.disturbance },
-                       failsItsBars: \.fails, judge: { $0.judge(sourceLocation: sourceLocation) })
+        _ = try takeTrials(what, sourceLocation: sourceLocation, take: take, alsoDisturbed: { trial, _ in trial.disturbance },
+                           failsItsBars: \.fails, judge: { $0.judge(sourceLocation: sourceLocation) })
     }
 
     /// Judges a timing bar of something that ran under this watch and cannot cheaply be taken
