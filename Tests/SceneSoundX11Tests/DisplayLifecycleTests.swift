@@ -84,6 +84,8 @@ extension X11DisplayTests {
                         arguments += ["windowmove", id, String(step * 5), "100"]
                     }
                 }
+                let watch = MachineStallWatch(thresholdSeconds: 0.002)
+                defer { watch.stop() }
                 let started = Date()
                 try fixture.toolOutput("xdotool", arguments)
                 let sentSeconds = Date().timeIntervalSince(started)
@@ -101,7 +103,10 @@ extension X11DisplayTests {
                 // At most one snapshot per 10 ms interval (plus the leading one), far fewer than moves.
                 #expect(published <= Int(sentSeconds * 100) + 3)
                 #expect(published < 200)
-                #expect(latencyMilliseconds <= 15)
+                // The machine's too: a miss no longer than it stood still meanwhile is its (ci71: 16.9 ms).
+                watch.stop()
+                watch.expectTime(latencyMilliseconds / 1000, under: 0.015, from: Double(final.newestEventMonotonicNanoseconds) / 1e9,
+                                 to: Double(final.publishedMonotonicNanoseconds) / 1e9, "\(name): the final geometry published")
             }
         }
     }
