@@ -1,4 +1,5 @@
 import Foundation
+import SceneSoundProtocol
 import SceneSoundTestSupport
 import Synchronization
 import Testing
@@ -52,6 +53,25 @@ import Testing
         if longestLater <= MachineStallWatch.outputUnderrunningStallSeconds {
             #expect(watch.disturbance(from: after, to: later, stolenSeconds: 0) == nil)
         }
+    }
+
+    /// A cycle missed before the watch began is not "with no stall of the machine": nothing
+    /// watched then. One missed while it watched, the machine still, stays unexplained.
+    @Test func aMissBeforeTheWatchBeganIsUnwatchedNotUnexplained() {
+        let watch = MachineStallWatch(thresholdSeconds: 0.002)
+        defer { watch.stop() }
+        let block = 256.0 / 48000
+        func miss(at seconds: Double) -> StatusDocument.Underrun {
+            StatusDocument.Underrun(atMonotonicSeconds: seconds, callSeconds: 0.0001, callCPUSeconds: 0.0001,
+                                    sincePreviousCallSeconds: 0.036, blockSeconds: block, driverStepSeconds: 0.032,
+                                    callWaits: 0, callPreemptions: 0, waitedForCPUSeconds: 0.031)
+        }
+        let before = miss(at: watch.startedSeconds - 1), during = miss(at: MachineStallWatch.nowSeconds())
+        let missed = MissedCycles([before, during], blockSeconds: block, watch: watch)
+        #expect(missed.unwatched.map(\.atMonotonicSeconds) == [before.atMonotonicSeconds])
+        let stalledMeanwhile = watch.stalledSeconds(from: during.atMonotonicSeconds - 2 * block, to: during.atMonotonicSeconds)
+        #expect(missed.unexplained.map(\.atMonotonicSeconds) == (stalledMeanwhile == 0 ? [during.atMonotonicSeconds] : []))
+        #expect(missed.describe(before).hasSuffix("before the machine was watched"), "\(missed.describe(before))")
     }
 
     @Test func theWatchTellsAStallLongEnoughToUnderrunAnOutput() throws {

@@ -43,7 +43,8 @@ public final class MachineStallWatch: @unchecked Sendable {
     /// Entered by each watching thread, left as it ends.
     private let running = DispatchGroup()
     private var realTime = true
-    private let startedSeconds: Double
+    /// CLOCK_MONOTONIC seconds when the watch began: nothing before it was watched.
+    public let startedSeconds: Double
     private let stealAtStart: Int
     private let cpus: Int
     /// When `stop` first ran, and the host's steal then: a stopped watch judges what it watched.
@@ -257,19 +258,16 @@ extension MachineStallWatch {
     /// the machine disturbed but that meets its bars is judged, not taken again.
     public static func takeMeasuredTrials(_ what: String, sourceLocation: SourceLocation = #_sourceLocation,
                                           take: (MachineStallWatch) throws -> MeasuredTrial) throws {
-        _ = try takeTrials(what, sourceLocation: sourceLocation, take: take, alsoDisturbed: { trial, _ in trial.disturbance },
-                           failsItsBars: \.fails, judge: { $0.judge(sourceLocation: sourceLocation) })
+        try takeTrials(what, sourceLocation: sourceLocation, take: take, alsoDisturbed: { trial, _ in trial.disturbance },
+                       failsItsBars: \.fails, judge: { $0.judge(sourceLocation: sourceLocation) })
     }
 
     /// Judges a timing bar of something that ran under this watch and cannot cheaply be taken
     /// again (a browser scenario of a minute): missed while the machine disturbed it
     /// (`disturbance`), the bar is a known issue, said; otherwise judged. The bar never moves.
     public func expectTimely(_ holds: Bool, _ message: String, sourceLocation: SourceLocation = #_sourceLocation) {
-        guard !holds, let why = disturbance() else { return #expect(holds, Comment(rawValue: message), sourceLocation: sourceLocation) }
-        print("\(message): missed while \(why); a known issue")
-        withKnownIssue("missed while \(why)", isIntermittent: true) {
-            #expect(holds, Comment(rawValue: message), sourceLocation: sourceLocation)
-        }
+        Self.expect(holds, Comment(rawValue: message), excusedBy: holds ? nil : disturbance().map { "missed while \($0)" },
+                    sourceLocation: sourceLocation)
     }
 
     /// Judges one timed thing against its bar, stricter than `expectTimely`: a miss is the
@@ -278,12 +276,19 @@ extension MachineStallWatch {
     /// any longer miss fails however busy the host was.
     public func expectTime(_ seconds: Double, under barSeconds: Double, from: Double, to: Double, _ message: String,
                            sourceLocation: SourceLocation = #_sourceLocation) {
-        let holds = seconds < barSeconds, stalled = stalledSeconds(from: from, to: to)
+        let stalled = stalledSeconds(from: from, to: to)
         let said = Comment(rawValue: String(format: "%@: %.1f ms (bar %.0f ms; the machine stood still %.1f ms of it)",
                                             message, seconds * 1000, barSeconds * 1000, stalled * 1000))
-        guard !holds, seconds - barSeconds <= stalled else { return #expect(holds, said, sourceLocation: sourceLocation) }
-        print("\(said.rawValue): missed by no more than the machine stood still; a known issue")
-        withKnownIssue("missed by no more than the machine stood still", isIntermittent: true) {
+        Self.expect(seconds < barSeconds, said,
+                    excusedBy: seconds - barSeconds <= stalled ? "missed by no more than the machine stood still" : nil,
+                    sourceLocation: sourceLocation)
+    }
+
+    /// `#expect(holds)`; a miss `excuse` puts down to the machine is a known issue, said.
+    private static func expect(_ holds: Bool, _ said: Comment, excusedBy excuse: String?, sourceLocation: SourceLocation) {
+        guard !holds, let excuse else { return #expect(holds, said, sourceLocation: sourceLocation) }
+        print("\(said.rawValue): \(excuse); a known issue")
+        withKnownIssue(Comment(rawValue: excuse), isIntermittent: true) {
             #expect(holds, said, sourceLocation: sourceLocation)
         }
     }

@@ -16,18 +16,25 @@ import SceneSoundProtocol
 /// during the call: on a virtual machine a thread's CPU clock also runs while the host holds
 /// its CPU. Each is described with what the render thread did — its call outlasted the block
 /// (and how much of that was CPU time) or the sink's driver ran a cycle without calling it —
-/// and the stall within.
+/// and the stall within. A miss before the watch began is neither explained nor not: nothing
+/// watched the machine then (a test's setup, before its measurement; 2 Dec 2026 `perf sched`
+/// showed one such miss, the render thread runnable for 35 ms while a normal-priority thread
+/// of the test held its CPU, described as "no stall of the machine").
 public struct MissedCycles {
     public let all: [StatusDocument.Underrun]
     public let unexplained: [StatusDocument.Underrun]
     public let ours: [StatusDocument.Underrun]
+    /// The misses that ended before the watch began.
+    public let unwatched: [StatusDocument.Underrun]
     private let watch: MachineStallWatch
 
     public init(_ underruns: [StatusDocument.Underrun], blockSeconds: Double, watch: MachineStallWatch) {
         self.watch = watch
         all = underruns
+        unwatched = underruns.filter { $0.atMonotonicSeconds < watch.startedSeconds }
         unexplained = underruns.filter {
-            watch.stalledSeconds(from: $0.atMonotonicSeconds - 2 * blockSeconds, to: $0.atMonotonicSeconds) == 0
+            $0.atMonotonicSeconds >= watch.startedSeconds
+                && watch.stalledSeconds(from: $0.atMonotonicSeconds - 2 * blockSeconds, to: $0.atMonotonicSeconds) == 0
                 && !Self.heldOffItsCPU($0) && !Self.driverRanLate($0)
         }
         ours = underruns.filter {
@@ -63,8 +70,10 @@ public struct MissedCycles {
         } ?? ""
         let switches = miss.callWaits.map { "; it waited \($0) times and was preempted \(miss.callPreemptions ?? 0) times in the call" } ?? ""
         let runnable = miss.waitedForCPUSeconds.map { "; runnable but waiting for a CPU \(ms($0)) since the call before" } ?? ""
+        let machine = miss.atMonotonicSeconds < watch.startedSeconds
+            ? "before the machine was watched" : "the machine stalled \(ms(stalled)) meanwhile"
         return String(format: "at %.3f s: ", miss.atMonotonicSeconds) + what + " for a \(ms(miss.blockSeconds)) block" + driver + switches + runnable + "; "
-            + "the machine stalled \(ms(stalled)) meanwhile"
+            + machine
     }
 
     public func describe(_ misses: [StatusDocument.Underrun]) -> String { misses.map(describe).joined(separator: "; ") }
