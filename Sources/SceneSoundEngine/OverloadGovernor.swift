@@ -21,7 +21,8 @@ struct VoicePathState {
 /// Chooses, every block, which sources get per-source HRTF voices and which go to the
 /// ambisonic bus: alerts always get voices, then the most important sources (level × distance
 /// gain, doubled for a second after they start) up to a budget. The budget is the
-/// configured cap while the render keeps up; when the measured render time passes
+/// configured cap while the render keeps up; when the measured render time (the render
+/// thread's CPU time for the block: preempted, it did no more work) passes
 /// `overloadLoadFraction` of the block's duration it drops by a quarter of the voices, and
 /// once the load falls below `recoveryLoadFraction` it grows back an eighth at a time —
 /// each step after the previous moves' crossfades have finished, since a crossfade renders

@@ -202,7 +202,10 @@ public final class SpatialRenderer {
     /// (SpatialRenderer+Speakers.swift).
     public func render(into output: UnsafeMutablePointer<Float>, channelCount: Int) {
         precondition(ChannelLayout.channelCountRange.contains(channelCount))
-        let started = MonotonicClock.nowNanoseconds()
+        // What the block costs, not how long it took: a render thread the host or a thread above
+        // it kept off its CPU has done no more work, and moving voices to the bus would not get
+        // the time back (the wall clock here sent a lone source back and forth on a busy host).
+        let started = MonotonicClock.threadCPUNanoseconds()
         let block = configuration.blockFrames
         left.update(repeating: 0, count: block)
         right.update(repeating: 0, count: block)
@@ -225,7 +228,7 @@ public final class SpatialRenderer {
         limiter.process(interleaved: output, channelCount: channelCount, frames: block)
         // A switch renders twice for a few blocks: not a load to move voices to the bus for.
         if !(binaural && isSwitching) && !outputs.isChanging {
-            governor.observe(renderSeconds: Double(MonotonicClock.nowNanoseconds() - started) * 1e-9,
+            governor.observe(renderSeconds: Double(MonotonicClock.threadCPUNanoseconds() - started) * 1e-9,
                              blockSeconds: Double(block) / configuration.sampleRateHz)
         }
     }

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import SceneSoundDSP
 import SceneSoundEngine
+import SceneSoundTestSupport
+import Synchronization
 
 /// The overload governor: moves between the HRTF voices and the bus crossfade without clicks,
 /// overload moves voices to the bus and recovery brings them back, alerts never move.
@@ -126,5 +128,60 @@ import SceneSoundEngine
         print("recovered: \(governor.hrtfVoiceCount) HRTF voices, \(governor.movesToHRTFCount) moves back")
         #expect(governor.hrtfVoiceCount == 8 && governor.busVoiceCount == 0)
         #expect(governor.movesToHRTFCount == 6)
+    }
+
+    /// The governor judges what a block cost, not how long it took: a render thread kept off
+    /// its CPU for 15 ms (a SCHED_FIFO 99 spinner on its CPU, as the host or a thread above it
+    /// would) in the middle of a block moves no voice to the bus. By the wall clock that block
+    /// read as three blocks' work and sent the lone source to the bus and back (seen on a busy
+    /// host: one source's balance 0.4 dB off after a rendering switch). Real work still counts:
+    /// `overloadMovesVoicesToTheBus…` above, and `make bench`.
+    @Test func aRenderThreadKeptOffItsCPUMovesNoVoice() throws {
+        for attempt in 1...3 {
+            let (moves, longestBlockSeconds) = try Self.renderThroughAHoldOfCPU0()
+            print(String(format: "a 15 ms hold of the render thread's CPU, attempt %d: the longest block took %.1f ms; the governor moved %d voices to the bus",
+                         attempt, longestBlockSeconds * 1000, moves))
+            // The hold fell between two blocks (the loop's own few instructions): nothing tested.
+            if longestBlockSeconds < 0.010 && attempt < 3 { continue }
+            #expect(longestBlockSeconds >= 0.010, "the hold never fell within a block")
+            #expect(moves == 0)
+            return
+        }
+    }
+
+    /// Renders one source block after block on CPU 0 (normal priority, measured load) while a
+    /// spinner takes CPU 0 for 15 ms: the governor's moves to the bus over the hold, and the
+    /// longest block by the wall clock.
+    static func renderThroughAHoldOfCPU0() throws -> (moves: Int, longestBlockSeconds: Double) {
+        let rendering = Atomic<Bool>(false)
+        let held = try MachineStallWatch.holdCPU0(forSeconds: 0.015) { rendering.load(ordering: .acquiring) }
+        let result = Mutex<(moves: Int, longestBlockSeconds: Double)>((0, 0))
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            MachineStallWatch.pinCurrentThread(toCPU: 0)
+            let configuration = EngineConfiguration()
+            let renderer = SpatialRenderer(hrtf: KEMAR.set, configuration: configuration, maximumSources: 1)
+            var noise = WhiteNoise(seed: 15)
+            renderer.add(RenderSource(input: BufferInput(channels: [noise.samples(480_000, amplitude: 0.1)]), channelCount: 1,
+                                      mode: .anchored, channelPositions: [SphericalPosition(azimuthDegrees: 30).cartesian],
+                                      gain: 1, hrtf: KEMAR.set, maximumFrames: configuration.blockFrames))
+            var out = [Float](repeating: 0, count: 2 * configuration.blockFrames)
+            for _ in 0..<200 { renderer.render(into: &out) }  // placed, warmed, settled
+            let movesBefore = renderer.governor.movesToBusCount
+            var longest = 0.0, blocksAfter = 0
+            rendering.store(true, ordering: .releasing)
+            let deadline = MachineStallWatch.nowSeconds() + 5
+            while blocksAfter < 50 && MachineStallWatch.nowSeconds() < deadline {
+                let started = MachineStallWatch.nowSeconds()
+                renderer.render(into: &out)
+                longest = max(longest, MachineStallWatch.nowSeconds() - started)
+                if held() { blocksAfter += 1 }
+            }
+            result.withLock { $0 = (renderer.governor.movesToBusCount - movesBefore, longest) }
+            done.signal()
+        }
+        thread.start()
+        done.wait()
+        return result.withLock { $0 }
     }
 }

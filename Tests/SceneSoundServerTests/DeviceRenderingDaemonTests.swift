@@ -574,11 +574,18 @@ import Testing
             }
             let weakestInSwitch = weakest(crossfade), weakestInHalfSecond = weakest(judged)
             print("\(kind) \(change) on spk: the switch over \(crossfade.lowerBound - judged.lowerBound)..<\(crossfade.upperBound - judged.lowerBound) frames after the command: discontinuity \(worst.relative) at \(worst.at - judged.lowerBound) (steady \(reference)), weakest 2 ms at \(weakestInSwitch) of the quieter rendering's level (\(weakestInHalfSecond) over the half second); L−R \(old) → \(new) dB, \(between) windows of 10 ms between")
+            let withinJudgedSpan = abs(balance.first! - old) < 0.5 && abs(balance.last! - new) < 0.5
             figures[change] = SwitchFigures(eventMilliseconds: 0, discontinuity: worst.relative, reference: reference,
-                                            weakest: weakestInSwitch, windowsBetween: between,
-                                            withinJudgedSpan: abs(balance.first! - old) < 0.5 && abs(balance.last! - new) < 0.5)
+                                            weakest: weakestInSwitch, windowsBetween: between, withinJudgedSpan: withinJudgedSpan)
+            // ci74 (2 Dec 2026): a PulseAudio take's balance had not reached the new rendering's
+            // 0.5 s after the command, nothing dropped — say where it went, window by window.
+            if !withinJudgedSpan {
+                print("\(kind) \(change) on spk: L−R per 10 ms window over the half second: "
+                      + balance.map { String(format: "%.2f", $0) }.joined(separator: " ") + " dB")
+            }
         }
-        let outputStatus = try OutputDeviceDaemonTests.status(daemon).output
+        let status = try OutputDeviceDaemonTests.status(daemon), outputStatus = status.output
+        print("\(kind): the governor moved \(status.health.governorMovesToBus) sources to the bus and \(status.health.governorMovesToHRTF) back in the take (HRTF voices \(status.render.hrtfVoices), bus \(status.render.busVoices) at the end)")
         player.wait()
         return SwitchTake.taken(figures, output: outputStatus, watch: stallWatch)
     }
