@@ -152,6 +152,14 @@ public final class MachineStallWatch: @unchecked Sendable {
         return nil
     }
 
+    private static func nowNanoseconds() -> Int {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return now.tv_sec * 1_000_000_000 + now.tv_nsec
+    }
+
+    private static func nextWholeMillisecond(after nanoseconds: Int) -> Int { (nanoseconds / 1_000_000 + 1) * 1_000_000 }
+
     public static func nowSeconds() -> Double {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
@@ -182,17 +190,23 @@ public final class MachineStallWatch: @unchecked Sendable {
         var parameters = sched_param(sched_priority: 90)
         if pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) != 0 { lock.withLock { realTime = false } }
         watching.signal()
-        let periodSeconds = 0.001
-        var due = Self.nowSeconds() + periodSeconds
+        // Every CPU's watcher wakes on the same whole milliseconds: a watcher preempting a
+        // real-time thread then finds the other CPU's watcher running too, so the kernel has
+        // no lower-priority CPU to push that thread to (woken at different moments, the two
+        // pushed the daemon's render thread from CPU to CPU ~500 times a second in the soak,
+        // where it waited up to 4.6 ms for a CPU that did not take it at once; perf sched,
+        // 2 Dec 2026).
+        let periodNanoseconds = 1_000_000
+        var dueNanoseconds = Self.nextWholeMillisecond(after: Self.nowNanoseconds())
         while !lock.withLock({ stopping }) {
-            var request = timespec(tv_sec: Int(due), tv_nsec: Int((due - floor(due)) * 1e9))
+            var request = timespec(tv_sec: dueNanoseconds / 1_000_000_000, tv_nsec: dueNanoseconds % 1_000_000_000)
             while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &request, nil) == EINTR {}
-            let now = Self.nowSeconds()
-            let late = now - due
+            let nowNanoseconds = Self.nowNanoseconds()
+            let late = Double(nowNanoseconds - dueNanoseconds) * 1e-9
             if late > thresholdSeconds {
-                lock.withLock { recorded.append(Stall(startSeconds: due, durationSeconds: late, cpu: cpu)) }
+                lock.withLock { recorded.append(Stall(startSeconds: Double(dueNanoseconds) * 1e-9, durationSeconds: late, cpu: cpu)) }
             }
-            due = max(due + periodSeconds, now + periodSeconds / 2)
+            dueNanoseconds = Self.nextWholeMillisecond(after: nowNanoseconds + periodNanoseconds / 2)
         }
     }
 

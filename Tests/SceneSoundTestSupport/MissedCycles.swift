@@ -11,7 +11,12 @@ import SceneSoundProtocol
 /// since the call before the thread was runnable for less than a fifth of a block, so the
 /// driver began that cycle at least four fifths of a block late and its catch-up cycle came at
 /// once (0.3.65's null sink fires a late timer's next expiry at once, and a remote node cannot
-/// answer between the two), a gap every node of the graph shares. It is the render's own when
+/// answer between the two), a gap every node of the graph shares; or when the render, ready,
+/// was kept from a CPU: since the call before it was runnable but waiting at least as long as
+/// the block less its call's CPU time (given a CPU when ready, it had the whole block), never
+/// waiting of its own accord in the call — a real-time thread ready to run is held only by the
+/// machine (a host taking the CPU in slices shorter than the watch sees, a kernel section that
+/// does not yield, a CPU it was pushed to that did not take it at once). It is the render's own when
 /// its call took more CPU time than the block lasts beyond what the machine stood still for
 /// during the call: on a virtual machine a thread's CPU clock also runs while the host holds
 /// its CPU. Each is described with what the render thread did — its call outlasted the block
@@ -35,7 +40,7 @@ public struct MissedCycles {
         unexplained = underruns.filter {
             $0.atMonotonicSeconds >= watch.startedSeconds
                 && watch.stalledSeconds(from: $0.atMonotonicSeconds - 2 * blockSeconds, to: $0.atMonotonicSeconds) == 0
-                && !Self.heldOffItsCPU($0) && !Self.driverRanLate($0)
+                && !Self.heldOffItsCPU($0) && !Self.driverRanLate($0) && !Self.keptFromACPU($0)
         }
         ours = underruns.filter {
             $0.callCPUSeconds - watch.stalledSeconds(from: $0.atMonotonicSeconds - $0.callSeconds, to: $0.atMonotonicSeconds)
@@ -55,6 +60,13 @@ public struct MissedCycles {
     public static func driverRanLate(_ miss: StatusDocument.Underrun) -> Bool {
         guard let step = miss.driverStepSeconds, let waited = miss.waitedForCPUSeconds else { return false }
         return miss.callSeconds <= miss.blockSeconds && step >= 1.9 * miss.blockSeconds && waited < miss.blockSeconds / 5
+    }
+
+    /// A render that was ready in time but not given a CPU: runnable but waiting since the call
+    /// before for at least the block less its call's CPU time, a call that never waited.
+    public static func keptFromACPU(_ miss: StatusDocument.Underrun) -> Bool {
+        guard let waited = miss.waitedForCPUSeconds else { return false }
+        return miss.callWaits == 0 && miss.callCPUSeconds <= miss.blockSeconds && waited >= miss.blockSeconds - miss.callCPUSeconds
     }
 
     public func describe(_ miss: StatusDocument.Underrun) -> String {
