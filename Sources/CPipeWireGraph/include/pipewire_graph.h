@@ -29,7 +29,7 @@
 #define SS_PW_GRAPH_MAX_SETS 64
 #define SS_PW_GRAPH_TEXT SS_PW_TEXT
 #define SS_PW_GRAPH_OUT_CHANNELS 8
-#define SS_PW_GRAPH_LATE_RECORD 16
+#define SS_PW_GRAPH_LATE_RECORD 64
 
 typedef struct ss_pw_graph ss_pw_graph;
 
