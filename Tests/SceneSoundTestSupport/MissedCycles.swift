@@ -12,9 +12,10 @@ import SceneSoundProtocol
 /// driver began that cycle at least four fifths of a block late and its catch-up cycle came at
 /// once (0.3.65's null sink fires a late timer's next expiry at once, and a remote node cannot
 /// answer between the two), a gap every node of the graph shares; or when the render, ready,
-/// was kept from a CPU: since the call before it was runnable but waiting at least as long as
-/// the block less its call's CPU time (given a CPU when ready, it had the whole block), never
-/// waiting of its own accord in the call — a real-time thread ready to run is held only by the
+/// was kept from a CPU: a cycle went by between two calls, and had the thread not been runnable
+/// but waiting for a CPU since the call before, this call (never waiting of its own accord, its
+/// CPU time within the block) would have begun and ended within the first cycle missed — a
+/// real-time thread ready to run is held only by the
 /// machine (a host taking the CPU in slices shorter than the watch sees, a kernel section that
 /// does not yield, a CPU it was pushed to that did not take it at once). It is the render's own when
 /// its call took more CPU time than the block lasts beyond what the machine stood still for
@@ -62,11 +63,15 @@ public struct MissedCycles {
         return miss.callSeconds <= miss.blockSeconds && step >= 1.9 * miss.blockSeconds && waited < miss.blockSeconds / 5
     }
 
-    /// A render that was ready in time but not given a CPU: runnable but waiting since the call
-    /// before for at least the block less its call's CPU time, a call that never waited.
+    /// A render that was ready in time but not given a CPU: a cycle went by between two calls
+    /// (the driver's clock moved two blocks or more), and begun earlier by the time it was
+    /// runnable but waiting since the call before, this call — in time itself, never waiting —
+    /// would have ended within the first cycle missed, due `driverStep − block` before its own.
     public static func keptFromACPU(_ miss: StatusDocument.Underrun) -> Bool {
-        guard let waited = miss.waitedForCPUSeconds else { return false }
-        return miss.callWaits == 0 && miss.callCPUSeconds <= miss.blockSeconds && waited >= miss.blockSeconds - miss.callCPUSeconds
+        guard let waited = miss.waitedForCPUSeconds, let step = miss.driverStepSeconds, let behind = miss.behindDriverSeconds,
+              miss.callWaits == 0, miss.callSeconds <= miss.blockSeconds, step >= 1.9 * miss.blockSeconds else { return false }
+        let beganAfterFirstMissedWasDue = step - miss.blockSeconds + behind - waited
+        return beganAfterFirstMissedWasDue + miss.callCPUSeconds <= miss.blockSeconds
     }
 
     public func describe(_ miss: StatusDocument.Underrun) -> String {
