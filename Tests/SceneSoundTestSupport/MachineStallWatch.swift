@@ -160,11 +160,7 @@ public final class MachineStallWatch: @unchecked Sendable {
 
     private static func nextWholeMillisecond(after nanoseconds: Int) -> Int { (nanoseconds / 1_000_000 + 1) * 1_000_000 }
 
-    public static func nowSeconds() -> Double {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9
-    }
+    public static func nowSeconds() -> Double { Double(nowNanoseconds()) * 1e-9 }
 
     /// Keeps the calling thread on one CPU (sched_setaffinity; nothing allocated).
     public static func pinCurrentThread(toCPU cpu: Int) { pin(thread: 0, toCPU: cpu) }
