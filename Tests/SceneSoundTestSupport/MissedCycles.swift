@@ -15,9 +15,9 @@ import SceneSoundProtocol
 /// was kept from a CPU: a cycle went by between two calls, and had the thread not been runnable
 /// but waiting for a CPU since the call before, this call (never waiting of its own accord, its
 /// CPU time within the block) would have begun and ended within the first cycle missed — a
-/// real-time thread ready to run is held only by the
-/// machine (a host taking the CPU in slices shorter than the watch sees, a kernel section that
-/// does not yield, a CPU it was pushed to that did not take it at once). It is the render's own when
+/// real-time thread ready to run is held only by the machine (a host taking the CPU in slices
+/// shorter than the watch sees, a kernel section that does not yield, a CPU it was pushed to
+/// that did not take it at once). It is the render's own when
 /// its call took more CPU time than the block lasts beyond what the machine stood still for
 /// during the call: on a virtual machine a thread's CPU clock also runs while the host holds
 /// its CPU. Each is described with what the render thread did — its call outlasted the block
@@ -59,8 +59,15 @@ public struct MissedCycles {
     /// for it: the thread, called after the driver's clock moved two blocks or more, had been
     /// runnable for less than a fifth of a block since the call before.
     public static func driverRanLate(_ miss: StatusDocument.Underrun) -> Bool {
-        guard let step = miss.driverStepSeconds, let waited = miss.waitedForCPUSeconds else { return false }
-        return miss.callSeconds <= miss.blockSeconds && step >= 1.9 * miss.blockSeconds && waited < miss.blockSeconds / 5
+        guard let waited = miss.waitedForCPUSeconds, lostACycleBetweenCallsInTime(miss) else { return false }
+        return waited < miss.blockSeconds / 5
+    }
+
+    /// The driver's clock moved two blocks or more since the call before, and this call itself
+    /// took no longer than its block: a cycle went by between two calls.
+    private static func lostACycleBetweenCallsInTime(_ miss: StatusDocument.Underrun) -> Bool {
+        guard let step = miss.driverStepSeconds else { return false }
+        return miss.callSeconds <= miss.blockSeconds && step >= 1.9 * miss.blockSeconds
     }
 
     /// A render that was ready in time but not given a CPU: a cycle went by between two calls
@@ -69,7 +76,7 @@ public struct MissedCycles {
     /// would have ended within the first cycle missed, due `driverStep − block` before its own.
     public static func keptFromACPU(_ miss: StatusDocument.Underrun) -> Bool {
         guard let waited = miss.waitedForCPUSeconds, let step = miss.driverStepSeconds, let behind = miss.behindDriverSeconds,
-              miss.callWaits == 0, miss.callSeconds <= miss.blockSeconds, step >= 1.9 * miss.blockSeconds else { return false }
+              miss.callWaits == 0, lostACycleBetweenCallsInTime(miss) else { return false }
         let beganAfterFirstMissedWasDue = step - miss.blockSeconds + behind - waited
         return beganAfterFirstMissedWasDue + miss.callCPUSeconds <= miss.blockSeconds
     }
