@@ -6,20 +6,17 @@ import SceneSoundProtocol
 /// within the two blocks before it ended; when another thread held the render's CPU during
 /// the call — preempted, never waiting of its own accord, its CPU time within the block (the
 /// render would have been on time; a real-time thread is preempted only by one above it or by
-/// the kernel, in pieces too short for the watch); or when the driver ran the missed cycle
-/// without waking the render thread for it — the driver's clock moved two blocks or more, yet
-/// since the call before the thread was runnable for less than a fifth of a block, so the
-/// driver began that cycle at least four fifths of a block late and its catch-up cycle came at
-/// once (0.3.65's null sink fires a late timer's next expiry at once, and a remote node cannot
-/// answer between the two), a gap every node of the graph shares; or when the render, ready,
-/// was kept from a CPU: a cycle went by between two calls, and had the thread not been runnable
-/// but waiting for a CPU since the call before, this call (never waiting of its own accord, its
-/// CPU time within the block) would have begun and ended within the first cycle missed — a
-/// real-time thread ready to run is held only by the machine (a host taking the CPU in slices
-/// shorter than the watch sees, a kernel section that does not yield, a CPU it was pushed to
-/// that did not take it at once). It is the render's own when
-/// its call took more CPU time than the block lasts beyond what the machine stood still for
-/// during the call: on a virtual machine a thread's CPU clock also runs while the host holds
+/// the kernel, in pieces too short for the watch); or when a cycle went by between two calls,
+/// the call itself in time, and either the driver woke the render too late for the first cycle
+/// missed (run the moment it became runnable, the call would still have ended after that cycle:
+/// the driver ran it late, or skipped it and caught up at once — 0.3.65's null sink fires a late
+/// timer's next expiry at once — a gap every node of the graph shares) or the render, woken in
+/// time, was kept from a CPU (run when it became runnable, the call, never waiting of its own
+/// accord, would have ended within that cycle: a real-time thread ready to run is held only by
+/// the machine — a host taking the CPU in slices shorter than the watch sees, a kernel section
+/// that does not yield, a CPU it was pushed to that did not take it at once). It is the render's
+/// own when its call took more CPU time than the block lasts beyond what the machine stood still
+/// for during the call: on a virtual machine a thread's CPU clock also runs while the host holds
 /// its CPU. Each is described with what the render thread did — its call outlasted the block
 /// (and how much of that was CPU time) or the sink's driver ran a cycle without calling it —
 /// and the stall within. A miss before the watch began is neither explained nor not: nothing
@@ -55,30 +52,34 @@ public struct MissedCycles {
             && (miss.callPreemptions ?? 0) > 0 && miss.callWaits == 0
     }
 
-    /// A cycle the driver ran late and at once caught up on, never waking the render thread
-    /// for it: the thread, called after the driver's clock moved two blocks or more, had been
-    /// runnable for less than a fifth of a block since the call before.
+    /// A cycle the driver woke the render too late for: a cycle went by between two calls, and
+    /// even run the moment it became runnable, this call (in time itself) would have ended after
+    /// the first cycle missed was over — the driver ran that cycle late, or not at all and its
+    /// catch-up at once (0.3.65's null sink fires a late timer's next expiry at once).
     public static func driverRanLate(_ miss: StatusDocument.Underrun) -> Bool {
-        guard let waited = miss.waitedForCPUSeconds, lostACycleBetweenCallsInTime(miss) else { return false }
-        return waited < miss.blockSeconds / 5
+        guard let woken = wokenAfterFirstMissedWasDue(miss) else { return false }
+        return woken + miss.callCPUSeconds > miss.blockSeconds
     }
 
-    /// The driver's clock moved two blocks or more since the call before, and this call itself
-    /// took no longer than its block: a cycle went by between two calls.
-    private static func lostACycleBetweenCallsInTime(_ miss: StatusDocument.Underrun) -> Bool {
-        guard let step = miss.driverStepSeconds else { return false }
-        return miss.callSeconds <= miss.blockSeconds && step >= 1.9 * miss.blockSeconds
-    }
-
-    /// A render that was ready in time but not given a CPU: a cycle went by between two calls
-    /// (the driver's clock moved two blocks or more), and begun earlier by the time it was
-    /// runnable but waiting since the call before, this call — in time itself, never waiting —
-    /// would have ended within the first cycle missed, due `driverStep − block` before its own.
+    /// A render that was ready in time but not given a CPU: a cycle went by between two calls,
+    /// and run the moment it became runnable, this call — in time itself, never waiting of its
+    /// own accord — would have ended within the first cycle missed.
     public static func keptFromACPU(_ miss: StatusDocument.Underrun) -> Bool {
-        guard let waited = miss.waitedForCPUSeconds, let step = miss.driverStepSeconds, let behind = miss.behindDriverSeconds,
-              miss.callWaits == 0, lostACycleBetweenCallsInTime(miss) else { return false }
-        let beganAfterFirstMissedWasDue = step - miss.blockSeconds + behind - waited
-        return beganAfterFirstMissedWasDue + miss.callCPUSeconds <= miss.blockSeconds
+        guard let woken = wokenAfterFirstMissedWasDue(miss), miss.callWaits == 0 else { return false }
+        return woken + miss.callCPUSeconds <= miss.blockSeconds
+    }
+
+    /// For a cycle lost between two calls (the driver's clock moved two blocks or more since the
+    /// call before, this call itself no longer than its block): how long after the first cycle
+    /// missed was due — `driverStep − block` before this call's own — the render thread became
+    /// runnable, at the latest. Between calls nothing of ours runs on the data thread: it sleeps
+    /// until the driver wakes it, then is runnable until it runs, so it was woken no earlier than
+    /// its wait for a CPU since the call before (which may include waits before it slept) ahead
+    /// of the call's start.
+    private static func wokenAfterFirstMissedWasDue(_ miss: StatusDocument.Underrun) -> Double? {
+        guard let step = miss.driverStepSeconds, let behind = miss.behindDriverSeconds, let waited = miss.waitedForCPUSeconds,
+              miss.callSeconds <= miss.blockSeconds, step >= 1.9 * miss.blockSeconds else { return nil }
+        return step - miss.blockSeconds + behind - waited
     }
 
     public func describe(_ miss: StatusDocument.Underrun) -> String {
