@@ -154,6 +154,7 @@ import Testing
         #expect((result["keyboard_to"] as? [Double])?.first == -35, "\(report)")
         // The app excluded on the page is let go: back on the real sink.
         let realSink = try #require(try Self.sinkIndex(sound, named: PrivateSoundServer.sinkName))
+        #expect(result["exclude_button_kept"] as? Bool == true, "the app's Exclude button was drawn anew while the same app was listed")
         #expect(result["app_excluded_seconds"] != nil, "\(report)")
         #expect(try waitUntil(timeoutSeconds: 5) { try Self.sinkOf(sound, application: "viewtest") == realSink },
                 "viewtest is on sink \(String(describing: try? Self.sinkOf(sound, application: "viewtest"))), not the real sink \(realSink)")

@@ -46,8 +46,9 @@ def wait(condition, timeout_seconds, what):
 
 
 def fresh(action):
-    """Runs `action` on elements found anew: the page draws itself anew with every update (up
-    to 30 a second), so an element found a moment ago may be gone."""
+    """Runs `action` on elements found anew: the map draws itself anew with every update (up
+    to 30 a second), and a list when what it lists changes, so an element found a moment ago
+    may be gone."""
     for _ in range(50):
         try:
             return action()
@@ -287,6 +288,13 @@ try:
 
     if "app" in cfg:
         app = cfg["app"]
+        # The button stays the same element while the page is drawn anew (meters move up to 30
+        # times a second): a click runs from press to release, and a button replaced between
+        # the two loses it (a fresh-clone run once lost this very click so).
+        js("window.excludeButton = document.querySelector(arguments[0])", f'button[data-exclude="{app}"]')
+        updates = int(js("return document.body.dataset.updates"))
+        wait(lambda: int(js("return document.body.dataset.updates")) >= updates + 3, 5, "three more updates drawn")
+        out["exclude_button_kept"] = js("return window.excludeButton.isConnected")
         fresh(lambda: driver.find_element(By.CSS_SELECTOR, f'button[data-exclude="{app}"]').click())
         out["app_excluded_seconds"] = wait(lambda: driver.find_elements(By.CSS_SELECTOR, f'li[data-excluded="{app}"]')
                                            and not driver.find_elements(By.CSS_SELECTOR, f'li[data-app="{app}"]'), 10,

@@ -206,35 +206,8 @@
     $("eq-current").textContent = model.headphone_eq_path || "none";
     $("capture-text").textContent = model.capture_state === null || model.capture_state === undefined
       ? "app capture is off (start scenesoundd with --capture-apps)" : "capture " + model.capture_state;
-    const apps = $("apps"); apps.replaceChildren();
-    for (const app of model.apps) {
-      const li = document.createElement("li"); li.dataset.app = app.name;
-      li.textContent = (app.application || app.name) + " (" + app.kind + ", " + app.azimuth_degrees.toFixed(0) + "°) ";
-      const b = document.createElement("button"); b.type = "button"; b.textContent = "Exclude"; b.dataset.exclude = app.name;
-      b.addEventListener("click", () => act({ action: "exclude", name: app.name }));
-      li.appendChild(b);
-      if (app.spatial) {
-        // How it plays: at its window, with the head, or plain stereo (apps spatial).
-        const select = document.createElement("select"); select.dataset.spatial = app.name;
-        select.setAttribute("aria-label", "how " + (app.application || app.name) + " plays");
-        for (const [mode, label] of [["anchored", "at its window"], ["head-locked", "with the head"], ["off", "plain stereo"]]) {
-          const option = document.createElement("option"); option.value = mode; option.textContent = label;
-          option.selected = mode === app.spatial; select.appendChild(option);
-        }
-        select.addEventListener("change", () => act({ action: "app_spatial", name: app.name, mode: select.value }));
-        li.appendChild(document.createTextNode(" ")); li.appendChild(select);
-      }
-      apps.appendChild(li);
-    }
-    if (!model.apps.length) { const li = document.createElement("li"); li.textContent = "no app is playing"; apps.appendChild(li); }
-    const excluded = $("excluded"); excluded.replaceChildren();
-    for (const name of model.excluded_apps) {
-      const li = document.createElement("li"); li.dataset.excluded = name; li.textContent = name + " ";
-      const b = document.createElement("button"); b.type = "button"; b.textContent = "Include"; b.dataset.include = name;
-      b.addEventListener("click", () => act({ action: "include", name }));
-      li.appendChild(b); excluded.appendChild(li);
-    }
-    if (!model.excluded_apps.length) { const li = document.createElement("li"); li.textContent = "none"; excluded.appendChild(li); }
+    drawApps(model);
+    drawExcluded(model);
     const scenes = $("scenes"); scenes.replaceChildren();
     for (const mark of model.marks) {
       const li = document.createElement("li"); li.dataset.scene = mark.id;
@@ -248,6 +221,63 @@
       scenes.appendChild(li);
     }
     if (!model.marks.length) { const li = document.createElement("li"); li.textContent = "no scenes"; scenes.appendChild(li); }
+  }
+
+  // The lists with controls keep their elements while they list the same things: drawn anew
+  // with every update (30 a second while a meter moves), a button replaced between the press
+  // and the release of a click loses the click, and a menu open on a select closes. Built
+  // again when `shape` changes; `update` then brings what moves (an app's direction) up to date.
+  function drawControls(list, shape, build, update) {
+    const key = JSON.stringify(shape);
+    if (list.dataset.shape !== key) {
+      list.dataset.shape = key;
+      list.replaceChildren();
+      build(list);
+    }
+    if (update) update(list);
+  }
+
+  function drawApps(model) {
+    const label = (app) => (app.application || app.name) + " (" + app.kind + ", " + app.azimuth_degrees.toFixed(0) + "°) ";
+    drawControls($("apps"), model.apps.map((app) => [app.name, app.spatial || ""]), (apps) => {
+      for (const app of model.apps) {
+        const li = document.createElement("li"); li.dataset.app = app.name;
+        const text = document.createElement("span"); text.className = "label"; li.appendChild(text);
+        const b = document.createElement("button"); b.type = "button"; b.textContent = "Exclude"; b.dataset.exclude = app.name;
+        b.addEventListener("click", () => act({ action: "exclude", name: app.name }));
+        li.appendChild(b);
+        if (app.spatial) {
+          // How it plays: at its window, with the head, or plain stereo (apps spatial).
+          const select = document.createElement("select"); select.dataset.spatial = app.name;
+          select.setAttribute("aria-label", "how " + (app.application || app.name) + " plays");
+          for (const [mode, title] of [["anchored", "at its window"], ["head-locked", "with the head"], ["off", "plain stereo"]]) {
+            const option = document.createElement("option"); option.value = mode; option.textContent = title;
+            option.selected = mode === app.spatial; select.appendChild(option);
+          }
+          select.addEventListener("change", () => act({ action: "app_spatial", name: app.name, mode: select.value }));
+          li.appendChild(document.createTextNode(" ")); li.appendChild(select);
+        }
+        apps.appendChild(li);
+      }
+      if (!model.apps.length) { const li = document.createElement("li"); li.textContent = "no app is playing"; apps.appendChild(li); }
+    }, (apps) => {
+      model.apps.forEach((app, index) => {
+        const text = apps.children[index].querySelector("span.label");
+        if (text.textContent !== label(app)) text.textContent = label(app);
+      });
+    });
+  }
+
+  function drawExcluded(model) {
+    drawControls($("excluded"), model.excluded_apps, (excluded) => {
+      for (const name of model.excluded_apps) {
+        const li = document.createElement("li"); li.dataset.excluded = name; li.textContent = name + " ";
+        const b = document.createElement("button"); b.type = "button"; b.textContent = "Include"; b.dataset.include = name;
+        b.addEventListener("click", () => act({ action: "include", name }));
+        li.appendChild(b); excluded.appendChild(li);
+      }
+      if (!model.excluded_apps.length) { const li = document.createElement("li"); li.textContent = "none"; excluded.appendChild(li); }
+    });
   }
 
   // The device playing and how it is rendered (issue 29): what `scenesound device` prints.
