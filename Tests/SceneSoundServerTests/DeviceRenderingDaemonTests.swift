@@ -222,6 +222,39 @@ import Testing
         return (peak > 0 ? worst / peak : .infinity, at)
     }
 
+    /// What a click on a steady tone of `hertz` was, for a failure to be read by: the tone's
+    /// level and phase fitted over the 2 ms before `at` and the 2 ms after (0.5 ms clear of it
+    /// on each side). The level kept and the phase moved is frames skipped or played again (so
+    /// many frames, modulo the tone's period); the level and phase kept, a spike or a step; the
+    /// samples around it as recorded.
+    static func describeClick(_ y: [Float], at: Int, hertz: Double) -> String {
+        let omega = 2 * Double.pi * hertz / 48000
+        func fit(_ range: Range<Int>) -> (level: Double, phase: Double)? {
+            guard range.lowerBound >= 0, range.upperBound <= y.count else { return nil }
+            var c = 0.0, s = 0.0
+            for n in range { c += Double(y[n]) * cos(omega * Double(n)); s += Double(y[n]) * sin(omega * Double(n)) }
+            return (2 * (c * c + s * s).squareRoot() / Double(range.count), atan2(s, c))
+        }
+        let samples = y[max(0, at - 4)..<min(y.count, at + 4)].map { String(format: "%.4f", $0) }.joined(separator: " ")
+        guard let before = fit((at - 120)..<(at - 24)), let after = fit((at + 24)..<(at + 120)) else { return "samples \(samples)" }
+        var turned = (after.phase - before.phase).truncatingRemainder(dividingBy: 2 * .pi)
+        if turned > .pi { turned -= 2 * .pi } else if turned < -.pi { turned += 2 * .pi }
+        return String(format: "level %.4f before, %.4f after; the tone's phase moved %.1f° (%.1f frames of its %.0f-frame period skipped)",
+                      before.level, after.level, turned * 180 / .pi, -turned / omega, 48000 / hertz) + "; samples around it \(samples)"
+    }
+
+    /// The click's description tells frames skipped from a spike: a 500 Hz tone with 30 frames
+    /// cut out, and the same tone with one sample thrown off.
+    @Test func aClickOnAToneIsToldFramesSkippedOrASpike() {
+        let tone = (0..<4800).map { Float(0.5 * sin(2 * Double.pi * 500 * Double($0) / 48000)) }
+        let skipped = Array(tone[..<2000] + tone[2030...])
+        #expect(Self.describeClick(skipped, at: 2000, hertz: 500).contains("(30.0 frames of its 96-frame period skipped)"),
+                "\(Self.describeClick(skipped, at: 2000, hertz: 500))")
+        var spiked = tone
+        spiked[2000] += 0.8
+        #expect(Self.describeClick(spiked, at: 2000, hertz: 500).contains("(0.0 frames of"), "\(Self.describeClick(spiked, at: 2000, hertz: 500))")
+    }
+
     /// Per 10 ms window from `start`, the left channel's level over the right's (dB).
     static func balance(_ left: [Float], _ right: [Float], from start: Int, windows: Int) -> [Double] {
         (0..<windows).map { w in
@@ -366,6 +399,10 @@ import Testing
             let windows = Self.balance(oldLeft, oldRight, from: oldLast - 24_000, windows: 49) + Self.balance(left, right, from: judged.lowerBound, windows: 50)
             let between = windows.filter { abs($0 - oldBalance) > 0.2 && abs($0 - newBalance) > 0.2 }.count
             print("\(kind) \(label): OUTPUT_DEVICE_CHANGED \(Int(eventMilliseconds)) ms after pactl returned; on the new sink from the tone's start: discontinuity \(worst.relative) at \(Double(worst.at - onset) / 48) ms (steady \(reference)), weakest 2 ms at \(((weakest * 1000).rounded()) / 1000) of the quieter rendering's level; L−R \((oldBalance * 10).rounded() / 10) → \((newBalance * 10).rounded() / 10) dB with \(between) windows of 10 ms between")
+            if worst.relative >= 2 * reference {
+                let clicked = Self.worstThirdDifference(left, judged).relative >= Self.worstThirdDifference(right, judged).relative ? left : right
+                print("\(kind) \(label): the click: " + Self.describeClick(clicked, at: worst.at, hertz: 500))
+            }
             figures[label] = SwitchFigures(eventMilliseconds: eventMilliseconds, discontinuity: worst.relative, reference: reference,
                                            weakest: weakest, windowsBetween: between)
         }
