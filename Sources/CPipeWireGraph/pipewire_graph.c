@@ -204,6 +204,12 @@ static void on_process(void *data, struct spa_io_position *position)
 		live |= (uint32_t)(out != NULL && (active & (1u << i))) << i;
 		g->cycle_outputs[i] = out != NULL ? out : g->scratch + i * SS_MAX_SCRATCH_FRAMES;
 	}
+	/* Live only once every output we linked is active: the server sorts the graph anew as each
+	 * link becomes active, and the driver may run a cycle without us then, so sound begun on the
+	 * first link would be cut by the last one's activation (a default-sink switch on PipeWire:
+	 * 0.2-0.4 s into the new sink, a cycle of silence, the tone resuming at once). */
+	if ((active & linked) != linked)
+		live = 0;
 	__atomic_store_n(&g->live_outputs, live, __ATOMIC_RELAXED);
 	g->process(g->userdata, g->cycle_inputs, g->config.input_sets, g->cycle_outputs, frames, rate);
 	if (missing)
