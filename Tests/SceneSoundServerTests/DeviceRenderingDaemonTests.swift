@@ -389,7 +389,8 @@ import Testing
             let judged = (onset + 48)..<(onset + 24_000)
             let steady = (onset + 72_000)..<(onset + 96_000)
             let oldSteady = (oldLast - 48_000)..<(oldLast - 24_000)
-            let worst = [Self.worstThirdDifference(left, judged), Self.worstThirdDifference(right, judged)].max { $0.relative < $1.relative }!
+            let leftWorst = Self.worstThirdDifference(left, judged), rightWorst = Self.worstThirdDifference(right, judged)
+            let (worst, clicked) = leftWorst.relative >= rightWorst.relative ? (leftWorst, left) : (rightWorst, right)
             let reference = max(Self.steadyDiscontinuity(left, steady), Self.steadyDiscontinuity(right, steady))
             func level(_ l: [Float], _ r: [Float], _ range: Range<Int>) -> Double { Self.rms(Array(l[range])) + Self.rms(Array(r[range])) }
             let quieter = min(level(left, right, steady), level(oldLeft, oldRight, oldSteady))
@@ -400,7 +401,6 @@ import Testing
             let between = windows.filter { abs($0 - oldBalance) > 0.2 && abs($0 - newBalance) > 0.2 }.count
             print("\(kind) \(label): OUTPUT_DEVICE_CHANGED \(Int(eventMilliseconds)) ms after pactl returned; on the new sink from the tone's start: discontinuity \(worst.relative) at \(Double(worst.at - onset) / 48) ms (steady \(reference)), weakest 2 ms at \(((weakest * 1000).rounded()) / 1000) of the quieter rendering's level; L−R \((oldBalance * 10).rounded() / 10) → \((newBalance * 10).rounded() / 10) dB with \(between) windows of 10 ms between")
             if worst.relative >= 2 * reference {
-                let clicked = Self.worstThirdDifference(left, judged).relative >= Self.worstThirdDifference(right, judged).relative ? left : right
                 print("\(kind) \(label): the click: " + Self.describeClick(clicked, at: worst.at, hertz: 500))
             }
             figures[label] = SwitchFigures(eventMilliseconds: eventMilliseconds, discontinuity: worst.relative, reference: reference,
