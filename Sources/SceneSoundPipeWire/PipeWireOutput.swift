@@ -160,7 +160,7 @@ public final class PipeWireOutput: @unchecked Sendable {
     }
 
     /// Plays these loudspeakers (numbered in the WAVE / SMPTE order: 0 FL, 1 FR, 2 FC, 3 LFE,
-    /// 4 RL, 5 RR, 6 SL, 7 SR), in the order `render` fills them, from now on: the outputs of
+    /// 4 RL, 5 RR, 6 SL, 7 SR), in the order `render` fills them, from its next block on: the outputs of
     /// those speakers are linked (the 8 ports exist from the start; none is added while
     /// running); kept across reconnections and pins.
     public func useChannels(speakerNumbers: [Int]) throws(PipeWireOutputError) {
@@ -205,7 +205,9 @@ public final class PipeWireOutput: @unchecked Sendable {
 /// From the engine's blocks to the graph's cycles: renders a block of `blockFrames` interleaved
 /// frames when the last is used up, and hands its frames out per speaker to the cycle's outputs
 /// (a cycle of another length than the block takes a part, or several). On the data thread;
-/// `use(speakers:)` from anywhere (taken at the next cycle; the rest of the old block is dropped).
+/// `use(speakers:)` from anywhere, taken when the block in hand is used up: its rest still
+/// plays on the speakers it was rendered for, so a change of speakers skips no frame (with a
+/// quantum other than the block, dropping it jumped up to a block ahead mid-crossfade).
 final class BlockAdapter: @unchecked Sendable {
     let blockFrames: Int
     var render: (UnsafeMutablePointer<Float>, Int, Int) -> Void = { buffer, frames, channels in
@@ -213,7 +215,8 @@ final class BlockAdapter: @unchecked Sendable {
     }
     private let block: UnsafeMutablePointer<Float>
     private var pendingStart: Int
-    /// The speakers in use, in the order `render` fills them (capacity 8; `channels` of them).
+    /// The speakers of the block in hand, in the order `render` filled them (capacity 8;
+    /// `channels` of them).
     private let speakers: UnsafeMutablePointer<Int>
     private var channels = 2
     private var packedInUse: UInt64 = BlockAdapter.pack([0, 1])
@@ -240,26 +243,17 @@ final class BlockAdapter: @unchecked Sendable {
     var pendingFrames: Int { pending.load(ordering: .relaxed) }
 
     func fill(_ cycle: PipeWireGraphNode.Cycle) {
-        let wanted = packedWanted.load(ordering: .acquiring)
-        if wanted != packedInUse {
-            packedInUse = wanted
-            channels = Int(wanted & 0xf)
-            for index in 0..<channels { speakers[index] = Int((wanted >> (4 + 4 * UInt64(index))) & 0xf) }
-            pendingStart = blockFrames
-        }
-        var used = 0
-        for index in 0..<channels { used |= 1 << speakers[index] }
-        for speaker in 0..<PipeWireGraphNode.outputChannels where used & (1 << speaker) == 0 {
-            cycle.output(speaker).update(repeating: 0, count: cycle.frames)
-        }
         var written = 0
         while written < cycle.frames {
             if pendingStart == blockFrames {
+                takeWantedSpeakers()
                 render(block, blockFrames, channels)
                 pendingStart = 0
             }
             let count = min(blockFrames - pendingStart, cycle.frames - written)
+            var used = 0
             for index in 0..<channels {
+                used |= 1 << speakers[index]
                 let output = cycle.output(speakers[index]) + written
                 var source = block + pendingStart * channels + index
                 for frame in 0..<count {
@@ -267,10 +261,21 @@ final class BlockAdapter: @unchecked Sendable {
                     source += channels
                 }
             }
+            for speaker in 0..<PipeWireGraphNode.outputChannels where used & (1 << speaker) == 0 {
+                (cycle.output(speaker) + written).update(repeating: 0, count: count)
+            }
             pendingStart += count
             written += count
         }
         pending.store(blockFrames - pendingStart, ordering: .relaxed)
+    }
+
+    private func takeWantedSpeakers() {
+        let wanted = packedWanted.load(ordering: .acquiring)
+        guard wanted != packedInUse else { return }
+        packedInUse = wanted
+        channels = Int(wanted & 0xf)
+        for index in 0..<channels { speakers[index] = Int((wanted >> (4 + 4 * UInt64(index))) & 0xf) }
     }
 }
 

@@ -51,18 +51,19 @@ import Testing
         #expect(adapter.pendingFrames == ramp.next - total)
     }
 
-    @Test func newSpeakersTakeEffectAtTheNextCycleEachFilledInRenderOrder() {
+    @Test func newSpeakersTakeEffectWithTheNextBlockTheRestOfTheOldOnItsOwnSpeakers() {
         let adapter = BlockAdapter(blockFrames: 256)
         let ramp = Ramp()
         adapter.render = { ramp.render($0, frames: $1, channels: $2) }
         _ = Self.run(adapter, cycles: [100])
         adapter.use(speakers: [2, 0, 1])   // FC, FL, FR: render's channel 0 is the centre
-        let heard = Self.run(adapter, cycles: [64])
+        let heard = Self.run(adapter, cycles: [200, 64])
         #expect(ramp.lastChannels == 3)
-        // The rest of the old stereo block is dropped; a new block starts at frame 256.
-        #expect(heard[2] == Self.ramp(256..<320, channel: 0))
-        #expect(heard[0] == Self.ramp(256..<320, channel: 1))
-        #expect(heard[1] == Self.ramp(256..<320, channel: 2))
+        // Frames 100-255 are the stereo block's rest, on FL and FR; the centre silent meanwhile.
+        // From frame 256 a block of the new speakers, each filled in render order.
+        #expect(heard[0] == Self.ramp(100..<256, channel: 0) + Self.ramp(256..<364, channel: 1))
+        #expect(heard[1] == Self.ramp(100..<256, channel: 1) + Self.ramp(256..<364, channel: 2))
+        #expect(heard[2] == [Float](repeating: 0, count: 156) + Self.ramp(256..<364, channel: 0))
         #expect(heard[3].allSatisfy { $0 == 0 })
     }
 }
