@@ -4,7 +4,7 @@
 export PATH := /opt/swift/usr/bin:$(PATH)
 SWIFT ?= swift
 
-.PHONY: all deps build test load soak fuzz demo bench clean docs deb package-test
+.PHONY: all deps build test test-build load soak fuzz demo bench clean docs deb package-test
 
 all: build
 
@@ -24,10 +24,15 @@ TEST = SWIFT=$(SWIFT) scripts/run-tests
 # The capture's load measurements run 20 s each here, their bars per minute scaled; `make load`
 # runs them for a minute each.
 LOAD_SECONDS = SCENESOUND_CAPTURE_SCALE_SECONDS=$(1) SCENESOUND_CAPTURE_LOAD_SECONDS=$(1)
-test: deps
-	$(SWIFT) build --build-tests
+test: test-build
 	$(call LOAD_SECONDS,20) $(TEST) .build/test-logs/suites.log --skip SoakTests
 	SCENESOUND_SOAK_SECONDS=60 $(TEST) .build/test-logs/soak.log --filter SoakTests
+
+# The tests' build. The test packages (servers, compositors, apps: most of a fresh machine's
+# downloads) install while Swift compiles, which needs only the build packages.
+test-build:
+	scripts/deps build
+	scripts/deps test & deps=$$!; $(SWIFT) build --build-tests; built=$$?; wait $$deps && exit $$built
 
 # The capture under load and at scale (32 apps), a minute each way on both servers.
 load: deps
