@@ -168,6 +168,7 @@ import Testing
             \(end.count) streams captured at the end (\(start.count) at the start), capture \(after.apps?.state ?? "off"), \
             \(after.apps?.started ?? 0) taken and \(after.apps?.ended ?? 0) let go since start; the daemon's log:
             \((try? String(contentsOf: log, encoding: .utf8)) ?? "")
+            \(server.serversAndLog())
             """)
         let rests = captureRests() - restsBefore
         print("\(kind): the capture rested \(rests) times while the \(count) apps played (from when all were captured)")
@@ -185,7 +186,8 @@ import Testing
         let stolenMilliseconds = (stealTo - stealFrom) * 1000
         print("\(kind): \(stallWatch.summary(from: measuredFrom, to: measuredTo)); \(String(format: "%.0f", stolenMilliseconds)) ms of it over the measured run")
         let stopped = (0 ..< count).filter { !players[$0].isRunning }
-        #expect(stopped.isEmpty, "players stopped: \(stopped.map { "loop-\($0): \(playerErrors($0))" })")
+        // A player stopped by its server's end: the server's processes and log say who ended it.
+        #expect(stopped.isEmpty, "players stopped: \(stopped.map { "loop-\($0): \(playerErrors($0))" })\n\(server.serversAndLog())")
         if kind == .pipeWire {
             // Through the node the apps are linked into SceneSound's node and rendered in the
             // cycle they played: at most 50 ms a minute of starvation, with no allowance for
