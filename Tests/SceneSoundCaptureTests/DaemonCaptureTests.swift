@@ -296,7 +296,11 @@ import Testing
             \(watch.summary(from: 0, to: MachineStallWatch.nowSeconds())); \(desk.serverStateText); \
             links: \(kind == .pipeWire ? (try? desk.server.pwLink(["-l"])) ?? "?" : "-"); the daemon said: \(log.suffix(3000))
             """), last = loud.last!
-        #expect(Double(last - first) / 48_000 > 0.3, "only \(Double(last - first) / 48_000) s of the warning arrived")
+        // ci85 (PulseAudio, the host taking 40 % of the CPUs): 0.095 s of it, and nothing said why.
+        #expect(Double(last - first) / 48_000 > 0.3, """
+            only \(Double(last - first) / 48_000) s of the warning arrived (\(heard.count / 2) frames recorded); \
+            \(watch.summary(from: 0, to: MachineStallWatch.nowSeconds())); \(desk.serverStateText); the daemon said: \(log.suffix(3000))
+            """)
         let tail = (first + last) / 2 ..< last
         let cues = CueAnalysis.cues(left: Array(left[tail]), right: Array(right[tail]), sampleRateHz: 48_000)
         // (A mostly low-pitched sound: its level differs less between the ears than noise's.)
