@@ -35,13 +35,11 @@ test-build:
 	scripts/deps test & deps=$$!; $(SWIFT) build --build-tests; built=$$?; wait $$deps && exit $$built
 
 # The capture under load and at scale (32 apps), a minute each way on both servers.
-load: deps
-	$(SWIFT) build --build-tests
+load: test-build
 	$(call LOAD_SECONDS,60) $(TEST) .build/test-logs/load.log --filter "CaptureScaleTests|CaptureUnderLoadTests"
 
 # The long soak: five minutes.
-soak: deps
-	$(SWIFT) build --build-tests
+soak: test-build
 	SCENESOUND_SOAK_SECONDS=300 $(TEST) .build/test-logs/soak.log --filter SoakTests
 
 # libFuzzer on the protocol decoder for a bounded time (FUZZ_SECONDS), over the committed corpus.
