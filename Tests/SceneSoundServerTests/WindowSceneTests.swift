@@ -93,19 +93,24 @@ struct OneWindow {
         let scene = SceneID.forX11Window(window)
         _ = try client.openStream(format: AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1), scene: scene)
         try waitUntil(timeoutSeconds: 5, "the window's scene") { (try Self.scene(client, scene)?.azimuthDegrees ?? 0) > 10 }
-        var worst = 0.0
+        // ci86 missed the bar by 21 ms with the host taking a quarter of the CPUs: a miss no
+        // longer than the machine stood still during that move is the machine's (expectTime).
+        let watch = MachineStallWatch(thresholdSeconds: 0.002)
+        defer { watch.stop() }
+        var worst = (seconds: 0.0, from: 0.0, to: 0.0)
         for (step, xPixels) in [400, 800, 1200, 1500].enumerated() {
             let before = try Self.scene(client, scene)?.azimuthDegrees ?? 0
             try x.tool("xdotool", "windowmove", String(window), String(xPixels), "300")
-            let moved = Date()
+            let moved = MachineStallWatch.nowSeconds()
             try waitUntil(timeoutSeconds: 2, "the scene to follow move \(step)") {
                 abs((try Self.scene(client, scene)?.azimuthDegrees ?? before) - before) > 1
             }
-            worst = max(worst, Date().timeIntervalSince(moved))
+            let followed = MachineStallWatch.nowSeconds()
+            if followed - moved > worst.seconds { worst = (followed - moved, moved, followed) }
         }
         let last = try Self.scene(client, scene)
-        print("window moved left to right: scene followed within \(Int(worst * 1000)) ms; now at azimuth \(last.map { "\($0.azimuthDegrees)" } ?? "?")°")
-        #expect(worst < 0.05)
+        print("window moved left to right: scene followed within \(Int(worst.seconds * 1000)) ms; now at azimuth \(last.map { "\($0.azimuthDegrees)" } ?? "?")°")
+        watch.expectTime(worst.seconds, under: 0.05, from: worst.from, to: worst.to, "the scene followed the window's slowest move in")
         #expect((last?.azimuthDegrees ?? 0) < -10)
     }
 
