@@ -291,16 +291,13 @@ import Testing
         let loud = left.indices.filter { abs(left[$0]) > 0.002 || abs(right[$0]) > 0.002 }
         // Seen once in a fresh-clone run on PipeWire: nothing at all. What the daemon and the
         // graph said then.
-        let first = try #require(loud.first, """
-            the warning never reached the sink (\(heard.count / 2) frames recorded); \
-            \(watch.summary(from: 0, to: MachineStallWatch.nowSeconds())); \(desk.serverStateText); \
+        let whatHappened = { """
+            \(heard.count / 2) frames recorded; \(watch.summary(from: 0, to: MachineStallWatch.nowSeconds())); \(desk.serverStateText); \
             links: \(kind == .pipeWire ? (try? desk.server.pwLink(["-l"])) ?? "?" : "-"); the daemon said: \(log.suffix(3000))
-            """), last = loud.last!
+            """ }
+        let first = try #require(loud.first, "the warning never reached the sink; \(whatHappened())"), last = loud.last!
         // ci85 (PulseAudio, the host taking 40 % of the CPUs): 0.095 s of it, and nothing said why.
-        #expect(Double(last - first) / 48_000 > 0.3, """
-            only \(Double(last - first) / 48_000) s of the warning arrived (\(heard.count / 2) frames recorded); \
-            \(watch.summary(from: 0, to: MachineStallWatch.nowSeconds())); \(desk.serverStateText); the daemon said: \(log.suffix(3000))
-            """)
+        #expect(Double(last - first) / 48_000 > 0.3, "only \(Double(last - first) / 48_000) s of the warning arrived; \(whatHappened())")
         let tail = (first + last) / 2 ..< last
         let cues = CueAnalysis.cues(left: Array(left[tail]), right: Array(right[tail]), sampleRateHz: 48_000)
         // (A mostly low-pitched sound: its level differs less between the ears than noise's.)

@@ -93,11 +93,11 @@ struct OneWindow {
         let scene = SceneID.forX11Window(window)
         _ = try client.openStream(format: AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1), scene: scene)
         try waitUntil(timeoutSeconds: 5, "the window's scene") { (try Self.scene(client, scene)?.azimuthDegrees ?? 0) > 10 }
-        // ci86 missed the bar by 21 ms with the host taking a quarter of the CPUs: a miss no
-        // longer than the machine stood still during that move is the machine's (expectTime).
+        // ci86 missed the bar by 21 ms with the host taking a quarter of the CPUs: each move's
+        // miss no longer than the machine stood still during that move is the machine's (expectTime).
         let watch = MachineStallWatch(thresholdSeconds: 0.002)
         defer { watch.stop() }
-        var worst = (seconds: 0.0, from: 0.0, to: 0.0)
+        var worstSeconds = 0.0
         for (step, xPixels) in [400, 800, 1200, 1500].enumerated() {
             let before = try Self.scene(client, scene)?.azimuthDegrees ?? 0
             try x.tool("xdotool", "windowmove", String(window), String(xPixels), "300")
@@ -106,11 +106,11 @@ struct OneWindow {
                 abs((try Self.scene(client, scene)?.azimuthDegrees ?? before) - before) > 1
             }
             let followed = MachineStallWatch.nowSeconds()
-            if followed - moved > worst.seconds { worst = (followed - moved, moved, followed) }
+            worstSeconds = max(worstSeconds, followed - moved)
+            watch.expectTime(followed - moved, under: 0.05, from: moved, to: followed, "the scene followed move \(step) in")
         }
         let last = try Self.scene(client, scene)
-        print("window moved left to right: scene followed within \(Int(worst.seconds * 1000)) ms; now at azimuth \(last.map { "\($0.azimuthDegrees)" } ?? "?")°")
-        watch.expectTime(worst.seconds, under: 0.05, from: worst.from, to: worst.to, "the scene followed the window's slowest move in")
+        print("window moved left to right: scene followed within \(Int(worstSeconds * 1000)) ms; now at azimuth \(last.map { "\($0.azimuthDegrees)" } ?? "?")°")
         #expect((last?.azimuthDegrees ?? 0) < -10)
     }
 
