@@ -29,10 +29,13 @@ test: test-build
 	SCENESOUND_SOAK_SECONDS=60 $(TEST) .build/test-logs/soak.log --filter SoakTests
 
 # The tests' build. The test packages (servers, compositors, apps: most of a fresh machine's
-# downloads) install while Swift compiles, which needs only the build packages.
+# downloads) install while Swift compiles, which needs only the build packages; so does the C
+# library that LibraryTests installs (its single-threaded optimised compile fills the cores the
+# package build leaves idle at its start and its links).
 test-build:
 	scripts/deps build
-	scripts/deps test & deps=$$!; $(SWIFT) build --build-tests; built=$$?; wait $$deps && exit $$built
+	scripts/deps test & deps=$$!; $(MAKE) --no-print-directory lib & lib=$$!; \
+	  $(SWIFT) build --build-tests; built=$$?; wait $$deps && wait $$lib && exit $$built
 
 # The capture under load and at scale (32 apps), a minute each way on both servers.
 load: test-build

@@ -43,8 +43,6 @@ public final class Engine: @unchecked Sendable {
     private let quietFrames = Atomic<Int>(0)
     private let activityRequested = Atomic<Bool>(false)
 
-    /// Nothing has sounded for this long: the output may stop asking for audio.
-    public static let quietSecondsBeforeIdle = 3.0
     /// A mix below −90 dBFS is silence (the reverb's and limiter's tails end there).
     static let quietPeak: Float = 3.1623e-5
 
@@ -111,12 +109,12 @@ public final class Engine: @unchecked Sendable {
         (poseAppliedFrame.load(ordering: .acquiring), poseAppliedNanoseconds.load(ordering: .relaxed))
     }
 
-    /// Nothing has sounded for `quietSecondsBeforeIdle`: every stream's ring empty, no drain
+    /// Nothing has sounded for `configuration.restAfterSeconds`: every stream's ring empty, no drain
     /// pending, the mix (reverb and limiter tails included) below −90 dBFS, and no activity
     /// requested since. The server then lets the output rest.
     public var isQuiet: Bool {
         guard !activityRequested.load(ordering: .acquiring) else { return false }
-        return Double(quietFrames.load(ordering: .acquiring)) >= Self.quietSecondsBeforeIdle * configuration.sampleRateHz
+        return Double(quietFrames.load(ordering: .acquiring)) >= configuration.restAfterSeconds * configuration.sampleRateHz
     }
 
     /// Server: new work is on its way (the output is being woken); `isQuiet` stays false until

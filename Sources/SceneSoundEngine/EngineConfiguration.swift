@@ -23,6 +23,15 @@ public struct EngineConfiguration: Sendable {
     /// The cap on per-source HRTF voices; the other sources share the ambisonic bus
     /// (OverloadGovernor). Alerts always get voices, beyond the cap.
     public var maximumHRTFVoices: Int
+    /// Silence (every stream drained, the mix's tails below −90 dBFS) after which the output
+    /// may rest and let the device suspend (the daemon's `rest_after_seconds`).
+    public var restAfterSeconds: Double = EngineConfiguration.defaultRestAfterSeconds
+
+    /// Long enough that a pause between two sounds costs no suspend and resume (a device's
+    /// resume can click or take its own time), short enough that a silent desktop soon costs nothing.
+    public static let defaultRestAfterSeconds = 3.0
+    /// What `restAfterSeconds` may be set to.
+    public static let restAfterSecondsRange = 0.1...3600.0
 
     /// The default cap: 64 stereo streams (or 128 mono ones) all on their own voices; a
     /// desktop rarely plays more at once, and the bus only takes the sources beyond.

@@ -7,7 +7,7 @@ import SceneSoundOutputs
 import SceneSoundPlatform
 import Synchronization
 
-/// Silent when silent: once nothing has sounded for `Engine.quietSecondsBeforeIdle` (every
+/// Silent when silent: once nothing has sounded for `EngineConfiguration.restAfterSeconds` (every
 /// stream empty, the tails below −90 dBFS) and no command waits, the output stops asking for
 /// audio (so the sound server may suspend the sink and the card sleep) and the server's tick
 /// stops, so that the daemon only waits on events. The first piece of new work (a stream

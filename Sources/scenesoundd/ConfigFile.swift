@@ -21,7 +21,7 @@ enum ConfigFile {
         ("max_streams_per_client", .integer), ("max_frame_bytes", .integer), ("stream_buffer_seconds", .number),
         ("max_messages_per_second", .integer), ("sample_cache_bytes", .integer), ("duck_db", .number),
         ("coalesce_seconds", .number), ("flash_alert_windows", .flag), ("hidden_window_db", .number),
-        ("hidden_window_cutoff_hz", .number), ("capture_apps", .flag), ("capture_exclude", .stringList),
+        ("hidden_window_cutoff_hz", .number), ("rest_after_seconds", .number), ("capture_apps", .flag), ("capture_exclude", .stringList),
         ("allow_root", .flag), ("log_level", .string),
     ]
 

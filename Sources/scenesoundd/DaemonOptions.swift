@@ -130,6 +130,9 @@ struct DaemonOptions: ParsableCommand {
     @Option(name: .customLong("hidden-window-cutoff-hz"), parsing: .unconditional, help: ArgumentHelp("Low-pass of a minimized or hidden window's sounds (200 to 20000 Hz).", valueName: "HZ"))
     var hiddenWindowCutoffHz: Double = 800
 
+    @Option(name: .customLong("rest-after-seconds"), parsing: .unconditional, help: ArgumentHelp("Silence after which the output (and, with --capture-apps, the capture) rests, so that the sink may suspend and the card sleep (0.1 to 3600).", valueName: "S"))
+    var restAfterSeconds: Double = EngineConfiguration.defaultRestAfterSeconds
+
     @Flag(name: .customLong("capture-apps"), help: "Take over other programs' playback streams on the default sink and play each from its window (PulseAudio or PipeWire).")
     var captureApps = false
 
@@ -190,6 +193,7 @@ struct DaemonOptions: ParsableCommand {
             ("--coalesce-seconds", coalesceSeconds, 0...2, "0 to 2 seconds"),
             ("--hidden-window-db", hiddenWindowDecibels, -60...0, "-60 to 0 dB"),
             ("--hidden-window-cutoff-hz", hiddenWindowCutoffHz, 200...20000, "200 to 20000 Hz"),
+            ("--rest-after-seconds", restAfterSeconds, EngineConfiguration.restAfterSecondsRange, "0.1 to 3600 seconds"),
         ]
         for (flag, value, range, accepted) in ranges where !(value.isFinite && range.contains(value)) {
             throw ValidationError("\(flag) \(value) is out of range (accepted: \(accepted))")

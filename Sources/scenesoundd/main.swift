@@ -113,9 +113,11 @@ do {
     logger.info("bus decoder: \(loaded.origin == .cache ? "from cache" : "designed") in \(Int(Date().timeIntervalSince(started) * 1000)) ms")
 }
 
-let engine = Engine(hrtf: hrtf, configuration: EngineConfiguration(
+var engineConfiguration = EngineConfiguration(
     sampleRateHz: Double(options.rateHz), blockFrames: options.blockFrames, room: options.room,
-    maximumHRTFVoices: options.maximumHRTFVoices), busFilters: busFilters)
+    maximumHRTFVoices: options.maximumHRTFVoices)
+engineConfiguration.restAfterSeconds = options.restAfterSeconds
+let engine = Engine(hrtf: hrtf, configuration: engineConfiguration, busFilters: busFilters)
 
 // PipeWire's core socket when the session's server is PipeWire: the default output, and where
 // --output pipewire connects.
@@ -331,6 +333,7 @@ func startAppCapture() -> (AppCapture?, CapturedAppStreams?) {
     var captureConfiguration = AppCapture.Configuration(
         excludedBinaries: settings.current.excluded, guardExecutable: guardExecutable)
     captureConfiguration.rateHz = options.rateHz
+    captureConfiguration.restAfterSeconds = options.restAfterSeconds
     captureConfiguration.graph = graphCapture
     let configuredSink: String?
     switch outputSpecification {

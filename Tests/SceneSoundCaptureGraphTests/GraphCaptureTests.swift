@@ -144,7 +144,8 @@ import Testing
     /// output must be linked again before the sound is lost into unlinked ports.
     @Test(arguments: [false, true])
     func aShortSoundReachesTheSinkWholeFromItsFirstSample(afterRest: Bool) throws {
-        let daemon = try Daemon(spatialModes: "off paplay\n")
+        // After rest: the output rests after 1 s of silence (3 s by default), each play 2 s sooner.
+        let daemon = try Daemon(spatialModes: "off paplay\n", extraArguments: afterRest ? ["--rest-after-seconds", "1"] : [])
         func outputRests() -> Int { daemon.logText.components(separatedBy: "nothing sounding: the output and the tick rest").count - 1 }
         let frames = 4_800
         var sound = TestSignal.stereoNoise(seconds: 0.1, seed: 11)

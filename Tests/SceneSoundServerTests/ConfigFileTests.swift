@@ -45,6 +45,7 @@ import Testing
         ("head_tracking = \"pitch\"", "key 'head_tracking'", "full, yaw-only, off"),
         ("head_prediction = \"maybe\"", "key 'head_prediction'", "on, off"),
         ("head_recenter_seconds = 0", "key 'head_recenter_seconds'", "1 to 3600 seconds"),
+        ("rest_after_seconds = 0", "key 'rest_after_seconds'", "0.1 to 3600 seconds"),
         ("render = \"loud\"", "key 'render'", "auto, headphones, speakers"),
         ("device_defaults = \"spatial=sideways\"", "key 'device_defaults'", "spatial=off|fixed|head-tracked"),
     ])

@@ -235,9 +235,24 @@ import SceneSoundTestSupport
         // clicks 29.2, 30.5, 36.1 ms); on a still machine it does not underrun (0 in every calm
         // trial of that day's runs). PipeWire's count is of cycles missed, its latency fixed.
         try MachineStallWatch.takeMeasuredTrials("clicks after rest on \(kind), --output \(output)") { watch in
-            let rig = try LatencyRig(kind, output: output, captureApps: captureApps, stallWatch: watch)
-            let (afterRest, awake) = try rig.clicksAfterRest(count: 3)
-            return try measureClicksAfterRest(rig, afterRest: afterRest, awake: awake, kind: kind, output: output, captureApps: captureApps)
+            // A rest after 1 s of silence (3 s by default): the same rest and wake, each click
+            // 2 s sooner.
+            let restAfterSeconds = 1.0
+            let rig = try LatencyRig(kind, output: output, captureApps: captureApps, restAfterSeconds: restAfterSeconds, stallWatch: watch)
+            let (afterRest, awake, restDelays) = try rig.clicksAfterRest(count: 3)
+            var trial = try measureClicksAfterRest(rig, afterRest: afterRest, awake: awake, kind: kind, output: output, captureApps: captureApps)
+            // The rest came as --rest-after-seconds says (the default 3 s would be late here),
+            // not before: the click itself is heard first.
+            trial.print("  rested \(restDelays.map { String(format: "%.2f", $0) }.joined(separator: " ")) s after a click (--rest-after-seconds \(restAfterSeconds))")
+            for delay in restDelays {
+                trial.expect(delay >= restAfterSeconds - 0.1 && delay <= restAfterSeconds + 1,
+                             "rested \(delay) s after a click, with --rest-after-seconds \(restAfterSeconds)")
+            }
+            if let captureRest = rig.captureRestSeconds {
+                trial.print("  the capture rested \(String(format: "%.2f", captureRest)) s after it started")
+                trial.expect(captureRest <= restAfterSeconds + 1, "the capture rested \(captureRest) s after it started, with --rest-after-seconds \(restAfterSeconds)")
+            }
+            return trial
         }
     }
 
@@ -435,6 +450,8 @@ final class LatencyRig {
     let client: RawClient
     let capture: TimedMonitorCapture
     let captureApps: Bool
+    /// With `captureApps`: from the capture's start to its first rest, no app playing.
+    private(set) var captureRestSeconds: Double?
     /// The machine's own stalls (a virtual machine's host taking its CPUs), for the worst cases
     /// and the node's missed cycles: wakes over 2 ms late, as the soak's (at 5 ms, a run saw its
     /// data thread wait 3.6–5.4 ms for a CPU before four missed cycles, and nothing).
@@ -448,13 +465,15 @@ final class LatencyRig {
         return "links:\n\(links)\nthe daemon's log ends:\n" + daemon.log.split(separator: "\n").suffix(30).joined(separator: "\n")
     }
 
-    init(_ kind: PrivateSoundServer.Kind, output: String = "pulse", captureApps: Bool = false,
+    /// `restAfterSeconds`: the daemon's `--rest-after-seconds` (nil: its default).
+    init(_ kind: PrivateSoundServer.Kind, output: String = "pulse", captureApps: Bool = false, restAfterSeconds: Double? = nil,
          stallWatch: MachineStallWatch = MachineStallWatch(thresholdSeconds: 0.002)) throws {
         self.stallWatch = stallWatch
         pulse = try PrivatePulse(kind)
         port = HeadTrackingTests.freeUDPPort()
         // The capture follows its exclusion list in XDG_CONFIG_HOME: a directory of the test's.
-        daemon = try Daemon(output: output, extraArguments: ["--opentrack", String(port)] + (captureApps ? ["--capture-apps"] : []),
+        daemon = try Daemon(output: output, extraArguments: ["--opentrack", String(port)] + (captureApps ? ["--capture-apps"] : [])
+                                + (restAfterSeconds.map { ["--rest-after-seconds", String($0)] } ?? []),
                             environment: pulse.environment.merging(["XDG_CONFIG_HOME": pulse.directory + "-config"]) { $1 })
         self.captureApps = captureApps
         // The capture first, and the recording pinned to out (node.dont-reconnect): on PipeWire
@@ -464,6 +483,11 @@ final class LatencyRig {
         if captureApps {
             let daemon = daemon
             try waitUntil(timeoutSeconds: 20, "the capture to start") { daemon.log.contains("app capture: taking other apps' streams") }
+            // With no app playing, the capture's first rest comes `restAfterSeconds` after it
+            // started (at most: its start is seen here a little late).
+            let started = Date()
+            try waitUntil(timeoutSeconds: 10, "the capture to rest") { daemon.log.contains("app capture: nothing plays on the capture sink: resting") }
+            captureRestSeconds = Date().timeIntervalSince(started)
         }
         client = try RawClient(socketPath: daemon.socketPath)
         // 20 ms fragments: the monitor's latency request stays above the daemon's, so PulseAudio
@@ -518,7 +542,8 @@ final class LatencyRig {
     /// Clicks on one stream, each sent once the daemon has rested again (nothing sounding for
     /// 3 s: its output corked or inactive, its tick stopped), then one more 60 ms after the last
     /// (awake), for reference.
-    func clicksAfterRest(count: Int) throws -> (afterRest: [Click], awake: Click) {
+    /// `restDelays`: from each click after the first sent to the rest after it.
+    func clicksAfterRest(count: Int) throws -> (afterRest: [Click], awake: Click, restDelays: [Double]) {
         let stream = try client.openStream(format: AudioFormat(sampleFormat: .s16le, rateHz: 48000, channels: 1))
         let click = LosslessStreamTests.bytes((0..<256).map { $0 < 4 ? Int16(20000) : 0 })
         func rests() -> Int { daemon.log.components(separatedBy: "nothing sounding: the output and the tick rest").count - 1 }
@@ -527,10 +552,11 @@ final class LatencyRig {
             return Click(seconds: Double(monotonicNow()) * 1e-9, outputLatency: nil)
         }
         func captureRests() -> Int { daemon.log.components(separatedBy: "app capture: nothing plays on the capture sink: resting").count - 1 }
-        var afterRest: [Click] = []
+        var afterRest: [Click] = [], restDelays: [Double] = []
         for _ in 0..<count {
             let restsBefore = rests()
             try waitUntil(timeoutSeconds: 10, "the daemon to rest") { rests() > restsBefore }
+            if let previous = afterRest.last { restDelays.append(Double(monotonicNow()) * 1e-9 - previous.seconds) }
             if captureApps { try waitUntil(timeoutSeconds: 10, "the capture to rest") { captureRests() >= 1 } }
             usleep(100_000)
             afterRest.append(try send())
@@ -538,7 +564,7 @@ final class LatencyRig {
         sleep(until: Int(afterRest.last!.seconds * 1e9) + 60_000_000)
         let awake = try send()
         try waitForTheSink(after: awake.seconds)
-        return (afterRest, awake)
+        return (afterRest, awake, restDelays)
     }
 
     /// Noise straight ahead while the head turns between yaw +60° (the noise heard at −60°,

@@ -79,6 +79,7 @@ import SceneSoundMedia
         ("--max-osc-packets-per-second", "-10", "--max-osc-packets-per-second -10"),
         ("--head-recenter-seconds", "-5", "--head-recenter-seconds -5"),
         ("--hrtf-voices", "-1", "--hrtf-voices -1"),
+        ("--rest-after-seconds", "-1", "--rest-after-seconds -1"),
     ])
     func daemonNegativeValuesReachTheRangeCheck(flag: String, value: String, named: String) throws {
         let result = try ConfigFileTests.runDaemon([flag, value, "--socket", NSTemporaryDirectory() + "unused/socket"],
