@@ -540,7 +540,7 @@ final class LatencyRig {
     }
 
     /// Clicks on one stream, each sent once the daemon has rested again (nothing sounding for
-    /// 3 s: its output corked or inactive, its tick stopped), then one more 60 ms after the last
+    /// its `--rest-after-seconds`: its output corked or inactive, its tick stopped), then one more 60 ms after the last
     /// (awake), for reference.
     /// `restDelays`: from each click after the first sent to the rest after it.
     func clicksAfterRest(count: Int) throws -> (afterRest: [Click], awake: Click, restDelays: [Double]) {
