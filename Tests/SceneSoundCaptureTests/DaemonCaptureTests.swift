@@ -395,12 +395,26 @@ import Testing
                   + watch.summary(from: 0, to: MachineStallWatch.nowSeconds()))
             watch.expectTimely(playedSeconds < 10, "the 100 players were done \(playedSeconds) s after the first started; the longest, "
                                + "\(name)-\(longest?.index ?? -1), lasted \(longest?.seconds ?? 0) s: \(desk.logText.suffix(3000))")
-            // Every stream taken is let go again.
-            #expect(waitUntil(timeoutSeconds: 10) {
-                let text = desk.logText
-                return text.components(separatedBy: "capturing \(name)-").count == text.components(separatedBy: "stream of \(name)-").count
-            })
-            let captured = desk.logText.components(separatedBy: "capturing \(name)-").count - 1
+            // Every stream taken is let go again: each player captured has its "ended" line. (One
+            // left on the real sink — "not capturing", said why — was never taken.)
+            func capturedAndKept() -> (captured: Int, kept: [String]) {
+                var captured = 0, open: [String: Int] = [:]
+                for line in desk.logText.split(separator: "\n") where !line.contains("not capturing ") {
+                    if let player = Self.player(name, in: line, after: "capturing ") {
+                        captured += 1
+                        open[player, default: 0] += 1
+                    } else if line.contains(" ended: "), let player = Self.player(name, in: line, after: "captured stream of ") {
+                        open[player, default: 0] -= 1
+                    }
+                }
+                return (captured, open.filter { $0.value != 0 }.keys.sorted())
+            }
+            let allLetGo = waitUntil(timeoutSeconds: 10) { capturedAndKept().kept.isEmpty }
+            let (captured, kept) = capturedAndKept()
+            let keptLines = desk.logText.split(separator: "\n").filter { line in kept.contains { line.contains($0 + " ") } }
+            #expect(allLetGo, "taken and never let go: \(kept); what the log says of them:\n\(keptLines.joined(separator: "\n"))")
+            let leftAlone = desk.logText.split(separator: "\n").filter { $0.contains("not capturing \(name)-") }
+            if !leftAlone.isEmpty { print("\(name): left on the real sink:\n" + leftAlone.joined(separator: "\n")) }
             return (captured, ownMemoryAtRest(after: restsBefore))
         }
         let (captured, ownMemoryAfter) = try burst("burst")
@@ -463,6 +477,13 @@ import Testing
         #expect(desk.waitForCaptures(2), "\(desk.logText)")
         let (missing, message) = desk.cli(["apps", "include", "noisy"])
         #expect(missing == 1 && message.hasPrefix("scenesound: noisy is not in"), "\(message)")
+    }
+
+    /// The player (`name-N`) a daemon log line names right after `marker`, if it does.
+    static func player(_ name: String, in line: Substring, after marker: String) -> String? {
+        guard let start = line.range(of: marker + name + "-")?.upperBound else { return nil }
+        let number = line[start...].prefix { $0.isNumber }
+        return number.isEmpty ? nil : "\(name)-\(number)"
     }
 
     /// Cues until `predicate` holds (the window may be found a moment after the sound starts).

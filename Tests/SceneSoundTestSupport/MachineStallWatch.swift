@@ -334,9 +334,30 @@ extension MachineStallWatch {
     /// says whether the hold is over; fails where SCHED_FIFO 99 is not permitted.
     @discardableResult
     public static func holdCPU0(forSeconds: Double, when: @escaping @Sendable () -> Bool = { true }) throws -> @Sendable () -> Bool {
-        let spinnerIsRealTime = Atomic<Bool>(false), held = Atomic<Bool>(false)
+        let hold = try CPUHold(forSeconds: forSeconds, when: when)
+        return { hold.isOver }
+    }
+
+    /// The CPU the calling thread runs on now (glibc's sched_getcpu, found at run time as
+    /// `pin`'s call is); -1 where it cannot be told.
+    public static func currentCPU() -> Int {
+        typealias GetCPU = @convention(c) () -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "sched_getcpu") else { return -1 }
+        return Int(unsafeBitCast(symbol, to: GetCPU.self)())
+    }
+}
+
+/// A hold of CPU 0 (`MachineStallWatch.holdCPU0`), with what it did: when it spun, and on
+/// which CPU it was as it began and ended, for a test to tell a hold the watch missed.
+public final class CPUHold: Sendable {
+    private let over = Atomic<Bool>(false)
+    private let spunFrom = Atomic<UInt64>(0), spunTo = Atomic<UInt64>(0)
+    private let cpuAtStart = Atomic<Int>(-1), cpuAtEnd = Atomic<Int>(-1)
+
+    public init(forSeconds: Double, when: @escaping @Sendable () -> Bool = { true }) throws {
+        let spinnerIsRealTime = Atomic<Bool>(false)
         let spinnerReady = DispatchSemaphore(value: 0)
-        let spinner = Thread {
+        let spinner = Thread { [self] in
             MachineStallWatch.pinCurrentThread(toCPU: 1)
             var parameters = sched_param(sched_priority: 99)
             spinnerIsRealTime.store(pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) == 0, ordering: .relaxed)
@@ -345,15 +366,32 @@ extension MachineStallWatch {
             let deadline = MachineStallWatch.nowSeconds() + 5
             while MachineStallWatch.nowSeconds() < deadline && !when() {}
             MachineStallWatch.pinCurrentThread(toCPU: 0)
-            let until = MachineStallWatch.nowSeconds() + forSeconds
+            let from = MachineStallWatch.nowSeconds(), until = from + forSeconds
+            cpuAtStart.store(MachineStallWatch.currentCPU(), ordering: .relaxed)
+            spunFrom.store(from.bitPattern, ordering: .relaxed)
             while MachineStallWatch.nowSeconds() < until {}
-            held.store(true, ordering: .releasing)
+            cpuAtEnd.store(MachineStallWatch.currentCPU(), ordering: .relaxed)
+            spunTo.store(MachineStallWatch.nowSeconds().bitPattern, ordering: .relaxed)
+            over.store(true, ordering: .releasing)
         }
         spinner.start()
         _ = spinnerReady.wait(timeout: .now() + 5)
         let spinnerRuns = spinnerIsRealTime.load(ordering: .relaxed)
         try #require(spinnerRuns, "SCHED_FIFO 99 is not permitted here (run as root)")
-        return { held.load(ordering: .acquiring) }
+    }
+
+    public var isOver: Bool { over.load(ordering: .acquiring) }
+
+    /// CLOCK_MONOTONIC seconds the spin began and ended (0 until then).
+    public var spunSeconds: (from: Double, to: Double) {
+        (Double(bitPattern: spunFrom.load(ordering: .relaxed)), Double(bitPattern: spunTo.load(ordering: .relaxed)))
+    }
+
+    public var description: String {
+        guard isOver else { return "the hold not over" }
+        let (from, to) = spunSeconds
+        return String(format: "spun %.1f ms from %.4f s, on CPU %d at its start and %d at its end",
+                      (to - from) * 1000, from, cpuAtStart.load(ordering: .relaxed), cpuAtEnd.load(ordering: .relaxed))
     }
 }
 
