@@ -46,6 +46,8 @@ public final class SourceVoices {
     let voices: ContiguousArray<BinauralVoice>
     let busVoices: ContiguousArray<AmbisonicBusVoice>
     let busPlacements: UnsafeMutablePointer<BusPlacement>
+    /// The input history its bus voices' delays read (`AmbisonicBusVoice.historyLength`).
+    let busHistoryFrames: Int
     private let channelCount: Int
 
     /// Voices for `hrtf`: they render only into a stage of that set (SpectralVoiceMix checks).
@@ -56,6 +58,7 @@ public final class SourceVoices {
         busVoices = ContiguousArray((0..<channelCount).map { _ in
             AmbisonicBusVoice(maximumDelaySamples: maximumDelaySamples, maximumFrames: maximumFrames)
         })
+        busHistoryFrames = AmbisonicBusVoice.historyLength(maximumDelaySamples: maximumDelaySamples)
         busPlacements = .allocate(capacity: channelCount)
         busPlacements.initialize(repeating: BusPlacement(), count: channelCount)
     }

@@ -48,8 +48,8 @@ public final class RenderSource {
 
     /// Its voices on the renderer's stage (HRTF voices, bus voices, bus placements), and while
     /// an HRTF switch crossfades, its voices on the incoming stage too (HRTFSwitch).
-    @exclusivity(unchecked) var voices: SourceVoices
-    @exclusivity(unchecked) var incomingVoices: SourceVoices?
+    @exclusivity(unchecked) var voices: SourceVoices { didSet { measureHistoryInUse() } }
+    @exclusivity(unchecked) var incomingVoices: SourceVoices? { didSet { measureHistoryInUse() } }
     /// Calls `body` with `voices` lent rather than retained (the render thread's per-source
     /// work: a retain and a release per use are atomic operations on an object of its own).
     /// `body` must not replace them (only the end of an HRTF switch does, between blocks).
@@ -62,6 +62,10 @@ public final class RenderSource {
     /// (the bus voices' delays read it in place).
     let planar: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     let historyFrames: Int
+    /// The part of `historyFrames` its bus voices read now (the longest of their delays; while
+    /// an HRTF switch crossfades, of both stages'): all `keepHistory` copies. The rest is the
+    /// room a set switched to later may need.
+    @exclusivity(unchecked) private(set) var historyFramesInUse: Int
     private let maximumFrames: Int
     @exclusivity(unchecked) var appliedGain: Float
     @exclusivity(unchecked) var cullFade: Float = 1
@@ -107,8 +111,10 @@ public final class RenderSource {
         // set switched to later (HRTFSwitch) find theirs too.
         let reserve = Float(Self.reservedDelaySeconds * hrtf.sampleRateHz)
         historyFrames = AmbisonicBusVoice.historyLength(maximumDelaySamples: max(hrtf.maximumDelaySamples, reserve))
-        voices = SourceVoices(hrtf: hrtf, channelCount: channelCount,
-                              maximumDelaySamples: hrtf.maximumDelaySamples, maximumFrames: maximumFrames)
+        let voices = SourceVoices(hrtf: hrtf, channelCount: channelCount,
+                                  maximumDelaySamples: hrtf.maximumDelaySamples, maximumFrames: maximumFrames)
+        self.voices = voices
+        historyFramesInUse = min(voices.busHistoryFrames, historyFrames)
         self.maximumFrames = maximumFrames
         planar = .allocate(capacity: channelCount)
         for c in 0..<channelCount {
@@ -118,20 +124,27 @@ public final class RenderSource {
         }
     }
 
-    /// Bus delays every source's history holds, whatever the set (an onset and the largest ITD).
+    /// Bus delays every source's history has room for, whatever the set (an onset and the
+    /// largest ITD).
     static let reservedDelaySeconds = 0.002
+
+    private func measureHistoryInUse() {
+        historyFramesInUse = min(max(voices.busHistoryFrames, incomingVoices?.busHistoryFrames ?? 0), historyFrames)
+    }
 
     deinit {
         for c in 0..<channelCount { (planar[c] - historyFrames).deallocate() }
         planar.deallocate()
     }
 
-    /// Before the next block's input is read: the last `historyFrames` of the one before
-    /// (`frames` long) become the history.
+    /// Before the next block's input is read: the last `historyFramesInUse` of the one before
+    /// (`frames` long) become the history. (Only those: at 1024 sources the whole reserve,
+    /// copied every block for every source, was most of what the render had grown by.)
     func keepHistory(frames: Int) {
         precondition(frames <= maximumFrames)
+        let kept = historyFramesInUse
         for c in 0..<channelCount {
-            (planar[c] - historyFrames).update(from: planar[c] + frames - historyFrames, count: historyFrames)
+            (planar[c] - kept).update(from: planar[c] + frames - kept, count: kept)
         }
     }
 
