@@ -139,7 +139,8 @@ public final class RenderSource {
 
     /// Before the next block's input is read: the last `historyFramesInUse` of the one before
     /// (`frames` long) become the history. (Only those: at 1024 sources the whole reserve,
-    /// copied every block for every source, was most of what the render had grown by.)
+    /// copied every block for every source, was a third to three fifths of what the render had grown
+    /// by since the near field; docs/MEASUREMENTS.md.)
     func keepHistory(frames: Int) {
         precondition(frames <= maximumFrames)
         let kept = historyFramesInUse
