@@ -28,6 +28,8 @@ static void on_global(void *data, uint32_t id, uint32_t permissions, const char 
 	if (strcmp(type, PW_TYPE_INTERFACE_Client) == 0 && g->registry_synced)
 		ss_graph_reread_default(g, 0.25);
 	int kind = ss_pw_view_add(&g->view, id, type, props);
+	if (kind == 1 || kind == 3)
+		ss_graph_note_graph_change(g);
 	if (kind == 1) {
 		struct ss_pw_node_info *node = ss_pw_view_node(&g->view, id);
 		if (g->park_sink != NULL && strcmp(node->name, g->park_name) == 0) {
@@ -59,6 +61,8 @@ static void on_global_remove(void *data, uint32_t id)
 	struct ss_pw_node_info *node = ss_pw_view_node(&g->view, id);
 	int was_app = node != NULL && strcmp(node->media_class, "Stream/Output/Audio") == 0;
 	int kind = ss_pw_view_remove(&g->view, id);
+	if (kind == 1 || kind == 3)
+		ss_graph_note_graph_change(g);
 	if (kind == 1) {
 		ss_graph_unbind_streams(g, id);
 		for (uint32_t s = 0; s < g->config.input_sets; s++)

@@ -120,6 +120,15 @@ struct ss_pw_graph {
 	int last_process_outlasted;         /* as this */
 	struct ss_pw_graph_late_cycle late_record[SS_PW_GRAPH_LATE_RECORD];  /* written by the data thread */
 	uint64_t slowest_process_nsec, slowest_process_end_nsec;
+	/* graph_quantum.c: the quantum asked now (0: the configured one), how often it was raised,
+	 * the last cycle the next smaller one would have missed (CLOCK_MONOTONIC ns); the data
+	 * thread's signal to raise it (one pending at a time) and the loop's timer to lower it. */
+	uint32_t asked_quantum;
+	uint64_t quantum_raises, last_near_miss_nsec;
+	uint64_t last_miss_nsec;            /* data thread: the miss signalled */
+	uint64_t last_graph_change_nsec;    /* loop thread: a node or link came or went, the quantum changed */
+	int raise_signalled;
+	struct spa_source *quantum_event, *quantum_timer, *quantum_judge_timer;
 };
 
 /* graph_view.c: stream nodes bound for their info (their process id); unbound one, or all (0). */
@@ -130,6 +139,14 @@ static const char *const SS_CHANNELS[SS_PW_GRAPH_SET_CHANNELS] = { "FL", "FR", "
 static const uint32_t SS_CHANNEL_POSITIONS[SS_PW_GRAPH_SET_CHANNELS] = {
 	SPA_AUDIO_CHANNEL_FL, SPA_AUDIO_CHANNEL_FR, SPA_AUDIO_CHANNEL_FC, SPA_AUDIO_CHANNEL_LFE,
 	SPA_AUDIO_CHANNEL_RL, SPA_AUDIO_CHANNEL_RR, SPA_AUDIO_CHANNEL_SL, SPA_AUDIO_CHANNEL_SR };
+
+/* graph_quantum.c */
+uint32_t ss_graph_asked_quantum(const struct ss_pw_graph *g);
+void ss_graph_quantum_start(struct ss_pw_graph *g);
+void ss_graph_quantum_stop(struct ss_pw_graph *g);
+void ss_graph_note_graph_change(struct ss_pw_graph *g);
+void ss_graph_quantum_note(struct ss_pw_graph *g, int missed, int overloaded, int64_t behind_nsec,
+		uint32_t frames, uint32_t rate, uint64_t ended_nsec);
 
 /* pipewire_graph.c */
 void ss_graph_emit(struct ss_pw_graph *g, int event, uint32_t id, const char *detail);

@@ -128,6 +128,7 @@ static void note_process_time(struct ss_pw_graph *g, const struct spa_io_clock *
 	int outlasted = ended - began > quantum, lost_between = previous != 0 && same_driver && same_links
 		&& driver_moved > one_cycle && since < 500000000u && !g->last_process_outlasted;
 	g->last_process_outlasted = outlasted;
+	ss_graph_quantum_note(g, outlasted || lost_between, took > quantum, behind, clock->duration, rate, ended);
 	if (outlasted || lost_between) {
 		uint64_t n = __atomic_load_n(&g->late_cycles, __ATOMIC_RELAXED);
 		struct ss_pw_graph_late_cycle *record = &g->late_record[n % SS_PW_GRAPH_LATE_RECORD];
@@ -305,7 +306,7 @@ static int connect_node(struct ss_pw_graph *g)
 	struct pw_properties *node_props = pw_properties_new(
 			PW_KEY_MEDIA_TYPE, "Audio", PW_KEY_MEDIA_CATEGORY, "Filter", PW_KEY_MEDIA_ROLE, "DSP",
 			PW_KEY_NODE_NAME, g->node_name, NULL);
-	pw_properties_setf(node_props, PW_KEY_NODE_LATENCY, "%u/%u", g->config.quantum_frames, g->config.rate_hz);
+	pw_properties_setf(node_props, PW_KEY_NODE_LATENCY, "%u/%u", ss_graph_asked_quantum(g), g->config.rate_hz);
 	if (g->config.application_name != NULL) {
 		/* Who we are, as pw-dump and pw-top show it. Still no media.class: pipewire-pulse
 		 * lists a Stream/Output/Audio only with a node-level Format and volume, which a
@@ -421,6 +422,7 @@ int ss_pw_graph_start(ss_pw_graph *g)
 	g->started = 1;
 	g->retry_timer = pw_loop_add_timer(pw_thread_loop_get_loop(g->loop), on_retry, g);
 	g->reread_timer = pw_loop_add_timer(pw_thread_loop_get_loop(g->loop), ss_graph_on_reread_default, g);
+	ss_graph_quantum_start(g);
 	result = connect_node(g);
 	if (result < 0 && g->config.retry_initial_seconds > 0) {
 		/* Not there yet: retried, as a lost connection is. */
@@ -453,6 +455,7 @@ void ss_pw_graph_stop(ss_pw_graph *g)
 		if (g->reread_timer != NULL)
 			pw_loop_destroy_source(pw_thread_loop_get_loop(g->loop), g->reread_timer);
 		g->reread_timer = NULL;
+		ss_graph_quantum_stop(g);
 		__atomic_store_n(&g->linked_mask, 0, __ATOMIC_RELEASE);
 		ss_graph_store_latency(g, -1);
 	}

@@ -19,6 +19,7 @@ struct StatusSummary {
         section("output", [
             output.target.map { "\(output.kind) → \($0)" } ?? output.kind,
             "\(Int(output.rateHz)) Hz", "block \(output.blockFrames)",
+            output.graphQuantumFrames.flatMap { $0 == output.blockFrames ? nil : "graph quantum raised to \($0)" },
             output.latencySeconds.map { String(format: "latency %.1f ms", $0 * 1000) },
             output.connected ? "connected" : "DISCONNECTED",
             "\(output.underruns) underruns", "\(output.reconnects) reconnects",

@@ -54,6 +54,8 @@ public struct OutputStatus: Sendable {
     /// The rendering thread's scheduling (`SCHED_FIFO 20`, `nice -11`, `normal`); nil until it
     /// has rendered a block.
     public var renderThreadScheduling: String?
+    /// The quantum a graph node asks of its graph now (PipeWire), in frames.
+    public var graphQuantumFrames: Int?
     /// The last error the backend met and survived, if any.
     public var lastError: String?
 

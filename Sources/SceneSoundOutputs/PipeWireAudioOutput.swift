@@ -33,6 +33,11 @@ public final class PipeWireAudioOutput: OutputBackend, @unchecked Sendable {
         self.onEvent = onEvent
     }
 
+    /// How far the quantum asked of the graph may grow when its driver misses periods: 4 blocks
+    /// (21 ms at 256 frames) outlast the stalls a busy virtual machine's host makes here, as
+    /// PulseAudio's buffer grows after underruns (docs/CAPTURE.md, "Scale").
+    static let quantumRaiseFactor = 4
+
     /// The graph node, once started: where the app capture links apps.
     public var graph: PipeWireGraphNode? { pipewire?.graph }
 
@@ -41,6 +46,8 @@ public final class PipeWireAudioOutput: OutputBackend, @unchecked Sendable {
             remote: remote, target: target, rateHz: Int(engine.configuration.sampleRateHz),
             blockFrames: engine.configuration.blockFrames)
         configuration.inputSetCount = inputSetCount
+        configuration.maximumQuantumFrames = min(Self.quantumRaiseFactor * engine.configuration.blockFrames,
+                                                 PipeWireGraphNode.largestQuantumFrames)
         let pipewire = PipeWireOutput(configuration: configuration) { [weak self] event in
             self?.record(event)
         }
@@ -62,7 +69,7 @@ public final class PipeWireAudioOutput: OutputBackend, @unchecked Sendable {
         case .connected: lastEvent.withLock { $0 = nil }
         case .disconnected(let reason): lastEvent.withLock { $0 = reason }
         case .failed(let reason): lastEvent.withLock { $0 = reason }
-        case .reconnecting: break
+        case .reconnecting, .quantumChanged: break
         case .defaultSinkChanged(let sink): defaultSinkWatcher.withLock { $0 }?(sink.isEmpty ? nil : sink)
         }
         onEvent(event)
@@ -105,6 +112,7 @@ public final class PipeWireAudioOutput: OutputBackend, @unchecked Sendable {
             reconnects: pipewire?.reconnectCount ?? 0, renderThreadScheduling: scheduling.obtained?.description,
             lastError: lastEvent.withLock { $0 })
         status.recentUnderruns = pipewire?.recentLateCycles
+        status.graphQuantumFrames = pipewire?.askedQuantumFrames
         return status
     }
 }

@@ -11,6 +11,8 @@ public final class PipeWireGraphNode: @unchecked Sendable {
     public static let channelsPerSet = Int(SS_PW_GRAPH_SET_CHANNELS)
     public static let maximumInputSets = Int(SS_PW_GRAPH_MAX_SETS)
     public static let outputChannels = Int(SS_PW_GRAPH_OUT_CHANNELS)
+    /// PipeWire's own largest quantum (`clock.max-quantum`'s default).
+    public static let largestQuantumFrames = 8192
 
     /// Who the node is, as pw-dump and pw-top show it (it has no `media.class`: no mixer lists it).
     public struct StreamIdentity: Sendable {
@@ -26,17 +28,23 @@ public final class PipeWireGraphNode: @unchecked Sendable {
         public var remote: String?
         public var nodeName: String
         public var inputSetCount: Int
-        /// The quantum asked of the graph (`node.latency`); each cycle's own is in `Cycle`.
+        /// The quantum asked of the graph (`node.latency`) at first; each cycle's own is in `Cycle`.
         public var quantumFrames: Int
+        /// When the graph's driver misses a period (its thread kept off the CPU, as a virtual
+        /// machine's host does), the quantum asked is doubled, up to this; it is halved again
+        /// after `quantumRecoverySeconds` in which no cycle began late by the smaller quantum's
+        /// length. Nil or `quantumFrames`: never raised.
+        public var maximumQuantumFrames: Int?
+        public var quantumRecoverySeconds: Double = 300
         public var rateHz: Int
         public var stream: StreamIdentity?
         /// Reconnection delays (the first, doubling up to the maximum); nil = none.
         public var retrySeconds: (initial: Double, maximum: Double)?
         public init(remote: String? = nil, nodeName: String = "scenesound", inputSetCount: Int = 32,
-                    quantumFrames: Int = 256, rateHz: Int = 48_000, stream: StreamIdentity? = nil,
+                    quantumFrames: Int = 256, maximumQuantumFrames: Int? = nil, rateHz: Int = 48_000, stream: StreamIdentity? = nil,
                     retrySeconds: (initial: Double, maximum: Double)? = nil) {
             self.remote = remote; self.nodeName = nodeName; self.inputSetCount = inputSetCount
-            self.quantumFrames = quantumFrames; self.rateHz = rateHz; self.stream = stream; self.retrySeconds = retrySeconds
+            self.quantumFrames = quantumFrames; self.maximumQuantumFrames = maximumQuantumFrames; self.rateHz = rateHz; self.stream = stream; self.retrySeconds = retrySeconds
         }
     }
 
@@ -63,6 +71,9 @@ public final class PipeWireGraphNode: @unchecked Sendable {
         /// The `default` metadata names another default sink ("" for none): the user's choice,
         /// or the session manager's, whether our outputs follow it or not.
         case defaultSinkChanged(sinkName: String)
+        /// The quantum asked of the graph changed (raised after a missed period, or lowered
+        /// again), and why.
+        case quantumChanged(frames: Int, reason: String)
     }
 
     /// One cycle's buffers, valid during the render call only (on the data thread).
@@ -124,6 +135,11 @@ public final class PipeWireGraphNode: @unchecked Sendable {
               configuration.rateHz > 0 else {
             throw .invalidConfiguration("\(configuration.inputSetCount) input sets, \(configuration.quantumFrames) frames at \(configuration.rateHz) Hz")
         }
+        if let maximum = configuration.maximumQuantumFrames, maximum > configuration.quantumFrames {
+            guard maximum <= Self.largestQuantumFrames, configuration.quantumRecoverySeconds > 0 else {
+                throw .invalidConfiguration("maximum quantum \(maximum) frames (at most \(Self.largestQuantumFrames)), recovery after \(configuration.quantumRecoverySeconds) s (more than 0)")
+            }
+        }
         try lifecycle.withLock { started throws(PipeWireOutputError) in
             guard !started else { throw .alreadyStarted }
             callbacks.render = render
@@ -136,7 +152,9 @@ public final class PipeWireGraphNode: @unchecked Sendable {
               withOptionalCString(stream?.mediaRole) { role in
                 configuration.nodeName.withCString { name in
                     var config = ss_pw_graph_config(remote: remote, node_name: name, input_sets: UInt32(configuration.inputSetCount),
-                                                    quantum_frames: UInt32(configuration.quantumFrames), rate_hz: UInt32(configuration.rateHz),
+                                                    quantum_frames: UInt32(configuration.quantumFrames),
+                                                    maximum_quantum_frames: UInt32(configuration.maximumQuantumFrames ?? 0),
+                                                    quantum_recovery_seconds: configuration.quantumRecoverySeconds, rate_hz: UInt32(configuration.rateHz),
                                                     application_name: application, icon_name: icon, description: description, media_role: role,
                                                     retry_initial_seconds: configuration.retrySeconds?.initial ?? 0,
                                                     retry_maximum_seconds: configuration.retrySeconds?.maximum ?? 0)
@@ -158,6 +176,7 @@ public final class PipeWireGraphNode: @unchecked Sendable {
                         case Int(SS_PW_GRAPH_OUTPUTS_LINKED.rawValue): callbacks.events(.outputsLinked(sinkName: text))
                         case Int(SS_PW_GRAPH_RECONNECTING.rawValue): callbacks.events(.reconnecting(attempt: Int(text) ?? 0))
                         case Int(SS_PW_GRAPH_FAILED.rawValue): callbacks.events(.failed(text))
+                        case Int(SS_PW_GRAPH_QUANTUM.rawValue): callbacks.events(.quantumChanged(frames: Int(id), reason: text))
                         case Int(SS_PW_GRAPH_DEFAULT_SINK.rawValue):
                             callbacks.events(.defaultSinkChanged(sinkName: text))
                             callbacks.defaultSinkWatcher.withLock { $0 }?()
@@ -289,6 +308,9 @@ public final class PipeWireGraphNode: @unchecked Sendable {
     /// Cycles the sink played without us: our process call outlasted the quantum, or a cycle
     /// between two of ours was lost.
     public var lateCycleCount: Int { handle.map { Int(ss_pw_graph_late_cycles($0)) } ?? 0 }
+    /// The quantum asked of the graph now, in frames, and how often it was raised.
+    public var askedQuantumFrames: Int { handle.map { Int(ss_pw_graph_asked_quantum_frames($0)) } ?? configuration.quantumFrames }
+    public var quantumRaiseCount: Int { handle.map { Int(ss_pw_graph_quantum_raises($0)) } ?? 0 }
     /// Cycles whose process call took more CPU time than the quantum lasts.
     public var overloadedCycleCount: Int { handle.map { Int(ss_pw_graph_overloaded_cycles($0)) } ?? 0 }
     /// A late cycle: when our process call ended (CLOCK_MONOTONIC), how long it took and how

@@ -19,6 +19,9 @@ public final class PipeWireOutput: @unchecked Sendable {
         public var rateHz: Int
         /// Frames per `render` call, and the quantum asked of the graph.
         public var blockFrames: Int
+        /// How far the quantum asked may be raised when the graph's driver misses periods
+        /// (`PipeWireGraphNode.Configuration`); nil: never.
+        public var maximumQuantumFrames: Int?
         public var applicationName: String
         public var iconName: String
         public var nodeName: String
@@ -59,6 +62,8 @@ public final class PipeWireOutput: @unchecked Sendable {
         /// read anew after every client that comes or goes, so fresher than what a client of
         /// pipewire-pulse may be told (PipeWireGraphNode, graph_metadata.c).
         case defaultSinkChanged(sinkName: String)
+        /// The quantum asked of the graph changed (`PipeWireGraphNode.Event.quantumChanged`).
+        case quantumChanged(frames: Int, reason: String)
     }
 
     public let configuration: Configuration
@@ -71,7 +76,8 @@ public final class PipeWireOutput: @unchecked Sendable {
         adapter = BlockAdapter(blockFrames: configuration.blockFrames)
         node = PipeWireGraphNode(configuration: .init(
             remote: configuration.remote, nodeName: configuration.nodeName, inputSetCount: configuration.inputSetCount,
-            quantumFrames: configuration.blockFrames, rateHz: configuration.rateHz,
+            quantumFrames: configuration.blockFrames, maximumQuantumFrames: configuration.maximumQuantumFrames,
+            rateHz: configuration.rateHz,
             stream: .init(applicationName: configuration.applicationName, iconName: configuration.iconName,
                           description: configuration.description, mediaRole: configuration.mediaRole),
             retrySeconds: (0.050, 1.0))) { event in
@@ -81,6 +87,7 @@ public final class PipeWireOutput: @unchecked Sendable {
             case .reconnecting(let attempt): events(.reconnecting(attempt: attempt))
             case .failed(let what): events(.failed(what))
             case .defaultSinkChanged(let sink): events(.defaultSinkChanged(sinkName: sink))
+            case .quantumChanged(let frames, let reason): events(.quantumChanged(frames: frames, reason: reason))
             default: break
             }
         }
@@ -196,6 +203,9 @@ public final class PipeWireOutput: @unchecked Sendable {
     public var isStreaming: Bool { node.linkedSinkName != nil && node.outputLatencySeconds != nil }
     /// The graph's quantum at the last cycle, in frames.
     public var quantumFrames: Int? { node.quantumFrames }
+    /// The quantum asked of the graph now (raised after missed periods), and how often raised.
+    public var askedQuantumFrames: Int { node.askedQuantumFrames }
+    public var quantumRaiseCount: Int { node.quantumRaiseCount }
     /// The sink our outputs are linked to, as the registry shows it.
     public var sinkName: String? { running ? node.linkedSinkName : nil }
     /// The data thread ran real-time at its first cycle (nil before).

@@ -153,6 +153,9 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         /// How the thread that renders runs, e.g. "SCHED_FIFO 20" or "SCHED_OTHER"; absent
         /// before the first block.
         public var renderThreadScheduling: String?
+        /// PipeWire's graph node: the quantum it asks of the graph now, in frames — the block,
+        /// or more after the graph's driver missed periods (raised until such misses stop).
+        public var graphQuantumFrames: Int?
         public var lastError: String?
         public var renderedSeconds: Double
 
@@ -182,6 +185,7 @@ public struct StatusDocument: Codable, Equatable, Sendable {
             case overloadedBlocks = "overloaded_blocks"
             case slowestBlockCPUSeconds = "slowest_block_cpu_seconds", slowestBlockAtSeconds = "slowest_block_at_seconds"
             case reconnects, renderThreadScheduling = "render_thread_scheduling", lastError = "last_error"
+            case graphQuantumFrames = "graph_quantum_frames"
             case renderedSeconds = "rendered_seconds"
         }
     }

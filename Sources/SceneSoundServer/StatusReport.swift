@@ -54,6 +54,7 @@ struct StatusReport {
                           requestsRefusedEngineBehind: commands.refusedRequests),
             apps: core.capturedApps?.status,
             sceneSlots: sceneSlots, headphoneEQ: core.headphoneEQ.status)
+        document.output.graphQuantumFrames = output.graphQuantumFrames
         document.output.recentUnderruns = output.recentUnderruns?.map {
             StatusDocument.Underrun(atMonotonicSeconds: $0.endedMonotonicSeconds, callSeconds: $0.processSeconds,
                                     callCPUSeconds: $0.processCPUSeconds, sincePreviousCallSeconds: $0.sincePreviousSeconds,

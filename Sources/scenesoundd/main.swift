@@ -150,6 +150,8 @@ case .pipewire(let target):
         case .reconnecting(let attempt): logger.debug("PipeWire: reconnect attempt \(attempt)")
         case .failed(let reason): logger.error("PipeWire: \(reason)")
         case .defaultSinkChanged: break
+        case .quantumChanged(let frames, let reason):
+            logger.notice("PipeWire: asking the graph for \(frames) frames (\(String(format: "%.1f", Double(frames) / Double(options.rateHz) * 1000)) ms): \(reason)")
         }
     }
     graphCapture?.nodeSource = { [weak pipeWireOutput] in pipeWireOutput?.graph }

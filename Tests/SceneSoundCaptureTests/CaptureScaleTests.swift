@@ -183,6 +183,11 @@ import Testing
         print(String(format: "\(kind): \(count) captured streams for %.0f s: starved at most %.1f ms per stream (sum %.1f ms; dropped as late in all %.1f ms), output underruns %d, added latency %.1f-%.1f ms; the governor moved %d sources to the bus and %d back (HRTF voices %d, bus %d at the end)",
                      seconds, starvedMilliseconds.max() ?? 0, starvedMilliseconds.reduce(0, +), droppedMilliseconds.reduce(0, +), underruns,
                      latencies.min() ?? 0, latencies.max() ?? 0, movesToBus, movesToHRTF, after.render.hrtfVoices, after.render.busVoices))
+        if let asked = after.output.graphQuantumFrames {
+            // Raised from the block when the graph's driver missed periods (graph_quantum.c).
+            let raises = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains("asking the graph for") }
+            print("\(kind): the node asked the graph for \(before.output.graphQuantumFrames ?? 0) frames as measuring began, \(asked) at its end; \(raises.count) change(s): \(raises.map { $0.suffix(90) })")
+        }
         let stolenMilliseconds = (stealTo - stealFrom) * 1000
         print("\(kind): \(stallWatch.summary(from: measuredFrom, to: measuredTo)); \(String(format: "%.0f", stolenMilliseconds)) ms of it over the measured run")
         let stopped = (0 ..< count).filter { !players[$0].isRunning }

@@ -56,6 +56,7 @@ enum ss_pw_graph_event {
 	SS_PW_GRAPH_RECONNECTING = 10,  /* detail: the attempt number since the loss */
 	SS_PW_GRAPH_FAILED = 11,        /* the wanted sink is not there (detail: which, and the sinks there are); once until linked */
 	SS_PW_GRAPH_DEFAULT_SINK = 12,  /* the `default` metadata names another sink (detail: its node.name, "" for none) */
+	SS_PW_GRAPH_QUANTUM = 13,       /* id: the quantum now asked of the graph, in frames; detail: why */
 };
 
 /* On the loop thread; detail is valid during the call. Must not call stop or free. */
@@ -66,6 +67,11 @@ struct ss_pw_graph_config {
 	const char *node_name;
 	uint32_t input_sets;        /* 1 ... SS_PW_GRAPH_MAX_SETS */
 	uint32_t quantum_frames;    /* node.latency asked, e.g. 256 */
+	/* Doubled up to this when the graph's driver misses a period (at or below quantum_frames:
+	 * never), halved again after quantum_recovery_seconds without a cycle that the smaller
+	 * quantum would have missed (graph_quantum.c). */
+	uint32_t maximum_quantum_frames;
+	double quantum_recovery_seconds;
 	uint32_t rate_hz;           /* e.g. 48000 */
 	/* application.name, .icon_name, node.description, media.role; NULL: none. */
 	const char *application_name, *icon_name, *description, *media_role;
@@ -183,6 +189,9 @@ struct ss_pw_graph_late_cycle {
 /* The latest late cycles, newest first; at most capacity (and SS_PW_GRAPH_LATE_RECORD) copied,
  * how many returned. */
 uint32_t ss_pw_graph_recent_late_cycles(const ss_pw_graph *graph, struct ss_pw_graph_late_cycle *cycles, uint32_t capacity);
+/* The quantum asked of the graph now (node.latency), and how often it was doubled. */
+uint32_t ss_pw_graph_asked_quantum_frames(const ss_pw_graph *graph);
+uint64_t ss_pw_graph_quantum_raises(const ss_pw_graph *graph);
 /* Cycles whose process call took more CPU time than the quantum lasts: late by our own fault. */
 uint64_t ss_pw_graph_overloaded_cycles(const ss_pw_graph *graph);
 /* The longest process call so far (the data thread's CPU seconds, our render included) and when

@@ -1,0 +1,132 @@
+import Foundation
+import Synchronization
+import SceneSoundTestSupport
+import Testing
+@testable import SceneSoundPipeWire
+
+/// The quantum the node asks of the graph grows when the graph's driver misses periods, and
+/// shrinks back once the smaller one would have held (graph_quantum.c). The driver's stall is
+/// made as a busy host makes it: PipeWire's threads kept to CPU 0 and a SCHED_FIFO 99 thread
+/// holding that CPU (`MachineStallWatch.holdCPU0`), our data thread free on CPU 1. The null
+/// sink then owes cycles and runs them back to back, the second before a node that waits for
+/// its inputs can answer: a cycle played without us (docs/CAPTURE.md, "Scale").
+@Suite(.serialized) struct PipeWireGraphNodeQuantumTests {
+    static let rateHz = PipeWireGraphNodeTests.rateHz
+
+    final class Changes: Sendable {
+        let seen = Mutex<[(frames: Int, reason: String, atSeconds: Double)]>([])
+        var frames: [Int] { seen.withLock { $0.map(\.frames) } }
+    }
+
+    /// A node of one input set asking 256 frames, raised up to `maximum`, lowered after
+    /// `recoverySeconds`; running, its outputs on the default sink, its data thread on CPU 1
+    /// and PipeWire's threads on CPU 0.
+    static func runningNode(on server: PrivateSoundServer, maximum: Int?, recoverySeconds: Double, changes: Changes) throws
+        -> PipeWireGraphNode {
+        try #require(sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2, "the driver is held on CPU 0, our node runs on CPU 1")
+        var configuration = PipeWireGraphNode.Configuration(remote: server.pipeWireSocketPath, nodeName: PipeWireGraphNodeTests.nodeName,
+                                                            inputSetCount: 1, quantumFrames: 256, maximumQuantumFrames: maximum,
+                                                            rateHz: rateHz)
+        configuration.quantumRecoverySeconds = recoverySeconds
+        let node = PipeWireGraphNode(configuration: configuration) { event in
+            if case .quantumChanged(let frames, let reason) = event { changes.seen.withLock { $0.append((frames, reason, MachineStallWatch.nowSeconds())) } }
+        }
+        do {
+            try node.start { cycle in
+                MachineStallWatch.pinCurrentThread(toCPU: 1)
+                for channel in 0 ..< 2 { cycle.output(channel).update(repeating: 0, count: cycle.frames) }
+            }
+            node.linkOutputs(toSink: nil)
+            // 1.6 s of cycles: a miss within a second of the graph's last change (our links
+            // made) is the server's resorting, not the driver's stall, and raises nothing.
+            try waitUntil(timeoutSeconds: 8, "the node running") { node.cycleCount > 300 }
+        } catch {
+            node.stop()
+            throw error
+        }
+        let driver = server.threads(ofProcessNamed: "pipewire")
+        try #require(!driver.isEmpty, "no pipewire process: \(server.serversAndLog())")
+        for thread in driver { MachineStallWatch.pin(thread: thread, toCPU: 0) }
+        return node
+    }
+
+    /// Holds the driver's CPU for `seconds`, `times` times, 0.2 s apart; the node's late cycles meanwhile.
+    static func stallDriver(_ node: PipeWireGraphNode, seconds: Double, times: Int) throws -> Int {
+        let before = node.lateCycleCount
+        for _ in 0 ..< times {
+            let held = try MachineStallWatch.holdCPU0(forSeconds: seconds)
+            try waitUntil(timeoutSeconds: 5, "the hold of CPU 0 over") { held() }
+            let cycles = node.cycleCount
+            try waitUntil(timeoutSeconds: 5, "cycles after the hold") { node.cycleCount > cycles + 10 }
+            Thread.sleep(forTimeInterval: 0.2)  // the pause between stalls is the test's pattern
+        }
+        return node.lateCycleCount - before
+    }
+
+    /// 8 ms stalls of the driver: at 256 frames (5.3 ms) the driver misses a period in more than
+    /// half the phases and the sink plays cycles without us; at 512 (10.7 ms) it never does. So the first
+    /// miss doubles the quantum (seen in the graph: our node.latency and the cycles' own), and the
+    /// same stalls then cost nothing. A node that may not raise its quantum keeps missing.
+    @Test func aDriverThatMissesPeriodsIsGivenALongerQuantumAndThenMissesNone() throws {
+        let server = try PrivateSoundServer(.pipeWire)
+        defer { server.tearDown() }
+
+        let fixedChanges = Changes()
+        let fixed = try Self.runningNode(on: server, maximum: nil, recoverySeconds: 60, changes: fixedChanges)
+        let missedAtFixed = try Self.stallDriver(fixed, seconds: 0.008, times: 12)
+        let fixedQuantum = fixed.quantumFrames
+        fixed.stop()
+        print("fixed 256-frame quantum: \(missedAtFixed) cycles played without us in 12 stalls of 8 ms; asked \(fixed.askedQuantumFrames)")
+        #expect(missedAtFixed >= 3 && fixedChanges.frames.isEmpty && fixedQuantum == 256)
+
+        let changes = Changes()
+        let node = try Self.runningNode(on: server, maximum: 1024, recoverySeconds: 60, changes: changes)
+        defer { node.stop() }
+        #expect(node.askedQuantumFrames == 256 && node.quantumFrames == 256)
+        _ = try Self.stallDriver(node, seconds: 0.012, times: 1)
+        try waitUntil(timeoutSeconds: 5, "the quantum raised: \(changes.frames)") { node.quantumFrames == 512 }
+        #expect(node.askedQuantumFrames == 512 && node.quantumRaiseCount == 1 && changes.frames == [512])
+        #expect(changes.seen.withLock { $0.first?.reason } == "the graph's driver missed a period")
+        let properties = try #require(try server.pipeWireNodeProperties(named: PipeWireGraphNodeTests.nodeName))
+        #expect(properties["node.latency"] as? String == "512/\(Self.rateHz)", "\(properties)")
+
+        let missedAtRaised = try Self.stallDriver(node, seconds: 0.008, times: 12)
+        print("raised to 512 frames: \(missedAtRaised) cycles played without us in 12 stalls of 8 ms; changes \(changes.frames)")
+        // (One spare: the host may stall the driver a period on its own.)
+        #expect(missedAtRaised <= 1 && node.askedQuantumFrames <= 1024, "\(node.recentLateCycles)")
+    }
+
+    /// Raised step by step up to the maximum and no further, then lowered a step at a time once
+    /// no cycle began late by the smaller quantum's length for the recovery time.
+    @Test func theQuantumGrowsToItsMaximumAndComesBackWhenTheDriverHolds() throws {
+        let server = try PrivateSoundServer(.pipeWire)
+        defer { server.tearDown() }
+        let changes = Changes()
+        let recoverySeconds = 3.0
+        let node = try Self.runningNode(on: server, maximum: 1024, recoverySeconds: recoverySeconds, changes: changes)
+        defer { node.stop() }
+        for (step, expected) in [512, 1024, 1024].enumerated() {
+            // A miss within a second of the graph's last change (our quantum's) raises nothing.
+            let changedAt = changes.seen.withLock { $0.last?.atSeconds ?? 0 }
+            try waitUntil(timeoutSeconds: 3, "a second since the last change") { MachineStallWatch.nowSeconds() > changedAt + 1.1 }
+            let raisesBefore = node.quantumRaiseCount
+            let missed = try Self.stallDriver(node, seconds: 0.050, times: 1)
+            try waitUntil(timeoutSeconds: 5, "the quantum at \(expected): \(changes.frames)") {
+                node.quantumFrames == expected && node.askedQuantumFrames == expected
+            }
+            #expect(missed >= 1, "a 50 ms stall at \(expected) frames: no cycle played without us")
+            // At the maximum, a miss raises nothing (and the recovery's first step is 3 s away).
+            if step == 2 { #expect(node.quantumRaiseCount == raisesBefore, "\(changes.frames)") }
+        }
+        #expect(changes.frames.max() == 1024, "\(changes.frames)")
+        try waitUntil(timeoutSeconds: 4 * recoverySeconds, "back to 256: \(changes.frames)") { node.quantumFrames == 256 && node.askedQuantumFrames == 256 }
+        let seen = changes.seen.withLock { $0 }
+        let raisedToMaximum = try #require(seen.lastIndex { $0.frames == 1024 })
+        let took = seen[seen.count - 1].atSeconds - seen[raisedToMaximum].atSeconds
+        print("quantum changes \(changes.frames); back to 256 frames \(String(format: "%.2f", took)) s after asking 1024")
+        #expect(Array(changes.frames.suffix(2)) == [512, 256], "\(changes.frames)")
+        // Two steps of the recovery time, not sooner (later when the stall after was a near miss).
+        #expect(took >= 2 * recoverySeconds - 0.02, "\(took) s")
+        #expect(changes.seen.withLock { $0.last?.reason.hasPrefix("no cycle late") } == true)
+    }
+}
