@@ -252,7 +252,9 @@ import Testing
             // Not met yet (issue 28, item 3, open; docs/CAPTURE.md, "Scale"): when the driver
             // wakes a period late (a stall of its CPU) it runs two cycles back to back and mixes
             // the second before a node downstream of every app can have run, so every captured
-            // app has a gap there and the direct ones none; reported as a known issue.
+            // app has a gap there and the direct ones none. The node then asks for a longer
+            // quantum and the same stalls cost nothing more, but the first is heard; reported
+            // as a known issue.
             withKnownIssue("32 apps through the node: its occasional late cycles are gaps in every captured app", isIntermittent: true) { noMoreGaps() }
         } else {
             // Met in 6 runs of 8 (30 Nov 2026); until 1 Dec 2026 two kinds of gaps remained: every
