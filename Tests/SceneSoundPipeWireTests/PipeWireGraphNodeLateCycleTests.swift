@@ -154,6 +154,13 @@ import Testing
                             duringCall: @escaping @Sendable (PipeWireGraphNode) -> Void) throws -> PipeWireGraphNode {
         if pinned != nil { try #require(sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2, "the spinner waits on one CPU for the data thread's on another") }
         let node = PipeWireGraphNodeTests.makeNode(server, sets: 1)
+        try run(node, pinnedToCPU: pinned, cycles: 100, duringCall: duringCall)
+        return node
+    }
+
+    /// Starts `node` as `runningNode` does and waits for its first `cycles` (stopped on failure).
+    static func run(_ node: PipeWireGraphNode, pinnedToCPU pinned: Int?, cycles: Int,
+                    duringCall: @escaping @Sendable (PipeWireGraphNode) -> Void = { _ in }) throws {
         do {
             try node.start { cycle in
                 if let pinned { MachineStallWatch.pinCurrentThread(toCPU: pinned) }
@@ -161,12 +168,11 @@ import Testing
                 for channel in 0 ..< 2 { cycle.output(channel).update(repeating: 0, count: cycle.frames) }
             }
             node.linkOutputs(toSink: nil)
-            try waitUntil(timeoutSeconds: 5, "the node running") { node.cycleCount > 100 }
+            try waitUntil(timeoutSeconds: 8, "the node running") { node.cycleCount > cycles }
         } catch {
             node.stop()
             throw error
         }
-        return node
     }
 
     /// The late cycle a stall of CPU 0 makes: `MachineStallWatch.holdCPU0` armed to take it once

@@ -31,19 +31,9 @@ import Testing
         let node = PipeWireGraphNode(configuration: configuration) { event in
             if case .quantumChanged(let frames, let reason) = event { changes.seen.withLock { $0.append((frames, reason, MachineStallWatch.nowSeconds())) } }
         }
-        do {
-            try node.start { cycle in
-                MachineStallWatch.pinCurrentThread(toCPU: 1)
-                for channel in 0 ..< 2 { cycle.output(channel).update(repeating: 0, count: cycle.frames) }
-            }
-            node.linkOutputs(toSink: nil)
-            // 1.6 s of cycles: a miss within a second of the graph's last change (our links
-            // made) is the server's resorting, not the driver's stall, and raises nothing.
-            try waitUntil(timeoutSeconds: 8, "the node running") { node.cycleCount > 300 }
-        } catch {
-            node.stop()
-            throw error
-        }
+        // 1.6 s of cycles: a miss within a second of the graph's last change (our links
+        // made) is the server's resorting, not the driver's stall, and raises nothing.
+        try PipeWireGraphNodeLateCycleTests.run(node, pinnedToCPU: 1, cycles: 300)
         let driver = server.threads(ofProcessNamed: "pipewire")
         try #require(!driver.isEmpty, "no pipewire process: \(server.serversAndLog())")
         for thread in driver { MachineStallWatch.pin(thread: thread, toCPU: 0) }
