@@ -187,6 +187,10 @@ import Testing
             // Raised from the block when the graph's driver missed periods (graph_quantum.c).
             let raises = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains("asking the graph for") }
             print("\(kind): the node asked the graph for \(before.output.graphQuantumFrames ?? 0) frames as measuring began, \(asked) at its end; \(raises.count) change(s): \(raises.map { $0.suffix(90) })")
+            // Whose each missed cycle was: the driver's, our thread's, the machine's.
+            let missed = MissedCycles(after.output.recentUnderruns ?? [], blockSeconds: Double(after.output.blockFrames) / after.output.rateHz,
+                                      watch: stallWatch)
+            if !missed.all.isEmpty { print("\(kind): the node's missed cycles: \(missed.describe(missed.all))") }
         }
         let stolenMilliseconds = (stealTo - stealFrom) * 1000
         print("\(kind): \(stallWatch.summary(from: measuredFrom, to: measuredTo)); \(String(format: "%.0f", stolenMilliseconds)) ms of it over the measured run")
