@@ -40,15 +40,15 @@ import Testing
         return node
     }
 
-    /// Holds the driver's CPU for `seconds`, `times` times, 0.2 s apart; the node's late cycles meanwhile.
+    /// Holds the driver's CPU for `seconds`, `times` times, 40 cycles apart; the node's late cycles meanwhile.
     static func stallDriver(_ node: PipeWireGraphNode, seconds: Double, times: Int) throws -> Int {
         let before = node.lateCycleCount
         for _ in 0 ..< times {
             let held = try MachineStallWatch.holdCPU0(forSeconds: seconds)
             try waitUntil(timeoutSeconds: 5, "the hold of CPU 0 over") { held() }
+            // Apart by 40 cycles (0.2 s at 256 frames): each stall of its own, the driver caught up.
             let cycles = node.cycleCount
-            try waitUntil(timeoutSeconds: 5, "cycles after the hold") { node.cycleCount > cycles + 10 }
-            Thread.sleep(forTimeInterval: 0.2)  // the pause between stalls is the test's pattern
+            try waitUntil(timeoutSeconds: 5, "cycles after the hold") { node.cycleCount > cycles + 40 }
         }
         return node.lateCycleCount - before
     }
