@@ -46,11 +46,11 @@ public final class SpectralVoiceMix {
     @exclusivity(unchecked) private var pending: (window: UnsafePointer<Float>, current: UnsafePointer<Float>, next: UnsafePointer<Float>?)?
     /// Delays as spectra: row m holds e^(−2πi·k·m/size), k = 0 … size/2 (real, then imaginary
     /// rows of `binStride`), m = 0 … filterLength − taps.
-    private let delayRows: UnsafeMutablePointer<Float>
-    private let delayRowCount: Int
+    let delayRows: UnsafeMutablePointer<Float>
+    let delayRowCount: Int
     /// The interpolator's spectra relative to its whole delay, Σⱼ cⱼ·e^(−2πi·k·(j − 3)/size),
     /// one row pair per step of its table (delayCoefficients).
-    private let fractionRows: UnsafeMutablePointer<Float>
+    let fractionRows: UnsafeMutablePointer<Float>
     /// Two rows of `size` for the transforms' time side, two for their scratch.
     let time: UnsafeMutablePointer<Float>
     let scratch: UnsafeMutablePointer<Float>
@@ -103,27 +103,35 @@ public final class SpectralVoiceMix {
         silence = buffer(size)
         delayRowCount = filterLength - taps + 1
         delayRows = buffer(2 * delayRowCount * binStride)
+        // Every row's angles are among the transform's `size` roots of unity: each worked out once.
+        let size = size
+        let roots = (0..<size).map { index -> (cos: Float, sin: Float) in
+            let angle = -2 * Double.pi * Double(index) / Double(size)
+            return (Float(cos(angle)), Float(sin(angle)))
+        }
         for m in 0..<delayRowCount {
             for k in 0...(size / 2) {
-                let angle = -2 * Double.pi * Double((k * m) % size) / Double(size)
-                delayRows[2 * m * binStride + k] = Float(cos(angle))
-                delayRows[(2 * m + 1) * binStride + k] = Float(sin(angle))
+                let root = roots[(k * m) % size]
+                delayRows[2 * m * binStride + k] = root.cos
+                delayRows[(2 * m + 1) * binStride + k] = root.sin
             }
         }
         let steps = Self.delayCoefficientTable.count
         fractionRows = buffer(2 * steps * binStride)
         for q in 0..<steps {
             let c = Self.delayCoefficientTable[q]
-            for k in 0...(size / 2) {
-                // Row m of the delay table is a delay of m; an advance of m is its conjugate.
-                var re: Float = 0, im: Float = 0
-                for j in 0..<8 {
-                    let m = j - Self.delayTapsBehind
-                    re += c[j] * delayRows[2 * abs(m) * binStride + k]
-                    im += c[j] * (m < 0 ? -1 : 1) * delayRows[(2 * abs(m) + 1) * binStride + k]
+            let re = fractionRows + 2 * q * binStride, im = re + binStride
+            // Tap by tap over all bins (vectorised; each bin's sum in the same order as tap by
+            // tap within a bin). Row m of the delay table is a delay of m; an advance of m is its
+            // conjugate.
+            for j in 0..<8 {
+                let m = j - Self.delayTapsBehind
+                let cosines = delayRows + 2 * abs(m) * binStride, sines = cosines + binStride
+                let weight = c[j], sineWeight = c[j] * (m < 0 ? -1 : 1)
+                for k in 0...(size / 2) {
+                    re[k] += weight * cosines[k]
+                    im[k] += sineWeight * sines[k]
                 }
-                fractionRows[2 * q * binStride + k] = re
-                fractionRows[(2 * q + 1) * binStride + k] = im
             }
         }
     }

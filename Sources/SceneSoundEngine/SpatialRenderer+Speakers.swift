@@ -217,7 +217,16 @@ extension SpatialRenderer {
     private func fit(_ set: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, channels: Int,
                      into output: UnsafeMutablePointer<Float>, channelCount: Int) {
         let block = configuration.blockFrames, o = outputs
-        if channelCount >= channels {
+        if channels == 2 && channelCount == 2 {
+            // Headphones or a pair of speakers on a stereo output, nearly every block: a plain
+            // interleave, which the compiler vectorises (the loops below cost ~37 instructions
+            // a frame).
+            let left = set[0], right = set[1]
+            for n in 0..<block {
+                output[2 * n] = left[n]
+                output[2 * n + 1] = right[n]
+            }
+        } else if channelCount >= channels {
             for n in 0..<block {
                 let frame = output + n * channelCount
                 for c in 0..<channels { frame[c] = set[c][n] }

@@ -1,5 +1,5 @@
 import Testing
-import SceneSoundDSP
+@testable import SceneSoundDSP
 import Foundation
 
 @Suite struct GeometryTests {
@@ -103,6 +103,31 @@ import Foundation
         let delay = limiter.latencyFrames * 2
         let exact = Array(output[delay...]) == Array(input[..<(input.count - delay)])
         #expect(exact)
+    }
+
+    /// A block the limiter only delays (`passesIdleBlocks`) comes out, and leaves the limiter,
+    /// exactly as the full per-frame path would have: bursts over the threshold, the release
+    /// after them, quiet stretches, blocks of many lengths, stereo and 5.1.
+    @Test(arguments: [2, 6])
+    func anIdleBlockIsWhatTheFullPathGives(channelCount: Int) {
+        let fast = Limiter(sampleRateHz: 48000, releaseSeconds: 0.002)
+        let full = Limiter(sampleRateHz: 48000, releaseSeconds: 0.002)
+        full.passesIdleBlocks = false
+        var noise = WhiteNoise(seed: 5)
+        var differing = 0
+        for block in 0..<400 {
+            let frames = [256, 37, 1, 128, 500][block % 5]
+            let amplitude: Float = block % 40 == 7 ? 3 : block % 40 == 20 ? 0.95 : 0.4
+            var fastOutput = noise.samples(channelCount * frames, amplitude: amplitude), fullOutput = fastOutput
+            fast.process(interleaved: &fastOutput, channelCount: channelCount, frames: frames)
+            full.process(interleaved: &fullOutput, channelCount: channelCount, frames: frames)
+            if fastOutput != fullOutput { differing += 1 }
+        }
+        #expect(differing == 0, "\(differing) of 400 blocks differ")
+        #expect(fast.takeMinimumGain() == full.takeMinimumGain())
+        // Most blocks were idle, not all: both paths ran.
+        #expect(fast.idleBlocks > 200 && fast.idleBlocks < 390, "\(fast.idleBlocks) idle blocks of 400")
+        #expect(full.idleBlocks == 0)
     }
 
     @Test func gainRecoversToExactlyOneAfterABurst() {

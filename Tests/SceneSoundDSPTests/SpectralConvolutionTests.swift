@@ -1,5 +1,6 @@
+import Foundation
 import Testing
-import SceneSoundDSP
+@testable import SceneSoundDSP
 
 /// The render thread's FFT and the frequency-domain voice mix against the references: the
 /// double-precision FFT, and time-domain convolution with a linear crossfade.
@@ -112,5 +113,35 @@ import SceneSoundDSP
         #expect(peak > 0.5)
         #expect(Self.maximumDifference(left, expectedLeft) < 1e-4 * peak, "\(Self.maximumDifference(left, expectedLeft))")
         #expect(Self.maximumDifference(right, expectedRight) < 1e-4 * peak, "\(Self.maximumDifference(right, expectedRight))")
+    }
+
+    /// The delay and interpolator spectra the mix prepares at its start (from a table of the
+    /// transform's roots, tap by tap over the bins) are, bit for bit, the sums written out:
+    /// e^(−2πi·k·m/size) for each delay m, and Σⱼ cⱼ·e^(−2πi·k·(j − 3)/size) per step, taps in order.
+    @Test func theDelaySpectraAreTheirSumsWrittenOut() {
+        let mix = SpectralVoiceMix(taps: 128, maximumDelaySamples: 40, partitionFrames: 256)
+        let size = mix.size, stride = mix.binStride
+        var differing = 0
+        for m in 0..<mix.delayRowCount {
+            for k in 0...(size / 2) {
+                let angle = -2 * Double.pi * Double((k * m) % size) / Double(size)
+                if mix.delayRows[2 * m * stride + k] != Float(cos(angle)) || mix.delayRows[(2 * m + 1) * stride + k] != Float(sin(angle)) {
+                    differing += 1
+                }
+            }
+        }
+        for (q, c) in SpectralVoiceMix.delayCoefficientTable.enumerated() {
+            for k in 0...(size / 2) {
+                var re: Float = 0, im: Float = 0
+                for j in 0..<8 {
+                    let m = j - SpectralVoiceMix.delayTapsBehind
+                    re += c[j] * mix.delayRows[2 * abs(m) * stride + k]
+                    im += c[j] * (m < 0 ? -1 : 1) * mix.delayRows[(2 * abs(m) + 1) * stride + k]
+                }
+                if mix.fractionRows[2 * q * stride + k] != re || mix.fractionRows[(2 * q + 1) * stride + k] != im { differing += 1 }
+            }
+        }
+        #expect(mix.delayRowCount > 8)
+        #expect(differing == 0, "\(differing) bins differ")
     }
 }
