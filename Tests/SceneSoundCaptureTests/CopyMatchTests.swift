@@ -121,6 +121,10 @@ import Testing
         #expect(CaptureOnServerTests.Fixture.isLateDriversLoss(quantum, lateCycles: 0, machineDisturbed: true))
         #expect(!CaptureOnServerTests.Fixture.isLateDriversLoss(notAQuantum, lateCycles: 0, machineDisturbed: true))
         #expect(!CaptureOnServerTests.Fixture.isLateDriversLoss(notAQuantum, lateCycles: 3))
+        // A graph run at an app's 128 frames loses 128: a quantum then, not at 256.
+        let smallQuantum = try lost(128)
+        #expect(CaptureOnServerTests.Fixture.isLateDriversLoss(smallQuantum, lateCycles: 1, quantumFrames: 128))
+        #expect(!CaptureOnServerTests.Fixture.isLateDriversLoss(smallQuantum, lateCycles: 1))
         let exact = try #require(TestSignal.match(captured: Self.asCaptured(Self.source[4_800 ..< 150_000]), source: Self.source))
         #expect(!CaptureOnServerTests.Fixture.isLateDriversLoss(exact, lateCycles: 3))
     }

@@ -315,7 +315,8 @@ import Testing
         let whole = capture.isWhole(fixture.kind)
         let match = whole ? nil : TestSignal.match(captured: capture.played, source: eventSound().flatMap { [$0, $0] })
         if let match, CaptureOnServerTests.Fixture.isLateDriversLoss(
-            match, lateCycles: capture.lateCycles, machineDisturbed: fixture.kind == .pipeWire && fixture.stallWatch.disturbance() != nil) {
+            match, lateCycles: capture.lateCycles, machineDisturbed: fixture.kind == .pipeWire && fixture.stallWatch.disturbance() != nil,
+            quantumFrames: fixture.lateCycleQuantumFrames) {
             return fixture.expectExact(what + ": the capture", match, lateCycles: capture.lateCycles, sourceLocation: sourceLocation)
         }
         let message = """

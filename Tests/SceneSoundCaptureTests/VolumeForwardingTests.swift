@@ -97,7 +97,10 @@ import Testing
         try fixture.startCapturing()
         #expect(try waitUntil(timeoutSeconds: 5) { try fixture.server.defaultSinkName() == CaptureSinkProperties.sinkName })
         try fixture.server.pactl(["set-sink-volume", "@DEFAULT_SINK@", "50%"])
-        #expect(try waitUntil(timeoutSeconds: 5) { try Self.volume(of: PrivateSoundServer.sinkName, on: fixture.server).percent == 50 })
+        // Nothing plays: the real sink is kept running while it is read (`keepingRunning`).
+        #expect(try MonitorRecording.keepingRunning(on: fixture.server) {
+            try waitUntil(timeoutSeconds: 5) { try Self.volume(of: PrivateSoundServer.sinkName, on: fixture.server).percent == 50 }
+        }, "\(kind): the real sink is at \(String(describing: try? Self.volume(of: PrivateSoundServer.sinkName, on: fixture.server)))")
         // One sound first, not judged: on PipeWire the first sound after the change lost its
         // start once in about ten runs (3 plays each), the mix it is found in likely recorded
         // while the server was still applying the volume it had reported (a known limit).

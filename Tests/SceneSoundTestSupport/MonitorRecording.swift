@@ -20,6 +20,17 @@ public final class MonitorRecording {
         return stat(file.path, &status) == 0 ? Int(status.st_size) / 8 : 0
     }
 
+    /// `body`'s result, with `sink` kept running meanwhile by a recording of its monitor. The
+    /// pipewire-pulse of PipeWire 1.4 keeps a volume set on a suspended sink (it is heard once
+    /// the sink runs) but reports it, and signals the change, only once the sink runs again: a
+    /// test that reads a sink's volume while nothing plays on it reads it so.
+    public static func keepingRunning<Result>(_ sink: String = PrivateSoundServer.sinkName, on server: PrivateSoundServer,
+                                              _ body: () throws -> Result) throws -> Result {
+        let recording = try MonitorRecording(server: server, sink: sink, file: temporaryFile("\(sink)-kept-running.raw"))
+        defer { _ = recording.finish(afterFrames: 0, timeoutSeconds: 0) }
+        return try body()
+    }
+
     /// Waits for `frames` frames, stops parec, returns all it recorded.
     public func finish(afterFrames frames: Int, timeoutSeconds: Double) -> [Float] {
         _ = waitUntil(timeoutSeconds: timeoutSeconds) { frameCount >= frames }
