@@ -279,7 +279,12 @@ import Testing
             .filter { $0.hasPrefix(CaptureSinkProperties.sinkName + ":") }
         for channel in ["FL", "FR"] {
             let port = try #require(parkPorts.first { $0.hasSuffix("_" + channel) }, "\(parkPorts)")
-            _ = try server.pwLink(["linked-late:output_" + channel, port])
+            // PipeWire 1.4's pw-link waits for its link to settle and calls one changed before
+            // then a failure: here "Invalid argument", then "No such file or directory" for the
+            // other channel, and the app captured whole all the same (4 Dec 2026). What is
+            // judged is the capture, below.
+            let made = Result { try server.pwLink(["linked-late:output_" + channel, port]) }
+            if case .failure(let error) = made { print("pw-link of linked-late's \(channel): \(error)") }
         }
         #expect(consumer.wait(timeoutSeconds: 5) { $0.startedWhileLocked.count == 1 },
                 "left \(consumer.leftStreams.map(\.reason)), sink inputs \((try? server.sinkInputs()) ?? [])")
