@@ -27,17 +27,22 @@ public enum AmbisonicEncoderKernel {
     /// multiply-adds and little memory traffic. With thirty-two 512-bit registers and fused
     /// multiply-adds (`everyChannelInRegisters`, the AVX-512 build) all sixteen channels of
     /// sixteen frames stay in registers: each source's frames are loaded once, not four times.
+    /// `fusedMultiplyAdd` (a build with FMA): each product and sum is one instruction, which
+    /// leaves the loop fewer to issue; elsewhere `addingProduct` would call `fmaf`.
     @inlinable @inline(__always)
     public static func encodeSum(inputs: UnsafePointer<UnsafePointer<Float>>, gains: UnsafePointer<Float>, count: Int,
                                  frames: Int, bus: UnsafeMutablePointer<Float>, channelStride: Int,
-                                 wideRegisters: Bool = false, everyChannelInRegisters: Bool = false) {
+                                 wideRegisters: Bool = false, everyChannelInRegisters: Bool = false,
+                                 fusedMultiplyAdd: Bool = false) {
         guard count > 0 else { return }
         let out = UnsafeMutableRawPointer(bus)
         let stride = channelStride &* MemoryLayout<Float>.stride
         var t = 0
         if everyChannelInRegisters { encodeEveryChannel(inputs, gains, count, frames, out, stride, &t) }
-        if wideRegisters { encodeRows(of: SIMD16<Float>.self, inputs, gains, count, frames, out, stride, &t) }
-        encodeRows(of: SIMD8<Float>.self, inputs, gains, count, frames, out, stride, &t)
+        if wideRegisters {
+            encodeRows(of: SIMD16<Float>.self, inputs, gains, count, frames, out, stride, fusedMultiplyAdd, &t)
+        }
+        encodeRows(of: SIMD8<Float>.self, inputs, gains, count, frames, out, stride, fusedMultiplyAdd, &t)
         let chunkFrames = t
         guard chunkFrames < frames else { return }
         for s in 0..<count {
@@ -122,8 +127,11 @@ public enum AmbisonicEncoderKernel {
     @inlinable @inline(__always)
     static func encodeRows<V: SIMD>(of _: V.Type, _ inputs: UnsafePointer<UnsafePointer<Float>>, _ gains: UnsafePointer<Float>,
                                     _ count: Int, _ frames: Int, _ out: UnsafeMutableRawPointer, _ stride: Int,
-                                    _ t: inout Int) where V.Scalar == Float {
+                                    _ fusedMultiplyAdd: Bool, _ t: inout Int) where V.Scalar == Float {
         let size = MemoryLayout<Float>.stride
+        @inline(__always) func add(_ sum: inout V, _ x: V, _ gain: Float) {
+            if fusedMultiplyAdd { sum = sum.addingProduct(x, V(repeating: gain)) } else { sum += x * V(repeating: gain) }
+        }
         while t &+ V.scalarCount <= frames {
             var channel = 0
             while channel < SphericalHarmonics.channelCount {
@@ -135,8 +143,7 @@ public enum AmbisonicEncoderKernel {
                 var g = gains + channel
                 for s in 0..<count {
                     let x = UnsafeRawPointer(inputs[s] + t).loadUnaligned(as: V.self)
-                    a0 += x * V(repeating: g[0]); a1 += x * V(repeating: g[1])
-                    a2 += x * V(repeating: g[2]); a3 += x * V(repeating: g[3])
+                    add(&a0, x, g[0]); add(&a1, x, g[1]); add(&a2, x, g[2]); add(&a3, x, g[3])
                     g += SphericalHarmonics.channelCount
                 }
                 out.storeBytes(of: a0, toByteOffset: o, as: V.self)

@@ -18,10 +18,12 @@ public enum FIRKernel {
     /// row of four input vectors into independent sums (no horizontal adds, and enough chains
     /// to keep the adders busy) — of sixteen samples where there are sixteen 256-bit registers
     /// (`wideRegisters`, the AVX2 build), of eight otherwise. Then eight samples at a time,
-    /// then one. `taps` must be a multiple of 8 (HRTFSet guarantees it).
+    /// then one. `taps` must be a multiple of 8 (HRTFSet guarantees it). `fusedMultiplyAdd`: the
+    /// rows' products and sums as one instruction each (a build with FMA).
     @inlinable @inline(__always)
     public static func convolve(input: UnsafePointer<Float>, reversedTaps: UnsafePointer<Float>, taps: Int,
-                                output: UnsafeMutablePointer<Float>, frames: Int, wideRegisters: Bool = false) {
+                                output: UnsafeMutablePointer<Float>, frames: Int, wideRegisters: Bool = false,
+                                fusedMultiplyAdd: Bool = false) {
         precondition(taps % 8 == 0)
         let x = UnsafeRawPointer(input), h = UnsafeRawPointer(reversedTaps)
         let out = UnsafeMutableRawPointer(output)
@@ -30,8 +32,8 @@ public enum FIRKernel {
             x.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
         }
         var n = 0
-        if wideRegisters { convolveRows(of: SIMD16<Float>.self, x, reversedTaps, taps, out, &n, frames) }
-        convolveRows(of: SIMD8<Float>.self, x, reversedTaps, taps, out, &n, frames)
+        if wideRegisters { convolveRows(of: SIMD16<Float>.self, x, reversedTaps, taps, out, fusedMultiplyAdd, &n, frames) }
+        convolveRows(of: SIMD8<Float>.self, x, reversedTaps, taps, out, fusedMultiplyAdd, &n, frames)
         while n &+ 8 <= frames {
             var even = SIMD8<Float>(), odd = SIMD8<Float>()
             var j = 0
@@ -59,18 +61,21 @@ public enum FIRKernel {
     /// Outputs from `n` in rows of four vectors of `V`, while whole rows fit.
     @inlinable @inline(__always)
     static func convolveRows<V: SIMD>(of _: V.Type, _ x: UnsafeRawPointer, _ reversedTaps: UnsafePointer<Float>, _ taps: Int,
-                                      _ out: UnsafeMutableRawPointer, _ n: inout Int, _ frames: Int) where V.Scalar == Float {
+                                      _ out: UnsafeMutableRawPointer, _ fusedMultiplyAdd: Bool, _ n: inout Int,
+                                      _ frames: Int) where V.Scalar == Float {
         let size = MemoryLayout<Float>.stride, vectorBytes = V.scalarCount &* size
+        @inline(__always) func add(_ sum: inout V, _ c: V, _ offset: Int) {
+            let v = x.loadUnaligned(fromByteOffset: offset, as: V.self)
+            if fusedMultiplyAdd { sum = sum.addingProduct(c, v) } else { sum += c * v }
+        }
         while n &+ 4 &* V.scalarCount <= frames {
             var a0 = V(), a1 = V(), a2 = V(), a3 = V()
             var j = 0
             while j < taps {
                 let c = V(repeating: reversedTaps[j])
                 let base = (n &+ j) &* size
-                a0 += c * x.loadUnaligned(fromByteOffset: base, as: V.self)
-                a1 += c * x.loadUnaligned(fromByteOffset: base &+ vectorBytes, as: V.self)
-                a2 += c * x.loadUnaligned(fromByteOffset: base &+ 2 &* vectorBytes, as: V.self)
-                a3 += c * x.loadUnaligned(fromByteOffset: base &+ 3 &* vectorBytes, as: V.self)
+                add(&a0, c, base); add(&a1, c, base &+ vectorBytes)
+                add(&a2, c, base &+ 2 &* vectorBytes); add(&a3, c, base &+ 3 &* vectorBytes)
                 j &+= 1
             }
             let o = n &* size

@@ -9,9 +9,11 @@ import SceneSoundDSP
 extension RenderKernels {
     public static let avx512 = RenderKernels(
         name: "avx512",
-        convolve: { FIRKernel.convolve(input: $0, reversedTaps: $1, taps: $2, output: $3, frames: $4, wideRegisters: true) },
+        convolve: { FIRKernel.convolve(input: $0, reversedTaps: $1, taps: $2, output: $3, frames: $4, wideRegisters: true,
+                                       fusedMultiplyAdd: true) },
         encodeSum: { AmbisonicEncoderKernel.encodeSum(inputs: $0, gains: $1, count: $2, frames: $3, bus: $4,
-                                                      channelStride: $5, wideRegisters: true, everyChannelInRegisters: true) },
+                                                      channelStride: $5, wideRegisters: true, everyChannelInRegisters: true,
+                                                      fusedMultiplyAdd: true) },
         rotate: { AmbisonicRotationKernel.rotate(input: $0, inputStride: $1, output: $2, outputStride: $3, frames: $4,
                                                  from: $5, to: $6) },
         fft: { SplitComplexFFT.forward(size: $0, twiddles: $1, inputReal: $2, inputImag: $3, outputReal: $4, outputImag: $5,
