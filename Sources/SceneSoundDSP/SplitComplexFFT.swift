@@ -159,15 +159,28 @@ public final class SplitComplexFFT: @unchecked Sendable {  // immutable after in
         }
     }
 
+    /// The 4 × 8 transpose as shuffles of two vectors at a time (unpack, then a shuffle within
+    /// 128-bit lanes, then the lanes exchanged), which the compiler turns into one instruction
+    /// each; a row gathered lane by lane from four vectors became blends and permutes.
     @inlinable @inline(__always)
     static func store4Interleaved(_ out: UnsafeMutableRawPointer, _ offset: Int,
                                   _ v0: SIMD8<Float>, _ v1: SIMD8<Float>, _ v2: SIMD8<Float>, _ v3: SIMD8<Float>) {
+        typealias V = SIMD8<Float>
         let f = MemoryLayout<Float>.stride
-        for l in 0..<4 {
-            let m = 2 &* l
-            let row = SIMD8<Float>(v0[m], v1[m], v2[m], v3[m], v0[m &+ 1], v1[m &+ 1], v2[m &+ 1], v3[m &+ 1])
-            out.storeBytes(of: row, toByteOffset: offset &+ 8 &* l &* f, as: SIMD8<Float>.self)
+        @inline(__always) func low(_ a: V, _ b: V) -> V { V(a[0], b[0], a[1], b[1], a[4], b[4], a[5], b[5]) }
+        @inline(__always) func high(_ a: V, _ b: V) -> V { V(a[2], b[2], a[3], b[3], a[6], b[6], a[7], b[7]) }
+        @inline(__always) func pairsLow(_ a: V, _ b: V) -> V { V(a[0], a[1], b[0], b[1], a[4], a[5], b[4], b[5]) }
+        @inline(__always) func pairsHigh(_ a: V, _ b: V) -> V { V(a[2], a[3], b[2], b[3], a[6], a[7], b[6], b[7]) }
+        let t0 = low(v0, v1), t1 = high(v0, v1), t2 = low(v2, v3), t3 = high(v2, v3)
+        // u0: lane 0 and 4 of every input, u1: 1 and 5, u2: 2 and 6, u3: 3 and 7.
+        let u0 = pairsLow(t0, t2), u1 = pairsHigh(t0, t2), u2 = pairsLow(t1, t3), u3 = pairsHigh(t1, t3)
+        @inline(__always) func store(_ l: Int, _ row: V) {
+            out.storeBytes(of: row, toByteOffset: offset &+ 8 &* l &* f, as: V.self)
         }
+        store(0, V(lowHalf: u0.lowHalf, highHalf: u1.lowHalf))
+        store(1, V(lowHalf: u2.lowHalf, highHalf: u3.lowHalf))
+        store(2, V(lowHalf: u0.highHalf, highHalf: u1.highHalf))
+        store(3, V(lowHalf: u2.highHalf, highHalf: u3.highHalf))
     }
 
     /// The last pass when log2(size) is odd: n = 8, stride size/8, no outer twiddles — an
