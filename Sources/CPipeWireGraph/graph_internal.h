@@ -121,13 +121,14 @@ struct ss_pw_graph {
 	struct ss_pw_graph_late_cycle late_record[SS_PW_GRAPH_LATE_RECORD];  /* written by the data thread */
 	uint64_t slowest_process_nsec, slowest_process_end_nsec;
 	/* graph_quantum.c: the quantum asked now (0: the configured one), how often it was raised,
-	 * the last cycle the next smaller one would have missed (CLOCK_MONOTONIC ns); the data
-	 * thread's signal to raise it (one pending at a time) and the loop's timer to lower it. */
+	 * the last cycle the next smaller one would have nearly missed (CLOCK_MONOTONIC ns); the
+	 * data thread's signal to raise it (one pending at a time; whether a cycle was missed or
+	 * only nearly) and the loop's timer to lower it. */
 	uint32_t asked_quantum;
 	uint64_t quantum_raises, last_near_miss_nsec;
 	uint64_t last_miss_nsec;            /* data thread: the miss signalled */
 	uint64_t last_graph_change_nsec;    /* loop thread: a node or link came or went, the quantum changed */
-	int raise_signalled;
+	int raise_signalled, miss_since_signal;
 	struct spa_source *quantum_event, *quantum_timer, *quantum_judge_timer;
 };
 

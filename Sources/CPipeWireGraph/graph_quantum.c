@@ -1,5 +1,6 @@
 /* The quantum the node asks of the graph (node.latency): the configured one, doubled when the
- * graph's driver misses a period, and halved again once the smaller one would have held.
+ * graph's driver misses a period or comes within a quarter of one of missing it, and halved
+ * again once the smaller one would have held.
  *
  * Why: a driver whose thread is kept off its CPU for a period or more (a virtual machine's host
  * stealing it; docs/CAPTURE.md, "Scale") wakes late and catches up with two cycles back to back,
@@ -7,6 +8,9 @@
  * for that quantum, a gap in every app we render at once, where apps played straight to the
  * sink are only delayed. A longer quantum outlasts such stalls (a 7 ms stall: half the 5.3 ms
  * cycles lost at 256 frames, none at 512), as PulseAudio's buffer grows after an underrun.
+ * And as PulseAudio's grows before one, when its buffer ran nearly dry: the miss itself is heard
+ * (one quantum in every app at once), and on a host that stalls the driver for whole periods
+ * the shorter stalls come first — a cycle begun three quarters of a period late is the warning.
  *
  * The data thread only notes and signals (an eventfd write: no allocation, no lock, no wait);
  * the loop thread judges the miss and asks the server (pw_filter_update_properties), which
@@ -81,6 +85,7 @@ static void on_judge(void *data, uint64_t expirations)
 	struct ss_pw_graph *g = data;
 	(void)expirations;
 	uint64_t missed = __atomic_load_n(&g->last_miss_nsec, __ATOMIC_ACQUIRE);
+	int a_cycle_missed = __atomic_exchange_n(&g->miss_since_signal, 0, __ATOMIC_ACQ_REL);
 	__atomic_store_n(&g->raise_signalled, 0, __ATOMIC_RELEASE);
 	uint32_t asked = ss_graph_asked_quantum(g);
 	if (!g->started || asked * 2 > g->config.maximum_quantum_frames)
@@ -92,7 +97,8 @@ static void on_judge(void *data, uint64_t expirations)
 	__atomic_add_fetch(&g->quantum_raises, 1, __ATOMIC_RELAXED);
 	/* A miss is a near miss of the smaller quantum too: the wait to step down starts here. */
 	__atomic_store_n(&g->last_near_miss_nsec, now_nsec(), __ATOMIC_RELAXED);
-	apply(g, asked * 2, "the graph's driver missed a period");
+	apply(g, asked * 2, a_cycle_missed ? "the graph's driver missed a period"
+			: "a cycle began within a quarter period of a miss");
 	arm_recovery(g, recovery_nsec(g));
 }
 
@@ -111,7 +117,7 @@ static void on_recovery(void *data, uint64_t expirations)
 	uint32_t lower = asked / 2 < g->config.quantum_frames ? g->config.quantum_frames : asked / 2;
 	/* The smaller quantum's wait starts anew: it must hold as long before the next step. */
 	__atomic_store_n(&g->last_near_miss_nsec, now_nsec(), __ATOMIC_RELAXED);
-	apply(g, lower, "no cycle late by the smaller quantum's length since the last change");
+	apply(g, lower, "no cycle late by three quarters of the smaller quantum since the last change");
 	if (lower > g->config.quantum_frames)
 		arm_recovery(g, recovery_nsec(g));
 }
@@ -138,6 +144,13 @@ void ss_graph_quantum_stop(struct ss_pw_graph *g)
 	g->quantum_judge_timer = NULL;
 }
 
+/* Begun more than three quarters of `frames` after its cycle was due: within a quarter period
+ * of the driver's catch-up cycle going on without us. */
+static int near_miss(int64_t behind_nsec, uint32_t frames, uint32_t rate)
+{
+	return behind_nsec > 0 && (uint64_t)behind_nsec * 4 * rate > (uint64_t)frames * 3 * 1000000000u;
+}
+
 /* Data thread, after each call: `missed`, the sink played a cycle without us; `overloaded`, our
  * call took more CPU time than the quantum lasts (our render, which a longer quantum does not
  * cure); `behind_nsec`, how long after the driver's cycle was due the call began. Only at the
@@ -148,14 +161,16 @@ void ss_graph_quantum_note(struct ss_pw_graph *g, int missed, int overloaded, in
 	uint32_t asked = ss_graph_asked_quantum(g);
 	if (g->config.maximum_quantum_frames <= g->config.quantum_frames || frames != asked || rate == 0)
 		return;
-	if (missed && !overloaded && asked * 2 <= g->config.maximum_quantum_frames
-			&& !__atomic_exchange_n(&g->raise_signalled, 1, __ATOMIC_ACQ_REL) && g->quantum_event != NULL) {
-		__atomic_store_n(&g->last_miss_nsec, ended_nsec, __ATOMIC_RELEASE);
-		pw_loop_signal_event(pw_thread_loop_get_loop(g->loop), g->quantum_event);
+	if ((missed || near_miss(behind_nsec, asked, rate)) && !overloaded && asked * 2 <= g->config.maximum_quantum_frames) {
+		if (missed)
+			__atomic_store_n(&g->miss_since_signal, 1, __ATOMIC_RELEASE);
+		if (!__atomic_exchange_n(&g->raise_signalled, 1, __ATOMIC_ACQ_REL) && g->quantum_event != NULL) {
+			__atomic_store_n(&g->last_miss_nsec, ended_nsec, __ATOMIC_RELEASE);
+			pw_loop_signal_event(pw_thread_loop_get_loop(g->loop), g->quantum_event);
+		}
 	}
-	/* Late by more than the next smaller quantum lasts: that one would have missed a cycle. */
-	if (asked > g->config.quantum_frames && behind_nsec > 0
-			&& (uint64_t)behind_nsec > (uint64_t)(asked / 2) * 1000000000u / rate)
+	/* The next smaller quantum would have come as near to a miss: it may not come back yet. */
+	if (asked > g->config.quantum_frames && near_miss(behind_nsec, asked / 2, rate))
 		__atomic_store_n(&g->last_near_miss_nsec, ended_nsec, __ATOMIC_RELAXED);
 }
 

@@ -86,6 +86,32 @@ import Testing
         #expect(missedAtRaised <= 1 && node.askedQuantumFrames <= 1024, "\(node.recentLateCycles)")
     }
 
+    /// A stall that only delays the driver's cycle, by more than three quarters of a period (4.5 ms
+    /// of 5.3), loses nothing yet but warns of the one that will: the quantum is raised before
+    /// any cycle is played without us, as PulseAudio's buffer grows when it nearly ran dry.
+    @Test func aCycleBegunNearlyAPeriodLateRaisesTheQuantumBeforeAnyIsMissed() throws {
+        let server = try PrivateSoundServer(.pipeWire)
+        defer { server.tearDown() }
+        let changes = Changes()
+        let node = try Self.runningNode(on: server, maximum: 1024, recoverySeconds: 60, changes: changes)
+        defer { node.stop() }
+        let lateBefore = node.lateCycleCount
+        // The driver is delayed by more than 4 ms only when its wake falls in the stall's first
+        // half millisecond (one stall in ten or so): stalled until the node saw one, 100 at most.
+        var stalls = 0
+        while node.quantumRaiseCount == 0 && stalls < 100 {
+            _ = try Self.stallDriver(node, seconds: 0.0045, times: 1)
+            stalls += 1
+        }
+        try waitUntil(timeoutSeconds: 5, "the quantum raised after \(stalls) stalls of 4.5 ms: \(changes.frames)") { node.quantumFrames == 512 }
+        let lost = node.lateCycleCount - lateBefore
+        print("4.5 ms stalls of the driver: raised to \(node.askedQuantumFrames) frames after \(stalls); \(lost) cycle(s) played without us; changes \(changes.seen.withLock { $0.map { "\($0.frames): \($0.reason)" } })")
+        #expect(changes.frames == [512] && node.askedQuantumFrames == 512)
+        #expect(changes.seen.withLock { $0.first?.reason } == "a cycle began within a quarter period of a miss")
+        // (One spare: the host may stall the driver a period on its own.)
+        #expect(lost <= 1, "\(node.recentLateCycles)")
+    }
+
     /// Raised step by step up to the maximum and no further, then lowered a step at a time once
     /// no cycle began late by the smaller quantum's length for the recovery time.
     @Test func theQuantumGrowsToItsMaximumAndComesBackWhenTheDriverHolds() throws {
