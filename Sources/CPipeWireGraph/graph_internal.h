@@ -126,7 +126,8 @@ struct ss_pw_graph {
 	 * only nearly) and the loop's timer to lower it. */
 	uint32_t asked_quantum;
 	uint64_t quantum_raises, last_near_miss_nsec;
-	uint64_t last_miss_nsec;            /* data thread: the miss signalled */
+	uint64_t last_miss_nsec;            /* data thread: the miss signalled, */
+	int64_t signalled_behind_nsec;      /* its call's start after its cycle was due */
 	uint64_t last_graph_change_nsec;    /* loop thread: a node or link came or went, the quantum changed */
 	int raise_signalled, miss_since_signal;
 	struct spa_source *quantum_event, *quantum_timer, *quantum_judge_timer;

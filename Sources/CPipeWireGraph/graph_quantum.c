@@ -97,8 +97,13 @@ static void on_judge(void *data, uint64_t expirations)
 	__atomic_add_fetch(&g->quantum_raises, 1, __ATOMIC_RELAXED);
 	/* A miss is a near miss of the smaller quantum too: the wait to step down starts here. */
 	__atomic_store_n(&g->last_near_miss_nsec, now_nsec(), __ATOMIC_RELAXED);
-	apply(g, asked * 2, a_cycle_missed ? "the graph's driver missed a period"
-			: "a cycle began within a quarter period of a miss");
+	char why[128];
+	if (a_cycle_missed)
+		snprintf(why, sizeof(why), "the graph's driver missed a period");
+	else
+		snprintf(why, sizeof(why), "a cycle began within a quarter period of a miss (%.1f ms after it was due)",
+				(double)__atomic_load_n(&g->signalled_behind_nsec, __ATOMIC_RELAXED) * 1e-6);
+	apply(g, asked * 2, why);
 	arm_recovery(g, recovery_nsec(g));
 }
 
@@ -165,6 +170,7 @@ void ss_graph_quantum_note(struct ss_pw_graph *g, int missed, int overloaded, in
 		if (missed)
 			__atomic_store_n(&g->miss_since_signal, 1, __ATOMIC_RELEASE);
 		if (!__atomic_exchange_n(&g->raise_signalled, 1, __ATOMIC_ACQ_REL) && g->quantum_event != NULL) {
+			__atomic_store_n(&g->signalled_behind_nsec, behind_nsec, __ATOMIC_RELAXED);
 			__atomic_store_n(&g->last_miss_nsec, ended_nsec, __ATOMIC_RELEASE);
 			pw_loop_signal_event(pw_thread_loop_get_loop(g->loop), g->quantum_event);
 		}

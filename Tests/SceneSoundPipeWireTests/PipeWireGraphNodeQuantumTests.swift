@@ -107,7 +107,7 @@ import Testing
         let lost = node.lateCycleCount - lateBefore
         print("4.5 ms stalls of the driver: raised to \(node.askedQuantumFrames) frames after \(stalls); \(lost) cycle(s) played without us; changes \(changes.seen.withLock { $0.map { "\($0.frames): \($0.reason)" } })")
         #expect(changes.frames == [512] && node.askedQuantumFrames == 512)
-        #expect(changes.seen.withLock { $0.first?.reason } == "a cycle began within a quarter period of a miss")
+        #expect(changes.seen.withLock { $0.first?.reason.hasPrefix("a cycle began within a quarter period of a miss (") } == true)
         // (One spare: the host may stall the driver a period on its own.)
         #expect(lost <= 1, "\(node.recentLateCycles)")
     }
