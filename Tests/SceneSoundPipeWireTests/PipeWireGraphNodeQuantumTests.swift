@@ -113,7 +113,7 @@ import Testing
     }
 
     /// Raised step by step up to the maximum and no further, then lowered a step at a time once
-    /// no cycle began late by the smaller quantum's length for the recovery time.
+    /// no cycle began late by three quarters of the smaller quantum for the recovery time.
     @Test func theQuantumGrowsToItsMaximumAndComesBackWhenTheDriverHolds() throws {
         let server = try PrivateSoundServer(.pipeWire)
         defer { server.tearDown() }
