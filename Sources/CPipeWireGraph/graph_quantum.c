@@ -10,7 +10,8 @@
  * cycles lost at 256 frames, none at 512), as PulseAudio's buffer grows after an underrun.
  * And as PulseAudio's grows before one, when its buffer ran nearly dry: the miss itself is heard
  * (one quantum in every app at once), and on a host that stalls the driver for whole periods
- * the shorter stalls come first — a cycle begun three quarters of a period late is the warning.
+ * shorter stalls may come first — a cycle begun three quarters of a period late is the warning,
+ * when one comes (whether it does is the host's doing).
  *
  * The data thread only notes and signals (an eventfd write: no allocation, no lock, no wait);
  * the loop thread judges the miss and asks the server (pw_filter_update_properties), which
