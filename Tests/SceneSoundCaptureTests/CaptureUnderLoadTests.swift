@@ -9,8 +9,8 @@ import Testing
 /// CPUs — a compile in the background, a game. The real sink is recorded for
 /// SCENESOUND_CAPTURE_LOAD_SECONDS (60 by default). A gap: a 10 ms window in which a tone falls
 /// below half its median level, not where the machine itself stalled (`MachineStallWatch`). The
-/// captured apps may not have more gaps than the direct ones; on PipeWire that is not met
-/// every run yet, and it is reported there as a known issue (see the bar below).
+/// captured apps may not have more gaps than the direct ones; that is not met every run yet,
+/// and is a known issue only where the machine is seen to have caused it (see the bar below).
 /// The daemon plays through its default output on each server (the graph node on PipeWire).
 @Suite(.serialized) struct CaptureUnderLoadTests {
     static let seconds = ProcessInfo.processInfo.environment["SCENESOUND_CAPTURE_LOAD_SECONDS"].flatMap(Double.init) ?? 60
@@ -94,6 +94,7 @@ import Testing
         let stallWatch = MachineStallWatch(thresholdSeconds: 0.002)
         defer { stallWatch.stop() }
         let started = MachineStallWatch.nowSeconds()
+        let statusBefore = try daemonStatus(socket: socket, environment: server.clientEnvironment)
         let recordingStarted = MachineStallWatch.nowSeconds()
         let spells = DrySpellCollector(status: { [environment = server.clientEnvironment] in
             try? daemonStatus(socket: socket, environment: environment)
@@ -105,11 +106,11 @@ import Testing
         loops.forEach { $0.kill() }
         // Where the captured apps' gaps would come from: the output's underruns (the sound
         // server's record), or a captured stream starved or dropped before the render.
-        let status = try? daemonStatus(socket: socket, environment: server.clientEnvironment)
-        let captured = (status?.apps?.streams ?? []).filter { $0.application == "captured" }
-        let cycleSeconds = status.map { Double($0.output.blockFrames) / $0.output.rateHz } ?? 0
-        let late = MissedCycles(status?.output.recentUnderruns ?? [], blockSeconds: cycleSeconds, watch: stallWatch)
-        print("\(kind): recording started \(recordingStarted); output \(status?.output.kind ?? "?") underruns \(status?.output.underruns ?? -1) (of the latest \(late.all.count), \(late.unwatched.count) before the load, \(late.unexplained.count) during it with no stall of the machine\(late.unexplained.isEmpty ? "" : ": " + late.describe(late.unexplained)); overloaded \(status?.output.overloadedBlocks ?? -1), slowest \(status?.output.slowestBlockCPUSeconds ?? -1) s CPU), latency \(status?.output.latencySeconds ?? -1) s; captured streams starved \(captured.map(\.starvedSeconds)) s, dropped \(captured.map(\.droppedSeconds)) s, slipped \(captured.map { $0.slippedSeconds ?? .nan }) s, stretched \(captured.map { $0.stretchedSeconds ?? .nan }) s")
+        let status = try daemonStatus(socket: socket, environment: server.clientEnvironment)
+        let captured = (status.apps?.streams ?? []).filter { $0.application == "captured" }
+        let cycleSeconds = Double(status.output.blockFrames) / status.output.rateHz
+        let late = MissedCycles(status.output.recentUnderruns ?? [], blockSeconds: cycleSeconds, watch: stallWatch)
+        print("\(kind): recording started \(recordingStarted); output \(status.output.kind) underruns \(status.output.underruns) (of the latest \(late.all.count), \(late.unwatched.count) before the load, \(late.unexplained.count) during it with no stall of the machine\(late.unexplained.isEmpty ? "" : ": " + late.describe(late.unexplained)); overloaded \(status.output.overloadedBlocks ?? -1), slowest \(status.output.slowestBlockCPUSeconds ?? -1) s CPU), latency \(status.output.latencySeconds ?? -1) s; captured streams starved \(captured.map(\.starvedSeconds)) s, dropped \(captured.map(\.droppedSeconds)) s, slipped \(captured.map { $0.slippedSeconds ?? .nan }) s, stretched \(captured.map { $0.stretchedSeconds ?? .nan }) s")
 
         let windows = heard.count / 2 / Self.windowFrames
         func levels(_ hertz: Int) -> [Double] {
@@ -156,32 +157,26 @@ import Testing
             """)
         #expect(windows - firstWindow >= Int(Self.seconds) * 95, "the recording's first \(firstWindow) windows lack a tone")
         let noMoreGaps = { #expect(capturedGaps.reduce(0, +) <= directGaps.reduce(0, +), "\(kind): captured \(capturedGaps) against direct \(directGaps)") }
-        // On PulseAudio the server's main thread, not real-time, is late for our recordings and
-        // our output alike, and the captured apps' queues run dry where a direct app's 2 s
-        // buffer hides it (the two sinks' clocks running apart are followed: `slipped` above);
-        // such a spell is bridged by the stream's own continuation, not silence
-        // (`DrySpellConcealer`: `starved` above still counts it, the spells are printed beside
-        // the gaps), and a queue grown long is trimmed by whole periods (`dropped`): met.
-        if kind == .pulseAudio {
-            // Met in 11 fresh-clone runs of 13. In the other two every captured app had one or
-            // two gaps at one moment (3 and 7 against 0), each stream dry for at most 3 ms there,
-            // and the output underflowed during the recording: PulseAudio played silence for our
-            // stream where its main thread was late with the output's request, which a direct
-            // app's 2 s buffer hides. The output's buffer grows after it (the growth now a stretch
-            // of each captured stream: OutputGrowthTests), but the underflow itself is heard;
-            // a bigger buffer from the start would break the ≈ 20 ms output latency. Reported as a
-            // known issue (issue 28, item 3, open).
-            withKnownIssue("PulseAudio: an output underflow under load is a gap in every captured app", isIntermittent: true) {
-                noMoreGaps()
-            }
-        } else {
-            // Not shown cured on PipeWire (issue 28, item 3, open; docs/CAPTURE.md, "Under
-            // load"), reported as a known issue, every figure printed above: the graph node now
-            // and then misses a cycle (its late cycles above): the driver, a period late, runs
-            // two cycles back to back and mixes the second before the node can have run
-            // (docs/CAPTURE.md, "Scale"), a gap for every captured app at once.
-            withKnownIssue("PipeWire: the graph node misses a cycle now and then under load, a gap for every captured app",
-                           isIntermittent: true) { noMoreGaps() }
-        }
+        // Not met on every run yet, on either server (issue 28, item 3, open), and excused only
+        // where the output underran while recorded, not by our render, or the node raised its
+        // quantum, or every captured gap fell where a direct app had one (`excuseForCapturedGaps`):
+        // gaps beyond the direct ones without any of these are the capture's own, and fail.
+        // - PulseAudio: its main thread, not real-time, is late for our recordings and our output
+        //   alike. A captured queue run dry is bridged by the stream's own continuation
+        //   (`DrySpellConcealer`: the spells are printed beside the gaps), one grown long is
+        //   trimmed by whole periods, the two sinks' clocks running apart are followed
+        //   (`slipped` above). What is left: when the host stalls the machine for about 10 ms,
+        //   the output's 20 ms buffer underflows and PulseAudio plays silence for our stream, a
+        //   gap in every captured app at once, which a direct app's 2 s buffer hides (2 fresh-clone
+        //   runs of 13). The buffer grows after it (a stretch of each captured stream:
+        //   OutputGrowthTests); a bigger one from the start would break the ≈ 20 ms latency.
+        // - PipeWire: the driver, a period late, runs two cycles back to back and mixes the
+        //   second before the node can have run (docs/CAPTURE.md, "Scale"): the node's late
+        //   cycles above, a gap for every captured app at once; the quantum is raised after it.
+        let excuse = MissedCycles.excuseForCapturedGaps(before: statusBefore, after: status, watch: stallWatch,
+                                                        capturedGapWindows: Set(capturedWindows.joined()),
+                                                        directGapWindows: Set(directWindows.joined()))
+        print("\(kind): gaps beyond the direct apps' excused: \(excuse ?? "no")")
+        withKnownIssue("\(kind): a gap in every captured app where \(excuse ?? "")", isIntermittent: true) { noMoreGaps() } when: { excuse != nil }
     }
 }
