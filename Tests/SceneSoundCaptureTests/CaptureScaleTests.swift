@@ -255,13 +255,13 @@ import Testing
         // Not met on every run yet (issue 28, item 3, open), and excused only where the output
         // underran while recorded, not by our render, or the node raised its quantum
         // (`excuseForCapturedGaps`): gaps beyond the direct ones without either are the
-        // capture's own, and fail. On PipeWire, when the driver
-        // wakes a period late (a stall of its CPU) it runs two cycles back to back and mixes the
-        // second before a node downstream of every app can have run, a gap in every captured app
-        // and none in the direct ones (docs/CAPTURE.md, "Scale"); the node then asks for a longer
-        // quantum and the same stalls cost nothing more, but the first is heard. On PulseAudio,
-        // a stall of the machine of about 10 ms underflows the output's 20 ms buffer, which a
-        // direct app's 2 s buffer hides.
+        // capture's own, and fail. On PipeWire, when the driver wakes late (a stall of its CPU),
+        // the apps' streams after it and our node after them end past the next cycle, which
+        // goes on without us: a gap in every captured app and none in the direct ones
+        // (docs/CAPTURE.md, "Scale"); the node then asks for a longer quantum and the same
+        // stalls cost nothing more, but the first is heard. On PulseAudio, a stall of the
+        // machine of about 10 ms underflows the output's 20 ms buffer, which a direct app's 2 s
+        // buffer hides.
         let excuse = MissedCycles.excuseForCapturedGaps(before: before, after: after, watch: stallWatch)
         print("\(kind): gaps beyond the direct apps' excused: \(excuse ?? "no")")
         withKnownIssue("\(kind): \(count) captured apps, a gap in every one where \(excuse ?? "")", isIntermittent: true) {

@@ -170,9 +170,10 @@ import Testing
         //   gap in every captured app at once, which a direct app's 2 s buffer hides (2 fresh-clone
         //   runs of 13). The buffer grows after it (a stretch of each captured stream:
         //   OutputGrowthTests); a bigger one from the start would break the ≈ 20 ms latency.
-        // - PipeWire: the driver, a period late, runs two cycles back to back and mixes the
-        //   second before the node can have run (docs/CAPTURE.md, "Scale"): the node's late
-        //   cycles above, a gap for every captured app at once; the quantum is raised after it.
+        // - PipeWire: the driver wakes late, the apps' streams after it and our node after them
+        //   end past the next cycle, which goes on without us (docs/CAPTURE.md, "Scale"): the
+        //   node's late cycles above, a gap for every captured app at once; the quantum is
+        //   raised after it.
         let excuse = MissedCycles.excuseForCapturedGaps(before: statusBefore, after: status, watch: stallWatch,
                                                         capturedGapWindows: Set(capturedWindows.joined()),
                                                         directGapWindows: Set(directWindows.joined()))
