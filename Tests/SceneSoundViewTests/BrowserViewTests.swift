@@ -96,8 +96,15 @@ import Testing
         }
         #expect(url.range(of: #"^http://127\.0\.0\.1:[0-9]+/\?token=[0-9a-f]{32}$"#, options: .regularExpression) != nil, "\(url)")
 
+        // An app that comes and goes while the Exclude button waits for its click.
+        let passing = directory + "/passing.wav"
+        _ = try runTool("/usr/bin/sox", ["-n", "-r", "48000", "-c", "1", "-b", "16", passing, "synth", "0.5", "sine", "440", "vol", "0.2"], display: nil)
+        let passingApp = ["/usr/bin/env"] + sound.clientEnvironment.map { "\($0.key)=\($0.value)" }
+            + ["/usr/bin/paplay", "--client-name=passer", passing]
+
         let screenshot = Self.screenshotPath
         let config: [String: Any] = [
+            "passing_app": passingApp, "passing_app_name": "passer",
             "url": url, "display": x.display, "app": "viewtest", "app_spatial_mode": "off",
             "window_scene": "notes", "window_id": String(window), "move_to_x": 1100, "move_to_y": 300,
             "opentrack_port": opentrackPort, "opentrack_yaw_degrees": 60, "hidden_yaw_degrees": 20,

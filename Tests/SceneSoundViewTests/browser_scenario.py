@@ -292,6 +292,15 @@ try:
         # times a second): a click runs from press to release, and a button replaced between
         # the two loses it (a fresh-clone run once lost this very click so).
         js("window.excludeButton = document.querySelector(arguments[0])", f'button[data-exclude="{app}"]')
+        if "passing_app" in cfg:
+            # Another app comes and goes meanwhile (an alert's stream, a notification): the row
+            # stays too (ci108 lost it so, the alerter's stream ending during this wait).
+            passer, name = subprocess.Popen(cfg["passing_app"]), cfg["passing_app_name"]
+            listed = lambda: driver.find_elements(By.CSS_SELECTOR, f'li[data-app="{name}"]')
+            wait(listed, 10, f"{name} listed")
+            passer.wait(timeout=15)
+            wait(lambda: not listed(), 10, f"{name} no longer listed")
+            out["steps"].append("another app came and went")
         updates = int(js("return document.body.dataset.updates"))
         wait(lambda: int(js("return document.body.dataset.updates")) >= updates + 3, 5, "three more updates drawn")
         out["exclude_button_kept"] = js("return window.excludeButton.isConnected")

@@ -223,49 +223,68 @@
     if (!model.marks.length) { const li = document.createElement("li"); li.textContent = "no scenes"; scenes.appendChild(li); }
   }
 
-  // The lists with controls keep their elements while they list the same things: drawn anew
-  // with every update (30 a second while a meter moves), a button replaced between the press
-  // and the release of a click loses the click, and a menu open on a select closes. Built
-  // again when `shape` changes; `update` then brings what moves (an app's direction) up to date.
-  function drawControls(list, shape, build, update) {
+  // A list with controls keeps its elements while it lists the same things: drawn anew with
+  // every update (30 a second while a meter moves), a button replaced between the press and
+  // the release of a click loses the click, and a menu open on a select closes.
+  function drawControls(list, shape, build) {
     const key = JSON.stringify(shape);
     if (list.dataset.shape !== key) {
       list.dataset.shape = key;
       list.replaceChildren();
       build(list);
     }
-    if (update) update(list);
   }
 
+  // Each app's row (its Exclude button, its menu) lives as long as the app is listed: another
+  // app coming or going (an alert's stream ending) or its own mode changing leaves it in
+  // place, so a click pressed on the button is released on it too.
   function drawApps(model) {
+    const list = $("apps");
     const label = (app) => (app.application || app.name) + " (" + app.kind + ", " + app.azimuth_degrees.toFixed(0) + "°) ";
-    drawControls($("apps"), model.apps.map((app) => [app.name, app.spatial || ""]), (apps) => {
-      for (const app of model.apps) {
-        const li = document.createElement("li"); li.dataset.app = app.name;
-        const text = document.createElement("span"); text.className = "label"; li.appendChild(text);
-        const b = document.createElement("button"); b.type = "button"; b.textContent = "Exclude"; b.dataset.exclude = app.name;
-        b.addEventListener("click", () => act({ action: "exclude", name: app.name }));
-        li.appendChild(b);
-        if (app.spatial) {
-          // How it plays: at its window, with the head, or plain stereo (apps spatial).
-          const select = document.createElement("select"); select.dataset.spatial = app.name;
-          select.setAttribute("aria-label", "how " + (app.application || app.name) + " plays");
-          for (const [mode, title] of [["anchored", "at its window"], ["head-locked", "with the head"], ["off", "plain stereo"]]) {
-            const option = document.createElement("option"); option.value = mode; option.textContent = title;
-            option.selected = mode === app.spatial; select.appendChild(option);
-          }
-          select.addEventListener("change", () => act({ action: "app_spatial", name: app.name, mode: select.value }));
-          li.appendChild(document.createTextNode(" ")); li.appendChild(select);
-        }
-        apps.appendChild(li);
-      }
-      if (!model.apps.length) { const li = document.createElement("li"); li.textContent = "no app is playing"; apps.appendChild(li); }
-    }, (apps) => {
-      model.apps.forEach((app, index) => {
-        const text = apps.children[index].querySelector("span.label");
-        if (text.textContent !== label(app)) text.textContent = label(app);
-      });
+    const rows = new Map();
+    for (const li of list.children) if (li.dataset.app !== undefined) rows.set(li.dataset.app, li);
+    const wanted = model.apps.map((app) => {
+      const li = rows.get(app.name) || appRow(app);
+      const text = li.querySelector("span.label");
+      if (text.textContent !== label(app)) text.textContent = label(app);
+      drawAppSpatial(li, app);
+      return li;
     });
+    if (!wanted.length) {
+      const none = list.children.length === 1 && list.firstChild.dataset.app === undefined ? list.firstChild : document.createElement("li");
+      none.textContent = "no app is playing";
+      wanted.push(none);
+    }
+    for (const li of [...list.children]) if (!wanted.includes(li)) li.remove();
+    wanted.forEach((li, index) => { if (list.children[index] !== li) list.insertBefore(li, list.children[index] || null); });
+  }
+
+  function appRow(app) {
+    const li = document.createElement("li"); li.dataset.app = app.name;
+    const text = document.createElement("span"); text.className = "label"; li.appendChild(text);
+    const b = document.createElement("button"); b.type = "button"; b.textContent = "Exclude"; b.dataset.exclude = app.name;
+    b.addEventListener("click", () => act({ action: "exclude", name: app.name }));
+    li.appendChild(b);
+    return li;
+  }
+
+  // How it plays: at its window, with the head, or plain stereo (apps spatial); a server
+  // before `apps spatial` reports no mode, and the row has no menu.
+  function drawAppSpatial(li, app) {
+    let select = li.querySelector("select");
+    if (!app.spatial) { if (select) { select.previousSibling.remove(); select.remove(); } return; }
+    if (!select) {
+      select = document.createElement("select"); select.dataset.spatial = app.name;
+      select.setAttribute("aria-label", "how " + (app.application || app.name) + " plays");
+      for (const [mode, title] of [["anchored", "at its window"], ["head-locked", "with the head"], ["off", "plain stereo"]]) {
+        const option = document.createElement("option"); option.value = mode; option.textContent = title; select.appendChild(option);
+      }
+      select.addEventListener("change", () => act({ action: "app_spatial", name: app.name, mode: select.value }));
+      li.appendChild(document.createTextNode(" ")); li.appendChild(select);
+    }
+    // Set when the server's report changes, not at every update: a choice just made stays
+    // shown until the server has it.
+    if (select.dataset.reported !== app.spatial) { select.dataset.reported = app.spatial; select.value = app.spatial; }
   }
 
   function drawExcluded(model) {
