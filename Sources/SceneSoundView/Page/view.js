@@ -241,17 +241,22 @@
   function drawApps(model) {
     const list = $("apps");
     const label = (app) => (app.application || app.name) + " (" + app.kind + ", " + app.azimuth_degrees.toFixed(0) + "°) ";
-    const rows = new Map();
-    for (const li of list.children) if (li.dataset.app !== undefined) rows.set(li.dataset.app, li);
+    // A row per stream, keyed by the app's name and which of its streams it is (an app with
+    // two streams has two rows, one Exclude for the app in each).
+    const rows = new Map(), streams = new Map();
+    for (const li of list.children) if (li.dataset.row !== undefined) rows.set(li.dataset.row, li);
     const wanted = model.apps.map((app) => {
-      const li = rows.get(app.name) || appRow(app);
+      const index = streams.get(app.name) || 0;
+      streams.set(app.name, index + 1);
+      const key = app.name + "\n" + index;
+      const li = rows.get(key) || appRow(app, key);
       const text = li.querySelector("span.label");
       if (text.textContent !== label(app)) text.textContent = label(app);
       drawAppSpatial(li, app);
       return li;
     });
     if (!wanted.length) {
-      const none = list.children.length === 1 && list.firstChild.dataset.app === undefined ? list.firstChild : document.createElement("li");
+      const none = list.children.length === 1 && list.firstChild.dataset.row === undefined ? list.firstChild : document.createElement("li");
       none.textContent = "no app is playing";
       wanted.push(none);
     }
@@ -259,8 +264,8 @@
     wanted.forEach((li, index) => { if (list.children[index] !== li) list.insertBefore(li, list.children[index] || null); });
   }
 
-  function appRow(app) {
-    const li = document.createElement("li"); li.dataset.app = app.name;
+  function appRow(app, key) {
+    const li = document.createElement("li"); li.dataset.app = app.name; li.dataset.row = key;
     const text = document.createElement("span"); text.className = "label"; li.appendChild(text);
     const b = document.createElement("button"); b.type = "button"; b.textContent = "Exclude"; b.dataset.exclude = app.name;
     b.addEventListener("click", () => act({ action: "exclude", name: app.name }));
