@@ -257,7 +257,7 @@
     });
     if (!wanted.length) {
       const none = list.children.length === 1 && list.firstChild.dataset.row === undefined ? list.firstChild : document.createElement("li");
-      none.textContent = "no app is playing";
+      if (none.textContent !== "no app is playing") none.textContent = "no app is playing";
       wanted.push(none);
     }
     for (const li of [...list.children]) if (!wanted.includes(li)) li.remove();
