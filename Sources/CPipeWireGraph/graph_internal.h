@@ -126,6 +126,8 @@ struct ss_pw_graph {
 	 * only nearly) and the loop's timer to lower it. */
 	uint32_t asked_quantum;
 	uint64_t quantum_raises, last_near_miss_nsec;
+	/* loop thread: when the (near) miss behind each of the latest raises ended, by raise number */
+	uint64_t raise_cause_nsec[SS_PW_GRAPH_RAISE_RECORD];
 	uint64_t last_miss_nsec;            /* data thread: the miss signalled, */
 	int64_t signalled_behind_nsec;      /* its call's start after its cycle was due */
 	uint64_t last_graph_change_nsec;    /* loop thread: a node or link came or went, the quantum changed */

@@ -95,7 +95,9 @@ static void on_judge(void *data, uint64_t expirations)
 	uint64_t apart = missed > change ? missed - change : change - missed;
 	if (change != 0 && apart < SS_CHANGE_MARGIN_NSEC)
 		return;
-	__atomic_add_fetch(&g->quantum_raises, 1, __ATOMIC_RELAXED);
+	uint64_t raises = __atomic_load_n(&g->quantum_raises, __ATOMIC_RELAXED);
+	__atomic_store_n(&g->raise_cause_nsec[raises % SS_PW_GRAPH_RAISE_RECORD], missed, __ATOMIC_RELAXED);
+	__atomic_store_n(&g->quantum_raises, raises + 1, __ATOMIC_RELEASE);
 	/* A miss is a near miss of the smaller quantum too: the wait to step down starts here. */
 	__atomic_store_n(&g->last_near_miss_nsec, now_nsec(), __ATOMIC_RELAXED);
 	char why[128];
@@ -183,3 +185,17 @@ void ss_graph_quantum_note(struct ss_pw_graph *g, int missed, int overloaded, in
 
 uint32_t ss_pw_graph_asked_quantum_frames(const ss_pw_graph *g) { return ss_graph_asked_quantum(g); }
 uint64_t ss_pw_graph_quantum_raises(const ss_pw_graph *g) { return __atomic_load_n(&g->quantum_raises, __ATOMIC_RELAXED); }
+
+uint32_t ss_pw_graph_recent_quantum_raises(const ss_pw_graph *g, double *caused_at_seconds, uint32_t capacity)
+{
+	/* Written by the loop thread only, slot before count; a raise comes at most once per judge
+	 * (250 ms), so the slots copied here are not rewritten meanwhile. */
+	uint64_t n = __atomic_load_n(&g->quantum_raises, __ATOMIC_ACQUIRE);
+	uint32_t count = 0;
+	while (count < capacity && count < SS_PW_GRAPH_RAISE_RECORD && count < n) {
+		caused_at_seconds[count] = (double)__atomic_load_n(&g->raise_cause_nsec[(n - 1 - count) % SS_PW_GRAPH_RAISE_RECORD],
+				__ATOMIC_RELAXED) * 1e-9;
+		count++;
+	}
+	return count;
+}

@@ -45,6 +45,9 @@ public struct OutputStatus: Sendable {
     public var underruns: Int
     /// The latest of them, newest first, where known (the PipeWire node: the graph's cycles).
     public var recentUnderruns: [PipeWireGraphNode.LateCycle]?
+    /// When the latest underflow notices reached us, newest first (PulseAudio; CLOCK_MONOTONIC
+    /// seconds).
+    public var recentUnderflowsAtMonotonicSeconds: [Double]?
     /// Late blocks whose rendering itself overran the block (the rest: the thread could not run).
     public var overloadedBlocks: Int?
     /// The most CPU time one block took to render, and when since the output started (its
@@ -56,6 +59,9 @@ public struct OutputStatus: Sendable {
     public var renderThreadScheduling: String?
     /// The quantum a graph node asks of its graph now (PipeWire), in frames.
     public var graphQuantumFrames: Int?
+    /// When the (near) miss behind each of its latest raises ended, newest first (CLOCK_MONOTONIC
+    /// seconds).
+    public var graphQuantumRaisesAtMonotonicSeconds: [Double]?
     /// The last error the backend met and survived, if any.
     public var lastError: String?
 

@@ -113,6 +113,7 @@ public final class PipeWireAudioOutput: OutputBackend, @unchecked Sendable {
             lastError: lastEvent.withLock { $0 })
         status.recentUnderruns = pipewire?.recentLateCycles
         status.graphQuantumFrames = pipewire?.askedQuantumFrames
+        status.graphQuantumRaisesAtMonotonicSeconds = pipewire?.recentQuantumRaisesCausedAtMonotonicSeconds
         return status
     }
 }

@@ -72,10 +72,13 @@ public final class PulseAudioOutput: OutputBackend, @unchecked Sendable {
 
     public var status: OutputStatus {
         let sink = connectedSink.withLock { $0 }
-        return OutputStatus(kind: "pulse", target: sink ?? sinkName, connected: sink != nil,
-                            latencySeconds: pulse?.measuredLatencySeconds, queueTargetSeconds: pulse?.bufferTargetSeconds ?? targetLatencySeconds,
-                            underruns: pulse?.underrunCount ?? 0, reconnects: pulse?.reconnectCount ?? 0,
-                            renderThreadScheduling: scheduling.obtained?.description,
-                            lastError: lastEvent.withLock { $0 })
+        var status = OutputStatus(kind: "pulse", target: sink ?? sinkName, connected: sink != nil,
+                                  latencySeconds: pulse?.measuredLatencySeconds,
+                                  queueTargetSeconds: pulse?.bufferTargetSeconds ?? targetLatencySeconds,
+                                  underruns: pulse?.underrunCount ?? 0, reconnects: pulse?.reconnectCount ?? 0,
+                                  renderThreadScheduling: scheduling.obtained?.description,
+                                  lastError: lastEvent.withLock { $0 })
+        status.recentUnderflowsAtMonotonicSeconds = pulse?.recentUnderrunsAtMonotonicSeconds
+        return status
     }
 }

@@ -311,6 +311,13 @@ public final class PipeWireGraphNode: @unchecked Sendable {
     /// The quantum asked of the graph now, in frames, and how often it was raised.
     public var askedQuantumFrames: Int { handle.map { Int(ss_pw_graph_asked_quantum_frames($0)) } ?? configuration.quantumFrames }
     public var quantumRaiseCount: Int { handle.map { Int(ss_pw_graph_quantum_raises($0)) } ?? 0 }
+    /// When the (near) miss behind each of the latest raises ended (CLOCK_MONOTONIC), newest first.
+    public var recentQuantumRaisesCausedAtMonotonicSeconds: [Double] {
+        guard let handle else { return [] }
+        var seconds = [Double](repeating: 0, count: Int(SS_PW_GRAPH_RAISE_RECORD))
+        let count = ss_pw_graph_recent_quantum_raises(handle, &seconds, UInt32(seconds.count))
+        return Array(seconds.prefix(Int(count)))
+    }
     /// Cycles whose process call took more CPU time than the quantum lasts.
     public var overloadedCycleCount: Int { handle.map { Int(ss_pw_graph_overloaded_cycles($0)) } ?? 0 }
     /// A late cycle: when our process call ended (CLOCK_MONOTONIC), how long it took and how

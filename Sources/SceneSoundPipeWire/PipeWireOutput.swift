@@ -206,6 +206,7 @@ public final class PipeWireOutput: @unchecked Sendable {
     /// The quantum asked of the graph now (raised after missed periods), and how often raised.
     public var askedQuantumFrames: Int { node.askedQuantumFrames }
     public var quantumRaiseCount: Int { node.quantumRaiseCount }
+    public var recentQuantumRaisesCausedAtMonotonicSeconds: [Double] { node.recentQuantumRaisesCausedAtMonotonicSeconds }
     /// The sink our outputs are linked to, as the registry shows it.
     public var sinkName: String? { running ? node.linkedSinkName : nil }
     /// The data thread ran real-time at its first cycle (nil before).

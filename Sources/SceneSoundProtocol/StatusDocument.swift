@@ -146,6 +146,9 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         /// underflows); `recent_underruns`: the latest, where known (PipeWire), newest first.
         public var underruns: Int
         public var recentUnderruns: [Underrun]?
+        /// PulseAudio: when the latest of its underflow notices reached us, newest first
+        /// (CLOCK_MONOTONIC seconds); what was missed lies just before each.
+        public var recentUnderflowsAtMonotonicSeconds: [Double]?
         public var overloadedBlocks: Int?
         public var slowestBlockCPUSeconds: Double?
         public var slowestBlockAtSeconds: Double?
@@ -156,6 +159,9 @@ public struct StatusDocument: Codable, Equatable, Sendable {
         /// PipeWire's graph node: the quantum it asks of the graph now, in frames — the block,
         /// or more after the graph's driver missed periods (raised until such misses stop).
         public var graphQuantumFrames: Int?
+        /// When the (near) miss behind each of the latest raises of that quantum ended, newest
+        /// first (CLOCK_MONOTONIC seconds).
+        public var graphQuantumRaisesAtMonotonicSeconds: [Double]?
         public var lastError: String?
         public var renderedSeconds: Double
 
@@ -186,6 +192,8 @@ public struct StatusDocument: Codable, Equatable, Sendable {
             case slowestBlockCPUSeconds = "slowest_block_cpu_seconds", slowestBlockAtSeconds = "slowest_block_at_seconds"
             case reconnects, renderThreadScheduling = "render_thread_scheduling", lastError = "last_error"
             case graphQuantumFrames = "graph_quantum_frames"
+            case graphQuantumRaisesAtMonotonicSeconds = "graph_quantum_raises_at_monotonic_seconds"
+            case recentUnderflowsAtMonotonicSeconds = "recent_underflows_at_monotonic_seconds"
             case renderedSeconds = "rendered_seconds"
         }
     }

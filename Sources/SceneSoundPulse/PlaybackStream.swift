@@ -182,10 +182,11 @@ final class PlaybackStream {
     }
 
     private func underflowed() {
-        statistics.recordUnderrun()
+        let now = MonotonicClock.nowNanoseconds()
+        statistics.recordUnderrun(atMonotonicNanoseconds: now)
         events(.underrun)
         let before = buffer.seconds
-        guard let seconds = buffer.afterUnderflow(nowNanoseconds: MonotonicClock.nowNanoseconds()) else { return }
+        guard let seconds = buffer.afterUnderflow(nowNanoseconds: now) else { return }
         askForBuffer(seconds)
         renderer.bufferGrew(Int(((seconds - before) * Double(bufferFormat.rateHz)).rounded()))
     }

@@ -125,6 +125,8 @@ public final class PulseOutput: @unchecked Sendable {
     /// on a busy machine (`AdaptiveBuffer`); nil while no stream plays.
     public var bufferTargetSeconds: Double? { statistics.targetLatencySeconds }
     public var underrunCount: Int { statistics.underrunCount }
+    /// When the latest underflow notices reached us, newest first (CLOCK_MONOTONIC seconds).
+    public var recentUnderrunsAtMonotonicSeconds: [Double] { statistics.recentUnderrunsAtMonotonicSeconds }
     /// How many times playback resumed after the server went away.
     public var reconnectCount: Int { statistics.reconnectCount }
 

@@ -55,6 +55,8 @@ struct StatusReport {
             apps: core.capturedApps?.status,
             sceneSlots: sceneSlots, headphoneEQ: core.headphoneEQ.status)
         document.output.graphQuantumFrames = output.graphQuantumFrames
+        document.output.graphQuantumRaisesAtMonotonicSeconds = output.graphQuantumRaisesAtMonotonicSeconds
+        document.output.recentUnderflowsAtMonotonicSeconds = output.recentUnderflowsAtMonotonicSeconds
         document.output.recentUnderruns = output.recentUnderruns?.map {
             StatusDocument.Underrun(atMonotonicSeconds: $0.endedMonotonicSeconds, callSeconds: $0.processSeconds,
                                     callCPUSeconds: $0.processCPUSeconds, sincePreviousCallSeconds: $0.sincePreviousSeconds,

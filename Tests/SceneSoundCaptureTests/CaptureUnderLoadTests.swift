@@ -158,9 +158,9 @@ import Testing
         #expect(windows - firstWindow >= Int(Self.seconds) * 95, "the recording's first \(firstWindow) windows lack a tone")
         let noMoreGaps = { #expect(capturedGaps.reduce(0, +) <= directGaps.reduce(0, +), "\(kind): captured \(capturedGaps) against direct \(directGaps)") }
         // Not met on every run yet, on either server (issue 28, item 3, open), and excused only
-        // where the output underran while recorded, not by our render, or the node raised its
-        // quantum, or every captured gap fell where a direct app had one (`excuseForCapturedGaps`):
-        // gaps beyond the direct ones without any of these are the capture's own, and fail.
+        // where every captured gap lies at a moment the output underran, not by our render, or
+        // the node raised its quantum for, or where a direct app had one (`excuseForCapturedGaps`):
+        // a gap elsewhere is the capture's own, and fails.
         // - PulseAudio: its main thread, not real-time, is late for our recordings and our output
         //   alike. A captured queue run dry is bridged by the stream's own continuation
         //   (`DrySpellConcealer`: the spells are printed beside the gaps), one grown long is
@@ -174,9 +174,11 @@ import Testing
         //   end past the next cycle, which goes on without us (docs/CAPTURE.md, "Scale"): the
         //   node's late cycles above, a gap for every captured app at once; the quantum is
         //   raised after it.
+        let capturedGapMoments = capturedWindows.joined().map { w in
+            MissedCycles.Gap(window: w, atMonotonicSeconds: recording.monotonicSeconds(ofFrame: w * Self.windowFrames, rateHz: rate) ?? .nan)
+        }
         let excuse = MissedCycles.excuseForCapturedGaps(before: statusBefore, after: status, watch: stallWatch,
-                                                        capturedGapWindows: Set(capturedWindows.joined()),
-                                                        directGapWindows: Set(directWindows.joined()))
+                                                        capturedGaps: capturedGapMoments, directGapWindows: Set(directWindows.joined()))
         print("\(kind): gaps beyond the direct apps' excused: \(excuse ?? "no")")
         withKnownIssue("\(kind): a gap in every captured app where \(excuse ?? "")", isIntermittent: true) { noMoreGaps() } when: { excuse != nil }
     }

@@ -73,9 +73,15 @@ import Testing
         let node = try Self.runningNode(on: server, maximum: 1024, recoverySeconds: 60, changes: changes)
         defer { node.stop() }
         #expect(node.askedQuantumFrames == 256 && node.quantumFrames == 256)
+        let stalledFromSeconds = MachineStallWatch.nowSeconds()
         _ = try Self.stallDriver(node, seconds: 0.012, times: 1)
         try waitUntil(timeoutSeconds: 5, "the quantum raised: \(changes.frames)") { node.quantumFrames == 512 }
         #expect(node.askedQuantumFrames == 512 && node.quantumRaiseCount == 1 && changes.frames == [512])
+        // The moment of the miss behind the raise is kept (status's
+        // `graph_quantum_raises_at_monotonic_seconds`): the stall's, before the raise itself.
+        let raisedFor = node.recentQuantumRaisesCausedAtMonotonicSeconds
+        #expect(raisedFor.count == 1 && raisedFor.allSatisfy { $0 >= stalledFromSeconds && $0 <= MachineStallWatch.nowSeconds() },
+                "raised for \(raisedFor), the stall from \(stalledFromSeconds)")
         #expect(changes.seen.withLock { $0.first?.reason } == "the graph's driver missed a period")
         let properties = try #require(try server.pipeWireNodeProperties(named: PipeWireGraphNodeTests.nodeName))
         #expect(properties["node.latency"] as? String == "512/\(Self.rateHz)", "\(properties)")

@@ -153,10 +153,17 @@ import Testing
         }, bufferGrew: { frames in growths.withLock { $0.append(frames) } })
         Self.expectLatencyReported(by: output, label: "before the stall")
         #expect(growths.withLock { $0 }.isEmpty, "no growth before an underflow: \(growths.withLock { $0 })")
+        let underrunsBefore = output.underrunCount, stallArmedSeconds = MachineStallWatch.nowSeconds()
         stallAtBlock.store(tone.renderedBlocks + 20, ordering: .relaxed)
         let grew = waitUntil(timeoutSeconds: Self.timeoutSeconds) { !growths.withLock { $0 }.isEmpty }
         print("after a 100 ms stall: underruns \(output.underrunCount), the buffer grew by \(growths.withLock { $0 }) frames")
         #expect(grew && output.underrunCount >= 1)
+        // Each underflow's moment is kept (status's `recent_underflows_at_monotonic_seconds`),
+        // newest first: the ones since the stall was armed, and none before it.
+        let moments = output.recentUnderrunsAtMonotonicSeconds, now = MachineStallWatch.nowSeconds()
+        let sinceStall = moments.filter { $0 >= stallArmedSeconds && $0 <= now }
+        #expect(sinceStall.count == min(8, output.underrunCount - underrunsBefore) && moments == moments.sorted(by: >),
+                "underflows at \(moments), the stall armed at \(stallArmedSeconds), now \(now)")
         #expect(growths.withLock { $0 }.first == Int(0.020 * Double(Self.rateHz)), "20 ms more, once")
     }
 

@@ -105,34 +105,81 @@ public struct MissedCycles {
 }
 
 extension MissedCycles {
+    /// A captured app's gap: its 10 ms window in the recording, and when that window was played
+    /// at the sink (CLOCK_MONOTONIC seconds, `MonitorRecording.monotonicSeconds(ofFrame:rateHz:)`).
+    public struct Gap: Sendable {
+        public let window: Int
+        public let atMonotonicSeconds: Double
+        public init(window: Int, atMonotonicSeconds: Double) {
+            self.window = window
+            self.atMonotonicSeconds = atMonotonicSeconds
+        }
+    }
+
+    /// How near a moment of the output's own record a gap must lie to be that moment's: the
+    /// recording's placing (a 20 ms fragment, the poll that saw its end), the sound server's
+    /// notice reaching the daemon, a late cycle recorded when its call ended.
+    public static let gapMomentToleranceSeconds = 0.25
+
     /// What excuses a run's captured apps having gaps the direct ones lack, or nil when nothing
     /// does (then the gaps were made on the capture's own path, and the test fails). Each is the
-    /// known issue of a busy host (issue 28, item 3), a gap in every captured app at once:
-    /// - the output underran between two reads of the daemon's status — the sound server played
-    ///   a cycle without our render, which a direct app's own buffer hides — and none of the
-    ///   misses on record was our render's own (its call's CPU time over its block);
-    /// - the PipeWire node raised the graph's quantum meanwhile: a cycle of ours began within a
-    ///   quarter period of a miss, or missed (`graph_quantum.c`). Such a near miss ends after the
-    ///   driver's next cycle when the driver itself was on time, a cycle played without us that
-    ///   the node cannot see from its own calls;
-    /// - recorded side by side (`directGapWindows`), every captured gap came within a window of
-    ///   a direct app's: the sink or the machine, at one moment for both paths.
+    /// known issue of a busy host (issue 28, item 3), a gap in every captured app at once, and
+    /// every captured gap must be accounted for by one of them:
+    /// - at a moment the output missed audio, by the daemon's status: PulseAudio's underflow
+    ///   notices, the PipeWire node's late cycles — the sound server played a cycle without our
+    ///   render, which a direct app's own buffer hides — with none of the misses our render's own
+    ///   (its call's CPU time over its block);
+    /// - at a moment the PipeWire node raised the graph's quantum for: a cycle of ours that began
+    ///   within a quarter period of a miss, or missed (`graph_quantum.c`). Such a near miss ends
+    ///   after the driver's next cycle when the driver itself was on time, a cycle played without
+    ///   us that the node cannot see from its own calls;
+    /// - recorded side by side (`directGapWindows`), within a window of a direct app's gap: the
+    ///   sink or the machine, at one moment for both paths.
+    /// Underruns the status counts without their moment (more than it keeps, or PipeWire's
+    /// cycles with no buffer) excuse the whole run, as before the moments were kept: said so.
     public static func excuseForCapturedGaps(before: StatusDocument, after: StatusDocument, watch: MachineStallWatch,
-                                             capturedGapWindows: Set<Int> = [], directGapWindows: Set<Int>? = nil) -> String? {
+                                             capturedGaps: [Gap], directGapWindows: Set<Int>? = nil) -> String? {
         let underruns = after.output.underruns - before.output.underruns
-        let seenBefore = before.output.recentUnderruns?.map(\.atMonotonicSeconds).max() ?? -.infinity
-        let misses = (after.output.recentUnderruns ?? []).filter { $0.atMonotonicSeconds > seenBefore }
+        let newer = { (moments: [Double]?, than: [Double]?) in
+            let seen = than?.max() ?? -.infinity
+            return (moments ?? []).filter { $0 > seen }
+        }
+        let lateCycles = newer(after.output.recentUnderruns?.map(\.atMonotonicSeconds), before.output.recentUnderruns?.map(\.atMonotonicSeconds))
+        let underflows = newer(after.output.recentUnderflowsAtMonotonicSeconds, before.output.recentUnderflowsAtMonotonicSeconds)
+        let raises = newer(after.output.graphQuantumRaisesAtMonotonicSeconds, before.output.graphQuantumRaisesAtMonotonicSeconds)
+        let misses = (after.output.recentUnderruns ?? []).filter { lateCycles.contains($0.atMonotonicSeconds) }
         let ours = MissedCycles(misses, blockSeconds: Double(after.output.blockFrames) / after.output.rateHz, watch: watch).ours
-        if underruns > 0 && ours.isEmpty {
-            return "the output underran \(underruns) time(s) meanwhile, none of them our render's overrun"
+        // A miss of our render's own excuses nothing, and no moment of the record then does.
+        let untimed = underruns - lateCycles.count - underflows.count
+        if untimed > 0 && ours.isEmpty {
+            return "the output underran \(underruns) time(s) meanwhile, \(untimed) of them at moments not kept, none our render's overrun"
         }
-        if let from = before.output.graphQuantumFrames, let to = after.output.graphQuantumFrames, to > from, ours.isEmpty {
-            return "the node raised the graph's quantum from \(from) to \(to) frames meanwhile, the driver's cycle (nearly) missed"
+        let moments = !ours.isEmpty ? []
+            : (lateCycles + underflows).map { ($0, "the output missed audio") } + raises.map { ($0, "the quantum was raised") }
+        var explained: [String: Int] = [:], unexplained: [Gap] = [], offsets: [Double] = []
+        for gap in capturedGaps {
+            let nearest = moments.min { abs($0.0 - gap.atMonotonicSeconds) < abs($1.0 - gap.atMonotonicSeconds) }
+            if let nearest, abs(nearest.0 - gap.atMonotonicSeconds) <= gapMomentToleranceSeconds {
+                explained[nearest.1 + String(format: " at %.3f s", nearest.0), default: 0] += 1
+                offsets.append(gap.atMonotonicSeconds - nearest.0)
+            } else if let directGapWindows, (gap.window - 1 ... gap.window + 1).contains(where: directGapWindows.contains) {
+                explained["a direct app's gap within a window", default: 0] += 1
+            } else {
+                unexplained.append(gap)
+            }
         }
-        if let directGapWindows, !capturedGapWindows.isEmpty,
-           capturedGapWindows.allSatisfy({ w in (w - 1 ... w + 1).contains(where: directGapWindows.contains) }) {
-            return "every captured gap came within a window of a direct app's (windows \(capturedGapWindows.sorted()))"
+        guard !capturedGaps.isEmpty else { return nil }
+        guard unexplained.isEmpty else {
+            let unaccounted = unexplained.prefix(8).map { gap in
+                let nearest = moments.map { $0.0 - gap.atMonotonicSeconds }.min { abs($0) < abs($1) }
+                return String(format: "%.3f s", gap.atMonotonicSeconds) + (nearest.map { String(format: " (nearest moment %+.3f s)", $0) } ?? "")
+            }
+            print("captured gaps no moment of the output's record nor a direct gap accounts for: \(unaccounted.joined(separator: ", "))"
+                  + " of \(capturedGaps.count); moments: \(moments.map { String(format: "%.3f ", $0.0) + $0.1 })")
+            return nil
         }
-        return nil
+        let spread = offsets.isEmpty ? "" : String(format: "; the gaps %+.3f to %+.3f s from their moments", offsets.min()!, offsets.max()!)
+        return "every captured gap lay within \(gapMomentToleranceSeconds) s of " + explained.sorted { $0.key < $1.key }
+            .map { "\($0.key) (\($0.value))" }.joined(separator: ", ") + spread
     }
 }

@@ -31,9 +31,21 @@ public final class MonitorRecording {
         return try body()
     }
 
+    /// A frame the file held and the moment it was seen there (CLOCK_MONOTONIC seconds), from
+    /// `finish`: parec writes each fragment (20 ms) as the monitor delivers it, so frame N was
+    /// played about `(frame − N) / rate` before that moment, give or take a fragment.
+    public private(set) var anchor: (frame: Int, atMonotonicSeconds: Double)?
+
+    /// When frame `frame` of the recording was played at the sink (CLOCK_MONOTONIC seconds), as
+    /// `anchor` places it; nil before `finish`.
+    public func monotonicSeconds(ofFrame frame: Int, rateHz: Int) -> Double? {
+        anchor.map { $0.atMonotonicSeconds - Double($0.frame - frame) / Double(rateHz) }
+    }
+
     /// Waits for `frames` frames, stops parec, returns all it recorded.
     public func finish(afterFrames frames: Int, timeoutSeconds: Double) -> [Float] {
         _ = waitUntil(timeoutSeconds: timeoutSeconds) { frameCount >= frames }
+        anchor = (frameCount, MachineStallWatch.nowSeconds())
         child.kill()
         defer { try? FileManager.default.removeItem(at: file) }
         guard let data = try? Data(contentsOf: file) else { return [] }

@@ -30,6 +30,7 @@
 #define SS_PW_GRAPH_TEXT SS_PW_TEXT
 #define SS_PW_GRAPH_OUT_CHANNELS 8
 #define SS_PW_GRAPH_LATE_RECORD 64
+#define SS_PW_GRAPH_RAISE_RECORD 8
 
 typedef struct ss_pw_graph ss_pw_graph;
 
@@ -192,6 +193,10 @@ uint32_t ss_pw_graph_recent_late_cycles(const ss_pw_graph *graph, struct ss_pw_g
 /* The quantum asked of the graph now (node.latency), and how often it was doubled. */
 uint32_t ss_pw_graph_asked_quantum_frames(const ss_pw_graph *graph);
 uint64_t ss_pw_graph_quantum_raises(const ss_pw_graph *graph);
+/* When the (near) miss behind each of the latest raises ended (CLOCK_MONOTONIC seconds), newest
+ * first: at most capacity (and SS_PW_GRAPH_RAISE_RECORD); how many returned. The cycle heard
+ * without us, if any, is that moment's. */
+uint32_t ss_pw_graph_recent_quantum_raises(const ss_pw_graph *graph, double *caused_at_seconds, uint32_t capacity);
 /* Cycles whose process call took more CPU time than the quantum lasts: late by our own fault. */
 uint64_t ss_pw_graph_overloaded_cycles(const ss_pw_graph *graph);
 /* The longest process call so far (the data thread's CPU seconds, our render included) and when
