@@ -111,6 +111,61 @@ import Testing
         }
     }
 
+    /// The load tests' excuse for captured gaps: each gap must have its own moment on the
+    /// output's record (a PulseAudio underflow, a PipeWire quantum raise), judged with its run of
+    /// gap windows; underruns counted without a moment excuse the whole run, as before moments
+    /// were kept.
+    @Test func aCapturedGapIsExcusedOnlyByAMomentOfItsOwnRun() {
+        let watch = MachineStallWatch(thresholdSeconds: 0.002)
+        defer { watch.stop() }
+        func output(underruns: Int, underflows: [Double]? = nil, raises: [Double]? = nil) -> StatusDocument.Output {
+            var output = StatusDocument.Output(kind: "pulse", target: "out", rateHz: 48_000, blockFrames: 256, latencySeconds: 0.02,
+                                               connected: true, underruns: underruns, overloadedBlocks: nil, slowestBlockCPUSeconds: nil,
+                                               slowestBlockAtSeconds: nil, reconnects: 0, lastError: nil, renderedSeconds: 10)
+            output.recentUnderflowsAtMonotonicSeconds = underflows
+            output.graphQuantumRaisesAtMonotonicSeconds = raises
+            return output
+        }
+        // Windows 100… of a recording whose window 0 was played at 1000 s.
+        func gaps(_ windows: [Int]) -> [MissedCycles.Gap] { windows.map { .init(window: $0, atMonotonicSeconds: 1000 + Double($0) * 0.01) } }
+        let before = output(underruns: 3, underflows: [990, 995])
+        let excuse = { (after: StatusDocument.Output, windows: [Int], direct: Set<Int>?) in
+            MissedCycles.excuseForCapturedGaps(before: before, after: after, watch: watch, capturedGaps: gaps(windows), windowSeconds: 0.01,
+                                               directGapWindows: direct)
+        }
+        // An underflow at 1001.05 s excuses gaps at 1001.00–1001.02 s, not one at 1005 s too.
+        let oneUnderflow = output(underruns: 4, underflows: [1001.05, 990, 995])
+        #expect(excuse(oneUnderflow, [100, 101, 102], nil) != nil)
+        #expect(excuse(oneUnderflow, [100, 101, 102, 500], nil) == nil)
+        // A dropout of a second whose notice came as it ended: its whole run is excused.
+        let atTheEnd = output(underruns: 4, underflows: [1002.05, 990, 995])
+        #expect(excuse(atTheEnd, Array(100 ... 200), nil) != nil)
+        #expect(excuse(atTheEnd, [100, 150, 200], nil) == nil, "gaps apart are no run")
+        // The underflows seen before the recording excuse nothing.
+        #expect(excuse(output(underruns: 3, underflows: [990, 995]), [100], nil) == nil)
+        // A raise of the quantum for a near miss excuses the gap at its moment.
+        #expect(excuse(output(underruns: 3, underflows: [990, 995], raises: [1003.01]), [300], nil) != nil)
+        // A direct app's gap within a window excuses a captured one (recorded side by side).
+        #expect(excuse(output(underruns: 3, underflows: [990, 995]), [300], [301]) != nil)
+        #expect(excuse(output(underruns: 3, underflows: [990, 995]), [300], [303]) == nil)
+        // Its app's captured queue run dry there with another app's, in a run whose output
+        // underran too (the sound server late for both), excuses it; its own queue alone does
+        // not, nor queues run dry while the output played on (our capture thread held up).
+        let gap = [MissedCycles.Gap(window: 300, atMonotonicSeconds: 1003, app: 1)]
+        let dry = { (after: StatusDocument.Output, spells: [Int: [MissedCycles.DrySpell]]) in
+            MissedCycles.excuseForCapturedGaps(before: before, after: after, watch: watch, capturedGaps: gap, windowSeconds: 0.01, drySpells: spells)
+        }
+        let underranLater = output(underruns: 4, underflows: [1010, 990, 995])
+        #expect(dry(underranLater, [1: [(1002.9, 0.03)], 4: [(1002.92, 0.03)]]) != nil)
+        #expect(dry(underranLater, [1: [(1002.9, 0.03)], 4: [(1001, 0.03)]]) == nil)
+        #expect(dry(underranLater, [0: [(1002.9, 0.03)], 4: [(1002.92, 0.03)]]) == nil, "other apps' queues, not its own")
+        #expect(dry(output(underruns: 3, underflows: [990, 995]), [1: [(1002.9, 0.03)], 4: [(1002.92, 0.03)]]) == nil,
+                "the output played on")
+        // An underrun without its moment (beyond those kept) excuses the whole run, and says so.
+        let untimed = excuse(output(underruns: 5, underflows: [1001.05, 990, 995]), [500], nil)
+        #expect(untimed?.contains("not kept") == true, "\(untimed ?? "nil")")
+    }
+
     @Test func theWatchTellsAStallLongEnoughToUnderrunAnOutput() throws {
         let watch = MachineStallWatch(thresholdSeconds: 0.002)
         try Self.stall(watch)

@@ -110,11 +110,17 @@ extension MissedCycles {
     public struct Gap: Sendable {
         public let window: Int
         public let atMonotonicSeconds: Double
-        public init(window: Int, atMonotonicSeconds: Double) {
+        /// Which captured app (the caller's numbering, as in `drySpells`).
+        public let app: Int
+        public init(window: Int, atMonotonicSeconds: Double, app: Int = 0) {
             self.window = window
             self.atMonotonicSeconds = atMonotonicSeconds
+            self.app = app
         }
     }
+
+    /// A spell in which a captured app's queue ran dry (`status`'s `recent_dry_spells`).
+    public typealias DrySpell = (startedMonotonicSeconds: Double, seconds: Double)
 
     /// How near a moment of the output's own record a gap must lie to be that moment's: the
     /// recording's placing (a 20 ms fragment, the poll that saw its end), the sound server's
@@ -124,7 +130,8 @@ extension MissedCycles {
     /// What excuses a run's captured apps having gaps the direct ones lack, or nil when nothing
     /// does (then the gaps were made on the capture's own path, and the test fails). Each is the
     /// known issue of a busy host (issue 28, item 3), a gap in every captured app at once, and
-    /// every captured gap must be accounted for by one of them:
+    /// every captured gap must be accounted for by one of them, judged with its run (the gap
+    /// windows in a row, any app's, it lies in) and `gapMomentToleranceSeconds` either side:
     /// - at a moment the output missed audio, by the daemon's status: PulseAudio's underflow
     ///   notices, the PipeWire node's late cycles — the sound server played a cycle without our
     ///   render, which a direct app's own buffer hides — with none of the misses our render's own
@@ -133,22 +140,28 @@ extension MissedCycles {
     ///   within a quarter period of a miss, or missed (`graph_quantum.c`). Such a near miss ends
     ///   after the driver's next cycle when the driver itself was on time, a cycle played without
     ///   us that the node cannot see from its own calls;
+    /// - where its app's captured queue ran dry together with another captured app's
+    ///   (`drySpells`, by app), in a run whose output underran too: the recordings late for
+    ///   several apps at once and the output late as well, on PulseAudio the server's main thread
+    ///   (not real-time) that serves them all (docs/CAPTURE.md), not one stream's queue nor our
+    ///   capture thread;
     /// - recorded side by side (`directGapWindows`), within a window of a direct app's gap: the
     ///   sink or the machine, at one moment for both paths.
     /// Underruns the status counts without their moment (more than it keeps, or PipeWire's
     /// cycles with no buffer) excuse the whole run, as before the moments were kept: said so.
-    public static func excuseForCapturedGaps(before: StatusDocument, after: StatusDocument, watch: MachineStallWatch,
-                                             capturedGaps: [Gap], directGapWindows: Set<Int>? = nil) -> String? {
-        let underruns = after.output.underruns - before.output.underruns
+    public static func excuseForCapturedGaps(before: StatusDocument.Output, after: StatusDocument.Output, watch: MachineStallWatch,
+                                             capturedGaps: [Gap], windowSeconds: Double, drySpells: [Int: [DrySpell]] = [:],
+                                             directGapWindows: Set<Int>? = nil) -> String? {
+        let underruns = after.underruns - before.underruns
         let newer = { (moments: [Double]?, than: [Double]?) in
             let seen = than?.max() ?? -.infinity
             return (moments ?? []).filter { $0 > seen }
         }
-        let lateCycles = newer(after.output.recentUnderruns?.map(\.atMonotonicSeconds), before.output.recentUnderruns?.map(\.atMonotonicSeconds))
-        let underflows = newer(after.output.recentUnderflowsAtMonotonicSeconds, before.output.recentUnderflowsAtMonotonicSeconds)
-        let raises = newer(after.output.graphQuantumRaisesAtMonotonicSeconds, before.output.graphQuantumRaisesAtMonotonicSeconds)
-        let misses = (after.output.recentUnderruns ?? []).filter { lateCycles.contains($0.atMonotonicSeconds) }
-        let ours = MissedCycles(misses, blockSeconds: Double(after.output.blockFrames) / after.output.rateHz, watch: watch).ours
+        let lateCycles = newer(after.recentUnderruns?.map(\.atMonotonicSeconds), before.recentUnderruns?.map(\.atMonotonicSeconds))
+        let underflows = newer(after.recentUnderflowsAtMonotonicSeconds, before.recentUnderflowsAtMonotonicSeconds)
+        let raises = newer(after.graphQuantumRaisesAtMonotonicSeconds, before.graphQuantumRaisesAtMonotonicSeconds)
+        let misses = (after.recentUnderruns ?? []).filter { lateCycles.contains($0.atMonotonicSeconds) }
+        let ours = MissedCycles(misses, blockSeconds: Double(after.blockFrames) / after.rateHz, watch: watch).ours
         // A miss of our render's own excuses nothing, and no moment of the record then does.
         let untimed = underruns - lateCycles.count - underflows.count
         if untimed > 0 && ours.isEmpty {
@@ -156,12 +169,35 @@ extension MissedCycles {
         }
         let moments = !ours.isEmpty ? []
             : (lateCycles + underflows).map { ($0, "the output missed audio") } + raises.map { ($0, "the quantum was raised") }
+        // A dropout of many windows in a row is one event: a sound server held up for a second
+        // catches up at once, and its underflow notice comes as the dropout ends. So each gap is
+        // judged with the run of gap windows (any app's) it lies in.
+        let windows = Set(capturedGaps.map(\.window))
+        func run(of gap: Gap) -> (from: Double, to: Double) {
+            var first = gap.window, last = gap.window
+            while windows.contains(first - 1) { first -= 1 }
+            while windows.contains(last + 1) { last += 1 }
+            return (gap.atMonotonicSeconds - Double(gap.window - first) * windowSeconds,
+                    gap.atMonotonicSeconds + Double(last - gap.window + 1) * windowSeconds)
+        }
+        // Queues run dry excuse a gap only in a run whose output underran too, not by our render:
+        // the sound server late for our output as for our recordings. Our own capture thread
+        // held up starves the queues and leaves the output alone (red-checked).
+        let underranMeanwhile = underruns > 0 && ours.isEmpty
+        func appsRunDry(from: Double, to: Double) -> Set<Int> {
+            Set(drySpells.filter { $0.value.contains { $0.startedMonotonicSeconds <= to && $0.startedMonotonicSeconds + $0.seconds >= from } }.keys)
+        }
         var explained: [String: Int] = [:], unexplained: [Gap] = [], offsets: [Double] = []
         for gap in capturedGaps {
-            let nearest = moments.min { abs($0.0 - gap.atMonotonicSeconds) < abs($1.0 - gap.atMonotonicSeconds) }
-            if let nearest, abs(nearest.0 - gap.atMonotonicSeconds) <= gapMomentToleranceSeconds {
+            let span = run(of: gap)
+            let distance = { (moment: Double) in moment < span.from ? span.from - moment : moment > span.to ? moment - span.to : 0 }
+            let nearest = moments.min { distance($0.0) < distance($1.0) }
+            if let nearest, distance(nearest.0) <= gapMomentToleranceSeconds {
                 explained[nearest.1 + String(format: " at %.3f s", nearest.0), default: 0] += 1
                 offsets.append(gap.atMonotonicSeconds - nearest.0)
+            } else if underranMeanwhile, case let dry = appsRunDry(from: span.from - gapMomentToleranceSeconds, to: span.to + gapMomentToleranceSeconds),
+                      dry.contains(gap.app), dry.count >= 2 {
+                explained["its captured queue ran dry with other apps' (\(dry.count) at once)", default: 0] += 1
             } else if let directGapWindows, (gap.window - 1 ... gap.window + 1).contains(where: directGapWindows.contains) {
                 explained["a direct app's gap within a window", default: 0] += 1
             } else {
@@ -174,12 +210,12 @@ extension MissedCycles {
                 let nearest = moments.map { $0.0 - gap.atMonotonicSeconds }.min { abs($0) < abs($1) }
                 return String(format: "%.3f s", gap.atMonotonicSeconds) + (nearest.map { String(format: " (nearest moment %+.3f s)", $0) } ?? "")
             }
-            print("captured gaps no moment of the output's record nor a direct gap accounts for: \(unaccounted.joined(separator: ", "))"
+            print("captured gaps that no moment of the output's record, no queues run dry together nor a direct gap account for: \(unaccounted.joined(separator: ", "))"
                   + " of \(capturedGaps.count); moments: \(moments.map { String(format: "%.3f ", $0.0) + $0.1 })")
             return nil
         }
         let spread = offsets.isEmpty ? "" : String(format: "; the gaps %+.3f to %+.3f s from their moments", offsets.min()!, offsets.max()!)
-        return "every captured gap lay within \(gapMomentToleranceSeconds) s of " + explained.sorted { $0.key < $1.key }
+        return "every captured gap's run lay within \(gapMomentToleranceSeconds) s of one of: " + explained.sorted { $0.key < $1.key }
             .map { "\($0.key) (\($0.value))" }.joined(separator: ", ") + spread
     }
 }
