@@ -256,13 +256,14 @@ import Testing
         // Not met on every run yet (issue 28, item 3, open), and excused only where every
         // captured gap lies at a moment the output underran, not by our render, or the node
         // raised its quantum for, or where its queue ran dry with other apps' in a run the output
-        // underran (`excuseForCapturedGaps`): a gap elsewhere is the capture's own, and fails. On PipeWire, when the driver wakes late (a stall of its CPU),
-        // the apps' streams after it and our node after them end past the next cycle, which
-        // goes on without us: a gap in every captured app and none in the direct ones
-        // (docs/CAPTURE.md, "Scale"); the node then asks for a longer quantum and the same
-        // stalls cost nothing more, but the first is heard. On PulseAudio, a stall of the
-        // machine of about 10 ms underflows the output's 20 ms buffer, which a direct app's 2 s
-        // buffer hides.
+        // underran (`excuseForCapturedGaps`): a gap elsewhere is the capture's own, and fails.
+        // On PipeWire, when the driver wakes late (a stall of its CPU), the apps' streams after
+        // it and our node after them end past the next cycle, which goes on without us: a gap in
+        // every captured app and none in the direct ones (docs/CAPTURE.md, "Scale"); the node
+        // then asks for a longer quantum and the same stalls cost nothing more, but the first is
+        // heard. On PulseAudio, a stall of the machine of about 10 ms underflows the output's
+        // 20 ms buffer, which a direct app's 2 s buffer hides, and the server's main thread late
+        // for several recordings at once runs their queues dry together.
         let capturedGapMoments = capturedGaps.gapWindows.map { gap in
             MissedCycles.Gap(window: gap.window, atMonotonicSeconds: capturedRecording.monotonicSeconds(ofFrame: gap.window * Self.windowFrames,
                                                                                                        rateHz: Self.rateHz) ?? .nan,

@@ -169,9 +169,8 @@ import Testing
         //   (`slipped` above). What is left: the server's main thread late for several of our
         //   recordings at once, their queues dry together while the output underruns too; and
         //   when the host stalls the machine for about 10 ms, the output's 20 ms buffer
-        //   underflows and PulseAudio plays silence for our stream, a
-        //   gap in every captured app at once, which a direct app's 2 s buffer hides (2 fresh-clone
-        //   runs of 13). The buffer grows after it (a stretch of each captured stream:
+        //   underflows and PulseAudio plays silence for our stream, a gap in every captured app
+        //   at once, which a direct app's 2 s buffer hides (2 fresh-clone runs of 13). The buffer grows after it (a stretch of each captured stream:
         //   OutputGrowthTests); a bigger one from the start would break the ≈ 20 ms latency.
         // - PipeWire: the driver wakes late, the apps' streams after it and our node after them
         //   end past the next cycle, which goes on without us (docs/CAPTURE.md, "Scale"): the
