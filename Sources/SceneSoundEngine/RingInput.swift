@@ -93,17 +93,12 @@ public final class RingInput: SourceInput, @unchecked Sendable {
     }
     /// The latest dry spells that have ended, newest first (at most `recordedDrySpells`).
     public var recentDrySpells: [DrySpell] {
-        let count = drySpellCount.load(ordering: .acquiring)
-        return (max(0, count - Self.recordedDrySpells) ..< count).reversed().map { index in
-            let packed = drySpellSlots[index % Self.recordedDrySpells].load(ordering: .relaxed)
-            return DrySpell(startedMonotonicSeconds: Double(packed >> 24) / 1000, frames: Int(packed & 0xFF_FFFF))
-        }
+        drySpells.newestFirst.map { DrySpell(startedMonotonicSeconds: Double($0 >> 24) / 1000, frames: Int($0 & 0xFF_FFFF)) }
     }
-    public static let recordedDrySpells = 16
+    public static var recordedDrySpells: Int { LatestRecords<16>.kept }
     /// Each spell packed in one word, written by the render thread alone: its start in
     /// milliseconds (40 bits) and its frames (24 bits, up to 5 minutes at 48 kHz).
-    private let drySpellSlots: InlineArray<16, Atomic<UInt64>> = InlineArray { _ in Atomic(0) }
-    private let drySpellCount = Atomic<Int>(0)
+    private let drySpells = LatestRecords<16>()
     @exclusivity(unchecked) private var spellFrames = 0
     @exclusivity(unchecked) private var spellStartedMilliseconds: UInt64 = 0
 
@@ -118,10 +113,7 @@ public final class RingInput: SourceInput, @unchecked Sendable {
             if spellFrames == 0 { spellStartedMilliseconds = UInt64(MonotonicClock.nowNanoseconds() / 1_000_000) }
             spellFrames += frames - got
         } else if spellFrames > 0 {
-            let count = drySpellCount.load(ordering: .relaxed)
-            let packed = (spellStartedMilliseconds & 0xFF_FFFF_FFFF) << 24 | UInt64(min(spellFrames, 0xFF_FFFF))
-            drySpellSlots[count % Self.recordedDrySpells].store(packed, ordering: .relaxed)
-            drySpellCount.store(count + 1, ordering: .releasing)
+            drySpells.record((spellStartedMilliseconds & 0xFF_FFFF_FFFF) << 24 | UInt64(min(spellFrames, 0xFF_FFFF)))
             spellFrames = 0
         }
         return dry

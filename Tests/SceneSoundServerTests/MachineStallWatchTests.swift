@@ -127,7 +127,7 @@ import Testing
             return output
         }
         // Windows 100… of a recording whose window 0 was played at 1000 s.
-        func gaps(_ windows: [Int]) -> [MissedCycles.Gap] { windows.map { .init(window: $0, atMonotonicSeconds: 1000 + Double($0) * 0.01) } }
+        func gaps(_ windows: [Int]) -> [MissedCycles.Gap] { windows.map { .init(window: $0, atMonotonicSeconds: 1000 + Double($0) * 0.01, app: 0) } }
         let before = output(underruns: 3, underflows: [990, 995])
         let excuse = { (after: StatusDocument.Output, windows: [Int], direct: Set<Int>?) in
             MissedCycles.excuseForCapturedGaps(before: before, after: after, watch: watch, capturedGaps: gaps(windows), windowSeconds: 0.01,

@@ -112,7 +112,7 @@ extension MissedCycles {
         public let atMonotonicSeconds: Double
         /// Which captured app (the caller's numbering, as in `drySpells`).
         public let app: Int
-        public init(window: Int, atMonotonicSeconds: Double, app: Int = 0) {
+        public init(window: Int, atMonotonicSeconds: Double, app: Int) {
             self.window = window
             self.atMonotonicSeconds = atMonotonicSeconds
             self.app = app
@@ -152,6 +152,7 @@ extension MissedCycles {
     public static func excuseForCapturedGaps(before: StatusDocument.Output, after: StatusDocument.Output, watch: MachineStallWatch,
                                              capturedGaps: [Gap], windowSeconds: Double, drySpells: [Int: [DrySpell]] = [:],
                                              directGapWindows: Set<Int>? = nil) -> String? {
+        guard !capturedGaps.isEmpty else { return nil }
         let underruns = after.underruns - before.underruns
         let newer = { (moments: [Double]?, than: [Double]?) in
             let seen = than?.max() ?? -.infinity
@@ -172,13 +173,16 @@ extension MissedCycles {
         // A dropout of many windows in a row is one event: a sound server held up for a second
         // catches up at once, and its underflow notice comes as the dropout ends. So each gap is
         // judged with the run of gap windows (any app's) it lies in.
-        let windows = Set(capturedGaps.map(\.window))
+        let windows = Set(capturedGaps.map(\.window)).sorted()
+        var runOfWindow: [Int: ClosedRange<Int>] = [:], first = 0
+        for last in windows.indices where last + 1 == windows.count || windows[last + 1] != windows[last] + 1 {
+            for window in windows[first ... last] { runOfWindow[window] = windows[first] ... windows[last] }
+            first = last + 1
+        }
         func run(of gap: Gap) -> (from: Double, to: Double) {
-            var first = gap.window, last = gap.window
-            while windows.contains(first - 1) { first -= 1 }
-            while windows.contains(last + 1) { last += 1 }
-            return (gap.atMonotonicSeconds - Double(gap.window - first) * windowSeconds,
-                    gap.atMonotonicSeconds + Double(last - gap.window + 1) * windowSeconds)
+            let windowsInRun = runOfWindow[gap.window]!
+            return (gap.atMonotonicSeconds - Double(gap.window - windowsInRun.lowerBound) * windowSeconds,
+                    gap.atMonotonicSeconds + Double(windowsInRun.upperBound - gap.window + 1) * windowSeconds)
         }
         // Queues run dry excuse a gap only in a run whose output underran too, not by our render:
         // the sound server late for our output as for our recordings. Our own capture thread
@@ -204,7 +208,6 @@ extension MissedCycles {
                 unexplained.append(gap)
             }
         }
-        guard !capturedGaps.isEmpty else { return nil }
         guard unexplained.isEmpty else {
             let unaccounted = unexplained.prefix(8).map { gap in
                 let nearest = moments.map { $0.0 - gap.atMonotonicSeconds }.min { abs($0) < abs($1) }
