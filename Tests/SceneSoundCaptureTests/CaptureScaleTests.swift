@@ -158,9 +158,15 @@ import Testing
         let capturedRecordingStarted = MachineStallWatch.nowSeconds()
         let spells = DrySpellCollector(status: { [socket, environment] in try? daemonStatus(socket: socket, environment: environment) })
         defer { spells.stop() }
+        let recordingThreads = try MissedCycles.RecordingThreads.watch(server, daemon: daemon.pid)
+        defer { recordingThreads?.watch.stop() }
         let capturedRecording = try MonitorRecording(server: server, file: temporaryFile("captured.raw"))
         let capturedHeard = capturedRecording.finish(afterFrames: Int(seconds * Double(Self.rateHz)), timeoutSeconds: seconds + 15)
         spells.stop()
+        recordingThreads?.watch.stop()
+        if let recordingThreads {
+            print("\(kind): waited for a CPU over the recording: \(recordingThreads.watch.summary)")
+        }
         let after = try daemonStatus(socket: socket, environment: environment)
         let measuredTo = MachineStallWatch.nowSeconds(), stealTo = MachineStallWatch.hostStealSeconds()
 
@@ -273,7 +279,8 @@ import Testing
             (app, start["loop-\(app)"].flatMap(\.pid).map { spells.seen(pid: $0).map { ($0.startedMonotonicSeconds, $0.seconds) } } ?? [])
         })
         let excuse = MissedCycles.excuseForCapturedGaps(before: before.output, after: after.output, watch: stallWatch, capturedGaps: capturedGapMoments,
-                                                        windowSeconds: Double(Self.windowFrames) / Double(Self.rateHz), drySpells: capturedDrySpells)
+                                                        windowSeconds: Double(Self.windowFrames) / Double(Self.rateHz), drySpells: capturedDrySpells,
+                                                        recordingThreads: recordingThreads)
         print("\(kind): gaps beyond the direct apps' excused: \(excuse ?? "no")")
         withKnownIssue("\(kind): \(count) captured apps, a gap in every one where \(excuse ?? "")", isIntermittent: true) {
             noMoreGaps()

@@ -100,9 +100,15 @@ import Testing
             try? daemonStatus(socket: socket, environment: environment)
         })
         defer { spells.stop() }
+        let recordingThreads = try MissedCycles.RecordingThreads.watch(server, daemon: daemon.pid)
+        defer { recordingThreads?.watch.stop() }
         let recording = try MonitorRecording(server: server, file: temporaryFile("load.raw"))
         let heard = recording.finish(afterFrames: Int(Self.seconds) * rate, timeoutSeconds: Self.seconds + 15)
         spells.stop()
+        recordingThreads?.watch.stop()
+        if let recordingThreads {
+            print("\(kind): waited for a CPU over the recording: \(recordingThreads.watch.summary)")
+        }
         loops.forEach { $0.kill() }
         // Where the captured apps' gaps would come from: the output's underruns (the sound
         // server's record), or a captured stream starved or dropped before the render.
@@ -188,7 +194,7 @@ import Testing
         let excuse = MissedCycles.excuseForCapturedGaps(before: statusBefore.output, after: status.output, watch: stallWatch,
                                                         capturedGaps: capturedGapMoments, windowSeconds: Double(Self.windowFrames) / Double(rate),
                                                         drySpells: capturedDrySpells,
-                                                        directGapWindows: Set(directWindows.joined()))
+                                                        directGapWindows: Set(directWindows.joined()), recordingThreads: recordingThreads)
         print("\(kind): gaps beyond the direct apps' excused: \(excuse ?? "no")")
         withKnownIssue("\(kind): a gap in every captured app where \(excuse ?? "")", isIntermittent: true) { noMoreGaps() } when: { excuse != nil }
     }

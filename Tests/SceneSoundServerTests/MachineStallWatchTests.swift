@@ -166,6 +166,68 @@ import Testing
         #expect(untimed?.contains("not kept") == true, "\(untimed ?? "nil")")
     }
 
+    /// `ThreadWaitWatch` sees a thread kept off its CPU (runnable, waiting) and not one asleep;
+    /// and the load tests' excuse takes queues run dry together as ours when our capture thread
+    /// was the one kept waiting, even in a run whose output underran.
+    @Test func aThreadKeptOffItsCPUIsSeenWaitingAndQueuesItLeftDryAreOurs() throws {
+        let stop = Atomic<Bool>(false), tids = Mutex<[String: pid_t]>([:])
+        let spinning = Thread {
+            MachineStallWatch.pinCurrentThread(toCPU: 0)
+            tids.withLock { $0["spinning"] = ThreadWaitWatch.currentThreadID() }
+            while !stop.load(ordering: .relaxed) {}
+        }
+        let sleeping = Thread {
+            MachineStallWatch.pinCurrentThread(toCPU: 1)
+            tids.withLock { $0["sleeping"] = ThreadWaitWatch.currentThreadID() }
+            while !stop.load(ordering: .relaxed) { usleep(10_000) }
+        }
+        spinning.start()
+        sleeping.start()
+        defer { stop.store(true, ordering: .relaxed) }
+        try waitUntil(timeoutSeconds: 5, "both threads to start") { tids.withLock { $0.count } == 2 }
+        let named = tids.withLock { $0 }
+        let busy = ThreadWaitWatch.WatchedThread(name: "spinning on CPU 0", pid: getpid(), tid: named["spinning"]!)
+        let idle = ThreadWaitWatch.WatchedThread(name: "sleeping", pid: getpid(), tid: named["sleeping"]!)
+        let threads = ThreadWaitWatch(threads: [busy, idle])
+        defer { threads.stop() }
+        // CPU 0 held at SCHED_FIFO 99 for 30 ms: the spinning thread waits that long for it.
+        // Watched from well before, as the spells below are judged with a lead.
+        try waitUntil(timeoutSeconds: 5, "the watch's first 0.1 s") {
+            threads.watchingSinceSeconds.map { MachineStallWatch.nowSeconds() - $0 >= 0.1 } ?? false
+        }
+        let hold = try CPUHold(forSeconds: 0.03)
+        try waitUntil(timeoutSeconds: 5, "the hold of CPU 0 to end") { hold.isOver }
+        let (from, to) = hold.spunSeconds
+        try waitUntil(timeoutSeconds: 2, "samples over the spells below") { threads.waitedSeconds(busy, from: from, to: to + 0.03) != nil }
+        let busyWaited = try #require(threads.waitedSeconds(busy, from: from, to: to))
+        let idleWaited = try #require(threads.waitedSeconds(idle, from: from, to: to))
+        print("CPU 0 held for 30 ms: \(threads.summary)")
+        #expect(busyWaited >= 0.02 && busyWaited <= 0.06, "\(busyWaited) s")
+        #expect(idleWaited < 0.005, "\(idleWaited) s")
+
+        // Two apps' queues ran dry for 25 ms as the hold ended, in a run whose output underran
+        // 5 s later.
+        let watch = MachineStallWatch(thresholdSeconds: 0.002)
+        defer { watch.stop() }
+        let output = { (underflows: [Double]) in
+            var output = StatusDocument.Output(kind: "pulse", target: "out", rateHz: 48_000, blockFrames: 256, latencySeconds: 0.02,
+                                               connected: true, underruns: underflows.count, overloadedBlocks: nil, slowestBlockCPUSeconds: nil,
+                                               slowestBlockAtSeconds: nil, reconnects: 0, lastError: nil, renderedSeconds: 10)
+            output.recentUnderflowsAtMonotonicSeconds = underflows
+            return output
+        }
+        let gap = [MissedCycles.Gap(window: 300, atMonotonicSeconds: to + 0.02, app: 1)]
+        let spells: [Int: [MissedCycles.DrySpell]] = [1: [(to - 0.005, 0.025)], 4: [(to - 0.004, 0.024)]]
+        let excuse = { (capture: ThreadWaitWatch.WatchedThread, server: ThreadWaitWatch.WatchedThread) in
+            MissedCycles.excuseForCapturedGaps(before: output([]), after: output([to + 5]), watch: watch, capturedGaps: gap, windowSeconds: 0.01,
+                                               drySpells: spells, recordingThreads: .init(watch: threads, server: server, capture: capture))
+        }
+        #expect(excuse(busy, idle) == nil, "our capture thread kept waiting: ours")
+        let theServers = excuse(idle, busy)
+        #expect(theServers?.contains("ran dry with other apps'") == true, "\(theServers ?? "nil")")
+        #expect(theServers?.contains("waited") == true, "the waits are said: \(theServers ?? "nil")")
+    }
+
     @Test func theWatchTellsAStallLongEnoughToUnderrunAnOutput() throws {
         let watch = MachineStallWatch(thresholdSeconds: 0.002)
         try Self.stall(watch)

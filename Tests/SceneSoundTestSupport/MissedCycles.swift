@@ -119,6 +119,46 @@ extension MissedCycles {
         }
     }
 
+    /// The threads that deliver PulseAudio's recordings to the daemon, watched for how long each
+    /// waited for a CPU: the server's main thread, which relays every record stream, and the
+    /// daemon's capture thread, which reads them.
+    public struct RecordingThreads: Sendable {
+        public let watch: ThreadWaitWatch
+        public let server: ThreadWaitWatch.WatchedThread
+        public let capture: ThreadWaitWatch.WatchedThread
+        /// Our capture thread waiting this long for a CPU over queues run dry (and for half the
+        /// longest spell) makes them ours: shorter waits are the scheduler's everyday.
+        public static let ownWaitSeconds = 0.005
+        /// The leading time a spell's cause may take before the render finds the queue short:
+        /// the delivery late by as much as the queue held.
+        public static let leadSeconds = 0.05
+        public init(watch: ThreadWaitWatch, server: ThreadWaitWatch.WatchedThread, capture: ThreadWaitWatch.WatchedThread) {
+            self.watch = watch
+            self.server = server
+            self.capture = capture
+        }
+
+        /// Watching from now, on PulseAudio (nil on PipeWire, where no recording remains): the
+        /// server's main thread and the daemon `daemon`'s capture thread, which must be running.
+        public static func watch(_ server: PrivateSoundServer, daemon: pid_t) throws -> RecordingThreads? {
+            guard server.kind == .pulseAudio else { return nil }
+            guard let serverPID = server.processID(named: "pulseaudio"),
+                  let capture = ThreadWaitWatch.WatchedThread.named("scenesound-capture", inProcess: daemon, as: "our capture thread").first else {
+                throw ToolFailure(command: "watch the recordings' threads", status: 0, output: "PulseAudio's main thread or the daemon's capture thread not found")
+            }
+            let main = ThreadWaitWatch.WatchedThread(name: "the server's main thread", pid: serverPID, tid: serverPID)
+            return RecordingThreads(watch: ThreadWaitWatch(threads: [main, capture]), server: main, capture: capture)
+        }
+
+        /// How long each waited for a CPU over queues run dry from `from` to `to`, and the lead
+        /// before; nil where the watch did not sample them both.
+        func waits(from: Double, to: Double) -> (server: Double, capture: Double, description: String)? {
+            guard let server = watch.waitedSeconds(self.server, from: from - Self.leadSeconds, to: to),
+                  let capture = watch.waitedSeconds(self.capture, from: from - Self.leadSeconds, to: to) else { return nil }
+            return (server, capture, String(format: "the server's main thread waited %.1f ms for a CPU, our capture thread %.1f ms", server * 1000, capture * 1000))
+        }
+    }
+
     /// A spell in which a captured app's queue ran dry (`status`'s `recent_dry_spells`).
     public typealias DrySpell = (startedMonotonicSeconds: Double, seconds: Double)
 
@@ -142,16 +182,17 @@ extension MissedCycles {
     ///   us that the node cannot see from its own calls;
     /// - where its app's captured queue ran dry together with another captured app's
     ///   (`drySpells`, by app), in a run whose output underran too: the recordings late for
-    ///   several apps at once and the output late as well, on PulseAudio the server's main thread
-    ///   (not real-time) that serves them all (docs/CAPTURE.md), not one stream's queue nor our
-    ///   capture thread;
+    ///   several apps at once and the output late as well, the sound server's doing, not one
+    ///   stream's queue — unless `recordingThreads` shows our capture thread waiting for a CPU
+    ///   over the spells, for half the longest at least and no less than the server's main
+    ///   thread: then it is ours, and fails;
     /// - recorded side by side (`directGapWindows`), within a window of a direct app's gap: the
     ///   sink or the machine, at one moment for both paths.
     /// Underruns the status counts without their moment (more than it keeps, or PipeWire's
     /// cycles with no buffer) excuse the whole run, as before the moments were kept: said so.
     public static func excuseForCapturedGaps(before: StatusDocument.Output, after: StatusDocument.Output, watch: MachineStallWatch,
                                              capturedGaps: [Gap], windowSeconds: Double, drySpells: [Int: [DrySpell]] = [:],
-                                             directGapWindows: Set<Int>? = nil) -> String? {
+                                             directGapWindows: Set<Int>? = nil, recordingThreads: RecordingThreads? = nil) -> String? {
         guard !capturedGaps.isEmpty else { return nil }
         let underruns = after.underruns - before.underruns
         let newer = { (moments: [Double]?, than: [Double]?) in
@@ -184,12 +225,26 @@ extension MissedCycles {
             return (gap.atMonotonicSeconds - Double(gap.window - windowsInRun.lowerBound) * windowSeconds,
                     gap.atMonotonicSeconds + Double(windowsInRun.upperBound - gap.window + 1) * windowSeconds)
         }
-        // Queues run dry excuse a gap only in a run whose output underran too, not by our render:
-        // the sound server late for our output as for our recordings. Our own capture thread
-        // held up starves the queues and leaves the output alone (red-checked).
+        // Queues run dry together excuse a gap only in a run whose output underran too, not by
+        // our render: the sound server late for our output as for our recordings. Our own
+        // capture thread held up starves the queues and leaves the output alone (red-checked),
+        // and so does our capture thread kept waiting for a CPU, which `recordingThreads` sees.
         let underranMeanwhile = underruns > 0 && ours.isEmpty
-        func appsRunDry(from: Double, to: Double) -> Set<Int> {
-            Set(drySpells.filter { $0.value.contains { $0.startedMonotonicSeconds <= to && $0.startedMonotonicSeconds + $0.seconds >= from } }.keys)
+        var drySpellWaits: Set<String> = []
+        func sharedDrySpellCause(of gap: Gap, from: Double, to: Double) -> String? {
+            let spells = drySpells.mapValues { $0.filter { $0.startedMonotonicSeconds <= to && $0.startedMonotonicSeconds + $0.seconds >= from } }
+                .filter { !$0.value.isEmpty }
+            guard spells[gap.app] != nil, spells.count >= 2 else { return nil }
+            let all = spells.values.joined(), dryFrom = all.map(\.startedMonotonicSeconds).min()!, longest = all.map(\.seconds).max()!
+            let dryTo = all.map { $0.startedMonotonicSeconds + $0.seconds }.max()!
+            if let recordingThreads, let waits = recordingThreads.waits(from: dryFrom, to: dryTo) {
+                drySpellWaits.insert(String(format: "%d apps' queues dry up to %.1f ms from %.3f s: ", spells.count, longest * 1000, dryFrom)
+                                     + waits.description)
+                if waits.capture >= max(longest / 2, RecordingThreads.ownWaitSeconds), waits.capture >= waits.server { return nil }
+            } else if recordingThreads != nil {
+                drySpellWaits.insert(String(format: "%d apps' queues dry from %.3f s, the threads not watched then", spells.count, dryFrom))
+            }
+            return underranMeanwhile ? "its captured queue ran dry with other apps' in a run the output underran" : nil
         }
         var explained: [String: Int] = [:], unexplained: [Gap] = [], offsets: [Double] = []
         for gap in capturedGaps {
@@ -199,9 +254,8 @@ extension MissedCycles {
             if let nearest, distance(nearest.0) <= gapMomentToleranceSeconds {
                 explained[nearest.1 + String(format: " at %.3f s", nearest.0), default: 0] += 1
                 offsets.append(gap.atMonotonicSeconds - nearest.0)
-            } else if underranMeanwhile, case let dry = appsRunDry(from: span.from - gapMomentToleranceSeconds, to: span.to + gapMomentToleranceSeconds),
-                      dry.contains(gap.app), dry.count >= 2 {
-                explained["its captured queue ran dry with other apps' (\(dry.count) at once)", default: 0] += 1
+            } else if let cause = sharedDrySpellCause(of: gap, from: span.from - gapMomentToleranceSeconds, to: span.to + gapMomentToleranceSeconds) {
+                explained[cause, default: 0] += 1
             } else if let directGapWindows, (gap.window - 1 ... gap.window + 1).contains(where: directGapWindows.contains) {
                 explained["a direct app's gap within a window", default: 0] += 1
             } else {
@@ -214,11 +268,12 @@ extension MissedCycles {
                 return String(format: "%.3f s", gap.atMonotonicSeconds) + (nearest.map { String(format: " (nearest moment %+.3f s)", $0) } ?? "")
             }
             print("captured gaps that no moment of the output's record, no queues run dry together nor a direct gap account for: \(unaccounted.joined(separator: ", "))"
-                  + " of \(capturedGaps.count); moments: \(moments.map { String(format: "%.3f ", $0.0) + $0.1 })")
+                  + " of \(capturedGaps.count); moments: \(moments.map { String(format: "%.3f ", $0.0) + $0.1 })"
+                  + (drySpellWaits.isEmpty ? "" : "; queues run dry together: \(drySpellWaits.sorted())"))
             return nil
         }
         let spread = offsets.isEmpty ? "" : String(format: "; the gaps %+.3f to %+.3f s from their moments", offsets.min()!, offsets.max()!)
         return "every captured gap's run lay within \(gapMomentToleranceSeconds) s of one of: " + explained.sorted { $0.key < $1.key }
-            .map { "\($0.key) (\($0.value))" }.joined(separator: ", ") + spread
+            .map { "\($0.key) (\($0.value))" }.joined(separator: ", ") + spread + (drySpellWaits.isEmpty ? "" : "; queues run dry together: \(drySpellWaits.sorted())")
     }
 }

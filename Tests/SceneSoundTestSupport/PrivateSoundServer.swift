@@ -140,18 +140,22 @@ public final class PrivateSoundServer: @unchecked Sendable {
         }
     }
 
-    /// PipeWire's core socket (PipeWire only).
     /// The kernel's name of process `pid` (its comm), while it runs.
     static func processName(_ pid: pid_t) -> String? {
         (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// Every thread of the server's process named `name` (`pipewire`, `wireplumber`, …).
+    /// The server's process named `name` (`pulseaudio`, `pipewire`, `wireplumber`, …): its main
+    /// thread's ID too.
+    public func processID(named name: String) -> pid_t? { pids.first { Self.processName($0) == name } }
+
+    /// Every thread of the server's process named `name`.
     public func threads(ofProcessNamed name: String) -> [pid_t] {
-        guard let pid = pids.first(where: { Self.processName($0) == name }) else { return [] }
+        guard let pid = processID(named: name) else { return [] }
         return ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []).compactMap { pid_t($0) }
     }
 
+    /// PipeWire's core socket (PipeWire only).
     public var pipeWireSocketPath: String { directory.appendingPathComponent("pipewire-0").path }
 
     /// Stops and removes its directory.
