@@ -95,10 +95,10 @@ public final class RingInput: SourceInput, @unchecked Sendable {
     public var recentDrySpells: [DrySpell] {
         drySpells.newestFirst.map { DrySpell(startedMonotonicSeconds: Double($0 >> 24) / 1000, frames: Int($0 & 0xFF_FFFF)) }
     }
-    public static var recordedDrySpells: Int { LatestRecords<16>.kept }
+    public static let recordedDrySpells = LatestRecords.capacity
     /// Each spell packed in one word, written by the render thread alone: its start in
     /// milliseconds (40 bits) and its frames (24 bits, up to 5 minutes at 48 kHz).
-    private let drySpells = LatestRecords<16>()
+    private let drySpells = LatestRecords()
     @exclusivity(unchecked) private var spellFrames = 0
     @exclusivity(unchecked) private var spellStartedMilliseconds: UInt64 = 0
 

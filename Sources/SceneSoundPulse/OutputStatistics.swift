@@ -12,7 +12,7 @@ final class OutputStatistics: Sendable {
 
     /// When each underflow notice reached us (CLOCK_MONOTONIC ns), one record per notice,
     /// written on the PulseAudio thread; their count is the underruns'.
-    private let underrunNanoseconds = LatestRecords<8>()
+    private let underrunNanoseconds = LatestRecords(keeping: 8)
 
     var underrunCount: Int { underrunNanoseconds.count }
 

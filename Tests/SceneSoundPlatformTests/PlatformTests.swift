@@ -140,12 +140,12 @@ import Synchronization
 
 @Suite struct LatestRecordsTests {
     @Test func keepsTheLatestNewestFirstAndCountsEveryOne() {
-        let records = LatestRecords<4>()
+        let records = LatestRecords(keeping: 4)
         #expect(records.newestFirst.isEmpty && records.count == 0)
         for word: UInt64 in 1 ... 3 { records.record(word) }
         #expect(records.newestFirst == [3, 2, 1])
         for word: UInt64 in 4 ... 10 { records.record(word) }
-        #expect(records.newestFirst == [10, 9, 8, 7], "only the latest \(LatestRecords<4>.kept)")
+        #expect(records.newestFirst == [10, 9, 8, 7], "only the latest \(records.kept)")
         #expect(records.count == 10)
     }
 }

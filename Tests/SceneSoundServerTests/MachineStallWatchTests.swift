@@ -199,10 +199,11 @@ import Testing
         try waitUntil(timeoutSeconds: 5, "the hold of CPU 0 to end") { hold.isOver }
         let (from, to) = hold.spunSeconds
         try waitUntil(timeoutSeconds: 2, "samples over the spells below") { threads.waitedSeconds(busy, from: from, to: to + 0.03) != nil }
-        let busyWaited = try #require(threads.waitedSeconds(busy, from: from, to: to))
-        let idleWaited = try #require(threads.waitedSeconds(idle, from: from, to: to))
+        // The kernel counts a wait when the thread runs again: judged up to 30 ms after the hold.
+        let busyWaited = try #require(threads.waitedSeconds(busy, from: from, to: to + 0.03))
+        let idleWaited = try #require(threads.waitedSeconds(idle, from: from, to: to + 0.03))
         print("CPU 0 held for 30 ms: \(threads.summary)")
-        #expect(busyWaited >= 0.02 && busyWaited <= 0.06, "\(busyWaited) s")
+        #expect(busyWaited >= 0.02 && busyWaited <= 0.07, "\(busyWaited) s; \(hold.description)")
         #expect(idleWaited < 0.005, "\(idleWaited) s")
 
         // Two apps' queues ran dry for 25 ms as the hold ended, in a run whose output underran

@@ -3,7 +3,8 @@ import Synchronization
 
 /// How long given threads waited for a CPU, over time: the kernel's `run_delay` of each
 /// (`/proc/PID/task/TID/schedstat`, the second field: nanoseconds spent runnable on a run
-/// queue, not running), sampled every few milliseconds from a thread of its own. A thread late
+/// queue, not running), sampled every few milliseconds from a thread of its own; the kernel
+/// adds a wait when the thread gets its CPU back, so a wait shows once it is over. A thread late
 /// because it waited for a CPU shows here; one late because it slept, blocked on a lock or
 /// was busy does not. Tests use it to tell whose thread a late delivery was: the sound
 /// server's, kept off a CPU, or the daemon's.
