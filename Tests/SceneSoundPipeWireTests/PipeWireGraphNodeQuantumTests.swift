@@ -90,7 +90,12 @@ import Testing
         let raisedFor = node.recentQuantumRaisesCausedAtMonotonicSeconds
         #expect(raisedFor.count == 1 && raisedFor.allSatisfy { $0 >= stalledFromSeconds && $0 <= MachineStallWatch.nowSeconds() },
                 "raised for \(raisedFor), the stall from \(stalledFromSeconds)")
-        #expect(changes.seen.withLock { $0.first?.reason } == "the graph's driver missed a period")
+        // Raised for the miss, or, where the catch-up cycles ran quickly enough that ours ended
+        // in time (ci117: begun 9.4 ms late, nothing missed), for the near miss: the stall's
+        // either way, as the moment above shows.
+        let reason = changes.seen.withLock { $0.first?.reason } ?? ""
+        #expect(reason == "the graph's driver missed a period" || reason.hasPrefix("a cycle began within a quarter period of a miss ("),
+                "\(reason)")
         let properties = try #require(try server.pipeWireNodeProperties(named: PipeWireGraphNodeTests.nodeName))
         #expect(properties["node.latency"] as? String == "512/\(Self.rateHz)", "\(properties)")
 
